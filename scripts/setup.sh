@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything mobius needs on a fresh Debian machine, idempotently:
+# the C++ toolchain and libraries (apt), and the Python test stack in .venv (pip, pinned).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential cmake ninja-build pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  nlohmann-json3-dev libcli11-dev libgtest-dev)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  echo "setup: python venv .venv from requirements.txt"
+  python3 -m venv .venv
+  .venv/bin/pip install -q torch==2.13.0
+  .venv/bin/pip install -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+echo "setup: ok"

@@ -1,0 +1,21 @@
+// Factories of the registered architectures (one per model_type; see registry/registry.cpp).
+// Each reads its fields from config.json (throwing mobius::Error naming the field) and returns the
+// root module for the given float dtype.
+#pragma once
+
+#include <memory>
+
+#include "config/hf_config.h"
+#include "tasks/architecture.h"
+
+namespace mobius {
+
+using ArchFactory = std::unique_ptr<Architecture> (*)(const HfConfig&, DataType);
+
+// archs/llama.cpp
+std::unique_ptr<Architecture> create_llama(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mistral(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3(const HfConfig&, DataType);
+
+}  // namespace mobius

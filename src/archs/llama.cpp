@@ -1,0 +1,95 @@
+// Llama-like decoders: llama, mistral, qwen2, qwen3. One DecoderSpec filled from config.json;
+// the types differ only in fields (transformers/models/{llama,mistral,qwen2,qwen3}/modeling_*.py):
+//   llama   attention_bias (q/k/v/o), mlp_bias, optional head_dim
+//   mistral sliding_window on every layer when set
+//   qwen2   q/k/v bias always, o_proj without; per-layer sliding via layer_types
+//   qwen3   per-head q/k RMSNorm, attention_bias (q/k/v/o); per-layer sliding via layer_types
+#include "archs/archs.h"
+#include "blocks/activation.h"
+#include "blocks/decoder.h"
+#include "util/error.h"
+
+namespace mobius {
+namespace {
+
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
+  DecoderSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.hidden_size = c.get_int("hidden_size");
+  s.num_hidden_layers = c.get_int("num_hidden_layers");
+  s.rms_norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-6));
+  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
+  const int64_t heads = c.get_int("num_attention_heads");
+  if (heads <= 0 || s.hidden_size % heads != 0 && !c.has("head_dim"))
+    c.fail("num_attention_heads", "must divide hidden_size when head_dim is not set");
+  AttentionOptions& a = s.attention;
+  a.hidden_size = s.hidden_size;
+  a.num_attention_heads = heads;
+  a.num_key_value_heads = c.int_or("num_key_value_heads", heads);
+  if (a.num_key_value_heads <= 0 || heads % a.num_key_value_heads != 0)
+    c.fail("num_key_value_heads", "must divide num_attention_heads");
+  a.head_dim = c.int_or("head_dim", s.hidden_size / heads);
+  a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
+  a.norm_eps = s.rms_norm_eps;
+  a.dtype = dtype;
+  s.mlp = {s.hidden_size, c.get_int("intermediate_size"), c.string_or("hidden_act", "silu"),
+           c.bool_or("mlp_bias", false), dtype};
+  if (!is_known_activation(s.mlp.hidden_act))
+    c.fail("hidden_act", "unsupported activation '" + s.mlp.hidden_act + "'");
+  s.rope = RopeConfig::from_hf(c, a.head_dim);
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return s;
+}
+
+// Per-layer attention types from `layer_types` (qwen2, qwen3), with their sliding_window.
+void read_layer_types(const HfConfig& c, DecoderSpec& s) {
+  if (!c.has("layer_types")) return;
+  const auto& types = c.json()["layer_types"];
+  if (!types.is_array() || types.size() != static_cast<size_t>(s.num_hidden_layers))
+    c.fail("layer_types", "expected a list of num_hidden_layers strings");
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (t != "full_attention" && t != "sliding_attention")
+      c.fail("layer_types", "unsupported layer type '" + t + "'");
+    s.layer_types[i] = t;
+  }
+  for (const auto& t : s.layer_types)
+    if (t == "sliding_attention") s.sliding_window = c.get_int("sliding_window");
+}
+
+std::unique_ptr<Architecture> make(DecoderSpec s) {
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_llama(const HfConfig& c, DataType dtype) {
+  return make(llama_spec(c, dtype));
+}
+
+std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  if (c.has("sliding_window")) {
+    s.sliding_window = c.get_int("sliding_window");
+    s.layer_types.assign(s.layer_types.size(), "sliding_attention");
+  }
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  s.attention.qkv_bias = true;
+  s.attention.o_bias = false;
+  read_layer_types(c, s);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_qwen3(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  s.attention.qk_norm = true;
+  read_layer_types(c, s);
+  return make(s);
+}
+
+}  // namespace mobius

@@ -1,0 +1,66 @@
+#include "blocks/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/float16.h"
+
+namespace mobius {
+
+Attention::Attention(const AttentionOptions& o) : o_(o) {
+  const int64_t q_dim = o.num_attention_heads * o.head_dim;
+  const int64_t kv_dim = o.num_key_value_heads * o.head_dim;
+  q_proj = child<Linear>("q_proj", LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
+  k_proj = child<Linear>("k_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+  v_proj = child<Linear>("v_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+  o_proj = child<Linear>("o_proj", LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
+  if (o.qk_norm) {
+    q_norm = child<RMSNorm>("q_norm", NormOptions{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype});
+    k_norm = child<RMSNorm>("k_norm", NormOptions{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype});
+  }
+}
+
+Value* Attention::split_heads(Ops& op, Value* x, int64_t heads, const RMSNorm* norm) const {
+  Value* y = op.Reshape(x, {0, 0, heads, o_.head_dim});
+  if (norm) y = norm->forward(op, y);
+  return op.Transpose(y, {.perm = {0, 2, 1, 3}});
+}
+
+AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ctx,
+                                   Value* past_key, Value* past_value) const {
+  auto s = enter(op);
+  Value* q = split_heads(op, q_proj->forward(op, x), o_.num_attention_heads, q_norm);
+  Value* k = split_heads(op, k_proj->forward(op, x), o_.num_key_value_heads, k_norm);
+  Value* v = split_heads(op, v_proj->forward(op, x), o_.num_key_value_heads, nullptr);
+  q = apply_rope(op, q, ctx.rope);
+  k = apply_rope(op, k, ctx.rope);
+  float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
+  AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
+  Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  return {o_proj->forward(op, y), a.present_key, a.present_value};
+}
+
+Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
+                   int64_t sliding_window) {
+  auto s = op.builder().scope("causal_mask");
+  Value* total = op.Shape(attention_mask, {.start = 1, .end = 2});
+  Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
+  Value* past = op.Sub(total, seq);
+  Value* zero = op.builder().scalar_i64(0);
+  Value* one = op.builder().scalar_i64(1);
+  Value* q_idx = op.Unsqueeze(op.Range(op.Squeeze(past, {0}), op.Squeeze(total, {0}), one), {1});
+  Value* k_idx = op.Unsqueeze(op.Range(zero, op.Squeeze(total, {0}), one), {0});
+  Value* allowed = op.LessOrEqual(k_idx, q_idx);  // [seq, total]
+  if (sliding_window > 0)
+    allowed = op.And(allowed, op.Greater(k_idx, op.Sub(q_idx, static_cast<double>(sliding_window))));
+  Value* keep = op.Cast(op.Unsqueeze(attention_mask, {1, 2}), {.to = DataType::BOOL});
+  allowed = op.And(op.Unsqueeze(allowed, {0, 1}), keep);  // [batch, 1, seq, total]
+  // The dtype's lowest finite value (bfloat16's is not float32's, which would round to -inf).
+  float lowest = dtype == DataType::FLOAT16    ? -65504.0f
+                 : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
+                                               : std::numeric_limits<float>::lowest();
+  Value* zero_f = op.builder().constant_float({0.0f}, {}, dtype);
+  return op.Where(allowed, zero_f, op.builder().constant_float({lowest}, {}, dtype));
+}
+
+}  // namespace mobius

@@ -1,0 +1,34 @@
+#include "blocks/linear.h"
+
+namespace mobius {
+
+Linear::Linear(const LinearOptions& o) {
+  weight = param("weight", {o.in_features, o.out_features}, o.dtype, /*transpose=*/true);
+  if (o.bias) bias = param("bias", {o.out_features}, o.dtype);
+}
+
+Value* Linear::forward(Ops& op, Value* x) const {
+  auto s = enter(op);
+  Value* y = op.MatMul(x, weight->value(op));
+  return bias ? op.Add(y, bias->value(op)) : y;
+}
+
+Embedding::Embedding(int64_t num, int64_t dim, DataType dtype)
+    : num_embeddings(num), embedding_dim(dim) {
+  weight = param("weight", {num, dim}, dtype);
+}
+
+Value* Embedding::forward(Ops& op, Value* ids) const {
+  auto s = enter(op);
+  return op.Gather(weight->value(op), ids);
+}
+
+Value* Embedding::attend(Ops& op, Value* x) const {
+  // Gemm with transB reads the [num, dim] matrix in place: no transposed copy of the weight.
+  Value* flat = op.Reshape(x, {-1, embedding_dim});
+  Value* logits = op.Gemm(flat, weight->value(op), nullptr, {.transB = 1});
+  Value* batch_seq = op.Shape(x, {.start = 0, .end = 2});
+  return op.Reshape(logits, op.Concat({batch_seq, op.builder().ints({num_embeddings})}, {.axis = 0}));
+}
+
+}  // namespace mobius

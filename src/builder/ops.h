@@ -1,0 +1,135 @@
+// Ops: one method per ONNX operator, spelled as in the ONNX spec (onnx/docs/Operators.md,
+// default domain, opset 24). Attributes are passed as per-op structs with designated
+// initializers: op.Softmax(x, {.axis = -1}). A numeric literal where a tensor is expected becomes
+// a scalar constant of the other operand's dtype: op.Mul(x, 0.5).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "builder/builder.h"
+
+namespace mobius {
+
+// A tensor operand or a scalar literal (typed like the other operand).
+struct In {
+  Value* v = nullptr;
+  double s = 0;
+  In(Value* value) : v(value) {}  // NOLINT(google-explicit-constructor)
+  In(double scalar) : s(scalar) {}  // NOLINT
+  In(float scalar) : s(scalar) {}  // NOLINT
+  In(int scalar) : s(scalar) {}  // NOLINT
+};
+
+struct AttentionOutputs {
+  Value* y;
+  Value* present_key;
+  Value* present_value;
+};
+
+// Attributes of the ops below (names and defaults as in the ONNX spec).
+struct GeluAttrs { const char* approximate = "none"; };
+struct CastAttrs { DataType to; };
+struct GemmAttrs { float alpha = 1.0f; float beta = 1.0f; int64_t transA = 0; int64_t transB = 0; };
+struct GatherAttrs { int64_t axis = 0; };
+struct TransposeAttrs { std::vector<int64_t> perm; };
+struct ConcatAttrs { int64_t axis; };
+struct ShapeAttrs { std::optional<int64_t> start; std::optional<int64_t> end; };
+struct SoftmaxAttrs { int64_t axis = -1; };
+struct ReduceAttrs { int64_t keepdims = 1; };
+struct CumSumAttrs { int64_t exclusive = 0; int64_t reverse = 0; };
+struct NormAttrs { int64_t axis = -1; float epsilon = 1e-5f; };
+struct RotaryEmbeddingAttrs { int64_t interleaved = 0; int64_t rotary_embedding_dim = 0; };
+struct AttentionAttrs { std::optional<float> scale; float softcap = 0.0f; int64_t is_causal = 0; };
+
+class Ops {
+ public:
+  explicit Ops(GraphBuilder& b) : b_(b) {}
+  GraphBuilder& builder() { return b_; }
+
+  // Element-wise binary (numpy broadcasting).
+  Value* Add(In a, In b);
+  Value* Sub(In a, In b);
+  Value* Mul(In a, In b);
+  Value* Div(In a, In b);
+  Value* Pow(In a, In b);
+  Value* Max(In a, In b);
+  Value* Min(In a, In b);
+  Value* Equal(In a, In b);
+  Value* Less(In a, In b);
+  Value* LessOrEqual(In a, In b);
+  Value* Greater(In a, In b);
+  Value* GreaterOrEqual(In a, In b);
+  Value* And(Value* a, Value* b);
+  Value* Or(Value* a, Value* b);
+  Value* Not(Value* a);
+
+  // Element-wise unary.
+  Value* Neg(Value* x);
+  Value* Sqrt(Value* x);
+  Value* Reciprocal(Value* x);
+  Value* Exp(Value* x);
+  Value* Log(Value* x);
+  Value* Tanh(Value* x);
+  Value* Sigmoid(Value* x);
+  Value* Erf(Value* x);
+  Value* Cos(Value* x);
+  Value* Sin(Value* x);
+  Value* Relu(Value* x);
+  Value* Softplus(Value* x);
+  Value* Abs(Value* x);
+  Value* Identity(Value* x);
+  Value* Gelu(Value* x, GeluAttrs a = {});
+
+  Value* Cast(Value* x, CastAttrs a);
+  Value* CastLike(Value* x, Value* like);
+
+  Value* MatMul(Value* a, Value* b);
+  Value* Gemm(Value* a, Value* b, Value* c = nullptr, GemmAttrs attrs = {});
+
+  Value* Gather(Value* data, Value* indices, GatherAttrs a = {});
+  Value* Reshape(Value* x, Value* shape);
+  Value* Reshape(Value* x, const std::vector<int64_t>& shape) { return Reshape(x, b_.ints(shape)); }
+  Value* Transpose(Value* x, TransposeAttrs a);
+  Value* Unsqueeze(Value* x, const std::vector<int64_t>& axes);
+  Value* Squeeze(Value* x, const std::vector<int64_t>& axes);
+  Value* Concat(std::vector<Value*> xs, ConcatAttrs a);
+  // Slice along `axes` with int64 tensors or constants for starts/ends.
+  Value* Slice(Value* x, Value* starts, Value* ends, Value* axes = nullptr, Value* steps = nullptr);
+  Value* Slice(Value* x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+               const std::vector<int64_t>& axes);
+  Value* Shape(Value* x, ShapeAttrs a = {});
+  Value* Where(Value* cond, In a, In b);
+  Value* Range(In start, In limit, In delta);
+  Value* Expand(Value* x, Value* shape);
+  Value* Softmax(Value* x, SoftmaxAttrs a = {});
+  Value* ReduceMean(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a = {});
+  Value* ReduceMax(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a = {});
+  Value* ReduceSum(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a = {});
+  Value* CumSum(Value* x, Value* axis, CumSumAttrs a = {});
+
+  // Normalizations (opset 17 LayerNormalization, opset 23 RMSNormalization): normalize over the
+  // trailing axes from `axis` on, computed in float32 (stash_type 1).
+  Value* LayerNormalization(Value* x, Value* scale, Value* bias, NormAttrs a);
+  Value* RMSNormalization(Value* x, Value* scale, NormAttrs a);
+
+  // RotaryEmbedding (opset 23). x: [batch, num_heads, seq, head_dim]; cos/sin:
+  // [batch, seq, rotary_embedding_dim / 2] (no position_ids input).
+  Value* RotaryEmbedding(Value* x, Value* cos, Value* sin, RotaryEmbeddingAttrs a = {});
+
+  // Attention (opset 23/24). q: [batch, q_heads, seq, head_dim]; k, v: [batch, kv_heads, seq,
+  // head_dim]; attn_mask: additive float mask broadcastable to [batch, q_heads, seq, total];
+  // past_key/past_value: [batch, kv_heads, past, head_dim]. Returns Y and the present caches.
+  AttentionOutputs Attention(Value* q, Value* k, Value* v, Value* attn_mask, Value* past_key,
+                             Value* past_value, AttentionAttrs a = {});
+
+ private:
+  Value* unary(const char* op, Value* x);
+  Value* binary(const char* op, In a, In b, bool to_bool = false);
+  Value* reduce(const char* op, Value* x, const std::vector<int64_t>& axes, ReduceAttrs a);
+  Value* operand(const In& in, DataType like);
+  Value* one(const char* op, std::vector<Value*> in, std::vector<Attribute> attrs, DataType out);
+  GraphBuilder& b_;
+};
+
+}  // namespace mobius

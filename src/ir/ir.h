@@ -1,0 +1,106 @@
+// The ONNX IR mobius builds: values, nodes, initializers, graph, model.
+//
+// A Graph owns its Values; Nodes refer to them by pointer. Initializers are either small
+// constants with inline bytes, or weights whose bytes are produced at write time from a
+// checkpoint (see weights/weight_plan.h): graph construction never touches weight data.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace mobius {
+
+// One dimension: a fixed size, or a symbolic name such as "batch".
+struct Dim {
+  int64_t value = -1;
+  std::string symbol;
+  Dim(int64_t v) : value(v) {}  // NOLINT(google-explicit-constructor)
+  Dim(const char* s) : symbol(s) {}  // NOLINT
+  Dim(std::string s) : symbol(std::move(s)) {}  // NOLINT
+  bool is_symbolic() const { return !symbol.empty(); }
+};
+using Shape = std::vector<Dim>;
+
+// Element count of a fully static shape; throws InternalError on a symbolic dim.
+int64_t num_elements(const Shape& shape);
+std::string shape_str(const Shape& shape);
+
+struct Value {
+  std::string name;
+  DataType dtype = DataType::UNDEFINED;
+  std::optional<Shape> shape;
+};
+
+using AttributeValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                                    std::vector<float>>;
+struct Attribute {
+  std::string name;
+  AttributeValue value;
+};
+
+struct Node {
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  std::string name;
+  std::vector<Value*> inputs;  // nullptr = omitted optional input
+  std::vector<Value*> outputs;
+  std::vector<Attribute> attributes;
+};
+
+// How a weight initializer gets its bytes: from checkpoint tensor `source_key`, converted to the
+// initializer's dtype, optionally transposed (2-D [out, in] -> [in, out]).
+struct WeightRef {
+  std::string source_key;
+  bool transpose = false;
+};
+
+struct Initializer {
+  Value* value = nullptr;               // name, dtype and (static) shape
+  std::vector<uint8_t> data;            // inline bytes for constants
+  std::optional<WeightRef> weight;      // set for checkpoint weights (bytes written externally)
+  size_t nbytes() const;
+};
+
+class Graph {
+ public:
+  std::string name = "main_graph";
+  std::vector<Node> nodes;
+  std::vector<Value*> inputs;
+  std::vector<Value*> outputs;
+  std::vector<Initializer> initializers;
+
+  // Creates a value owned by this graph. Names must be unique (the builder guarantees it).
+  Value* new_value(std::string name, DataType dtype, std::optional<Shape> shape = std::nullopt);
+  Value* find_value(const std::string& name) const;
+  // Renames a value (nodes refer to values by pointer, so every use follows).
+  void rename(Value* v, const std::string& new_name);
+  const Initializer* find_initializer(const std::string& name) const;
+
+ private:
+  std::deque<std::unique_ptr<Value>> values_;
+  std::map<std::string, Value*> by_name_;
+};
+
+struct OpsetImport {
+  std::string domain;
+  int64_t version;
+};
+
+struct Model {
+  Graph graph;
+  int64_t ir_version = 11;
+  std::vector<OpsetImport> opsets{{"", 24}};
+  std::string producer_name = "mobius";
+  std::string producer_version = "0.1.0";
+  std::map<std::string, std::string> metadata;
+};
+
+}  // namespace mobius

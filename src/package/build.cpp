@@ -1,0 +1,40 @@
+#include "package/build.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "config/hf_config.h"
+#include "package/writer.h"
+#include "registry/registry.h"
+#include "util/error.h"
+#include "weights/weight_plan.h"
+
+namespace mobius {
+
+BuildReport build_package(const BuildOptions& o) {
+  namespace fs = std::filesystem;
+  check_output_dir(o.output_dir, o.force);
+  if (!fs::is_directory(o.config_dir)) throw Error(o.config_dir + ": not a directory");
+  HfConfig cfg = HfConfig::load((fs::path(o.config_dir) / "config.json").string());
+  BuildReport report;
+  report.model_type = cfg.get_string("model_type");
+  const RegistryEntry& entry = find_architecture(report.model_type, cfg.file());
+  report.task = entry.task;
+  std::unique_ptr<Architecture> arch = entry.create(cfg, o.dtype);
+  Model model = arch->build_model();
+  model.metadata["model_type"] = report.model_type;
+  model.metadata["task"] = report.task;
+  report.num_nodes = model.graph.nodes.size();
+  std::optional<Checkpoint> ckpt;
+  std::optional<WeightPlan> plan;
+  if (o.weights) {
+    ckpt = Checkpoint::open(o.config_dir);
+    plan = WeightPlan::bind(model.graph, *ckpt);
+    report.num_weights = plan->bindings().size();
+    report.unused_tensors = plan->unused();
+  }
+  write_package(o.output_dir, model, plan ? &*plan : nullptr, {o.force, o.progress});
+  return report;
+}
+
+}  // namespace mobius

@@ -1,0 +1,33 @@
+// The main job: a Hugging Face checkpoint directory in, an ONNX package out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace mobius {
+
+struct BuildOptions {
+  std::string config_dir;   // holds config.json and *.safetensors
+  std::string output_dir;
+  DataType dtype = DataType::FLOAT;
+  bool weights = true;      // false = --no-weights
+  bool force = false;
+  bool progress = false;
+};
+
+struct BuildReport {
+  std::string model_type;
+  std::string task;
+  size_t num_nodes = 0;
+  size_t num_weights = 0;
+  std::vector<std::string> unused_tensors;  // checkpoint tensors the model does not read
+};
+
+// Reads config.json, builds the graph for its model_type, binds the checkpoint strictly (unless
+// --no-weights) and writes the package. Throws mobius::Error with a one-line message naming the
+// file and field or tensor; on error nothing is left in output_dir.
+BuildReport build_package(const BuildOptions& options);
+
+}  // namespace mobius

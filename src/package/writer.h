@@ -1,0 +1,30 @@
+// Package writer: OUTPUT_DIR/model.onnx + OUTPUT_DIR/model.onnx.data (every weight in one
+// external-data file, 64-byte aligned offsets). Everything is written to a temporary sibling
+// directory first and renamed into place, so a failure leaves no partial output and an existing
+// OUTPUT_DIR is untouched. Weights stream one tensor at a time from the mapped checkpoint
+// through their conversion into the data file: memory holds one tensor, never the model.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ir/ir.h"
+#include "weights/weight_plan.h"
+
+namespace mobius {
+
+struct WriteOptions {
+  bool force = false;     // replace an existing non-empty OUTPUT_DIR
+  bool progress = false;  // draw a progress bar on stderr
+};
+
+// Writes the package. `plan` null = --no-weights: weight initializers point into a sparse
+// model.onnx.data of the right size (zeros). Throws mobius::Error when OUTPUT_DIR exists and is
+// not empty without `force`, or on any I/O error (naming the path).
+void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
+                   const WriteOptions& options);
+
+// Throws mobius::Error if `output_dir` exists, is not empty and `force` is false.
+void check_output_dir(const std::string& output_dir, bool force);
+
+}  // namespace mobius

@@ -1,0 +1,50 @@
+// Task text-generation: a causal LM with KV cache under ONNX Runtime GenAI's default names.
+//   inputs : input_ids [batch_size, sequence_length] int64
+//            attention_mask [batch_size, total_sequence_length] int64
+//            position_ids [batch_size, sequence_length] int64
+//            past_key_values.{i}.key|value [batch_size, num_key_value_heads, past_sequence_length, head_dim]
+//   outputs: logits [batch_size, sequence_length, vocab_size]
+//            present.{i}.key|value [batch_size, num_key_value_heads, total_sequence_length, head_dim]
+// Float tensors are in the model dtype.
+#pragma once
+
+#include <vector>
+
+#include "tasks/architecture.h"
+
+namespace mobius {
+
+struct KVCache {
+  std::vector<Value*> key, value;  // one per layer
+};
+
+struct CausalLMInputs {
+  Value* input_ids;
+  Value* attention_mask;
+  Value* position_ids;
+  KVCache past;
+};
+
+struct CausalLMOutputs {
+  Value* logits;
+  KVCache present;
+};
+
+struct CacheLayout {
+  int64_t num_layers;
+  int64_t num_key_value_heads;
+  int64_t head_dim;
+};
+
+class CausalLM : public Architecture {
+ public:
+  std::string task() const override { return "text-generation"; }
+  Model build_model() const override;
+
+  virtual DataType dtype() const = 0;
+  virtual int64_t vocab_size() const = 0;
+  virtual CacheLayout cache_layout() const = 0;
+  virtual CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const = 0;
+};
+
+}  // namespace mobius

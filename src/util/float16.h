@@ -1,0 +1,66 @@
+// IEEE binary16 and bfloat16 conversions, round-to-nearest-even, NaN and Inf preserved
+// (IEEE 754-2008; bfloat16 as the upper half of binary32).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace mobius {
+
+inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bits_f32(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
+
+inline uint16_t f32_to_bf16(float f) {
+  uint32_t u = f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+inline float f16_to_f32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13));  // Inf / NaN
+  if (exp == 0) {
+    if (mant == 0) return bits_f32(sign);
+    // subnormal: value = mant * 2^-24
+    float v = static_cast<float>(mant) * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+inline uint16_t f32_to_f16(float f) {
+  uint32_t u = f32_bits(f);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7e00u | static_cast<uint16_t>((abs >> 13) & 0x3ffu);  // NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to Inf (>= 65520) or is Inf
+  if (abs < 0x38800000u) {                         // result is subnormal or zero
+    if (abs < 0x33000000u) return sign;            // < 2^-25 rounds to 0
+    uint32_t exp = abs >> 23;
+    uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126u - exp;  // 14..24 (value = mant * 2^(exp-150); f16 unit 2^-24)
+    uint32_t q = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1u);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+    return sign | static_cast<uint16_t>(q);
+  }
+  uint32_t r = abs - 0x38000000u;  // rebias exponent 127 -> 15
+  r += 0xfffu + ((r >> 13) & 1u);
+  return sign | static_cast<uint16_t>(r >> 13);
+}
+
+}  // namespace mobius

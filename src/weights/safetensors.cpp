@@ -1,0 +1,184 @@
+#include "weights/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace mobius {
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw Error(path + ": cannot stat: " + std::strerror(errno));
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      throw Error(path + ": cannot map: " + std::strerror(errno));
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+DataType safetensors_dtype(const std::string& s) {
+  static const std::map<std::string, DataType> table = {
+      {"F64", DataType::DOUBLE}, {"F32", DataType::FLOAT},  {"F16", DataType::FLOAT16},
+      {"BF16", DataType::BFLOAT16}, {"I64", DataType::INT64}, {"I32", DataType::INT32},
+      {"I16", DataType::INT16},  {"I8", DataType::INT8},    {"U8", DataType::UINT8},
+      {"U16", DataType::UINT16}, {"U32", DataType::UINT32}, {"U64", DataType::UINT64},
+      {"BOOL", DataType::BOOL}};
+  auto it = table.find(s);
+  return it == table.end() ? DataType::UNDEFINED : it->second;
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
+  auto fail = [&](const std::string& msg) -> void { throw Error(path + ": " + msg); };
+  auto bytes = file_.bytes();
+  if (bytes.size() < 8) fail("truncated: " + std::to_string(bytes.size()) + " bytes, no header");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[i];
+  if (n > bytes.size() - 8)
+    fail("header length " + std::to_string(n) + " runs past the end of the file (" +
+         std::to_string(bytes.size()) + " bytes)");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<ptrdiff_t>(n));
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(std::string("invalid JSON header: ") + e.what());
+  }
+  if (!header.is_object()) fail("header is not a JSON object");
+  const uint64_t data_size = bytes.size() - 8 - n;
+  const uint8_t* data = bytes.data() + 8 + n;
+  struct Span {
+    uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Span> spans;
+  for (auto& [name, info] : header.items()) {
+    if (name == "__metadata__") {
+      if (!info.is_object()) fail("__metadata__ is not an object");
+      for (auto& [k, v] : info.items())
+        if (v.is_string()) metadata_[k] = v.get<std::string>();
+      continue;
+    }
+    auto tfail = [&](const std::string& msg) { fail("tensor '" + name + "': " + msg); };
+    if (!info.is_object()) tfail("entry is not an object");
+    if (!info.contains("dtype") || !info["dtype"].is_string()) tfail("missing dtype");
+    std::string ds = info["dtype"].get<std::string>();
+    DataType dt = safetensors_dtype(ds);
+    if (dt == DataType::UNDEFINED) tfail("unknown dtype '" + ds + "'");
+    if (!info.contains("shape") || !info["shape"].is_array()) tfail("missing shape");
+    std::vector<int64_t> shape;
+    uint64_t count = 1;
+    for (auto& d : info["shape"]) {
+      if (!d.is_number_unsigned()) tfail("shape entries must be non-negative integers");
+      shape.push_back(d.get<int64_t>());
+      count *= d.get<uint64_t>();
+    }
+    auto& off = info["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
+        !off[1].is_number_unsigned())
+      tfail("data_offsets must be two non-negative integers");
+    uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+    if (begin > end) tfail("data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
+    if (end > data_size)
+      tfail("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+            "] out of range: data buffer has " + std::to_string(data_size) +
+            " bytes (file truncated?)");
+    if (end - begin != count * dtype_size(dt))
+      tfail(std::to_string(end - begin) + " bytes for " + std::to_string(count) + " elements of " +
+            ds);
+    tensors_[name] = TensorView{name, dt, shape, {data + begin, end - begin}, &file_.path()};
+    spans.push_back({begin, end, name});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  uint64_t pos = 0;
+  std::string prev;
+  for (const Span& s : spans) {
+    if (s.begin < pos)
+      fail("tensor '" + s.name + "' overlaps tensor '" + prev + "' (offset " +
+           std::to_string(s.begin) + " < " + std::to_string(pos) + ")");
+    if (s.begin > pos)
+      fail("gap in data buffer before tensor '" + s.name + "' (offset " + std::to_string(s.begin) +
+           ", expected " + std::to_string(pos) + ")");
+    pos = s.end;
+    prev = s.name;
+  }
+  if (pos != data_size)
+    fail("data buffer has " + std::to_string(data_size) + " bytes but tensors cover " +
+         std::to_string(pos));
+}
+
+Checkpoint Checkpoint::open(const std::string& dir) {
+  namespace fs = std::filesystem;
+  Checkpoint c;
+  std::vector<std::string> paths;
+  fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  if (fs::exists(index)) {
+    std::ifstream in(index);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw Error(index.string() + ": invalid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+      throw Error(index.string() + ": missing object 'weight_map'");
+    for (auto& [name, file] : j["weight_map"].items()) {
+      if (!file.is_string()) throw Error(index.string() + ": weight_map['" + name + "'] is not a file name");
+      std::string p = (fs::path(dir) / file.get<std::string>()).string();
+      if (!fs::exists(p))
+        throw Error(index.string() + ": weight_map['" + name + "'] names missing file " + p);
+      if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+    }
+  } else {
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".safetensors") paths.push_back(e.path().string());
+    std::sort(paths.begin(), paths.end());
+  }
+  if (paths.empty()) throw Error(dir + ": no *.safetensors files (use --no-weights to build without weights)");
+  for (const auto& p : paths) {
+    c.files_.push_back(std::make_unique<SafetensorsFile>(p));
+    for (const auto& [name, view] : c.files_.back()->tensors()) {
+      auto [it, inserted] = c.index_.emplace(name, &view);
+      if (!inserted)
+        throw Error(p + ": tensor '" + name + "' also in " + *it->second->file);
+    }
+  }
+  return c;
+}
+
+const TensorView* Checkpoint::find(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : index_) out.push_back(name);
+  return out;
+}
+
+}  // namespace mobius

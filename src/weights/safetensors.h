@@ -1,0 +1,78 @@
+// safetensors reader (format: https://github.com/huggingface/safetensors, README "Format"):
+// 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets}},
+// then the data buffer. Files are memory-mapped; tensors are views into the mapping.
+// Validation on open (each failure is a mobius::Error naming the file and the tensor):
+// header length within the file, valid JSON object, known dtype, non-negative shape,
+// offsets ordered and inside the data buffer, byte size = elements * dtype size, tensors
+// contiguous without overlap or gaps and covering the whole buffer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace mobius {
+
+struct TensorView {
+  std::string name;
+  DataType dtype;
+  std::vector<int64_t> shape;
+  std::span<const uint8_t> data;  // points into the mapped file
+  const std::string* file;        // the file it lives in (for messages)
+};
+
+// A read-only memory mapping of a whole file. Throws mobius::Error naming the file.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+class SafetensorsFile {
+ public:
+  // Maps and validates `path`.
+  explicit SafetensorsFile(const std::string& path);
+  const std::string& path() const { return file_.path(); }
+  const std::map<std::string, TensorView>& tensors() const { return tensors_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+
+ private:
+  MappedFile file_;
+  std::map<std::string, TensorView> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// safetensors dtype string ("F32", "BF16", ...) -> DataType; UNDEFINED if unknown.
+DataType safetensors_dtype(const std::string& s);
+
+// All tensors of a checkpoint directory: model.safetensors, or the shards listed in
+// model.safetensors.index.json, or (without an index) every *.safetensors file in the directory.
+class Checkpoint {
+ public:
+  // Throws mobius::Error when the directory has no safetensors files, the index is malformed or
+  // names a missing file, or two files hold the same tensor name.
+  static Checkpoint open(const std::string& dir);
+  const TensorView* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+  const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
+
+ private:
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::map<std::string, const TensorView*> index_;
+};
+
+}  // namespace mobius

@@ -1,0 +1,39 @@
+// WeightPlan: binds every weight initializer of a graph to its checkpoint tensor, strictly.
+// A missing tensor is an error naming the parameter and the nearest checkpoint keys; a shape
+// mismatch names the tensor, its file and both shapes; checkpoint tensors that no initializer
+// reads are reported (unused), not fatal.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "weights/safetensors.h"
+
+namespace mobius {
+
+struct WeightBinding {
+  const Initializer* init;
+  const TensorView* source;
+  // Writes the initializer's bytes (converted and transposed as the WeightRef says) to `out`.
+  void produce(std::span<uint8_t> out) const;
+};
+
+class WeightPlan {
+ public:
+  // Throws mobius::Error on the first missing tensor, shape or dtype mismatch.
+  static WeightPlan bind(const Graph& graph, const Checkpoint& checkpoint);
+  const std::vector<WeightBinding>& bindings() const { return bindings_; }
+  const std::vector<std::string>& unused() const { return unused_; }
+
+ private:
+  std::vector<WeightBinding> bindings_;
+  std::vector<std::string> unused_;
+};
+
+// Up to `n` names from `candidates` closest to `name` by edit distance.
+std::vector<std::string> nearest_names(const std::string& name,
+                                       const std::vector<std::string>& candidates, size_t n = 3);
+
+}  // namespace mobius

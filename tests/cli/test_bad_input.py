@@ -1,0 +1,196 @@
+"""`mobius build` on broken input: exit code 1, exactly one stderr line `mobius: error: ...` that
+names the file and the tensor or field, and no output (nor temp dir) left behind.
+
+Every case starts from a valid tiny llama checkpoint (the parity harness writes it) and breaks it.
+Malformed safetensors files are written by hand: 8-byte little-endian header length, JSON header,
+data.
+"""
+
+import json
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import onnx
+import pytest
+
+import harness as H
+
+ST = "model.safetensors"
+Q = "model.layers.0.self_attn.q_proj.weight"
+K = "model.layers.0.self_attn.k_proj.weight"
+V = "model.layers.0.self_attn.v_proj.weight"
+UP1 = "model.layers.1.mlp.up_proj.weight"
+
+
+# --- raw safetensors --------------------------------------------------------------------------
+def read_st(path: Path) -> dict:
+    """name -> (dtype, shape, bytes), in file order (without __metadata__)."""
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    items = sorted(((k, v) for k, v in header.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"])
+    return {k: (v["dtype"], v["shape"], data[slice(*v["data_offsets"])]) for k, v in items}
+
+
+def write_st(path: Path, tensors: dict, edit=None, header_len: int | None = None) -> None:
+    """Writes tensors (name -> (dtype, shape, bytes)) contiguously; `edit(header)` may then break
+    the header; `header_len` overrides the 8-byte length field."""
+    header, off = {"__metadata__": {"format": "pt"}}, 0
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + len(data)]}
+        off += len(data)
+    if edit:
+        edit(header)
+    hb = json.dumps(header).encode()
+    hb += b" " * (-len(hb) % 8)
+    body = b"".join(t[2] for t in tensors.values())
+    path.write_bytes(struct.pack("<Q", len(hb) if header_len is None else header_len) + hb + body)
+
+
+# --- fixtures and the assertion ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("ckpt") / "hf"
+    H.write_checkpoint("llama", {}, d)
+    return d
+
+
+@pytest.fixture
+def ckpt(pristine, tmp_path_factory) -> Path:
+    # neutral directory names: the message must name "llama" etc. by itself, not through a path
+    d = tmp_path_factory.mktemp("case") / "hf"
+    shutil.copytree(pristine, d)
+    return d
+
+
+def expect_error(ckpt: Path, *needles, out: Path | None = None, extra=()) -> str:
+    """Each needle is a string, or a tuple of which one must appear."""
+    out = out or ckpt.parent / "out"
+    before = {p: p.stat().st_mtime_ns for p in ckpt.parent.rglob("*")}
+    r = H.run_mobius("build", "--config", ckpt, out, *extra)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 1, f"exit code {r.returncode}, stderr: {r.stderr!r}"
+    assert len(lines) == 1 and lines[0].startswith("mobius: error:"), \
+        f"stderr must be exactly one line starting 'mobius: error:', got {lines}"
+    for n in needles:
+        alts = n if isinstance(n, tuple) else (n,)
+        assert any(a in lines[0] for a in alts), f"{' or '.join(alts)!r} not named in: {lines[0]}"
+    after = {p: p.stat().st_mtime_ns for p in ckpt.parent.rglob("*")}
+    assert after == before, f"files created or changed: {sorted(map(str, after.keys() ^ before.keys()))}"
+    return lines[0]
+
+
+def edit_config(ckpt: Path, **kv) -> None:
+    p = ckpt / "config.json"
+    p.write_text(json.dumps({**json.loads(p.read_text()), **kv}))
+
+
+# --- config.json -------------------------------------------------------------------------------
+def test_missing_config(ckpt):
+    (ckpt / "config.json").unlink()
+    expect_error(ckpt, "config.json")
+
+
+def test_unknown_model_type_suggests_nearest(ckpt):
+    edit_config(ckpt, model_type="lamma")
+    expect_error(ckpt, "config.json", "model_type", "lamma", "llama")
+
+
+# --- safetensors structure ---------------------------------------------------------------------
+def test_truncated_file(ckpt):
+    p = ckpt / ST
+    p.write_bytes(p.read_bytes()[: p.stat().st_size * 3 // 5])
+    expect_error(ckpt, ST)
+
+
+def test_header_length_past_end_of_file(ckpt):
+    p = ckpt / ST
+    write_st(p, read_st(p), header_len=p.stat().st_size * 2)
+    expect_error(ckpt, ST)
+
+
+def test_overlapping_offsets(ckpt):
+    p = ckpt / ST
+
+    def overlap(h):  # k_proj and v_proj have the same size: make v_proj read k_proj's bytes
+        h[V]["data_offsets"] = list(h[K]["data_offsets"])
+
+    write_st(p, read_st(p), edit=overlap)
+    expect_error(ckpt, ST, (K, V))
+
+
+def test_offsets_out_of_range(ckpt):
+    p = ckpt / ST
+    tensors = read_st(p)
+    end = sum(len(t[2]) for t in tensors.values())
+
+    def beyond(h):  # consistent size, but past the end of the data
+        h[Q]["data_offsets"] = [end, end + len(tensors[Q][2])]
+
+    write_st(p, tensors, edit=beyond)
+    expect_error(ckpt, ST, Q)
+
+
+def test_unknown_dtype(ckpt):
+    p = ckpt / ST
+    write_st(p, read_st(p), edit=lambda h: h[Q].update(dtype="F99"))
+    expect_error(ckpt, ST, Q)
+
+
+# --- binding -------------------------------------------------------------------------------------
+def test_shape_mismatch(ckpt):
+    p = ckpt / ST
+    tensors = read_st(p)
+    dtype, (rows, cols), data = tensors[Q]
+    tensors[Q] = (dtype, [rows, cols // 2], data[: len(data) // 2])
+    write_st(p, tensors)
+    expect_error(ckpt, Q)
+
+
+def test_missing_tensor(ckpt):
+    p = ckpt / ST
+    tensors = read_st(p)
+    del tensors[UP1]
+    write_st(p, tensors)
+    expect_error(ckpt, UP1)
+
+
+def test_no_safetensors_without_no_weights(ckpt):
+    (ckpt / ST).unlink()
+    expect_error(ckpt, ".safetensors")
+
+
+def test_sharded_index_names_missing_shard(ckpt):
+    tensors = read_st(ckpt / ST)
+    (ckpt / ST).rename(ckpt / "model-00001-of-00002.safetensors")
+    weight_map = {k: "model-00001-of-00002.safetensors" for k in tensors}
+    weight_map[UP1] = "model-00002-of-00002.safetensors"
+    (ckpt / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    expect_error(ckpt, "model-00002-of-00002.safetensors")
+
+
+# --- output directory ----------------------------------------------------------------------------
+def test_existing_output_needs_force(ckpt):
+    out = ckpt.parent / "existing-output"
+    out.mkdir()
+    (out / "keep.txt").write_text("user data")
+    expect_error(ckpt, "existing-output", out=out)
+    assert sorted(os.listdir(out)) == ["keep.txt"] and (out / "keep.txt").read_text() == "user data"
+
+    r = H.run_mobius("build", "--config", ckpt, out, "--force")
+    assert r.returncode == 0, r.stderr
+    assert (out / "model.onnx").is_file() and (out / "model.onnx.data").is_file()
+
+
+def test_no_weights_builds_without_safetensors(ckpt):
+    for p in ckpt.glob("*.safetensors"):
+        p.unlink()
+    out = ckpt.parent / "out"
+    r = H.run_mobius("build", "--config", ckpt, out, "--no-weights")
+    assert r.returncode == 0, r.stderr
+    model = onnx.load(str(out / "model.onnx"), load_external_data=False)
+    inputs = {i.name for i in model.graph.input}
+    assert {"input_ids", "attention_mask", "position_ids", "past_key_values.0.key"} <= inputs
+    assert {o.name for o in model.graph.output} >= {"logits", "present.1.value"}

@@ -1,0 +1,27 @@
+"""Suite-wide rules: the mobius binary must exist (no skipping), and nothing may skip or xfail."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def mobius_binary() -> Path:
+    path = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"mobius binary not found at {path}: build it (cmake --build build) or set MOBIUS_BIN",
+                    pytrace=False)
+    return path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A skipped (or xfailed) check is a defect: report it as a failure."""
+    rep = (yield).get_result()
+    if rep.skipped:
+        rep.outcome = "failed"
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else getattr(rep, "wasxfail", rep.longrepr)
+        rep.longrepr = f"skipped or xfailed ({reason}): no check may skip"

@@ -1,0 +1,365 @@
+"""T3 parity harness: tiny random HF checkpoint -> `mobius build` -> onnxruntime vs transformers.
+
+Shared by tests/parity and tests/cli. See docs in DESIGN.md section 5.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+
+transformers.logging.set_verbosity_error()
+transformers.utils.logging.disable_progress_bar()
+torch.set_num_threads(1)  # the suite runs with `pytest -n 2` on 2 cores
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS_DIR = REPO / "build" / "parity-results"
+ROWS_DIR = RESULTS_DIR / "rows"
+
+TOL = 1e-4  # max |Δ| of float32 logits; no per-model overrides
+PREFILL_LEN = 48  # longer than every threshold below (windows 16, original max positions 24-32)
+PAD = 7  # left padding of batch row 1
+GEN_PROMPT = 20  # greedy prompt: shorter than the thresholds, so generation crosses them
+GEN_NEW = 24
+
+# ---------------------------------------------------------------------------------------------
+# The parity table: model_type -> [(variant, config overrides)].
+# Overrides are HF config kwargs. Using the old keys `rope_theta` / `rope_scaling` means "write
+# config.json in the pre-transformers-5 schema" (the rope keys are written verbatim, a key left
+# out is absent from the file). Keys starting with "_" are harness options:
+#   _max_shard_size: save a sharded checkpoint (model.safetensors.index.json).
+# ---------------------------------------------------------------------------------------------
+BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            vocab_size=256, intermediate_size=128, max_position_embeddings=512)
+TYPE_BASE = {"qwen3": dict(head_dim=16)}  # Qwen3Config defaults head_dim to 128
+
+# longrope factors: one per rotary frequency (head_dim / 2 = 8), all distinct
+SHORT = [1.0 + 0.07 * i for i in range(8)]
+LONG = [1.3 + 0.61 * i for i in range(8)]
+LLAMA3 = dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+              original_max_position_embeddings=32)  # bands: wavelen < 8 kept, 8..32 smoothed, > 32 / 8
+
+VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "llama": [
+        ("default", {}),
+        ("default-old-schema", dict(rope_theta=500000.0, rope_scaling=None)),
+        ("linear", dict(rope_parameters=dict(rope_type="linear", factor=4.0, rope_theta=10000.0))),
+        ("linear-old-schema", dict(rope_theta=10000.0, rope_scaling=dict(type="linear", factor=2.0))),
+        ("dynamic", dict(max_position_embeddings=32,
+                         rope_parameters=dict(rope_type="dynamic", factor=2.0))),
+        ("dynamic-old-schema", dict(max_position_embeddings=24, rope_theta=10000.0,
+                                    rope_scaling=dict(type="dynamic", factor=3.0))),
+        ("llama3", dict(rope_parameters=dict(LLAMA3, rope_theta=10000.0))),
+        ("llama3-old-schema", dict(rope_theta=10000.0, rope_scaling=dict(LLAMA3))),
+        ("yarn", dict(max_position_embeddings=128, rope_parameters=dict(
+            rope_type="yarn", factor=4.0, original_max_position_embeddings=32))),
+        ("yarn-tuned", dict(max_position_embeddings=16384, rope_parameters=dict(
+            rope_type="yarn", factor=8.0, original_max_position_embeddings=2048, beta_fast=4.0,
+            beta_slow=0.5, mscale=1.0, mscale_all_dim=0.5, truncate=False))),
+        ("longrope", dict(max_position_embeddings=128, rope_parameters=dict(
+            rope_type="longrope", short_factor=SHORT, long_factor=LONG,
+            original_max_position_embeddings=32))),  # factor derived: 128 / 32
+        ("longrope-old-schema", dict(max_position_embeddings=128, rope_theta=10000.0, rope_scaling=dict(
+            type="longrope", short_factor=SHORT, long_factor=LONG, factor=2.0,
+            original_max_position_embeddings=32))),
+        ("head-dim-32", dict(head_dim=32)),
+        ("tied", dict(tie_word_embeddings=True)),
+        ("attention-bias", dict(attention_bias=True)),
+        ("mlp-bias", dict(mlp_bias=True)),
+        ("sharded", dict(_max_shard_size="40KB")),
+    ],
+    "mistral": [
+        ("default", {}),  # sliding_window 4096 (HF default) > every sequence here
+        ("sliding-window-16", dict(sliding_window=16)),
+        ("no-sliding-window", dict(sliding_window=None)),
+        ("old-schema", dict(rope_theta=1000000.0)),  # no rope_scaling key at all
+        ("head-dim-32", dict(head_dim=32)),
+    ],
+    "qwen2": [
+        ("default", {}),  # q/k/v bias
+        ("tied", dict(tie_word_embeddings=True)),
+        ("yarn-old-schema", dict(rope_theta=1000000.0, rope_scaling=dict(
+            type="yarn", factor=4.0, original_max_position_embeddings=32))),
+        ("sliding-window-layer1", dict(use_sliding_window=True, sliding_window=16, max_window_layers=1)),
+    ],
+    "qwen3": [
+        ("default", {}),  # q/k norm
+        ("head-dim-32", dict(head_dim=32)),
+        ("tied", dict(tie_word_embeddings=True)),
+        ("attention-bias", dict(attention_bias=True)),
+        ("yarn", dict(max_position_embeddings=128, rope_parameters=dict(
+            rope_type="yarn", factor=4.0, original_max_position_embeddings=32))),
+        ("old-schema", dict(rope_theta=1000000.0, rope_scaling=None)),
+    ],
+}
+
+
+def rows() -> list[tuple[str, str, dict]]:
+    return [(mt, name, ov) for mt, vs in VARIANTS.items() for name, ov in vs]
+
+
+def variant(model_type: str, name: str) -> dict:
+    return dict(VARIANTS[model_type])[name]
+
+
+def versions() -> dict:
+    return {"transformers": transformers.__version__, "torch": torch.__version__,
+            "onnxruntime": ort.__version__}
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI
+# ---------------------------------------------------------------------------------------------
+def mobius_bin() -> Path:
+    return Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
+
+
+def run_mobius(*args, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(mobius_bin()), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def build(hf_dir: Path, out_dir: Path, *extra: str) -> Path:
+    """Runs `mobius build`; raises with the CLI's stderr on failure; returns the model path."""
+    r = run_mobius("build", "--config", hf_dir, out_dir, *extra)
+    if r.returncode != 0:
+        raise AssertionError(f"mobius build {' '.join(extra)} exited {r.returncode}: {r.stderr.strip()}")
+    return out_dir / "model.onnx"
+
+
+# ---------------------------------------------------------------------------------------------
+# The HF checkpoint
+# ---------------------------------------------------------------------------------------------
+OLD_KEYS = ("rope_theta", "rope_scaling")
+
+
+def make_config(model_type: str, overrides: dict):
+    kw = {**BASE, **TYPE_BASE.get(model_type, {})}
+    # deep copy: transformers fills defaults into the rope dicts it is given, in place
+    kw.update(copy.deepcopy({k: v for k, v in overrides.items() if not k.startswith("_")}))
+    return AutoConfig.for_model(model_type, **kw)
+
+
+@torch.no_grad()
+def rerandomize(model: torch.nn.Module) -> None:
+    """Replaces every parameter so that nothing keeps transformers' init (biases 0, norms 1):
+    a dropped bias or a wrong norm offset cannot match. Matrices are scaled by 1/sqrt(fan_in)
+    rather than 0.02: at 0.02 attention is nearly uniform, and a 10% error in rope_theta moves
+    the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to the tolerance."""
+    for name, p in model.named_parameters():  # tied weights are yielded once
+        r = torch.randn_like(p)
+        if p.ndim >= 2:
+            p.copy_(r if "embed_tokens" in name else r * p.shape[1] ** -0.5)
+        elif "norm" in name:
+            p.copy_(1.0 + 0.1 * r)
+        else:
+            p.copy_(0.1 * r)
+
+
+def _rewrite_old_schema(cfg_path: Path, overrides: dict) -> None:
+    data = json.loads(cfg_path.read_text())
+    data.pop("rope_parameters")
+    for k in OLD_KEYS:
+        if k in overrides:
+            data[k] = overrides[k]
+    cfg_path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
+    """Creates the tiny model (seed 0), re-randomizes it and saves it; returns the in-memory model."""
+    torch.manual_seed(0)
+    config = make_config(model_type, overrides)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="eager")
+    model.eval()
+    rerandomize(model)
+    kw = {"max_shard_size": overrides["_max_shard_size"]} if "_max_shard_size" in overrides else {}
+    model.save_pretrained(hf_dir, **kw)
+    if any(k in overrides for k in OLD_KEYS):
+        _rewrite_old_schema(hf_dir / "config.json", overrides)
+    return model
+
+
+def load_reference(hf_dir: Path):
+    """The reference is what is on disk: config.json (old or new schema) + safetensors."""
+    return AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32,
+                                                attn_implementation="eager").eval()
+
+
+def reset_rotary(model) -> None:
+    """Dynamic NTK rope in transformers keeps the longest length seen so far in the module; an
+    independent sequence must start from the fresh state (as in a newly loaded model)."""
+    for m in model.modules():
+        if hasattr(m, "original_inv_freq") and hasattr(m, "original_max_seq_len"):
+            m.register_buffer("inv_freq", m.original_inv_freq.clone(), persistent=False)
+            m.max_seq_len_cached = m.original_max_seq_len
+
+
+# ---------------------------------------------------------------------------------------------
+# onnxruntime side
+# ---------------------------------------------------------------------------------------------
+def kv_shape(config) -> tuple[int, int, int]:
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    return config.num_hidden_layers, config.num_key_value_heads, head_dim
+
+
+class OnnxLM:
+    def __init__(self, path: Path, config, dtype=np.float32):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.log_severity_level = 3
+        self.sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        self.layers, self.kv_heads, self.head_dim = kv_shape(config)
+        self.dtype = dtype
+        past = [f"past_key_values.{i}.{kv}" for i in range(self.layers) for kv in ("key", "value")]
+        self.expected_inputs = {"input_ids", "attention_mask", "position_ids", *past}
+        self.expected_outputs = {"logits", *(p.replace("past_key_values", "present") for p in past)}
+
+    def io_problems(self) -> list[str]:
+        got_in = {i.name for i in self.sess.get_inputs()}
+        got_out = {o.name for o in self.sess.get_outputs()}
+        out = []
+        if got_in != self.expected_inputs:
+            out.append(f"inputs: missing {sorted(self.expected_inputs - got_in)}, "
+                       f"extra {sorted(got_in - self.expected_inputs)}")
+        if got_out != self.expected_outputs:
+            out.append(f"outputs: missing {sorted(self.expected_outputs - got_out)}, "
+                       f"extra {sorted(got_out - self.expected_outputs)}")
+        return out
+
+    def empty_past(self, batch: int) -> dict:
+        z = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.dtype)
+        return {f"past_key_values.{i}.{kv}": z for i in range(self.layers) for kv in ("key", "value")}
+
+    def __call__(self, ids, mask, pos, past=None):
+        """Returns (logits, past for the next step)."""
+        feeds = {"input_ids": np.asarray(ids, np.int64), "attention_mask": np.asarray(mask, np.int64),
+                 "position_ids": np.asarray(pos, np.int64)}
+        feeds.update(past if past is not None else self.empty_past(feeds["input_ids"].shape[0]))
+        names = [o.name for o in self.sess.get_outputs()]
+        res = dict(zip(names, self.sess.run(names, feeds)))
+        b, s = feeds["input_ids"].shape
+        total = feeds["attention_mask"].shape[1]
+        nxt = {}
+        for i in range(self.layers):
+            for kv in ("key", "value"):
+                t = res[f"present.{i}.{kv}"]
+                want = (b, self.kv_heads, total, self.head_dim)
+                assert t.shape == want, f"present.{i}.{kv} has shape {t.shape}, expected {want}"
+                nxt[f"past_key_values.{i}.{kv}"] = t
+        assert res["logits"].shape[:2] == (b, s), f"logits shape {res['logits'].shape}"
+        return res["logits"], nxt
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs and the three checks
+# ---------------------------------------------------------------------------------------------
+def prefill_batch(vocab: int, seed: int = 1):
+    """Batch of 2: row 0 full length, row 1 left-padded by PAD (pad id 0)."""
+    rng = np.random.RandomState(seed)
+    ids = rng.randint(0, vocab, size=(2, PREFILL_LEN)).astype(np.int64)
+    mask = np.ones_like(ids)
+    mask[1, :PAD] = 0
+    ids[1, :PAD] = 0
+    pos = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    return ids, mask, pos
+
+
+def max_abs(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+
+
+@torch.no_grad()
+def hf_forward(model, ids, mask, pos, cache=None):
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
+    return out.logits.float().numpy(), out.past_key_values
+
+
+def greedy(step, prompt: np.ndarray, n: int) -> list[int]:
+    """Greedy decoding through a cache; step(ids, mask, pos, state) -> (logits, state)."""
+    ids = prompt[None, :]
+    logits, state = step(ids, np.ones_like(ids), np.arange(ids.shape[1])[None, :], None)
+    tokens, total = [], ids.shape[1]
+    for _ in range(n):
+        tokens.append(int(np.argmax(logits[0, -1])))
+        total += 1
+        logits, state = step(np.array([[tokens[-1]]]), np.ones((1, total), np.int64),
+                             np.array([[total - 1]]), state)
+    return tokens
+
+
+def run_parity(model_type: str, name: str, overrides: dict, work: Path, row: dict) -> list[str]:
+    """Fills `row` with measurements; returns the failed checks (empty list = pass)."""
+    import onnx
+
+    failures = []
+    hf_dir, out_dir = work / "hf", work / "onnx"
+    model = write_checkpoint(model_type, overrides, hf_dir)
+    ref = load_reference(hf_dir)
+    cfg = ref.config
+    ids, mask, pos = prefill_batch(cfg.vocab_size)
+
+    # harness self-check: the checkpoint on disk (old-schema rewrite included) is the model we
+    # made; its logits are compared bit for bit after the reference prefill below
+    mem_logits, _ = hf_forward(model, ids, mask, pos)
+    assert cfg.rope_parameters == model.config.rope_parameters, \
+        f"config.json reloads with {cfg.rope_parameters}, expected {model.config.rope_parameters}"
+
+    path = build(hf_dir, out_dir)
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+        row["checker"] = "ok"
+    except Exception as e:  # noqa: BLE001 - recorded and reported
+        row["checker"] = "fail"
+        failures.append(f"onnx.checker: {str(e).splitlines()[0]}")
+
+    lm = OnnxLM(path, cfg)
+    problems = lm.io_problems()
+    if problems:
+        return failures + [f"I/O contract: {p}" for p in problems]
+
+    # (a) padded batch prefill
+    reset_rotary(ref)
+    hf_logits, cache = hf_forward(ref, ids, mask, pos)
+    assert np.array_equal(hf_logits, mem_logits), "reloaded checkpoint differs from the in-memory model"
+    ox_logits, past = lm(ids, mask, pos)
+    valid = mask.astype(bool)
+    row["prefill"] = max_abs(ox_logits[valid], hf_logits[valid])
+    if not row["prefill"] <= TOL:
+        failures.append(f"prefill max|Δ| {row['prefill']:.3g} > {TOL}")
+
+    # (b) one decode step on top of the prefill cache
+    rng = np.random.RandomState(2)
+    nxt = rng.randint(0, cfg.vocab_size, size=(2, 1)).astype(np.int64)
+    mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
+    pos2 = pos[:, -1:] + 1
+    hf2, _ = hf_forward(ref, nxt, mask2, pos2, cache)
+    ox2, _ = lm(nxt, mask2, pos2, past)
+    row["decode"] = max_abs(ox2, hf2)
+    if not row["decode"] <= TOL:
+        failures.append(f"decode max|Δ| {row['decode']:.3g} > {TOL}")
+
+    # (c) greedy generation, batch 1, unpadded prompt
+    prompt = np.random.RandomState(3).randint(0, cfg.vocab_size, size=GEN_PROMPT).astype(np.int64)
+    reset_rotary(ref)
+    hf_tokens = greedy(lambda i, m, p, c: hf_forward(ref, i, m, p, c), prompt, GEN_NEW)
+    ox_tokens = greedy(lambda i, m, p, c: lm(i, m, p, c), prompt, GEN_NEW)
+    matched = next((k for k, (a, b) in enumerate(zip(hf_tokens, ox_tokens)) if a != b), GEN_NEW)
+    row["tokens"] = f"{matched}/{GEN_NEW}"
+    if hf_tokens != ox_tokens:
+        failures.append(f"greedy tokens diverge at step {matched}: hf {hf_tokens} onnx {ox_tokens}")
+    return failures
+
+
+def write_row(row: dict) -> None:
+    ROWS_DIR.mkdir(parents=True, exist_ok=True)
+    (ROWS_DIR / f"{row['model_type']}--{row['variant']}.json").write_text(json.dumps(row, indent=1))

@@ -1,0 +1,75 @@
+// mobius CLI: a thin layer over the library (package/build.h, registry/registry.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "package/build.h"
+#include "registry/registry.h"
+#include "util/error.h"
+
+namespace {
+
+int list_models() {
+  std::printf("%-20s %-12s %s\n", "model_type", "family", "task");
+  for (const auto& e : mobius::registry())
+    std::printf("%-20s %-12s %s\n", e.model_type, e.family, e.task);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mobius: build ONNX models for Hugging Face architectures by constructing the graph"};
+  app.require_subcommand(1);
+
+  mobius::BuildOptions opts;
+  std::string dtype = "f32";
+  bool no_weights = false;
+  auto* build = app.add_subcommand("build", "Build an ONNX package from a checkpoint directory");
+  build->add_option("--config", opts.config_dir,
+                    "Checkpoint directory (config.json, *.safetensors)")->required();
+  build->add_option("output_dir", opts.output_dir, "Output directory (model.onnx, model.onnx.data)")
+      ->required();
+  build->add_option("--dtype", dtype, "Float dtype of the model: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  build->add_flag("--no-weights", no_weights, "Build the graph only (weights are zeros)");
+  build->add_flag("--force", opts.force, "Replace a non-empty output directory");
+
+  auto* list = app.add_subcommand("list", "List registered things");
+  auto* models = list->add_subcommand("models", "List registered model types");
+  list->require_subcommand(1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "mobius: error: " << e.what() << " (see --help)\n";
+    return 1;
+  }
+
+  try {
+    if (models->parsed()) return list_models();
+    opts.dtype = mobius::parse_cli_dtype(dtype);
+    opts.weights = !no_weights;
+    opts.progress = ::isatty(STDERR_FILENO);
+    mobius::BuildReport r = mobius::build_package(opts);
+    if (!r.unused_tensors.empty()) {
+      std::cerr << "mobius: warning: " << r.unused_tensors.size()
+                << " checkpoint tensor(s) not used by the model:";
+      for (size_t i = 0; i < r.unused_tensors.size() && i < 5; ++i) std::cerr << " " << r.unused_tensors[i];
+      std::cerr << (r.unused_tensors.size() > 5 ? " ...\n" : "\n");
+    }
+    std::cout << "built " << r.model_type << " (" << r.task << "): " << r.num_nodes << " nodes, "
+              << r.num_weights << " weights -> " << opts.output_dir << "\n";
+    return 0;
+  } catch (const mobius::Error& e) {
+    std::cerr << "mobius: error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "mobius: error: " << e.what() << "\n";
+  }
+  return 1;
+}
