@@ -7,6 +7,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+pytest_plugins = ["parity_report"]  # tests/parity/parity_report.py: the coverage table
+
 
 @pytest.fixture(scope="session", autouse=True)
 def mobius_binary() -> Path:

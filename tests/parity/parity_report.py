@@ -1,5 +1,7 @@
-"""Collects the per-row JSON files written by test_decoder_parity (one per row, from any xdist
-worker) into a table printed at the end of the session and into build/parity-results/results.json."""
+"""pytest plugin (registered by tests/conftest.py, so that the xdist controller loads it too; a
+conftest.py below tests/ is only seen by the workers): collects the per-row JSON files written by
+test_decoder_parity (one per row, from any worker) into a table printed at the end of the session
+and into build/parity-results/results.json."""
 
 import json
 import shutil
