@@ -23,7 +23,8 @@ def mobius_binary() -> Path:
 def pytest_runtest_makereport(item, call):
     """A skipped (or xfailed) check is a defect: report it as a failure."""
     rep = (yield).get_result()
-    if rep.skipped:
-        rep.outcome = "failed"
-        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else getattr(rep, "wasxfail", rep.longrepr)
-        rep.longrepr = f"skipped or xfailed ({reason}): no check may skip"
+    if hasattr(rep, "wasxfail"):  # xfailed or xpassed
+        rep.outcome, rep.longrepr = "failed", f"marked xfail ({rep.wasxfail or 'no reason'}): no check may be xfail"
+    elif rep.skipped:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else rep.longrepr
+        rep.outcome, rep.longrepr = "failed", f"skipped ({reason}): no check may skip"

@@ -70,8 +70,10 @@ std::unique_ptr<Architecture> create_llama(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
-  if (c.has("sliding_window")) {
-    s.sliding_window = c.get_int("sliding_window");
+  // MistralConfig: sliding_window defaults to 4096 when absent; null means full attention.
+  const bool absent = !c.json().contains("sliding_window");
+  if (absent || c.has("sliding_window")) {
+    s.sliding_window = absent ? 4096 : c.get_int("sliding_window");
     s.layer_types.assign(s.layer_types.size(), "sliding_attention");
   }
   return make(s);

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import torch
 import transformers
@@ -37,6 +38,8 @@ GEN_NEW = 24
 # config.json in the pre-transformers-5 schema" (the rope keys are written verbatim, a key left
 # out is absent from the file). Keys starting with "_" are harness options:
 #   _max_shard_size: save a sharded checkpoint (model.safetensors.index.json).
+# No partial_rotary_factor row: transformers 5.23 llama/mistral/qwen2/qwen3 do not honour it (the
+# default rope ignores it and rotates the whole head; scaled rope types then fail with a shape error).
 # ---------------------------------------------------------------------------------------------
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=256, intermediate_size=128, max_position_embeddings=512)
@@ -218,6 +221,7 @@ class OnnxLM:
         so.log_severity_level = 3
         self.sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
         self.layers, self.kv_heads, self.head_dim = kv_shape(config)
+        self.vocab = config.vocab_size
         self.dtype = dtype
         past = [f"past_key_values.{i}.{kv}" for i in range(self.layers) for kv in ("key", "value")]
         self.expected_inputs = {"input_ids", "attention_mask", "position_ids", *past}
@@ -255,7 +259,7 @@ class OnnxLM:
                 want = (b, self.kv_heads, total, self.head_dim)
                 assert t.shape == want, f"present.{i}.{kv} has shape {t.shape}, expected {want}"
                 nxt[f"past_key_values.{i}.{kv}"] = t
-        assert res["logits"].shape[:2] == (b, s), f"logits shape {res['logits'].shape}"
+        assert res["logits"].shape == (b, s, self.vocab), f"logits shape {res['logits'].shape}"
         return res["logits"], nxt
 
 
@@ -291,16 +295,16 @@ def greedy(step, prompt: np.ndarray, n: int) -> list[int]:
     tokens, total = [], ids.shape[1]
     for _ in range(n):
         tokens.append(int(np.argmax(logits[0, -1])))
+        if len(tokens) == n:
+            break
         total += 1
         logits, state = step(np.array([[tokens[-1]]]), np.ones((1, total), np.int64),
                              np.array([[total - 1]]), state)
     return tokens
 
 
-def run_parity(model_type: str, name: str, overrides: dict, work: Path, row: dict) -> list[str]:
+def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[str]:
     """Fills `row` with measurements; returns the failed checks (empty list = pass)."""
-    import onnx
-
     failures = []
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = write_checkpoint(model_type, overrides, hf_dir)

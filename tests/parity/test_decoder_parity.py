@@ -16,7 +16,7 @@ def test_parity(index, model_type, name, overrides, tmp_path_factory):
     row = dict(index=index, model_type=model_type, variant=name, prefill=None, decode=None,
                tokens=None, checker=None, status="error", failures=[])
     try:
-        failures = H.run_parity(model_type, name, overrides, tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
+        failures = H.run_parity(model_type, overrides, tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
         row.update(failures=failures, status="fail" if failures else "pass")
     except BaseException as e:
         row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
@@ -24,3 +24,14 @@ def test_parity(index, model_type, name, overrides, tmp_path_factory):
     finally:
         H.write_row(row)
     assert not failures, "\n".join(failures)
+
+
+def test_reference_stack_is_pinned():
+    """Reference behaviour changes between releases: the installed stack must be requirements.txt's."""
+    from importlib.metadata import version
+
+    pins = dict(line.split("==") for line in (H.REPO / "requirements.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    wrong = {p: (version(p), pins[p]) for p in ("torch", "transformers", "onnxruntime", "onnx")
+             if version(p).split("+")[0] != pins[p]}
+    assert not wrong, f"installed vs pinned: {wrong}"
