@@ -56,7 +56,7 @@ struct Node {
 };
 
 // How a weight initializer gets its bytes: from checkpoint tensor `source_key`, converted to the
-// initializer's dtype, optionally transposed (2-D [out, in] -> [in, out]).
+// initializer's dtype, optionally with its last two axes swapped ([..., out, in] -> [..., in, out]).
 struct WeightRef {
   std::string source_key;
   bool transpose = false;

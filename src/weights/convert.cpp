@@ -65,31 +65,45 @@ void transpose_bytes(const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols
       std::memcpy(out + (c * rows + r) * esize, in + (r * cols + c) * esize, esize);
 }
 
-}  // namespace
-
-void convert_tensor(const TensorView& src, DataType dst, bool transpose, std::span<uint8_t> out) {
-  int64_t n = 1;
-  for (int64_t d : src.shape) n *= d;
-  MOBIUS_ASSERT(out.size() == static_cast<size_t>(n) * dtype_size(dst), "convert_tensor: output size");
-  MOBIUS_ASSERT(!transpose || src.shape.size() == 2, "convert_tensor: transpose needs 2-D");
-  const int64_t rows = transpose ? src.shape[0] : 1;
-  const int64_t cols = transpose ? src.shape[1] : n;
+// One [rows, cols] matrix (or a flat run when rows == 1 and !transpose) from `in` to `out`.
+void convert_matrix(const TensorView& src, DataType dst, bool transpose, const uint8_t* in,
+                    uint8_t* out, int64_t rows, int64_t cols) {
   if (src.dtype == dst) {
-    if (transpose)
-      transpose_bytes(src.data.data(), out.data(), rows, cols, dtype_size(dst));
-    else
-      std::memcpy(out.data(), src.data.data(), out.size());
+    transpose_bytes(in, out, rows, cols, dtype_size(dst));
     return;
   }
   if (!is_float(src.dtype) || !is_float(dst) || dst == DataType::DOUBLE)
     throw Error(*src.file + ": tensor '" + src.name + "': cannot convert " +
                 dtype_name(src.dtype) + " to " + dtype_name(dst));
   switch (dst) {
-    case DataType::FLOAT: return convert_from<DataType::FLOAT>(src.dtype, src.data.data(), out.data(), rows, cols, transpose);
-    case DataType::FLOAT16: return convert_from<DataType::FLOAT16>(src.dtype, src.data.data(), out.data(), rows, cols, transpose);
-    case DataType::BFLOAT16: return convert_from<DataType::BFLOAT16>(src.dtype, src.data.data(), out.data(), rows, cols, transpose);
+    case DataType::FLOAT: return convert_from<DataType::FLOAT>(src.dtype, in, out, rows, cols, transpose);
+    case DataType::FLOAT16: return convert_from<DataType::FLOAT16>(src.dtype, in, out, rows, cols, transpose);
+    case DataType::BFLOAT16: return convert_from<DataType::BFLOAT16>(src.dtype, in, out, rows, cols, transpose);
     default: break;
   }
+}
+
+}  // namespace
+
+void convert_tensor(const TensorView& src, DataType dst, bool transpose, std::span<uint8_t> out) {
+  int64_t n = 1;
+  for (int64_t d : src.shape) n *= d;
+  MOBIUS_ASSERT(out.size() == static_cast<size_t>(n) * dtype_size(dst), "convert_tensor: output size");
+  MOBIUS_ASSERT(!transpose || src.shape.size() >= 2, "convert_tensor: transpose needs >= 2-D");
+  // A transpose swaps the last two axes of each matrix in the batch of leading axes.
+  const size_t rank = src.shape.size();
+  const int64_t rows = transpose ? src.shape[rank - 2] : 1;
+  const int64_t cols = transpose ? src.shape[rank - 1] : n;
+  const int64_t batch = n / std::max<int64_t>(rows * cols, 1);
+  if (src.dtype == dst && !transpose) {
+    std::memcpy(out.data(), src.data.data(), out.size());
+    return;
+  }
+  const size_t in_step = static_cast<size_t>(rows * cols) * dtype_size(src.dtype);
+  const size_t out_step = static_cast<size_t>(rows * cols) * dtype_size(dst);
+  for (int64_t i = 0; i < batch; ++i)
+    convert_matrix(src, dst, transpose, src.data.data() + i * in_step, out.data() + i * out_step,
+                   rows, cols);
 }
 
 }  // namespace mobius

@@ -58,7 +58,7 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
     }
     std::vector<int64_t> want;
     for (const Dim& d : *init.value->shape) want.push_back(d.value);
-    if (init.weight->transpose) std::reverse(want.begin(), want.end());
+    if (init.weight->transpose) std::swap(want[want.size() - 2], want[want.size() - 1]);
     if (t->shape != want)
       throw Error(*t->file + ": tensor '" + key + "' has shape " + dims_str(t->shape) +
                   ", expected " + dims_str(want));
