@@ -23,6 +23,19 @@ const std::vector<RegistryEntry>& registry() {
   return table;
 }
 
+std::optional<double> verified_max_delta(const std::string& model_type) {
+  struct Row {
+    const char* model_type;
+    double max_delta;
+  };
+  static const Row rows[] = {
+#include "registry/verification.inc"
+      {nullptr, 0.0}};
+  for (const Row& r : rows)
+    if (r.model_type && model_type == r.model_type) return r.max_delta;
+  return std::nullopt;
+}
+
 const RegistryEntry& find_architecture(const std::string& model_type, const std::string& config_file) {
   std::vector<std::string> names;
   for (const auto& e : registry()) {

@@ -14,9 +14,14 @@
 namespace {
 
 int list_models() {
-  std::printf("%-20s %-12s %s\n", "model_type", "family", "task");
-  for (const auto& e : mobius::registry())
-    std::printf("%-20s %-12s %s\n", e.model_type, e.family, e.task);
+  std::printf("%-20s %-12s %-20s %-9s %s\n", "model_type", "family", "task", "verified", "max|delta|");
+  for (const auto& e : mobius::registry()) {
+    auto d = mobius::verified_max_delta(e.model_type);
+    char delta[32] = "-";
+    if (d) std::snprintf(delta, sizeof delta, "%.1e", *d);
+    std::printf("%-20s %-12s %-20s %-9s %s\n", e.model_type, e.family, e.task, d ? "yes" : "no",
+                delta);
+  }
   return 0;
 }
 
