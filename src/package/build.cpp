@@ -1,9 +1,11 @@
 #include "package/build.h"
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "config/hf_config.h"
+#include "package/genai_config.h"
 #include "package/writer.h"
 #include "registry/registry.h"
 #include "util/error.h"
@@ -11,8 +13,9 @@
 
 namespace mobius {
 
+namespace fs = std::filesystem;
+
 BuildReport build_package(const BuildOptions& o) {
-  namespace fs = std::filesystem;
   check_output_dir(o.output_dir, o.force);
   if (!fs::is_directory(o.config_dir)) throw Error(o.config_dir + ": not a directory");
   HfConfig cfg = HfConfig::load((fs::path(o.config_dir) / "config.json").string());
@@ -33,7 +36,16 @@ BuildReport build_package(const BuildOptions& o) {
     report.num_weights = plan->bindings().size();
     report.unused_tensors = plan->unused();
   }
-  write_package(o.output_dir, model, plan ? &*plan : nullptr, {o.force, o.progress});
+  WriteOptions w{o.force, o.progress, nullptr};
+  const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
+  if (o.runtime == "ort-genai" && lm) {
+    w.extra_files = [&](const std::string& dir) {
+      nlohmann::json g = genai_config(*lm, cfg, o.config_dir, {.ep = o.ep});
+      std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
+      report.tokenizer_files = copy_tokenizer_files(o.config_dir, dir);
+    };
+  }
+  write_package(o.output_dir, model, plan ? &*plan : nullptr, w);
   return report;
 }
 

@@ -15,6 +15,8 @@ struct BuildOptions {
   bool weights = true;      // false = --no-weights
   bool force = false;
   bool progress = false;
+  std::string runtime = "ort-genai";  // ort-genai: also write genai_config.json + tokenizer files
+  std::string ep = "cpu";             // execution provider named in genai_config.json
 };
 
 struct BuildReport {
@@ -22,6 +24,7 @@ struct BuildReport {
   std::string task;
   size_t num_nodes = 0;
   size_t num_weights = 0;
+  int tokenizer_files = 0;  // copied next to the model (ort-genai runtime)
   std::vector<std::string> unused_tensors;  // checkpoint tensors the model does not read
 };
 

@@ -130,6 +130,8 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
       throw Error((tmp.path / "model.onnx").string() + ": cannot write");
   }
 
+  if (options.extra_files) options.extra_files(tmp.path.string());
+
   if (fs::exists(out)) {
     fs::path old = out.parent_path() / ("." + out.filename().string() + ".mobius-old-" +
                                         std::to_string(::getpid()));

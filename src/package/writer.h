@@ -16,6 +16,9 @@ namespace mobius {
 struct WriteOptions {
   bool force = false;     // replace an existing non-empty OUTPUT_DIR
   bool progress = false;  // draw a progress bar on stderr
+  // Writes further package files (genai_config.json, tokenizer files) into the temporary
+  // directory before it is renamed into place.
+  std::function<void(const std::string& dir)> extra_files;
 };
 
 // Writes the package. `plan` null = --no-weights: weight initializers point into a sparse

@@ -361,7 +361,28 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     row["tokens"] = f"{matched}/{GEN_NEW}"
     if hf_tokens != ox_tokens:
         failures.append(f"greedy tokens diverge at step {matched}: hf {hf_tokens} onnx {ox_tokens}")
+
+    # (d) the consumer: ONNX Runtime GenAI loads the package (genai_config.json) and generates
+    genai_tokens = genai_greedy(out_dir, prompt, GEN_NEW)
+    matched = next((k for k, (a, b) in enumerate(zip(hf_tokens, genai_tokens)) if a != b), GEN_NEW)
+    row["genai"] = f"{matched}/{GEN_NEW}"
+    if hf_tokens != genai_tokens:
+        failures.append(f"onnxruntime-genai tokens diverge at step {matched}: hf {hf_tokens} genai {genai_tokens}")
     return failures
+
+
+def genai_greedy(package_dir: Path, prompt: np.ndarray, n: int) -> list[int]:
+    """Greedy generation of n tokens by onnxruntime-genai from the package's genai_config.json."""
+    import onnxruntime_genai as og
+
+    model = og.Model(str(package_dir))
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(prompt) + n, do_sample=False)
+    gen = og.Generator(model, params)
+    gen.append_tokens(np.asarray(prompt, np.int32)[None, :])
+    while not gen.is_done():
+        gen.generate_next_token()
+    return [int(t) for t in gen.get_sequence(0)[len(prompt):]]
 
 
 def write_row(row: dict) -> None:

@@ -1,6 +1,7 @@
 """T3: transformers (float32, eager) vs the ONNX model mobius builds, one row per (model_type, variant).
 
-Each row: padded batch prefill, one decode step through the cache, 24 greedy tokens, onnx.checker.
+Each row: padded batch prefill, one decode step through the cache, 24 greedy tokens (onnxruntime
+and onnxruntime-genai), onnx.checker.
 The measurements go to build/parity-results/ and are printed as a table at the end of the session.
 """
 
@@ -14,7 +15,7 @@ ROWS = [pytest.param(i, mt, name, ov, id=f"{mt}-{name}") for i, (mt, name, ov) i
 @pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
 def test_parity(index, model_type, name, overrides, tmp_path_factory):
     row = dict(index=index, model_type=model_type, variant=name, prefill=None, decode=None,
-               tokens=None, checker=None, status="error", failures=[])
+               tokens=None, genai=None, checker=None, status="error", failures=[])
     try:
         failures = H.run_parity(model_type, overrides, tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
         row.update(failures=failures, status="fail" if failures else "pass")

@@ -43,6 +43,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   build->add_flag("--no-weights", no_weights, "Build the graph only (weights are zeros)");
   build->add_flag("--force", opts.force, "Replace a non-empty output directory");
+  build->add_option("--runtime", opts.runtime,
+                    "Target runtime: ort-genai (also writes genai_config.json and copies the "
+                    "tokenizer files; text-generation only) or none")
+      ->check(CLI::IsMember({"ort-genai", "none"}))
+      ->capture_default_str();
 
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");

@@ -1,0 +1,131 @@
+#include "package/genai_config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace mobius {
+namespace {
+
+// Decoder-only model types ONNX Runtime GenAI 0.18 accepts in model.type.
+const std::set<std::string> kGenaiTypes = {
+    "chatglm", "ernie4_5", "gemma", "gemma2", "gemma3_text", "gpt2", "gptoss", "granite",
+    "internlm2", "llama", "mistral", "nemotron", "olmo", "phi", "phi3", "phimoe", "qwen2",
+    "qwen3", "smollm3"};
+
+int64_t first_int(const HfConfig& c, std::initializer_list<const char*> keys, int64_t fallback) {
+  for (const char* k : keys)
+    if (c.has(k)) return c.get_int(k);
+  return fallback;
+}
+
+// A token id field that may be an int or a list of ints (eos lists), or absent.
+nlohmann::json token_ids(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return nullptr;
+  const auto& v = j[key];
+  if (v.is_number_integer()) return v;
+  if (v.is_array() && !v.empty()) return v.size() == 1 ? v[0] : v;
+  return nullptr;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  if (!fs::exists(p)) return nlohmann::json::object();
+  std::ifstream in(p);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(p.string() + ": invalid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
+                            const std::string& checkpoint_dir, const GenaiOptions& o) {
+  const CacheLayout c = model.cache_layout();
+  const nlohmann::json gen = read_json(fs::path(checkpoint_dir) / "generation_config.json");
+  const nlohmann::json& cfg = config.json();
+  auto pick = [&](const char* key) {
+    nlohmann::json v = token_ids(gen, key);
+    return v.is_null() ? token_ids(cfg, key) : v;
+  };
+  nlohmann::json eos = pick("eos_token_id");
+  nlohmann::json bos = pick("bos_token_id");
+  nlohmann::json pad = pick("pad_token_id");
+  if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
+
+  const int64_t context = first_int(config, {"max_position_embeddings", "n_positions", "seq_length"}, 4096);
+  const std::string model_type = config.get_string("model_type");
+  nlohmann::json provider = nlohmann::json::array();
+  if (o.ep != "cpu" && o.ep != "default" && o.ep != "onnx-standard")
+    provider.push_back({{o.ep, nlohmann::json::object()}});
+
+  nlohmann::json decoder = {
+      {"session_options", {{"log_id", "onnxruntime-genai"}, {"provider_options", provider}}},
+      {"filename", o.filename},
+      {"head_size", c.head_dim},
+      {"hidden_size", first_int(config, {"hidden_size", "n_embd", "d_model"}, 0)},
+      {"num_attention_heads", first_int(config, {"num_attention_heads", "n_head", "num_heads"}, 0)},
+      {"num_key_value_heads", c.num_key_value_heads},
+      {"num_hidden_layers", c.num_layers},
+      {"inputs",
+       {{"input_ids", "input_ids"},
+        {"attention_mask", "attention_mask"},
+        {"position_ids", "position_ids"},
+        {"past_key_names", "past_key_values.%d.key"},
+        {"past_value_names", "past_key_values.%d.value"}}},
+      {"outputs",
+       {{"logits", "logits"},
+        {"present_key_names", "present.%d.key"},
+        {"present_value_names", "present.%d.value"}}}};
+
+  auto gen_or = [&](const char* key, nlohmann::json fallback) {
+    return gen.contains(key) && !gen[key].is_null() ? gen[key] : fallback;
+  };
+  nlohmann::json search = {
+      {"diversity_penalty", 0.0},
+      {"do_sample", gen_or("do_sample", false)},
+      {"early_stopping", true},
+      {"length_penalty", 1.0},
+      {"max_length", context},
+      {"min_length", 0},
+      {"no_repeat_ngram_size", 0},
+      {"num_beams", 1},
+      {"num_return_sequences", 1},
+      {"past_present_share_buffer", o.past_present_share_buffer},
+      {"repetition_penalty", gen_or("repetition_penalty", 1.0)},
+      {"temperature", gen_or("temperature", 1.0)},
+      {"top_k", gen_or("top_k", 1)},
+      {"top_p", gen_or("top_p", 1.0)}};
+
+  nlohmann::json m = {{"type", kGenaiTypes.count(model_type) ? model_type : "decoder"},
+                      {"context_length", context},
+                      {"vocab_size", model.vocab_size()},
+                      {"decoder", decoder}};
+  if (!bos.is_null()) m["bos_token_id"] = bos;
+  if (!eos.is_null()) m["eos_token_id"] = eos;
+  if (!pad.is_null()) m["pad_token_id"] = pad;
+  return {{"model", m}, {"search", search}};
+}
+
+int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir) {
+  static const char* files[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                                "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
+                                "generation_config.json", "chat_template.jinja"};
+  int n = 0;
+  for (const char* f : files) {
+    fs::path src = fs::path(checkpoint_dir) / f;
+    if (!fs::exists(src)) continue;
+    std::error_code ec;
+    fs::copy_file(src, fs::path(out_dir) / f, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error(src.string() + ": cannot copy to " + out_dir + ": " + ec.message());
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace mobius

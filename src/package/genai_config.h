@@ -1,0 +1,32 @@
+// ONNX Runtime GenAI package files: genai_config.json (format: onnxruntime.ai/docs/genai/reference/config.html)
+// and the checkpoint's tokenizer files copied next to the model.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/hf_config.h"
+#include "tasks/text_generation.h"
+
+namespace mobius {
+
+struct GenaiOptions {
+  std::string ep = "cpu";                   // execution provider for session_options
+  bool past_present_share_buffer = false;   // true only when the graph uses GroupQueryAttention
+  std::string filename = "model.onnx";
+};
+
+// The genai_config.json for a text-generation model. Model facts come from the architecture
+// (cache layout, vocab size) and config.json (hidden size, heads, context length, bos/eos/pad
+// token ids); search defaults from generation_config.json in `checkpoint_dir` when present.
+// model.type is the model_type when ONNX Runtime GenAI knows it, else "decoder".
+nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
+                            const std::string& checkpoint_dir, const GenaiOptions& options);
+
+// Copies the tokenizer files present in `checkpoint_dir` (tokenizer.json, tokenizer_config.json,
+// special_tokens_map.json, tokenizer.model, vocab.json, merges.txt, added_tokens.json,
+// generation_config.json, chat_template.jinja) into `out_dir`. Returns how many were copied.
+int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
+
+}  // namespace mobius

@@ -1,0 +1,44 @@
+"""The ONNX Runtime GenAI package: genai_config.json facts come from config.json,
+generation_config.json and the architecture; tokenizer files are copied next to the model;
+`--runtime none` writes the model only."""
+
+import json
+
+import pytest
+
+import harness as H
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    hf = tmp_path_factory.mktemp("pkg") / "hf"
+    H.write_checkpoint("llama", {"head_dim": 32}, hf)
+    (hf / "generation_config.json").write_text(json.dumps(
+        {"bos_token_id": 1, "eos_token_id": [2, 7], "do_sample": True, "temperature": 0.6, "top_p": 0.9}))
+    (hf / "tokenizer.json").write_text('{"version": "1.0"}')
+    (hf / "tokenizer_config.json").write_text('{"model_max_length": 512}')
+    return hf
+
+
+def test_genai_config(checkpoint, tmp_path):
+    H.build(checkpoint, tmp_path / "out")
+    g = json.loads((tmp_path / "out" / "genai_config.json").read_text())
+    cfg = json.loads((checkpoint / "config.json").read_text())
+    m, d = g["model"], g["model"]["decoder"]
+    assert m["type"] == "llama"
+    assert m["eos_token_id"] == [2, 7] and m["bos_token_id"] == 1 and m["pad_token_id"] == 2
+    assert m["vocab_size"] == cfg["vocab_size"] and m["context_length"] == cfg["max_position_embeddings"]
+    assert (d["head_size"], d["hidden_size"]) == (32, cfg["hidden_size"])
+    assert (d["num_attention_heads"], d["num_key_value_heads"], d["num_hidden_layers"]) == (
+        cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"])
+    assert d["inputs"]["past_key_names"] == "past_key_values.%d.key"
+    assert d["outputs"]["present_value_names"] == "present.%d.value"
+    assert g["search"]["do_sample"] is True and g["search"]["temperature"] == 0.6
+    assert g["search"]["past_present_share_buffer"] is False  # no GroupQueryAttention in the graph
+    for f in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        assert (tmp_path / "out" / f).read_bytes() == (checkpoint / f).read_bytes()
+
+
+def test_runtime_none_writes_model_only(checkpoint, tmp_path):
+    H.build(checkpoint, tmp_path / "out", "--runtime", "none")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model.onnx", "model.onnx.data"]
