@@ -12,6 +12,13 @@ namespace mobius {
 
 using ArchFactory = std::unique_ptr<Architecture> (*)(const HfConfig&, DataType);
 
+// archs/bert.cpp (create_roberta also serves xlm-roberta, camembert and data2vec-text)
+std::unique_ptr<Architecture> create_bert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_distilbert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_electra(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ernie(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_roberta(const HfConfig&, DataType);
+
 // archs/llama.cpp
 std::unique_ptr<Architecture> create_llama(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mistral(const HfConfig&, DataType);

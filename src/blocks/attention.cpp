@@ -10,10 +10,11 @@ namespace mobius {
 Attention::Attention(const AttentionOptions& o) : o_(o) {
   const int64_t q_dim = o.num_attention_heads * o.head_dim;
   const int64_t kv_dim = o.num_key_value_heads * o.head_dim;
-  q_proj = child<Linear>("q_proj", LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
-  k_proj = child<Linear>("k_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
-  v_proj = child<Linear>("v_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
-  o_proj = child<Linear>("o_proj", LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
+  const AttentionNames& n = o.names;
+  q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
+  k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+  v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+  o_proj = child<Linear>(n.o_proj, LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
   if (o.qk_norm) {
     q_norm = child<RMSNorm>("q_norm", NormOptions{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype});
     k_norm = child<RMSNorm>("k_norm", NormOptions{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype});
@@ -32,13 +33,29 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
   Value* q = split_heads(op, q_proj->forward(op, x), o_.num_attention_heads, q_norm);
   Value* k = split_heads(op, k_proj->forward(op, x), o_.num_key_value_heads, k_norm);
   Value* v = split_heads(op, v_proj->forward(op, x), o_.num_key_value_heads, nullptr);
-  q = apply_rope(op, q, ctx.rope);
-  k = apply_rope(op, k, ctx.rope);
+  if (ctx.rope.cos) {
+    q = apply_rope(op, q, ctx.rope);
+    k = apply_rope(op, k, ctx.rope);
+  }
   float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
   AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }
+
+namespace {
+
+// 0 where `allowed`, the dtype's lowest finite value elsewhere (bfloat16's is not float32's,
+// which would round to -inf).
+Value* additive_mask(Ops& op, Value* allowed, DataType dtype) {
+  float lowest = dtype == DataType::FLOAT16    ? -65504.0f
+                 : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
+                                               : std::numeric_limits<float>::lowest();
+  Value* zero_f = op.builder().constant_float({0.0f}, {}, dtype);
+  return op.Where(allowed, zero_f, op.builder().constant_float({lowest}, {}, dtype));
+}
+
+}  // namespace
 
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
                    int64_t sliding_window) {
@@ -55,12 +72,16 @@ Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dt
     allowed = op.And(allowed, op.Greater(k_idx, op.Sub(q_idx, static_cast<double>(sliding_window))));
   Value* keep = op.Cast(op.Unsqueeze(attention_mask, {1, 2}), {.to = DataType::BOOL});
   allowed = op.And(op.Unsqueeze(allowed, {0, 1}), keep);  // [batch, 1, seq, total]
-  // The dtype's lowest finite value (bfloat16's is not float32's, which would round to -inf).
-  float lowest = dtype == DataType::FLOAT16    ? -65504.0f
-                 : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
-                                               : std::numeric_limits<float>::lowest();
-  Value* zero_f = op.builder().constant_float({0.0f}, {}, dtype);
-  return op.Where(allowed, zero_f, op.builder().constant_float({lowest}, {}, dtype));
+  return additive_mask(op, allowed, dtype);
+}
+
+Value* padding_mask(Ops& op, Value* attention_mask, DataType dtype) {
+  auto s = op.builder().scope("padding_mask");
+  Value* keep = op.Cast(op.Unsqueeze(attention_mask, {1, 2}), {.to = DataType::BOOL});  // [b, 1, 1, s]
+  Value* seq = op.Shape(attention_mask, {.start = 1, .end = 2});
+  Value* one = op.builder().ints({1});
+  keep = op.Expand(keep, op.Concat({one, one, seq, one}, {.axis = 0}));  // [b, 1, s, s]
+  return additive_mask(op, keep, dtype);
 }
 
 }  // namespace mobius

@@ -155,6 +155,9 @@ AttentionOutputs Ops::Attention(Value* q, Value* k, Value* v, Value* attn_mask, 
   std::vector<Attribute> attrs{{"is_causal", a.is_causal}};
   if (a.scale) attrs.push_back({"scale", *a.scale});
   if (a.softcap != 0.0f) attrs.push_back({"softcap", a.softcap});
+  MOBIUS_ASSERT(!past_key == !past_value, "Attention: past_key and past_value go together");
+  if (!past_key)
+    return {b_.add_node("Attention", {q, k, v, attn_mask}, std::move(attrs), {q->dtype})[0]};
   auto outs = b_.add_node("Attention", {q, k, v, attn_mask, past_key, past_value},
                           std::move(attrs), {q->dtype, k->dtype, v->dtype});
   return {outs[0], outs[1], outs[2]};

@@ -23,8 +23,8 @@ struct In {
 
 struct AttentionOutputs {
   Value* y;
-  Value* present_key;
-  Value* present_value;
+  Value* present_key = nullptr;
+  Value* present_value = nullptr;
 };
 
 // Attributes of the ops below (names and defaults as in the ONNX spec).
@@ -119,7 +119,9 @@ class Ops {
 
   // Attention (opset 23/24). q: [batch, q_heads, seq, head_dim]; k, v: [batch, kv_heads, seq,
   // head_dim]; attn_mask: additive float mask broadcastable to [batch, q_heads, seq, total];
-  // past_key/past_value: [batch, kv_heads, past, head_dim]. Returns Y and the present caches.
+  // past_key/past_value: [batch, kv_heads, past, head_dim]. Returns Y and the present caches;
+  // with past_key and past_value both null the node has no cache inputs or outputs and
+  // present_key/present_value are null.
   AttentionOutputs Attention(Value* q, Value* k, Value* v, Value* attn_mask, Value* past_key,
                              Value* past_value, AttentionAttrs a = {});
 

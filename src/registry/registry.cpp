@@ -10,10 +10,18 @@ namespace mobius {
 const std::vector<RegistryEntry>& registry() {
   static const std::vector<RegistryEntry> table = [] {
     std::vector<RegistryEntry> t = {
+        {"bert", "bert", "feature-extraction", create_bert},
+        {"camembert", "bert", "feature-extraction", create_roberta},
+        {"data2vec-text", "bert", "feature-extraction", create_roberta},
+        {"distilbert", "bert", "feature-extraction", create_distilbert},
+        {"electra", "bert", "feature-extraction", create_electra},
+        {"ernie", "bert", "feature-extraction", create_ernie},
         {"llama", "llama", "text-generation", create_llama},
         {"mistral", "llama", "text-generation", create_mistral},
         {"qwen2", "llama", "text-generation", create_qwen2},
         {"qwen3", "llama", "text-generation", create_qwen3},
+        {"roberta", "bert", "feature-extraction", create_roberta},
+        {"xlm-roberta", "bert", "feature-extraction", create_roberta},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

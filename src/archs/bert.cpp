@@ -1,0 +1,106 @@
+// BERT-family encoders: one EncoderSpec (blocks/encoder.h) filled from config.json. The types
+// differ only in fields and names (transformers/models/<type>/modeling_<type>.py):
+//   bert, ernie     BertModel: position ids 0..seq-1, token type embeddings
+//                   (ernie: only without use_task_id)
+//   roberta, xlm-roberta, camembert, data2vec-text
+//                   as bert, position ids counted from padding_idx + 1 over the non-padding
+//                   tokens of input_ids (RobertaEmbeddings)
+//   electra         as bert, embeddings of width embedding_size projected to hidden_size by
+//                   embeddings_project when the two differ
+//   distilbert      no token type embeddings; fields dim / n_layers / n_heads / hidden_dim /
+//                   activation; layers transformer.layer.{i} with attention.{q,k,v,out}_lin,
+//                   sa_layer_norm, ffn.lin1/lin2, output_layer_norm; LayerNorm eps fixed at 1e-12
+// All: post-norm layers, bidirectional attention with q/k/v/o biases, no pooler (the
+// feature-extraction output is last_hidden_state; pooler weights stay unused).
+#include "archs/archs.h"
+#include "blocks/activation.h"
+#include "blocks/encoder.h"
+#include "util/error.h"
+
+namespace mobius {
+namespace {
+
+// The checkpoint's field names for the sizes shared by every member.
+struct SizeFields {
+  const char* hidden_size = "hidden_size";
+  const char* num_hidden_layers = "num_hidden_layers";
+  const char* num_attention_heads = "num_attention_heads";
+  const char* intermediate_size = "intermediate_size";
+  const char* hidden_act = "hidden_act";
+};
+
+EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f = {}) {
+  if (c.bool_or("is_decoder", false))
+    c.fail("is_decoder", "only the bidirectional encoder is supported (feature-extraction)");
+  if (c.has("position_embedding_type") && c.get_string("position_embedding_type") != "absolute")
+    c.fail("position_embedding_type", "unsupported '" + c.get_string("position_embedding_type") +
+                                          "' (only absolute position embeddings)");
+  EncoderSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.hidden_size = c.get_int(f.hidden_size);
+  s.num_hidden_layers = c.get_int(f.num_hidden_layers);
+  s.max_position_embeddings = c.int_or("max_position_embeddings", 512);
+  s.intermediate_size = c.get_int(f.intermediate_size);
+  s.hidden_act = c.string_or(f.hidden_act, "gelu");
+  if (!is_known_activation(s.hidden_act))
+    c.fail(f.hidden_act, "unsupported activation '" + s.hidden_act + "'");
+  const int64_t heads = c.get_int(f.num_attention_heads);
+  if (heads <= 0 || s.hidden_size % heads != 0)
+    c.fail(f.num_attention_heads, "must divide " + std::string(f.hidden_size));
+  AttentionOptions& a = s.attention;
+  a.hidden_size = s.hidden_size;
+  a.num_attention_heads = a.num_key_value_heads = heads;
+  a.head_dim = s.hidden_size / heads;
+  a.qkv_bias = a.o_bias = true;
+  a.dtype = dtype;
+  a.names = {"self.query", "self.key", "self.value", "output.dense"};
+  return s;
+}
+
+// BertModel and the members that only change fields of it.
+EncoderSpec bert_spec(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = encoder_spec(c, dtype);
+  s.type_vocab_size = c.int_or("type_vocab_size", 2);
+  s.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
+  return s;
+}
+
+std::unique_ptr<Architecture> make(const EncoderSpec& s) {
+  return std::make_unique<PostNormEncoder>(s);
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_bert(const HfConfig& c, DataType dtype) {
+  return make(bert_spec(c, dtype));
+}
+
+std::unique_ptr<Architecture> create_ernie(const HfConfig& c, DataType dtype) {
+  if (c.bool_or("use_task_id", false))
+    c.fail("use_task_id", "task type embeddings (task_type_ids) are not supported");
+  return make(bert_spec(c, dtype));
+}
+
+std::unique_ptr<Architecture> create_roberta(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = bert_spec(c, dtype);
+  s.position_ids = PositionIds::kFromInputIds;
+  s.padding_idx = c.int_or("pad_token_id", 1);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_electra(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = bert_spec(c, dtype);
+  s.embedding_size = c.int_or("embedding_size", 128);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_distilbert(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = encoder_spec(c, dtype, {"dim", "n_layers", "n_heads", "hidden_dim", "activation"});
+  s.layers = "transformer.layer";
+  s.attention.names = {"q_lin", "k_lin", "v_lin", "out_lin"};
+  s.names = {"attention", "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"};
+  return make(s);
+}
+
+}  // namespace mobius

@@ -1,0 +1,71 @@
+#include "blocks/encoder.h"
+
+#include "blocks/activation.h"
+
+namespace mobius {
+
+EncoderEmbeddings::EncoderEmbeddings(const EncoderSpec& s)
+    : kind_(s.position_ids), padding_idx_(s.padding_idx) {
+  const int64_t dim = s.embedding_size ? s.embedding_size : s.hidden_size;
+  word_embeddings = child<Embedding>("word_embeddings", s.vocab_size, dim, s.dtype);
+  position_embeddings = child<Embedding>("position_embeddings", s.max_position_embeddings, dim, s.dtype);
+  if (s.type_vocab_size > 0)
+    token_type_embeddings = child<Embedding>("token_type_embeddings", s.type_vocab_size, dim, s.dtype);
+  layer_norm = child<LayerNorm>("LayerNorm", NormOptions{.dim = dim, .eps = s.layer_norm_eps, .dtype = s.dtype});
+}
+
+Value* EncoderEmbeddings::position_ids(Ops& op, Value* input_ids) const {
+  if (kind_ == PositionIds::kArange) {
+    Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
+    return op.Range(op.builder().scalar_i64(0), seq, op.builder().scalar_i64(1));
+  }
+  Value* is_token = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(padding_idx_))),
+                            {.to = DataType::INT64});
+  Value* count = op.CumSum(is_token, op.builder().scalar_i64(1));
+  return op.Add(op.Mul(count, is_token), static_cast<double>(padding_idx_));
+}
+
+Value* EncoderEmbeddings::forward(Ops& op, Value* input_ids, Value* token_type_ids) const {
+  auto s = enter(op);
+  Value* x = word_embeddings->forward(op, input_ids);
+  if (token_type_embeddings) x = op.Add(x, token_type_embeddings->forward(op, token_type_ids));
+  x = op.Add(x, position_embeddings->forward(op, position_ids(op, input_ids)));
+  return layer_norm->forward(op, x);
+}
+
+EncoderLayer::EncoderLayer(const EncoderSpec& s) : act_(s.hidden_act) {
+  const EncoderLayerNames& n = s.names;
+  NormOptions norm{.dim = s.hidden_size, .eps = s.layer_norm_eps, .dtype = s.dtype};
+  attention = child<Attention>(n.attention, s.attention);
+  attention_norm = child<LayerNorm>(n.attention_norm, norm);
+  ffn_in = child<Linear>(n.ffn_in, LinearOptions{s.hidden_size, s.intermediate_size, true, s.dtype});
+  ffn_out = child<Linear>(n.ffn_out, LinearOptions{s.intermediate_size, s.hidden_size, true, s.dtype});
+  ffn_norm = child<LayerNorm>(n.ffn_norm, norm);
+}
+
+Value* EncoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx) const {
+  auto s = enter(op);
+  Value* a = attention->forward(op, x, ctx, nullptr, nullptr).hidden;
+  Value* h = attention_norm->forward(op, op.Add(a, x));
+  Value* f = ffn_out->forward(op, activation(op, act_, ffn_in->forward(op, h)));
+  return ffn_norm->forward(op, op.Add(f, h));
+}
+
+PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
+  embeddings = child<EncoderEmbeddings>("embeddings", s);
+  if (s.embedding_size && s.embedding_size != s.hidden_size)
+    embeddings_project = child<Linear>(
+        "embeddings_project", LinearOptions{s.embedding_size, s.hidden_size, true, s.dtype});
+  for (int64_t i = 0; i < s.num_hidden_layers; ++i)
+    layers.push_back(child<EncoderLayer>(s.layers + "." + std::to_string(i), s));
+}
+
+Value* PostNormEncoder::forward(Ops& op, const EncoderInputs& in) const {
+  Value* h = embeddings->forward(op, in.input_ids, in.token_type_ids);
+  if (embeddings_project) h = embeddings_project->forward(op, h);
+  const AttentionContext ctx{padding_mask(op, in.attention_mask, spec_.dtype)};
+  for (const EncoderLayer* layer : layers) h = layer->forward(op, h, ctx);
+  return h;
+}
+
+}  // namespace mobius

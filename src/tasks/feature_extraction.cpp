@@ -1,0 +1,18 @@
+#include "tasks/feature_extraction.h"
+
+namespace mobius {
+
+Model Encoder::build_model() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  const Shape tokens{"batch_size", "sequence_length"};
+  EncoderInputs in;
+  in.input_ids = b.input("input_ids", DataType::INT64, tokens);
+  in.attention_mask = b.input("attention_mask", DataType::INT64, tokens);
+  in.token_type_ids = has_token_type_ids() ? b.input("token_type_ids", DataType::INT64, tokens) : nullptr;
+  b.output(forward(op, in), "last_hidden_state", {"batch_size", "sequence_length", hidden_size()});
+  return model;
+}
+
+}  // namespace mobius

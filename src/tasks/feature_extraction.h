@@ -1,0 +1,34 @@
+// Task feature-extraction: an encoder's per-token hidden states, transformers AutoModel's
+// `last_hidden_state` (what sentence-transformers pools into sentence embeddings).
+//   inputs : input_ids [batch_size, sequence_length] int64
+//            attention_mask [batch_size, sequence_length] int64 (1 = token, 0 = padding)
+//            token_type_ids [batch_size, sequence_length] int64 (only models with token type
+//            embeddings; segment A = 0, B = 1)
+//   outputs: last_hidden_state [batch_size, sequence_length, hidden_size], the model dtype
+// Padding may be on either side; the values at padded positions are unspecified (transformers
+// computes them too, but no consumer reads them).
+#pragma once
+
+#include "tasks/architecture.h"
+
+namespace mobius {
+
+struct EncoderInputs {
+  Value* input_ids;
+  Value* attention_mask;
+  Value* token_type_ids;  // null when the model has no token type embeddings
+};
+
+class Encoder : public Architecture {
+ public:
+  std::string task() const override { return "feature-extraction"; }
+  Model build_model() const override;
+
+  virtual DataType dtype() const = 0;
+  virtual int64_t hidden_size() const = 0;
+  virtual bool has_token_type_ids() const = 0;
+  // Returns last_hidden_state [batch, seq, hidden_size].
+  virtual Value* forward(Ops& op, const EncoderInputs& in) const = 0;
+};
+
+}  // namespace mobius
