@@ -16,7 +16,7 @@ import onnx
 import onnxruntime as ort
 import torch
 import transformers
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 
 transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
@@ -106,12 +106,53 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
 }
 
 
+# Encoders (task feature-extraction, AutoModel checkpoints without a head): the same schema.
+ENCODER_BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=256,
+                    intermediate_size=128, max_position_embeddings=512)
+ENCODER_TYPE_BASE = {"distilbert": dict(hidden_dim=128)}  # DistilBERT's intermediate size
+
+ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "bert": [
+        ("default", {}),  # gelu (erf), 2 token types
+        ("gelu-tanh", dict(hidden_act="gelu_new")),
+        ("layer-norm-eps", dict(layer_norm_eps=1e-3)),  # large enough to move the output > TOL
+        ("type-vocab-4", dict(type_vocab_size=4)),
+    ],
+    "camembert": [("default", {})],  # roberta position ids
+    "data2vec-text": [("default", {})],  # roberta position ids
+    "distilbert": [("default", {})],  # own names, no token types
+    "electra": [
+        ("default", {}),  # embedding_size 128 (ElectraConfig default) != hidden 64: embeddings_project
+        ("embedding-size-64", dict(embedding_size=64)),  # no projection
+    ],
+    "ernie": [("default", {})],  # use_task_id false
+    "roberta": [
+        ("default", {}),  # position ids from padding_idx + 1 = 2
+        ("pad-token-5", dict(pad_token_id=5)),
+    ],
+    "xlm-roberta": [("default", {})],  # roberta position ids
+}
+
+
 def rows() -> list[tuple[str, str, dict]]:
     return [(mt, name, ov) for mt, vs in VARIANTS.items() for name, ov in vs]
 
 
+def encoder_rows() -> list[tuple[str, str, dict]]:
+    return [(mt, name, ov) for mt, vs in ENCODER_VARIANTS.items() for name, ov in vs]
+
+
+def all_types() -> set[str]:
+    """Every model type with parity rows, decoders and encoders."""
+    return set(VARIANTS) | set(ENCODER_VARIANTS)
+
+
+def is_encoder(model_type: str) -> bool:
+    return model_type in ENCODER_VARIANTS
+
+
 def variant(model_type: str, name: str) -> dict:
-    return dict(VARIANTS[model_type])[name]
+    return dict((ENCODER_VARIANTS if is_encoder(model_type) else VARIANTS)[model_type])[name]
 
 
 def versions() -> dict:
@@ -146,7 +187,10 @@ OLD_KEYS = ("rope_theta", "rope_scaling")
 
 
 def make_config(model_type: str, overrides: dict):
-    kw = {**BASE, **TYPE_BASE.get(model_type, {})}
+    if is_encoder(model_type):
+        kw = {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}
+    else:
+        kw = {**BASE, **TYPE_BASE.get(model_type, {})}
     # deep copy: transformers fills defaults into the rope dicts it is given, in place
     kw.update(copy.deepcopy({k: v for k, v in overrides.items() if not k.startswith("_")}))
     return AutoConfig.for_model(model_type, **kw)
@@ -162,7 +206,7 @@ def rerandomize(model: torch.nn.Module) -> None:
         r = torch.randn_like(p)
         if p.ndim >= 2:
             p.copy_(r if "embed_tokens" in name else r * p.shape[1] ** -0.5)
-        elif "norm" in name:
+        elif "norm" in name.lower():  # BERT's LayerNorm too
             p.copy_(1.0 + 0.1 * r)
         else:
             p.copy_(0.1 * r)
@@ -181,7 +225,8 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     """Creates the tiny model (seed 0), re-randomizes it and saves it; returns the in-memory model."""
     torch.manual_seed(0)
     config = make_config(model_type, overrides)
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="eager")
+    auto = AutoModel if is_encoder(model_type) else AutoModelForCausalLM
+    model = auto.from_config(config, dtype=torch.float32, attn_implementation="eager")
     model.eval()
     rerandomize(model)
     kw = {"max_shard_size": overrides["_max_shard_size"]} if "_max_shard_size" in overrides else {}
@@ -191,10 +236,9 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     return model
 
 
-def load_reference(hf_dir: Path):
+def load_reference(hf_dir: Path, auto=AutoModelForCausalLM):
     """The reference is what is on disk: config.json (old or new schema) + safetensors."""
-    return AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32,
-                                                attn_implementation="eager").eval()
+    return auto.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
 
 
 def reset_rotary(model) -> None:
@@ -214,12 +258,30 @@ def kv_shape(config) -> tuple[int, int, int]:
     return config.num_hidden_layers, config.num_key_value_heads, head_dim
 
 
+def ort_session(path: Path) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def io_problems(sess: ort.InferenceSession, expected_inputs: set, expected_outputs: set) -> list[str]:
+    """The I/O contract: the graph's input and output names are exactly the expected ones."""
+    got_in = {i.name for i in sess.get_inputs()}
+    got_out = {o.name for o in sess.get_outputs()}
+    out = []
+    if got_in != expected_inputs:
+        out.append(f"inputs: missing {sorted(expected_inputs - got_in)}, "
+                   f"extra {sorted(got_in - expected_inputs)}")
+    if got_out != expected_outputs:
+        out.append(f"outputs: missing {sorted(expected_outputs - got_out)}, "
+                   f"extra {sorted(got_out - expected_outputs)}")
+    return out
+
+
 class OnnxLM:
     def __init__(self, path: Path, config, dtype=np.float32):
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        so.log_severity_level = 3
-        self.sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        self.sess = ort_session(path)
         self.layers, self.kv_heads, self.head_dim = kv_shape(config)
         self.vocab = config.vocab_size
         self.dtype = dtype
@@ -228,16 +290,7 @@ class OnnxLM:
         self.expected_outputs = {"logits", *(p.replace("past_key_values", "present") for p in past)}
 
     def io_problems(self) -> list[str]:
-        got_in = {i.name for i in self.sess.get_inputs()}
-        got_out = {o.name for o in self.sess.get_outputs()}
-        out = []
-        if got_in != self.expected_inputs:
-            out.append(f"inputs: missing {sorted(self.expected_inputs - got_in)}, "
-                       f"extra {sorted(got_in - self.expected_inputs)}")
-        if got_out != self.expected_outputs:
-            out.append(f"outputs: missing {sorted(self.expected_outputs - got_out)}, "
-                       f"extra {sorted(got_out - self.expected_outputs)}")
-        return out
+        return io_problems(self.sess, self.expected_inputs, self.expected_outputs)
 
     def empty_past(self, batch: int) -> dict:
         z = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.dtype)
@@ -303,6 +356,17 @@ def greedy(step, prompt: np.ndarray, n: int) -> list[int]:
     return tokens
 
 
+def check_model(path: Path, row: dict) -> list[str]:
+    """onnx.checker full check; records row["checker"]; returns the failure, if any."""
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+        row["checker"] = "ok"
+        return []
+    except Exception as e:  # noqa: BLE001 - recorded and reported
+        row["checker"] = "fail"
+        return [f"onnx.checker: {str(e).splitlines()[0]}"]
+
+
 def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[str]:
     """Fills `row` with measurements; returns the failed checks (empty list = pass)."""
     failures = []
@@ -319,12 +383,7 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
         f"config.json reloads with {cfg.rope_parameters}, expected {model.config.rope_parameters}"
 
     path = build(hf_dir, out_dir)
-    try:
-        onnx.checker.check_model(str(path), full_check=True)
-        row["checker"] = "ok"
-    except Exception as e:  # noqa: BLE001 - recorded and reported
-        row["checker"] = "fail"
-        failures.append(f"onnx.checker: {str(e).splitlines()[0]}")
+    failures += check_model(path, row)
 
     lm = OnnxLM(path, cfg)
     problems = lm.io_problems()
@@ -383,6 +442,70 @@ def genai_greedy(package_dir: Path, prompt: np.ndarray, n: int) -> list[int]:
     while not gen.is_done():
         gen.generate_next_token()
     return [int(t) for t in gen.get_sequence(0)[len(prompt):]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoders (feature-extraction): one padded batch, last_hidden_state on the tokens
+# ---------------------------------------------------------------------------------------------
+RIGHT_PAD = 5  # right padding of encoder batch row 0 (BERT tokenizers pad on the right)
+
+
+def encoder_batch(config, seed: int = 1):
+    """Batch of 2, PREFILL_LEN long: row 0 right-padded by RIGHT_PAD, row 1 left-padded by PAD
+    (which moves roberta's input_ids-derived position ids off 0..seq-1). Padding holds the
+    config's pad_token_id and no real token is the pad id; token_type_ids are random over the type
+    vocabulary on the tokens, 0 on padding (None for models without token types)."""
+    rng = np.random.RandomState(seed)
+    pad = config.pad_token_id
+    ids = rng.randint(0, config.vocab_size - 1, size=(2, PREFILL_LEN)).astype(np.int64)
+    ids[ids >= pad] += 1
+    mask = np.ones_like(ids)
+    mask[0, PREFILL_LEN - RIGHT_PAD:] = 0
+    mask[1, :PAD] = 0
+    ids[mask == 0] = pad
+    types = getattr(config, "type_vocab_size", None)
+    token_types = rng.randint(0, types, size=ids.shape).astype(np.int64) * mask if types else None
+    return ids, mask, token_types
+
+
+@torch.no_grad()
+def hf_encode(model, ids, mask, token_types) -> np.ndarray:
+    kw = {} if token_types is None else {"token_type_ids": torch.as_tensor(token_types)}
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), **kw)
+    return out.last_hidden_state.float().numpy()
+
+
+def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[str]:
+    """Fills row["prefill"] with max|Δ| of last_hidden_state over the non-padding tokens of the
+    padded batch; returns the failed checks (empty list = pass)."""
+    hf_dir, out_dir = work / "hf", work / "onnx"
+    model = write_checkpoint(model_type, overrides, hf_dir)
+    ref = load_reference(hf_dir, AutoModel)
+    ids, mask, token_types = encoder_batch(ref.config)
+
+    path = build(hf_dir, out_dir)
+    failures = check_model(path, row)
+
+    sess = ort_session(path)
+    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"})
+    problems = io_problems(sess, inputs, {"last_hidden_state"})
+    if problems:
+        return failures + [f"I/O contract: {p}" for p in problems]
+
+    hf = hf_encode(ref, ids, mask, token_types)
+    # harness self-check: the checkpoint on disk is the model we made
+    assert np.array_equal(hf, hf_encode(model, ids, mask, token_types)), \
+        "reloaded checkpoint differs from the in-memory model"
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if token_types is not None:
+        feeds["token_type_ids"] = token_types
+    (ox,) = sess.run(["last_hidden_state"], feeds)
+    assert ox.shape == hf.shape, f"last_hidden_state shape {ox.shape}, expected {hf.shape}"
+    valid = mask.astype(bool)
+    row["prefill"] = max_abs(ox[valid], hf[valid])
+    if not row["prefill"] <= TOL:
+        failures.append(f"last_hidden_state max|Δ| {row['prefill']:.3g} > {TOL}")
+    return failures
 
 
 def write_row(row: dict) -> None:

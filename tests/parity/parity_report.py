@@ -1,6 +1,6 @@
 """pytest plugin (registered by tests/conftest.py, so that the xdist controller loads it too; a
 conftest.py below tests/ is only seen by the workers): collects the per-row JSON files written by
-test_decoder_parity (one per row, from any worker) into a table printed at the end of the session
+test_decoder_parity and test_encoder_parity (one per row, from any worker) into a table printed at the end of the session
 and into build/parity-results/results.json."""
 
 import json
@@ -35,14 +35,14 @@ def pytest_terminal_summary(terminalreporter, config):
     tr = terminalreporter
     tr.write_sep("=", "mobius parity (T3): " + ", ".join(f"{k} {v}" for k, v in versions.items())
                  + ", tolerance 1e-4")
-    head = f"{'model_type':<10} {'variant':<22} {'prefill max|Δ|':>15} {'decode max|Δ|':>14} {'tokens':>7} {'genai':>6}  {'checker':<7} status"
+    head = f"{'model_type':<13} {'variant':<22} {'prefill max|Δ|':>15} {'decode max|Δ|':>14} {'tokens':>7} {'genai':>6}  {'checker':<7} status"
     tr.write_line(head)
     tr.write_line("-" * len(head))
     for r in rows:
-        tr.write_line(f"{r['model_type']:<10} {r['variant']:<22} {_fmt(r['prefill']):>15} {_fmt(r['decode']):>14} "
+        tr.write_line(f"{r['model_type']:<13} {r['variant']:<22} {_fmt(r['prefill']):>15} {_fmt(r['decode']):>14} "
                       f"{r['tokens'] or '-':>7} {r.get('genai') or '-':>6}  {r['checker'] or '-':<7} {r['status']}")
         for f in r["failures"]:
-            tr.write_line(f"{'':<11}! {f[:200]}")
+            tr.write_line(f"{'':<14}! {f[:200]}")
     passed = sum(r["status"] == "pass" for r in rows)
     tr.write_line(f"{passed}/{len(rows)} rows pass")
     out = {"versions": versions, "tolerance": 1e-4,

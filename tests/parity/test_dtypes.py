@@ -11,7 +11,8 @@ from safetensors.torch import load_file
 
 import harness as H
 
-ROWS = [("llama", "attention-bias"), ("qwen3", "tied")]
+# electra: an encoder whose checkpoint has no pooler (BertModel's pooler weights stay unused)
+ROWS = [("llama", "attention-bias"), ("qwen3", "tied"), ("electra", "default")]
 DTYPES = {"f16": (torch.float16, TensorProto.FLOAT16), "bf16": (torch.bfloat16, TensorProto.BFLOAT16)}
 
 

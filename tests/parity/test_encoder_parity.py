@@ -1,0 +1,30 @@
+"""T3 for encoders: transformers AutoModel (float32, eager) vs the feature-extraction ONNX model
+mobius builds, one row per (model_type, variant) of harness.ENCODER_VARIANTS.
+
+Each row: one padded batch of 2 (right- and left-padded rows), last_hidden_state compared on the
+non-padding tokens, onnx.checker. The rows join the decoder rows in the printed parity table, the
+batch's max|Δ| in its prefill column.
+"""
+
+import pytest
+
+import harness as H
+
+ROWS = [pytest.param(len(H.rows()) + i, mt, name, ov, id=f"{mt}-{name}")
+        for i, (mt, name, ov) in enumerate(H.encoder_rows())]
+
+
+@pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
+def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
+    row = dict(index=index, model_type=model_type, variant=name, prefill=None, decode=None,
+               tokens=None, genai=None, checker=None, status="error", failures=[])
+    try:
+        failures = H.run_encoder_parity(model_type, overrides,
+                                        tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
+        row.update(failures=failures, status="fail" if failures else "pass")
+    except BaseException as e:
+        row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
+        raise
+    finally:
+        H.write_row(row)
+    assert not failures, "\n".join(failures)
