@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+# No test may reach a model hub: references load from local directories only (set before any
+# test module imports transformers or huggingface_hub, which read it at import).
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ["parity_report"]  # tests/parity/parity_report.py: the coverage table
