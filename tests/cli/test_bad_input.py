@@ -194,3 +194,17 @@ def test_no_weights_builds_without_safetensors(ckpt):
     inputs = {i.name for i in model.graph.input}
     assert {"input_ids", "attention_mask", "position_ids", "past_key_values.0.key"} <= inputs
     assert {o.name for o in model.graph.output} >= {"logits", "present.1.value"}
+
+
+# --- encoder config fields (checked before any weight is read) -----------------------------------
+@pytest.mark.parametrize("model_type,field,value", [
+    ("bert", "position_embedding_type", "relative_key"),  # not an absolute position table
+    ("bert", "is_decoder", True),                         # causal BERT: not feature-extraction
+    ("ernie", "use_task_id", True),                       # task_type_ids input not supported
+    ("distilbert", "n_heads", 5),                         # does not divide dim 64
+])
+def test_unsupported_encoder_config(tmp_path, model_type, field, value):
+    d = tmp_path / "hf"
+    H.make_config(model_type, {}).save_pretrained(d)
+    edit_config(d, **{field: value})
+    expect_error(d, "config.json", field)
