@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "util/error.h"
@@ -58,7 +59,13 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   nlohmann::json pad = pick("pad_token_id");
   if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
 
-  const int64_t context = first_int(config, {"max_position_embeddings", "n_positions", "seq_length"}, 4096);
+  int64_t context = first_int(config, {"max_position_embeddings", "n_positions", "seq_length"}, 4096);
+  // Dynamic NTK rope extends the usable context by its factor beyond max_position_embeddings.
+  for (const char* key : {"rope_parameters", "rope_scaling"}) {
+    std::optional<HfConfig> rope = config.sub(key);
+    if (rope && rope->string_or("rope_type", rope->string_or("type", "")) == "dynamic")
+      context = static_cast<int64_t>(static_cast<double>(context) * rope->float_or("factor", 1.0));
+  }
   const std::string model_type = config.get_string("model_type");
   nlohmann::json provider = nlohmann::json::array();
   if (o.ep != "cpu" && o.ep != "default" && o.ep != "onnx-standard")

@@ -42,7 +42,8 @@ GEN_NEW = 24
 # default rope ignores it and rotates the whole head; scaled rope types then fail with a shape error).
 # ---------------------------------------------------------------------------------------------
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-            vocab_size=256, intermediate_size=128, max_position_embeddings=512)
+            vocab_size=256, intermediate_size=128, max_position_embeddings=512,
+            bos_token_id=1, eos_token_id=2)  # genai_config.json needs an eos (genai stops there)
 TYPE_BASE = {"qwen3": dict(head_dim=16)}  # Qwen3Config defaults head_dim to 128
 
 # longrope factors: one per rotary frequency (head_dim / 2 = 8), all distinct
@@ -422,10 +423,15 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
         failures.append(f"greedy tokens diverge at step {matched}: hf {hf_tokens} onnx {ox_tokens}")
 
     # (d) the consumer: ONNX Runtime GenAI loads the package (genai_config.json) and generates
+    # genai stops at an end-of-sequence token: compare with the reference up to its first one
     genai_tokens = genai_greedy(out_dir, prompt, GEN_NEW)
-    matched = next((k for k, (a, b) in enumerate(zip(hf_tokens, genai_tokens)) if a != b), GEN_NEW)
-    row["genai"] = f"{matched}/{GEN_NEW}"
-    if hf_tokens != genai_tokens:
+    eos = json.loads((out_dir / "genai_config.json").read_text())["model"].get("eos_token_id", [])
+    eos = set(eos if isinstance(eos, list) else [eos])
+    expected = next((hf_tokens[:k + 1] for k, t in enumerate(hf_tokens) if t in eos), hf_tokens)
+    matched = next((k for k, (a, b) in enumerate(zip(expected, genai_tokens)) if a != b),
+                   min(len(expected), len(genai_tokens)))
+    row["genai"] = f"{matched}/{len(expected)}"
+    if expected != genai_tokens:
         failures.append(f"onnxruntime-genai tokens diverge at step {matched}: hf {hf_tokens} genai {genai_tokens}")
     return failures
 
