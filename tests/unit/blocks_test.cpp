@@ -1,0 +1,344 @@
+// blocks/: parameter names and shapes (HF state-dict keys; Linear weights stored transposed),
+// the ops each block emits, and output dtypes. The parameter layouts follow
+// transformers/models/llama/modeling_llama.py and qwen3/modeling_qwen3.py.
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "blocks/activation.h"
+#include "blocks/attention.h"
+#include "blocks/decoder.h"
+#include "blocks/mlp.h"
+#include "blocks/norms.h"
+#include "test_util.h"
+#include "util/float16.h"
+
+namespace mobius {
+namespace {
+
+using test::op_counts;
+using Counts = std::map<std::string, int>;
+using ParamTable = std::vector<std::pair<std::string, std::string>>;  // name, shape
+
+ParamTable params(const Module& m) {
+  ParamTable out;
+  for (const Parameter* p : m.named_parameters()) out.emplace_back(p->name, shape_str(p->shape));
+  return out;
+}
+
+// A graph with x: [batch, seq, hidden] to run one block on.
+struct BlockTest : ::testing::Test {
+  Model model;
+  GraphBuilder b{model.graph};
+  Ops op{b};
+  Value* input(int64_t hidden, DataType dtype = DataType::FLOAT) {
+    return b.input("x", dtype, {"batch", "seq", hidden});
+  }
+  Counts counts() { return op_counts(model.graph); }
+  int weight_count() {
+    int n = 0;
+    for (const Initializer& i : model.graph.initializers) n += i.weight.has_value();
+    return n;
+  }
+  const Node& node(const std::string& op_type) {
+    for (const Node& n : model.graph.nodes)
+      if (n.op_type == op_type) return n;
+    ADD_FAILURE() << "no " << op_type << " node";
+    return model.graph.nodes.front();
+  }
+  template <typename T>
+  T attr(const Node& n, const std::string& name) {
+    for (const Attribute& a : n.attributes)
+      if (a.name == name) return std::get<T>(a.value);
+    ADD_FAILURE() << n.name << " has no attribute " << name;
+    return T{};
+  }
+};
+
+TEST_F(BlockTest, LinearWithBias) {
+  Linear lin(LinearOptions{.in_features = 6, .out_features = 10, .bias = true, .dtype = DataType::FLOAT16});
+  lin.set_name("q_proj", "model.layers.0.self_attn");
+  EXPECT_EQ(params(lin), (ParamTable{{"model.layers.0.self_attn.q_proj.weight", "[6, 10]"},
+                                     {"model.layers.0.self_attn.q_proj.bias", "[10]"}}));
+  EXPECT_TRUE(lin.weight->transpose);  // checkpoint [out, in] -> initializer [in, out]
+  EXPECT_FALSE(lin.bias->transpose);
+  Value* y = lin.forward(op, input(6, DataType::FLOAT16));
+  EXPECT_EQ(counts(), (Counts{{"MatMul", 1}, {"Add", 1}}));
+  EXPECT_EQ(node("MatMul").name, "q_proj/MatMul_0");
+  EXPECT_EQ(node("MatMul").inputs[1]->name, "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(node("Add").inputs[1]->name, "model.layers.0.self_attn.q_proj.bias");
+  EXPECT_EQ(y->dtype, DataType::FLOAT16);
+}
+
+TEST_F(BlockTest, LinearWithoutBias) {
+  Linear lin(LinearOptions{.in_features = 6, .out_features = 10});
+  lin.set_name("lm_head", "");
+  EXPECT_EQ(params(lin), (ParamTable{{"lm_head.weight", "[6, 10]"}}));
+  lin.forward(op, input(6));
+  EXPECT_EQ(counts(), (Counts{{"MatMul", 1}}));
+}
+
+TEST_F(BlockTest, EmbeddingGatherAndTiedAttend) {
+  Embedding e(50, 8, DataType::BFLOAT16);
+  e.set_name("embed_tokens", "model");
+  EXPECT_EQ(params(e), (ParamTable{{"model.embed_tokens.weight", "[50, 8]"}}));
+  EXPECT_FALSE(e.weight->transpose);
+  Value* ids = b.input("ids", DataType::INT64, {"batch", "seq"});
+  EXPECT_EQ(e.forward(op, ids)->dtype, DataType::BFLOAT16);
+  Value* logits = e.attend(op, input(8, DataType::BFLOAT16));
+  EXPECT_EQ(logits->dtype, DataType::BFLOAT16);
+  EXPECT_EQ(counts()["Gather"], 1);
+  EXPECT_EQ(counts()["Gemm"], 1);
+  EXPECT_EQ(attr<int64_t>(node("Gemm"), "transB"), 1);
+  EXPECT_EQ(weight_count(), 1);  // one weight for both uses
+}
+
+TEST_F(BlockTest, RMSNorm) {
+  RMSNorm n(NormOptions{.dim = 16, .eps = 1e-5f});
+  n.set_name("input_layernorm", "model.layers.3");
+  EXPECT_EQ(params(n), (ParamTable{{"model.layers.3.input_layernorm.weight", "[16]"}}));
+  EXPECT_EQ(n.forward(op, input(16))->dtype, DataType::FLOAT);
+  EXPECT_EQ(counts(), (Counts{{"RMSNormalization", 1}}));
+  EXPECT_EQ(attr<float>(node("RMSNormalization"), "epsilon"), 1e-5f);
+  EXPECT_EQ(attr<int64_t>(node("RMSNormalization"), "axis"), -1);
+}
+
+// GemmaRMSNorm: x_normed * (1 + weight), the 1 a constant of the model dtype.
+TEST_F(BlockTest, RMSNormOffsetOne) {
+  RMSNorm n(NormOptions{.dim = 16, .dtype = DataType::FLOAT16, .weight_offset_one = true});
+  n.set_name("norm", "model");
+  EXPECT_EQ(n.forward(op, input(16, DataType::FLOAT16))->dtype, DataType::FLOAT16);
+  EXPECT_EQ(counts(), (Counts{{"Add", 1}, {"RMSNormalization", 1}}));
+  const Node& add = node("Add");
+  EXPECT_EQ(add.inputs[0]->name, "model.norm.weight");
+  const Initializer* one = model.graph.find_initializer(add.inputs[1]->name);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->value->dtype, DataType::FLOAT16);
+  ASSERT_EQ(one->data.size(), 2u);
+  EXPECT_EQ(f16_to_f32(static_cast<uint16_t>(one->data[0] | one->data[1] << 8)), 1.0f);
+  EXPECT_EQ(node("RMSNormalization").inputs[1], add.outputs[0]);
+}
+
+TEST_F(BlockTest, LayerNormWithAndWithoutBias) {
+  LayerNorm with(NormOptions{.dim = 16});
+  with.set_name("ln", "");
+  LayerNorm without(NormOptions{.dim = 16, .bias = false});
+  without.set_name("ln2", "");
+  EXPECT_EQ(params(with), (ParamTable{{"ln.weight", "[16]"}, {"ln.bias", "[16]"}}));
+  EXPECT_EQ(params(without), (ParamTable{{"ln2.weight", "[16]"}}));
+  Value* x = input(16);
+  with.forward(op, x);
+  without.forward(op, x);
+  EXPECT_EQ(counts(), (Counts{{"LayerNormalization", 2}}));
+  EXPECT_EQ(model.graph.nodes[0].inputs.size(), 3u);
+  EXPECT_EQ(model.graph.nodes[1].inputs.size(), 2u);
+}
+
+TEST_F(BlockTest, GatedMLP) {
+  GatedMLP mlp(MLPOptions{.hidden_size = 8, .intermediate_size = 20, .hidden_act = "silu"});
+  mlp.set_name("mlp", "model.layers.0");
+  EXPECT_EQ(params(mlp), (ParamTable{{"model.layers.0.mlp.gate_proj.weight", "[8, 20]"},
+                                     {"model.layers.0.mlp.up_proj.weight", "[8, 20]"},
+                                     {"model.layers.0.mlp.down_proj.weight", "[20, 8]"}}));
+  EXPECT_EQ(mlp.forward(op, input(8))->dtype, DataType::FLOAT);
+  // silu(x) = x * sigmoid(x); then gate * up.
+  EXPECT_EQ(counts(), (Counts{{"MatMul", 3}, {"Sigmoid", 1}, {"Mul", 2}}));
+  EXPECT_EQ(model.graph.nodes.back().name, "mlp.down_proj/MatMul_0");
+}
+
+TEST_F(BlockTest, GatedMLPWithBiasAndTanhGelu) {
+  GatedMLP mlp(MLPOptions{.hidden_size = 8, .intermediate_size = 20, .hidden_act = "gelu_pytorch_tanh", .bias = true});
+  Value* x = input(8);
+  mlp.forward(op, x);
+  EXPECT_EQ(params(mlp).size(), 6u);
+  EXPECT_EQ(counts(), (Counts{{"MatMul", 3}, {"Add", 3}, {"Gelu", 1}, {"Mul", 1}}));
+  EXPECT_EQ(attr<std::string>(node("Gelu"), "approximate"), "tanh");
+  test::expect_error([&] { activation(op, "swiglu_oai", x); }, {"hidden_act", "swiglu_oai"});
+}
+
+struct AttentionCase {
+  bool qkv_bias, o_bias, qk_norm;
+  int64_t heads, kv_heads;
+};
+
+class AttentionTest : public BlockTest, public ::testing::WithParamInterface<AttentionCase> {};
+
+TEST_P(AttentionTest, ParametersOpsAndDtypes) {
+  const AttentionCase c = GetParam();
+  const int64_t hidden = 32, head_dim = 16;  // head_dim * heads != hidden: head_dim is explicit
+  AttentionOptions o{.hidden_size = hidden, .num_attention_heads = c.heads, .num_key_value_heads = c.kv_heads,
+                     .head_dim = head_dim, .qkv_bias = c.qkv_bias, .o_bias = c.o_bias, .qk_norm = c.qk_norm,
+                     .scale = {}, .dtype = DataType::FLOAT16};
+  Attention attn(o);
+  attn.set_name("self_attn", "model.layers.0");
+  const std::string q = std::to_string(c.heads * head_dim), kv = std::to_string(c.kv_heads * head_dim);
+  ParamTable want;
+  using Proj = std::tuple<std::string, std::string, std::string, bool>;  // name, in, out, bias
+  for (auto [proj, in, out, bias] : std::vector<Proj>{{"q_proj", "32", q, c.qkv_bias}, {"k_proj", "32", kv, c.qkv_bias},
+                                                      {"v_proj", "32", kv, c.qkv_bias}, {"o_proj", q, "32", c.o_bias}}) {
+    const std::string p = "model.layers.0.self_attn." + proj;
+    want.emplace_back(p + ".weight", "[" + in + ", " + out + "]");
+    if (bias) want.emplace_back(p + ".bias", "[" + out + "]");
+  }
+  if (c.qk_norm) {
+    want.emplace_back("model.layers.0.self_attn.q_norm.weight", "[16]");
+    want.emplace_back("model.layers.0.self_attn.k_norm.weight", "[16]");
+  }
+  EXPECT_EQ(params(attn), want);
+
+  const DataType dt = DataType::FLOAT16;
+  AttentionContext ctx{b.input("mask", dt, {"batch", 1, "seq", "total"}),
+                       {b.input("cos", dt, {"batch", "seq", 8}), b.input("sin", dt, {"batch", "seq", 8}), 0}};
+  Shape cache{"batch", c.kv_heads, "past", head_dim};
+  AttentionResult r = attn.forward(op, input(hidden, dt), ctx, b.input("pk", dt, cache), b.input("pv", dt, cache));
+  EXPECT_EQ(r.hidden->dtype, dt);
+  EXPECT_EQ(r.present_key->dtype, dt);
+  EXPECT_EQ(r.present_value->dtype, dt);
+
+  const int biases = 3 * c.qkv_bias + c.o_bias;
+  Counts want_ops{{"MatMul", 4}, {"Reshape", 4}, {"Transpose", 4}, {"RotaryEmbedding", 2}, {"Attention", 1}};
+  if (biases) want_ops["Add"] = biases;
+  if (c.qk_norm) want_ops["RMSNormalization"] = 2;
+  EXPECT_EQ(counts(), want_ops);
+  const Node& a = node("Attention");
+  EXPECT_EQ(a.name, "self_attn/Attention_0");
+  EXPECT_EQ(attr<float>(a, "scale"), 1.0f / std::sqrt(16.0f));
+  EXPECT_EQ(attr<int64_t>(a, "is_causal"), 0);
+  EXPECT_EQ(a.inputs[3], ctx.mask);
+  EXPECT_EQ(a.outputs[1], r.present_key);
+  EXPECT_EQ(attr<int64_t>(node("RotaryEmbedding"), "interleaved"), 0);
+  // q_norm runs on [batch, seq, heads, head_dim], before RoPE (Qwen3Attention).
+  if (c.qk_norm) {
+    EXPECT_EQ(node("RMSNormalization").name, "self_attn.q_norm/RMSNormalization_0");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocks, AttentionTest,
+                         ::testing::Values(AttentionCase{false, false, false, 4, 4},   // MHA
+                                           AttentionCase{false, false, false, 4, 2},   // GQA
+                                           AttentionCase{false, false, false, 4, 1},   // MQA
+                                           AttentionCase{true, false, false, 4, 2},    // qwen2
+                                           AttentionCase{true, true, true, 4, 2}));    // qwen3 + bias
+
+TEST_F(BlockTest, PartialRotaryPassesRotaryDim) {
+  Value* x = b.input("q", DataType::FLOAT, {1, 2, 3, 16});
+  apply_rope(op, x, RopeTables{x, x, 8});
+  EXPECT_EQ(attr<int64_t>(node("RotaryEmbedding"), "rotary_embedding_dim"), 8);
+}
+
+DecoderSpec tiny_spec(DataType dtype = DataType::FLOAT) {
+  DecoderSpec s;
+  s.vocab_size = 64;
+  s.hidden_size = 32;
+  s.num_hidden_layers = 2;
+  s.layer_types = {"full_attention", "full_attention"};
+  s.attention = {.hidden_size = 32, .num_attention_heads = 4, .num_key_value_heads = 2, .head_dim = 8,
+                 .scale = {}, .dtype = dtype};
+  s.mlp = {.hidden_size = 32, .intermediate_size = 48, .dtype = dtype};
+  s.rope.head_dim = 8;
+  s.rope.max_position_embeddings = 128;
+  s.dtype = dtype;
+  return s;
+}
+
+TEST(DecoderCausalLM, ParametersAreLlamaStateDictKeys) {
+  DecoderCausalLM m(tiny_spec());
+  ParamTable want{{"model.embed_tokens.weight", "[64, 32]"}};
+  for (int i = 0; i < 2; ++i) {
+    const std::string l = "model.layers." + std::to_string(i) + ".";
+    ParamTable layer{{l + "input_layernorm.weight", "[32]"},
+                     {l + "self_attn.q_proj.weight", "[32, 32]"},
+                     {l + "self_attn.k_proj.weight", "[32, 16]"},
+                     {l + "self_attn.v_proj.weight", "[32, 16]"},
+                     {l + "self_attn.o_proj.weight", "[32, 32]"},
+                     {l + "post_attention_layernorm.weight", "[32]"},
+                     {l + "mlp.gate_proj.weight", "[32, 48]"},
+                     {l + "mlp.up_proj.weight", "[32, 48]"},
+                     {l + "mlp.down_proj.weight", "[48, 32]"}};
+    want.insert(want.end(), layer.begin(), layer.end());
+  }
+  want.emplace_back("model.norm.weight", "[32]");
+  want.emplace_back("lm_head.weight", "[32, 64]");
+  EXPECT_EQ(params(m), want);
+}
+
+// Every parameter is used exactly once, as a weight initializer bound to its own key.
+void expect_weights_match_parameters(const Model& model, const Module& m) {
+  std::set<std::string> weights;
+  for (const Initializer& i : model.graph.initializers)
+    if (i.weight) {
+      weights.insert(i.value->name);
+      EXPECT_EQ(i.weight->source_key, i.value->name);
+    }
+  std::set<std::string> names;
+  for (const auto& [name, shape] : params(m)) names.insert(name);
+  EXPECT_EQ(weights, names);
+}
+
+TEST(DecoderCausalLM, BuildsTheTextGenerationGraph) {
+  DecoderCausalLM m(tiny_spec());
+  Model model = m.build_model();
+  const Graph& g = model.graph;
+  const int L = 2;
+  Counts c = op_counts(g);
+  EXPECT_EQ(c["MatMul"], 7 * L + 1);  // q k v o, gate up down, lm_head
+  EXPECT_EQ(c["Attention"], L);
+  EXPECT_EQ(c["RotaryEmbedding"], 2 * L);
+  EXPECT_EQ(c["RMSNormalization"], 2 * L + 1);
+  EXPECT_EQ(c["Gather"], 1);
+  EXPECT_EQ(c["Gemm"], 0);
+  EXPECT_EQ(c["Cos"], 1);  // one RoPE table for all layers
+  EXPECT_EQ(c["Where"], 1);  // one mask for all layers
+  expect_weights_match_parameters(model, m);
+
+  std::vector<std::string> in, out;
+  for (const Value* v : g.inputs) in.push_back(v->name);
+  for (const Value* v : g.outputs) out.push_back(v->name);
+  EXPECT_EQ(in, (std::vector<std::string>{"input_ids", "attention_mask", "position_ids",
+                                          "past_key_values.0.key", "past_key_values.0.value",
+                                          "past_key_values.1.key", "past_key_values.1.value"}));
+  EXPECT_EQ(out, (std::vector<std::string>{"logits", "present.0.key", "present.0.value", "present.1.key",
+                                           "present.1.value"}));
+  EXPECT_EQ(shape_str(*g.outputs[0]->shape), "[batch_size, sequence_length, 64]");
+  EXPECT_EQ(shape_str(*g.outputs[1]->shape), "[batch_size, 2, total_sequence_length, 8]");
+  EXPECT_EQ(shape_str(*g.inputs[3]->shape), "[batch_size, 2, past_sequence_length, 8]");
+  for (const Value* v : g.outputs) EXPECT_EQ(v->dtype, DataType::FLOAT) << v->name;
+  bool found = false;
+  for (const Node& n : g.nodes) found |= n.name == "model.layers.1.self_attn.q_proj/MatMul_0";
+  EXPECT_TRUE(found);
+}
+
+TEST(DecoderCausalLM, Float16TiedSlidingWindow) {
+  DecoderSpec s = tiny_spec(DataType::FLOAT16);
+  s.tie_word_embeddings = true;
+  s.sliding_window = 4;
+  s.layer_types = {"sliding_attention", "full_attention"};
+  DecoderCausalLM m(s);
+  EXPECT_EQ(params(m).back().first, "model.norm.weight");  // no lm_head
+  Model model = m.build_model();
+  Counts c = op_counts(model.graph);
+  EXPECT_EQ(c["MatMul"], 7 * 2);
+  EXPECT_EQ(c["Gemm"], 1);  // logits against model.embed_tokens.weight
+  EXPECT_EQ(c["Where"], 2);  // one mask per layer type
+  expect_weights_match_parameters(model, m);
+  for (const Value* v : model.graph.outputs) EXPECT_EQ(v->dtype, DataType::FLOAT16) << v->name;
+  for (const Value* v : model.graph.inputs)
+    EXPECT_EQ(v->dtype, v->name.starts_with("past") ? DataType::FLOAT16 : DataType::INT64);
+  for (const Initializer& i : model.graph.initializers) {
+    if (i.weight) {
+      EXPECT_EQ(i.value->dtype, DataType::FLOAT16) << i.value->name;
+    }
+  }
+  // Masks are in the model dtype, their fill value f16's lowest finite number -(2 - 2^-10) * 2^15.
+  const double lowest = -std::ldexp(2.0 - std::ldexp(1.0, -10), 15);
+  for (const Node& n : model.graph.nodes) {
+    if (n.op_type != "Where") continue;
+    EXPECT_EQ(n.outputs[0]->dtype, DataType::FLOAT16);
+    const Initializer* fill = model.graph.find_initializer(n.inputs[2]->name);
+    ASSERT_NE(fill, nullptr);
+    EXPECT_EQ(f16_to_f32(static_cast<uint16_t>(fill->data[0] | fill->data[1] << 8)), lowest);
+  }
+}
+
+}  // namespace
+}  // namespace mobius

@@ -1,0 +1,147 @@
+// package/writer: the files of a package, their contents, and the all-or-nothing rules for the
+// output directory (refuse non-empty without force, replace with force, leave nothing on failure).
+#include "package/writer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <set>
+
+#include "builder/ops.h"
+#include "test_util.h"
+#include "util/float16.h"
+
+namespace mobius {
+namespace {
+
+namespace fs = std::filesystem;
+using test::expect_error;
+
+struct PackageTest : ::testing::Test {
+  test::TempDir root;
+  fs::path out = root.path / "out";
+  Model model;
+  const std::vector<float> w_data = test::iota_f32(3 * 5, -1.0f, 0.3f);
+  const std::vector<float> b_data = test::iota_f32(5);
+
+  // x [batch, 3] @ w [3, 5] (checkpoint [5, 3], transposed) + b [5]; weights in `dtype`.
+  void build(DataType dtype, DataType bias_dtype) {
+    GraphBuilder b(model.graph);
+    Ops op(b);
+    Value* x = b.input("x", dtype, {"batch", 3});
+    Value* w = b.weight("w", dtype, {3, 5}, {"w", true});
+    Value* bias = b.weight("b", bias_dtype, {5}, {"b", false});
+    b.output(op.Add(op.MatMul(x, w), bias), "y", {"batch", 5});
+  }
+  Checkpoint checkpoint() {
+    fs::create_directories(root.path / "ckpt");
+    test::SafetensorsWriter().f32("w", {5, 3}, w_data).f32("b", {5}, b_data).write(root.path / "ckpt/model.safetensors");
+    return Checkpoint::open(root.str("ckpt"));
+  }
+  std::set<std::string> entries(const fs::path& dir) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+    return out;
+  }
+  void keep_existing() {
+    fs::create_directories(out);
+    test::write_file(out / "keep.txt", "precious");
+  }
+  void expect_existing_untouched() {
+    EXPECT_EQ(entries(out), std::set<std::string>{"keep.txt"});
+    EXPECT_EQ(test::read_file(out / "keep.txt"), "precious");
+  }
+  onnx::ModelProto read_model() {
+    onnx::ModelProto p;
+    std::ifstream in(out / "model.onnx", std::ios::binary);
+    EXPECT_TRUE(p.ParseFromIstream(&in));
+    return p;
+  }
+  // (offset, length) of each external initializer.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> locations(const onnx::ModelProto& p) {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+    for (const auto& t : p.graph().initializer()) {
+      EXPECT_EQ(t.data_location(), onnx::TensorProto::EXTERNAL) << t.name();
+      std::map<std::string, std::string> kv;
+      for (const auto& e : t.external_data()) kv[e.key()] = e.value();
+      EXPECT_EQ(kv["location"], "model.onnx.data");
+      out[t.name()] = {std::stoull(kv["offset"]), std::stoull(kv["length"])};
+    }
+    return out;
+  }
+};
+
+TEST_F(PackageTest, WritesModelAndConvertedWeights) {
+  build(DataType::FLOAT16, DataType::FLOAT);
+  Checkpoint c = checkpoint();
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  write_package(out.string(), model, &plan, {});
+  EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
+  EXPECT_EQ(entries(root.path), (std::set<std::string>{"ckpt", "out"}));  // no temp dirs left
+
+  onnx::ModelProto p = read_model();
+  EXPECT_EQ(p.graph().output(0).name(), "y");
+  auto loc = locations(p);
+  ASSERT_EQ(loc.size(), 2u);
+  EXPECT_EQ(loc["w"].second, 3u * 5u * 2u);
+  EXPECT_EQ(loc["b"].second, 5u * 4u);
+  const std::string data = test::read_file(out / "model.onnx.data");
+  for (const auto& [name, l] : loc) {
+    EXPECT_EQ(l.first % 64, 0u) << name;  // aligned slots
+    EXPECT_LE(l.first + l.second, data.size());
+  }
+  std::vector<uint16_t> w(15);
+  std::memcpy(w.data(), data.data() + loc["w"].first, 30);
+  for (int o = 0; o < 5; ++o)
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(f16_to_f32(w[i * 5 + o]), test::round_f16(w_data[o * 3 + i]));
+  EXPECT_EQ(data.substr(loc["b"].first, 20), test::as_bytes(b_data));
+}
+
+TEST_F(PackageTest, NoWeightsWritesZeroFilledData) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  write_package(out.string(), model, nullptr, {});
+  auto loc = locations(read_model());
+  const std::string data = test::read_file(out / "model.onnx.data");
+  uint64_t end = 0;
+  for (const auto& [name, l] : loc) end = std::max(end, l.first + l.second);
+  EXPECT_EQ(data.size(), end);
+  EXPECT_EQ(data, std::string(data.size(), '\0'));
+}
+
+TEST_F(PackageTest, RefusesNonEmptyOutputWithoutForce) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  keep_existing();
+  expect_error([&] { write_package(out.string(), model, nullptr, {}); },
+               {out.string(), "not empty", "--force"});
+  expect_existing_untouched();
+  EXPECT_EQ(entries(root.path), std::set<std::string>{"out"});
+  fs::remove_all(out);
+  fs::create_directories(out);  // an empty directory is fine without force
+  write_package(out.string(), model, nullptr, {});
+  EXPECT_TRUE(fs::exists(out / "model.onnx"));
+}
+
+TEST_F(PackageTest, ForceReplacesTheOutput) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  keep_existing();
+  write_package(out.string(), model, nullptr, {.force = true});
+  EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
+  EXPECT_EQ(entries(root.path), std::set<std::string>{"out"});  // the old tree is gone too
+}
+
+// A DOUBLE initializer binds to a float tensor but the conversion to DOUBLE throws mid-write.
+TEST_F(PackageTest, FailingWeightLeavesNothingBehind) {
+  build(DataType::FLOAT, DataType::DOUBLE);
+  Checkpoint c = checkpoint();
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  const std::string where = "while writing b from " + root.str("ckpt/model.safetensors");
+  expect_error([&] { write_package(out.string(), model, &plan, {}); }, {where, "cannot convert FLOAT to DOUBLE"});
+  EXPECT_EQ(entries(root.path), std::set<std::string>{"ckpt"});
+
+  keep_existing();  // with --force an existing output stays as it was
+  expect_error([&] { write_package(out.string(), model, &plan, {.force = true}); }, {where});
+  expect_existing_untouched();
+  EXPECT_EQ(entries(root.path), (std::set<std::string>{"ckpt", "out"}));
+}
+
+}  // namespace
+}  // namespace mobius

@@ -1,0 +1,322 @@
+// weights/: the safetensors reader (format: huggingface/safetensors README "Format") on files
+// written here, sharded checkpoints, tensor conversion and the strict WeightPlan binding.
+#include <cmath>
+#include <numeric>
+
+#include "builder/builder.h"
+#include "test_util.h"
+#include "util/float16.h"
+#include "weights/convert.h"
+#include "weights/safetensors.h"
+#include "weights/weight_plan.h"
+
+namespace mobius {
+namespace {
+
+using nlohmann::json;
+using test::as_bytes;
+using test::expect_error;
+using test::SafetensorsWriter;
+
+std::vector<uint16_t> f16_bits(const std::vector<float>& v) {
+  std::vector<uint16_t> out;
+  for (float x : v) out.push_back(f32_to_f16(x));
+  return out;
+}
+
+TEST(Safetensors, ReadsValidFile) {
+  test::TempDir dir;
+  const std::vector<float> f32{1.5f, -2.0f, 3.25f, 0.0f, 7.0f, -0.5f};
+  const std::vector<uint16_t> f16 = f16_bits({1.0f, 2.0f, -3.0f, 0.5f});
+  const std::vector<uint16_t> bf16{0x3f80, 0xc000, 0x4040, 0x0000};
+  const std::vector<int64_t> i64{1, -2, 1LL << 40};
+  SafetensorsWriter w;
+  w.f32("a.weight", {2, 3}, f32).add("b", "F16", {4}, as_bytes(f16)).add("c", "BF16", {2, 2}, as_bytes(bf16));
+  w.add("ids", "I64", {3}, as_bytes(i64)).add("empty", "F32", {0, 5}, "");
+  w.header["__metadata__"] = {{"format", "pt"}, {"note", "unit test"}};
+  const std::string path = dir.str("model.safetensors");
+  w.write(path);
+
+  SafetensorsFile f(path);
+  EXPECT_EQ(f.path(), path);
+  EXPECT_EQ(f.metadata(), (std::map<std::string, std::string>{{"format", "pt"}, {"note", "unit test"}}));
+  ASSERT_EQ(f.tensors().size(), 5u);
+  auto check = [&](const std::string& name, DataType dt, std::vector<int64_t> shape, const std::string& bytes) {
+    SCOPED_TRACE(name);
+    const TensorView& t = f.tensors().at(name);
+    EXPECT_EQ(t.name, name);
+    EXPECT_EQ(t.dtype, dt);
+    EXPECT_EQ(t.shape, shape);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(t.data.data()), t.data.size()), bytes);
+    EXPECT_EQ(*t.file, path);
+  };
+  check("a.weight", DataType::FLOAT, {2, 3}, as_bytes(f32));
+  check("b", DataType::FLOAT16, {4}, as_bytes(f16));
+  check("c", DataType::BFLOAT16, {2, 2}, as_bytes(bf16));
+  check("ids", DataType::INT64, {3}, as_bytes(i64));
+  check("empty", DataType::FLOAT, {0, 5}, "");
+}
+
+// A file with `header` as its JSON header and a data buffer of `data_size` bytes.
+std::string write_raw(const test::TempDir& dir, const std::string& header, size_t data_size) {
+  const std::string path = dir.str("bad.safetensors");
+  test::write_file(path, test::safetensors_bytes(header, std::string(data_size, '\x01')));
+  return path;
+}
+
+json entry(const std::string& dtype, std::vector<int64_t> shape, uint64_t begin, uint64_t end) {
+  return {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {begin, end}}};
+}
+
+TEST(Safetensors, MalformedFilesNameFileAndTensor) {
+  test::TempDir dir;
+  const std::string path = dir.str("bad.safetensors");
+  auto open = [&] { SafetensorsFile f(path); };
+
+  test::write_file(path, "abc");
+  expect_error(open, {path, "truncated: 3 bytes"});
+
+  test::write_file(path, std::string("\xe8\x03\0\0\0\0\0\0{}", 10));  // header length 1000, 2 bytes follow
+  expect_error(open, {path, "header length 1000 runs past the end of the file (10 bytes)"});
+
+  write_raw(dir, "{\"a\": {\"dtype\": ", 0);
+  expect_error(open, {path, "invalid JSON header"});
+
+  write_raw(dir, "[1, 2]", 0);
+  expect_error(open, {path, "header is not a JSON object"});
+
+  write_raw(dir, json{{"w", entry("F8_E4M3", {4}, 0, 4)}}.dump(), 4);
+  expect_error(open, {path, "tensor 'w'", "unknown dtype 'F8_E4M3'"});
+
+  write_raw(dir, json{{"w", entry("F32", {2, -1}, 0, 8)}}.dump(), 8);
+  expect_error(open, {path, "tensor 'w'", "non-negative"});
+
+  write_raw(dir, json{{"a", entry("F32", {2}, 0, 8)}, {"b", entry("F32", {2}, 4, 12)}}.dump(), 12);
+  expect_error(open, {path, "tensor 'b' overlaps tensor 'a'"});
+
+  write_raw(dir, json{{"a", entry("F32", {2}, 0, 8)}, {"b", entry("F32", {2}, 12, 20)}}.dump(), 20);
+  expect_error(open, {path, "gap in data buffer before tensor 'b'"});
+
+  write_raw(dir, json{{"a", entry("F32", {4}, 0, 16)}}.dump(), 8);
+  expect_error(open, {path, "tensor 'a'", "out of range", "8 bytes"});
+
+  write_raw(dir, json{{"a", entry("F32", {2}, 8, 0)}}.dump(), 8);
+  expect_error(open, {path, "tensor 'a'", "begin 8 > end 0"});
+
+  write_raw(dir, json{{"a", entry("F32", {3}, 0, 8)}}.dump(), 8);
+  expect_error(open, {path, "tensor 'a'", "8 bytes for 3 elements of F32"});
+
+  write_raw(dir, json{{"a", entry("F32", {2}, 0, 8)}}.dump(), 12);
+  expect_error(open, {path, "data buffer has 12 bytes but tensors cover 8"});
+
+  expect_error([&] { SafetensorsFile f(dir.str("absent.safetensors")); }, {dir.str("absent.safetensors"), "cannot open"});
+}
+
+struct CheckpointTest : ::testing::Test {
+  test::TempDir dir;
+  void shard(const std::string& file, const std::vector<std::string>& names) {
+    SafetensorsWriter w;
+    for (const auto& n : names) w.f32(n, {2}, {1.0f, 2.0f});
+    w.write(dir.path / file);
+  }
+  void index(const json& weight_map) {
+    test::write_file(dir.path / "model.safetensors.index.json",
+                     json{{"metadata", {{"total_size", 24}}}, {"weight_map", weight_map}}.dump());
+  }
+};
+
+TEST_F(CheckpointTest, ShardedIndex) {
+  shard("model-00001-of-00002.safetensors", {"a", "b"});
+  shard("model-00002-of-00002.safetensors", {"c"});
+  shard("stray.safetensors", {"a"});  // not in the index: ignored
+  index({{"a", "model-00001-of-00002.safetensors"}, {"b", "model-00001-of-00002.safetensors"},
+         {"c", "model-00002-of-00002.safetensors"}});
+  Checkpoint c = Checkpoint::open(dir.str());
+  EXPECT_EQ(c.files().size(), 2u);
+  EXPECT_EQ(c.names(), (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_NE(c.find("c"), nullptr);
+  EXPECT_EQ(*c.find("c")->file, dir.str("model-00002-of-00002.safetensors"));
+  EXPECT_EQ(*c.find("a")->file, dir.str("model-00001-of-00002.safetensors"));
+  EXPECT_EQ(c.find("d"), nullptr);
+}
+
+TEST_F(CheckpointTest, IndexNamingAMissingFile) {
+  shard("model-00001-of-00002.safetensors", {"a"});
+  index({{"a", "model-00001-of-00002.safetensors"}, {"b", "model-00002-of-00002.safetensors"}});
+  expect_error([&] { Checkpoint::open(dir.str()); },
+               {dir.str("model.safetensors.index.json"), "weight_map['b']", "model-00002-of-00002.safetensors"});
+}
+
+TEST_F(CheckpointTest, MalformedIndexAndDuplicatesAndEmptyDir) {
+  expect_error([&] { Checkpoint::open(dir.str()); }, {dir.str(), "no *.safetensors files"});
+  test::write_file(dir.path / "model.safetensors.index.json", "{\"weight_map\": [");
+  expect_error([&] { Checkpoint::open(dir.str()); }, {"model.safetensors.index.json", "invalid JSON"});
+  test::write_file(dir.path / "model.safetensors.index.json", "{\"metadata\": {}}");
+  expect_error([&] { Checkpoint::open(dir.str()); }, {"model.safetensors.index.json", "'weight_map'"});
+  std::filesystem::remove(dir.path / "model.safetensors.index.json");
+  shard("x.safetensors", {"a", "b"});
+  shard("y.safetensors", {"b"});
+  expect_error([&] { Checkpoint::open(dir.str()); }, {dir.str("y.safetensors"), "tensor 'b'", dir.str("x.safetensors")});
+}
+
+// ---- convert_tensor ----
+
+const std::string kFile = "ckpt/model.safetensors";
+
+TensorView view(const std::string& bytes, DataType dt, std::vector<int64_t> shape) {
+  return {"t", dt, std::move(shape), {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, &kFile};
+}
+
+template <typename T>
+std::vector<T> convert(const TensorView& src, DataType dst, bool transpose) {
+  int64_t n = std::accumulate(src.shape.begin(), src.shape.end(), int64_t{1}, std::multiplies<>());
+  std::vector<T> out(static_cast<size_t>(n));
+  convert_tensor(src, dst, transpose, {reinterpret_cast<uint8_t*>(out.data()), out.size() * sizeof(T)});
+  return out;
+}
+
+// Floats around the f16 and bf16 rounding decisions: ties, overflow, subnormals, signed zero.
+std::vector<float> tricky_floats() {
+  std::vector<float> v{0.0f, -0.0f, 1.0f, 0.1f, -3.7f, 65504.0f, 65519.0f, 65520.0f, 1e6f, -1e6f, 3.0e38f,
+                       1e-8f, -1e-8f, 3e-5f, 6.1e-5f};
+  for (int k : {-11, -10, -9, -8}) {  // 1 + 2^k and 1 + 3 * 2^k: ties at both formats' precisions
+    v.push_back(1.0f + std::ldexp(1.0f, k));
+    v.push_back(1.0f + 3 * std::ldexp(1.0f, k));
+  }
+  for (int e = -26; e <= -13; ++e) v.push_back(std::ldexp(1.5f, e));  // f16 subnormal range
+  return v;
+}
+
+TEST(Convert, F32ToF16AndBf16RoundToNearestEven) {
+  const std::vector<float> x = tricky_floats();
+  const std::string bytes = as_bytes(x);
+  const TensorView src = view(bytes, DataType::FLOAT, {static_cast<int64_t>(x.size())});
+  std::vector<uint16_t> h = convert<uint16_t>(src, DataType::FLOAT16, false);
+  std::vector<uint16_t> b = convert<uint16_t>(src, DataType::BFLOAT16, false);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(f16_to_f32(h[i]), test::round_f16(x[i])) << x[i];
+    EXPECT_EQ(std::signbit(f16_to_f32(h[i])), std::signbit(x[i])) << x[i];
+    EXPECT_EQ(bf16_to_f32(b[i]), test::round_bf16(x[i])) << x[i];
+  }
+}
+
+TEST(Convert, F16AndBf16ToF32AreExact) {
+  std::vector<uint16_t> all(65536);
+  std::iota(all.begin(), all.end(), 0);
+  const std::string bytes = as_bytes(all);
+  std::vector<float> from_f16 = convert<float>(view(bytes, DataType::FLOAT16, {65536}), DataType::FLOAT, false);
+  std::vector<float> from_bf16 = convert<float>(view(bytes, DataType::BFLOAT16, {256, 256}), DataType::FLOAT, false);
+  for (uint32_t i = 0; i < 65536; ++i) {
+    EXPECT_EQ(f32_bits(from_f16[i]), f32_bits(f16_to_f32(static_cast<uint16_t>(i)))) << i;
+    EXPECT_EQ(f32_bits(from_bf16[i]), i << 16) << i;
+  }
+  const std::vector<double> d{0.1, -1e300, 1e-300, 3.5};
+  const std::string dbytes = as_bytes(d);
+  std::vector<float> f = convert<float>(view(dbytes, DataType::DOUBLE, {4}), DataType::FLOAT, false);
+  for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(f[i], static_cast<float>(d[i]));
+}
+
+// [rows, cols] -> [cols, rows], across the 64-element cache blocks.
+TEST(Convert, Transpose) {
+  const int64_t rows = 70, cols = 130;
+  const std::vector<float> x = test::iota_f32(rows * cols, -100.0f, 0.37f);
+  const std::string bytes = as_bytes(x);
+  const TensorView src = view(bytes, DataType::FLOAT, {rows, cols});
+  std::vector<float> same = convert<float>(src, DataType::FLOAT, true);
+  std::vector<uint16_t> half = convert<uint16_t>(src, DataType::FLOAT16, true);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      EXPECT_EQ(same[c * rows + r], x[r * cols + c]);
+      EXPECT_EQ(f16_to_f32(half[c * rows + r]), test::round_f16(x[r * cols + c]));
+    }
+  const std::vector<int64_t> ids{1, 2, 3, 4, 5, 6};
+  const std::string ibytes = as_bytes(ids);
+  EXPECT_EQ(convert<int64_t>(view(ibytes, DataType::INT64, {2, 3}), DataType::INT64, true),
+            (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(Convert, UnsupportedConversionNamesFileAndTensor) {
+  const std::vector<int64_t> ids{1, 2};
+  const std::string bytes = as_bytes(ids);
+  expect_error([&] { convert<float>(view(bytes, DataType::INT64, {2}), DataType::FLOAT, false); },
+               {kFile, "tensor 't'", "cannot convert INT64 to FLOAT"});
+  const std::vector<float> x{1.0f, 2.0f};
+  const std::string fbytes = as_bytes(x);
+  expect_error([&] { convert<double>(view(fbytes, DataType::FLOAT, {2}), DataType::DOUBLE, false); },
+               {kFile, "tensor 't'", "cannot convert FLOAT to DOUBLE"});
+}
+
+// ---- WeightPlan ----
+
+struct PlanTest : ::testing::Test {
+  test::TempDir dir;
+  Model model;
+  GraphBuilder b{model.graph};
+  const std::vector<float> up = test::iota_f32(6 * 4);
+  const std::vector<float> norm{1.0f, 2.0f, 3.0f, 4.0f};
+
+  void SetUp() override {
+    b.weight("model.layers.0.mlp.up_proj.weight", DataType::FLOAT16, {4, 6}, {"model.layers.0.mlp.up_proj.weight", true});
+    b.weight("model.norm.weight", DataType::FLOAT, {4}, {"model.norm.weight", false});
+    b.constant_f32({1.0f}, {});  // constants are not bound
+  }
+  Checkpoint write(SafetensorsWriter w) {
+    w.write(dir.path / "model.safetensors");
+    return Checkpoint::open(dir.str());
+  }
+  SafetensorsWriter good() {
+    SafetensorsWriter w;
+    w.f32("model.layers.0.mlp.up_proj.weight", {6, 4}, up).f32("model.norm.weight", {4}, norm);
+    return w;
+  }
+};
+
+TEST_F(PlanTest, BindsEveryWeightAndListsUnused) {
+  Checkpoint c = write(good().f32("extra.bias", {1}, {0.0f}).f32("a.rotary_emb.inv_freq", {1}, {0.0f}));
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  ASSERT_EQ(plan.bindings().size(), 2u);
+  EXPECT_EQ(plan.unused(), (std::vector<std::string>{"a.rotary_emb.inv_freq", "extra.bias"}));
+  const WeightBinding& up_b = plan.bindings()[0];
+  EXPECT_EQ(up_b.init->value->name, "model.layers.0.mlp.up_proj.weight");
+  EXPECT_EQ(up_b.source, c.find("model.layers.0.mlp.up_proj.weight"));
+  std::vector<uint16_t> out(24);
+  up_b.produce({reinterpret_cast<uint8_t*>(out.data()), 48});
+  for (int o = 0; o < 6; ++o)
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(f16_to_f32(out[i * 6 + o]), test::round_f16(up[o * 4 + i]));
+}
+
+TEST_F(PlanTest, MissingTensorNamesKeyAndNearestKeys) {
+  SafetensorsWriter w;
+  w.f32("model.layers.0.mlp.up_proj.weights", {6, 4}, up).f32("model.norm.weight", {4}, norm);
+  w.f32("lm_head.weight", {1}, {0.0f});
+  Checkpoint c = write(w);
+  expect_error([&] { WeightPlan::bind(model.graph, c); },
+               {"missing tensor 'model.layers.0.mlp.up_proj.weight'", "nearest: model.layers.0.mlp.up_proj.weights "});
+}
+
+TEST_F(PlanTest, ShapeAndDtypeMismatch) {
+  SafetensorsWriter w;
+  w.f32("model.layers.0.mlp.up_proj.weight", {4, 6}, up).f32("model.norm.weight", {4}, norm);
+  Checkpoint c = write(w);
+  expect_error([&] { WeightPlan::bind(model.graph, c); },
+               {dir.str("model.safetensors"), "tensor 'model.layers.0.mlp.up_proj.weight' has shape [4, 6], expected [6, 4]"});
+  SafetensorsWriter v = good();
+  v.header.clear();
+  v.data.clear();
+  v.f32("model.layers.0.mlp.up_proj.weight", {6, 4}, up).add("model.norm.weight", "I64", {4}, std::string(32, '\0'));
+  Checkpoint d = write(v);
+  expect_error([&] { WeightPlan::bind(model.graph, d); },
+               {dir.str("model.safetensors"), "tensor 'model.norm.weight' has dtype INT64, expected a float tensor"});
+}
+
+TEST(NearestNames, ByEditDistanceThenName) {
+  const std::vector<std::string> c{"xyz", "abd", "b", "abcd", "ab"};
+  // Distances to "abc": abd 1, abcd 1, ab 1, b 2, xyz 3.
+  EXPECT_EQ(nearest_names("abc", c), (std::vector<std::string>{"ab", "abcd", "abd"}));
+  EXPECT_EQ(nearest_names("abc", c, 4), (std::vector<std::string>{"ab", "abcd", "abd", "b"}));
+  EXPECT_EQ(nearest_names("abc", c, 10).size(), 5u);
+  EXPECT_TRUE(nearest_names("abc", {}).empty());
+}
+
+}  // namespace
+}  // namespace mobius
