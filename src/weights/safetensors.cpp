@@ -93,9 +93,14 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     uint64_t count = 1;
     for (auto& d : info["shape"]) {
       if (!d.is_number_unsigned()) tfail("shape entries must be non-negative integers");
-      shape.push_back(d.get<int64_t>());
-      count *= d.get<uint64_t>();
+      const uint64_t dim = d.get<uint64_t>();
+      if (dim > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(count, dim, &count))
+        tfail("shape is too large (element count overflows 64 bits)");
+      shape.push_back(static_cast<int64_t>(dim));
     }
+    uint64_t nbytes = 0;
+    if (__builtin_mul_overflow(count, dtype_size(dt), &nbytes))
+      tfail("shape is too large (byte size overflows 64 bits)");
     auto& off = info["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
         !off[1].is_number_unsigned())
@@ -106,7 +111,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
       tfail("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
             "] out of range: data buffer has " + std::to_string(data_size) +
             " bytes (file truncated?)");
-    if (end - begin != count * dtype_size(dt))
+    if (end - begin != nbytes)
       tfail(std::to_string(end - begin) + " bytes for " + std::to_string(count) + " elements of " +
             ds);
     tensors_[name] = TensorView{name, dt, shape, {data + begin, end - begin}, &file_.path()};

@@ -35,7 +35,7 @@ TEST(Safetensors, ReadsValidFile) {
   w.add("ids", "I64", {3}, as_bytes(i64)).add("empty", "F32", {0, 5}, "");
   w.header["__metadata__"] = {{"format", "pt"}, {"note", "unit test"}};
   const std::string path = dir.str("model.safetensors");
-  w.write(path);
+  test::write_file(path, test::safetensors_bytes(w.header.dump() + "    ", w.data));  // padded header
 
   SafetensorsFile f(path);
   EXPECT_EQ(f.path(), path);
@@ -105,6 +105,10 @@ TEST(Safetensors, MalformedFilesNameFileAndTensor) {
 
   write_raw(dir, json{{"a", entry("F32", {3}, 0, 8)}}.dump(), 8);
   expect_error(open, {path, "tensor 'a'", "8 bytes for 3 elements of F32"});
+
+  // 2^62 * 4 elements wrap a 64-bit count to 0, matching an empty byte range.
+  write_raw(dir, json{{"a", entry("F32", {int64_t{1} << 62, 4}, 0, 0)}}.dump(), 0);
+  expect_error(open, {path, "tensor 'a'", "too large"});
 
   write_raw(dir, json{{"a", entry("F32", {2}, 0, 8)}}.dump(), 12);
   expect_error(open, {path, "data buffer has 12 bytes but tensors cover 8"});
