@@ -2,6 +2,7 @@
 // (IEEE 754-2008; bfloat16 as the upper half of binary32).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -62,5 +63,17 @@ inline uint16_t f32_to_f16(float f) {
   r += 0xfffu + ((r >> 13) & 1u);
   return sign | static_cast<uint16_t>(r >> 13);
 }
+
+// float64 -> binary16 / bfloat16 rounded once to nearest-even. Narrowing to float32 first would
+// round twice (1 + 2^-11 + 2^-40 becomes the tie 1 + 2^-11, then 1.0 instead of 1 + 2^-10), so
+// the float32 step rounds to odd: with float32's 13 (resp. 16) extra significand bits the second
+// rounding is then correct (Boldo & Melquiond, "When double rounding is odd", 2005).
+inline float f64_to_f32_round_to_odd(double d) {
+  const float f = static_cast<float>(d);
+  if (std::isnan(d) || std::isinf(f) || static_cast<double>(f) == d || (f32_bits(f) & 1u)) return f;
+  return std::nextafter(f, static_cast<double>(f) > d ? -INFINITY : INFINITY);
+}
+inline uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_round_to_odd(d)); }
+inline uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_round_to_odd(d)); }
 
 }  // namespace mobius

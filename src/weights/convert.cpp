@@ -9,24 +9,28 @@ namespace mobius {
 namespace {
 
 template <DataType T> struct Elem;
+// load() widens to float (double for DOUBLE); store() rounds once from either.
 template <> struct Elem<DataType::FLOAT> {
   using type = float;
   static float load(float x) { return x; }
   static float store(float x) { return x; }
+  static float store(double x) { return static_cast<float>(x); }
 };
 template <> struct Elem<DataType::DOUBLE> {
   using type = double;
-  static float load(double x) { return static_cast<float>(x); }
+  static double load(double x) { return x; }
 };
 template <> struct Elem<DataType::FLOAT16> {
   using type = uint16_t;
   static float load(uint16_t x) { return f16_to_f32(x); }
   static uint16_t store(float x) { return f32_to_f16(x); }
+  static uint16_t store(double x) { return f64_to_f16(x); }
 };
 template <> struct Elem<DataType::BFLOAT16> {
   using type = uint16_t;
   static float load(uint16_t x) { return bf16_to_f32(x); }
   static uint16_t store(float x) { return f32_to_bf16(x); }
+  static uint16_t store(double x) { return f64_to_bf16(x); }
 };
 
 template <DataType S, DataType D>

@@ -126,6 +126,27 @@ TEST(Float16, F32ToF16OverflowUnderflowAndNaN) {
   });
 }
 
+// float64 inputs a relative 2^-40 either side of every f16 / bf16 decision point round once.
+TEST(Float16, F64ToF16AndBf16RoundOnceNearEveryTie) {
+  const double eps = std::ldexp(1.0, -40);
+  for (float x : f16_boundaries())
+    for (double d : {static_cast<double>(x), x * (1 + eps), x * (1 - eps)})
+      EXPECT_TRUE(same(f16_to_f32(f64_to_f16(d)), round_f16(d))) << d;
+  for (uint32_t hi = 0; hi <= 0xffff; ++hi) {
+    const float x = bits_f32(hi << 16 | 0x8000u);  // a bf16 tie (or a NaN)
+    for (double d : {static_cast<double>(x), x * (1 + eps), x * (1 - eps)}) {
+      if (std::isnan(d)) {
+        EXPECT_TRUE(is_bf16_nan(f64_to_bf16(d)));
+      } else {
+        EXPECT_TRUE(same(bf16_to_f32(f64_to_bf16(d)), round_bf16(d))) << d;
+      }
+    }
+  }
+  EXPECT_TRUE(is_f16_nan(f64_to_f16(NAN)));
+  EXPECT_TRUE(same(f16_to_f32(f64_to_f16(1e300)), INFINITY));
+  EXPECT_TRUE(same(f16_to_f32(f64_to_f16(-1e-300)), -0.0));
+}
+
 TEST(Float16, Bf16ToF32ExactForAll65536Patterns) {
   for (uint32_t h = 0; h <= 0xffff; ++h)
     EXPECT_TRUE(same(bf16_to_f32(static_cast<uint16_t>(h)), decode_bf16(static_cast<uint16_t>(h)))) << h;

@@ -204,6 +204,29 @@ TEST(Convert, F32ToF16AndBf16RoundToNearestEven) {
   }
 }
 
+// F64 sources round once, straight to the target (no double rounding through float32):
+// 1 + 2^-11 + 2^-40 lies just above an f16 tie but rounds to the tie itself in float32.
+TEST(Convert, F64ToF16AndBf16RoundOnce) {
+  std::vector<double> x;
+  for (int k : {-11, -8}) {
+    for (double tail : {std::ldexp(1.0, -40), -std::ldexp(1.0, -40), 0.0}) {
+      x.push_back(1 + std::ldexp(1.0, k) + tail);
+      x.push_back(-(1 + 3 * std::ldexp(1.0, k) + tail));
+    }
+  }
+  x.push_back(65520.0 - std::ldexp(1.0, -30));  // just below f16 overflow
+  x.push_back(std::ldexp(1.0, -25) + std::ldexp(1.0, -60));  // just above half the least subnormal
+  x.push_back(1e300);
+  const std::string bytes = as_bytes(x);
+  const TensorView src = view(bytes, DataType::DOUBLE, {static_cast<int64_t>(x.size())});
+  std::vector<uint16_t> h = convert<uint16_t>(src, DataType::FLOAT16, false);
+  std::vector<uint16_t> b = convert<uint16_t>(src, DataType::BFLOAT16, false);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(f16_to_f32(h[i]), test::round_f16(x[i])) << x[i];
+    EXPECT_EQ(bf16_to_f32(b[i]), test::round_bf16(x[i])) << x[i];
+  }
+}
+
 TEST(Convert, F16AndBf16ToF32AreExact) {
   std::vector<uint16_t> all(65536);
   std::iota(all.begin(), all.end(), 0);
