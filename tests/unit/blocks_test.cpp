@@ -157,6 +157,7 @@ TEST_F(BlockTest, GatedMLPWithBiasAndTanhGelu) {
 }
 
 struct AttentionCase {
+  const char* name;
   bool qkv_bias, o_bias, qk_norm;
   int64_t heads, kv_heads;
 };
@@ -214,11 +215,12 @@ TEST_P(AttentionTest, ParametersOpsAndDtypes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Blocks, AttentionTest,
-                         ::testing::Values(AttentionCase{false, false, false, 4, 4},   // MHA
-                                           AttentionCase{false, false, false, 4, 2},   // GQA
-                                           AttentionCase{false, false, false, 4, 1},   // MQA
-                                           AttentionCase{true, false, false, 4, 2},    // qwen2
-                                           AttentionCase{true, true, true, 4, 2}));    // qwen3 + bias
+                         ::testing::Values(AttentionCase{"MHA", false, false, false, 4, 4},
+                                           AttentionCase{"GQA", false, false, false, 4, 2},
+                                           AttentionCase{"MQA", false, false, false, 4, 1},
+                                           AttentionCase{"Qwen2Bias", true, false, false, 4, 2},
+                                           AttentionCase{"QkNormAllBias", true, true, true, 4, 2}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(BlockTest, PartialRotaryPassesRotaryDim) {
   Value* x = b.input("q", DataType::FLOAT, {1, 2, 3, 16});
