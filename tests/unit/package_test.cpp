@@ -42,6 +42,11 @@ struct PackageTest : ::testing::Test {
     for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
     return out;
   }
+  static WriteOptions forced() {
+    WriteOptions o;
+    o.force = true;
+    return o;
+  }
   void keep_existing() {
     fs::create_directories(out);
     test::write_file(out / "keep.txt", "precious");
@@ -123,9 +128,23 @@ TEST_F(PackageTest, RefusesNonEmptyOutputWithoutForce) {
 TEST_F(PackageTest, ForceReplacesTheOutput) {
   build(DataType::FLOAT, DataType::FLOAT);
   keep_existing();
-  write_package(out.string(), model, nullptr, {.force = true});
+  write_package(out.string(), model, nullptr, forced());
   EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
   EXPECT_EQ(entries(root.path), std::set<std::string>{"out"});  // the old tree is gone too
+}
+
+TEST_F(PackageTest, ExtraFilesGoIntoThePackageAtomically) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  WriteOptions o;
+  o.extra_files = [](const std::string& dir) { test::write_file(fs::path(dir) / "genai_config.json", "{}"); };
+  write_package(out.string() + "/", model, nullptr, o);  // a trailing slash names the same directory
+  EXPECT_EQ(entries(out), (std::set<std::string>{"genai_config.json", "model.onnx", "model.onnx.data"}));
+  EXPECT_EQ(entries(root.path), std::set<std::string>{"out"});
+
+  fs::remove_all(out);
+  o.extra_files = [](const std::string& dir) { throw Error(dir + "/tokenizer.json: cannot copy"); };
+  expect_error([&] { write_package(out.string(), model, nullptr, o); }, {"tokenizer.json: cannot copy"});
+  EXPECT_TRUE(entries(root.path).empty());
 }
 
 // A DOUBLE initializer binds to a float tensor but the conversion to DOUBLE throws mid-write.
@@ -138,7 +157,7 @@ TEST_F(PackageTest, FailingWeightLeavesNothingBehind) {
   EXPECT_EQ(entries(root.path), std::set<std::string>{"ckpt"});
 
   keep_existing();  // with --force an existing output stays as it was
-  expect_error([&] { write_package(out.string(), model, &plan, {.force = true}); }, {where});
+  expect_error([&] { write_package(out.string(), model, &plan, forced()); }, {where});
   expect_existing_untouched();
   EXPECT_EQ(entries(root.path), (std::set<std::string>{"ckpt", "out"}));
 }

@@ -243,7 +243,7 @@ TEST(Convert, F16AndBf16ToF32AreExact) {
   for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(f[i], static_cast<float>(d[i]));
 }
 
-// [rows, cols] -> [cols, rows], across the 64-element cache blocks.
+// [rows, cols] -> [cols, rows], across the 64-element cache blocks; [..., rows, cols] per matrix.
 TEST(Convert, Transpose) {
   const int64_t rows = 70, cols = 130;
   const std::vector<float> x = test::iota_f32(rows * cols, -100.0f, 0.37f);
@@ -256,6 +256,13 @@ TEST(Convert, Transpose) {
       EXPECT_EQ(same[c * rows + r], x[r * cols + c]);
       EXPECT_EQ(f16_to_f32(half[c * rows + r]), test::round_f16(x[r * cols + c]));
     }
+  // A batch of matrices (stacked experts): the last two axes swap, per matrix.
+  const std::vector<float> batched = test::iota_f32(2 * 3 * 4);
+  const std::string bbytes = as_bytes(batched);
+  std::vector<uint16_t> bt = convert<uint16_t>(view(bbytes, DataType::FLOAT, {2, 3, 4}), DataType::BFLOAT16, true);
+  for (int e = 0; e < 2; ++e)
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c) EXPECT_EQ(bf16_to_f32(bt[e * 12 + c * 3 + r]), test::round_bf16(batched[e * 12 + r * 4 + c]));
   const std::vector<int64_t> ids{1, 2, 3, 4, 5, 6};
   const std::string ibytes = as_bytes(ids);
   EXPECT_EQ(convert<int64_t>(view(ibytes, DataType::INT64, {2, 3}), DataType::INT64, true),
