@@ -156,6 +156,16 @@ TEST_F(BlockTest, GatedMLPWithBiasAndTanhGelu) {
   test::expect_error([&] { activation(op, "swiglu_oai", x); }, {"hidden_act", "swiglu_oai"});
 }
 
+AttentionOptions attention_options(int64_t hidden, int64_t heads, int64_t kv_heads, int64_t head_dim, DataType dtype) {
+  AttentionOptions o;
+  o.hidden_size = hidden;
+  o.num_attention_heads = heads;
+  o.num_key_value_heads = kv_heads;
+  o.head_dim = head_dim;
+  o.dtype = dtype;
+  return o;
+}
+
 struct AttentionCase {
   const char* name;
   bool qkv_bias, o_bias, qk_norm;
@@ -167,9 +177,10 @@ class AttentionTest : public BlockTest, public ::testing::WithParamInterface<Att
 TEST_P(AttentionTest, ParametersOpsAndDtypes) {
   const AttentionCase c = GetParam();
   const int64_t hidden = 32, head_dim = 16;  // head_dim * heads != hidden: head_dim is explicit
-  AttentionOptions o{.hidden_size = hidden, .num_attention_heads = c.heads, .num_key_value_heads = c.kv_heads,
-                     .head_dim = head_dim, .qkv_bias = c.qkv_bias, .o_bias = c.o_bias, .qk_norm = c.qk_norm,
-                     .scale = {}, .dtype = DataType::FLOAT16};
+  AttentionOptions o = attention_options(hidden, c.heads, c.kv_heads, head_dim, DataType::FLOAT16);
+  o.qkv_bias = c.qkv_bias;
+  o.o_bias = c.o_bias;
+  o.qk_norm = c.qk_norm;
   Attention attn(o);
   attn.set_name("self_attn", "model.layers.0");
   const std::string q = std::to_string(c.heads * head_dim), kv = std::to_string(c.kv_heads * head_dim);
@@ -234,8 +245,7 @@ DecoderSpec tiny_spec(DataType dtype = DataType::FLOAT) {
   s.hidden_size = 32;
   s.num_hidden_layers = 2;
   s.layer_types = {"full_attention", "full_attention"};
-  s.attention = {.hidden_size = 32, .num_attention_heads = 4, .num_key_value_heads = 2, .head_dim = 8,
-                 .scale = {}, .dtype = dtype};
+  s.attention = attention_options(32, 4, 2, 8, dtype);
   s.mlp = {.hidden_size = 32, .intermediate_size = 48, .dtype = dtype};
   s.rope.head_dim = 8;
   s.rope.max_position_embeddings = 128;

@@ -84,17 +84,24 @@ TEST_F(BuilderTest, NodeNamesFollowScopes) {
 
 TEST_F(BuilderTest, MultiOutputNodeNamesEachOutput) {
   Value* q = b.input("q", DataType::FLOAT16, {1, 2, 3, 4});
-  AttentionOutputs a = op.Attention(q, q, q, nullptr, nullptr, nullptr, {.scale = 0.5f});
+  Value* past = b.input("past", DataType::FLOAT16, {1, 2, "past", 4});
+  AttentionOutputs a = op.Attention(q, q, q, nullptr, past, past, {.scale = 0.5f});
   EXPECT_EQ(a.y->name, "Attention_0/output_0");
   EXPECT_EQ(a.present_key->name, "Attention_0/output_1");
   EXPECT_EQ(a.present_value->name, "Attention_0/output_2");
   EXPECT_EQ(a.y->dtype, DataType::FLOAT16);
   const Node& n = producer(a.y);
   ASSERT_EQ(n.inputs.size(), 6u);
-  EXPECT_EQ(n.inputs[3], nullptr);
+  EXPECT_EQ(n.inputs[3], nullptr);  // omitted optional input
   ASSERT_EQ(n.attributes.size(), 2u);  // is_causal, scale; softcap 0 is omitted
   EXPECT_EQ(n.attributes[1].name, "scale");
   EXPECT_EQ(std::get<float>(n.attributes[1].value), 0.5f);
+  // Without a cache: no cache inputs, one output.
+  AttentionOutputs c = op.Attention(q, q, q, nullptr, nullptr, nullptr);
+  EXPECT_EQ(c.y->name, "Attention_1/output_0");
+  EXPECT_EQ(c.present_key, nullptr);
+  EXPECT_EQ(producer(c.y).inputs.size(), 4u);
+  EXPECT_EQ(producer(c.y).outputs.size(), 1u);
 }
 
 // A scalar operand becomes a rank-0 constant of the tensor operand's dtype, on either side.
