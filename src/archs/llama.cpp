@@ -5,6 +5,7 @@
 //   qwen2   q/k/v bias always, o_proj without; per-layer sliding via layer_types
 //   qwen3   per-head q/k RMSNorm, attention_bias (q/k/v/o); per-layer sliding via layer_types
 #include "archs/archs.h"
+#include "archs/layer_types.h"
 #include "blocks/activation.h"
 #include "blocks/decoder.h"
 #include "util/error.h"
@@ -18,7 +19,7 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
   s.vocab_size = c.get_int("vocab_size");
   s.hidden_size = c.get_int("hidden_size");
   s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.rms_norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-6));
+  s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-6));
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   const int64_t heads = c.get_int("num_attention_heads");
   if (heads <= 0 || s.hidden_size % heads != 0 && !c.has("head_dim"))
@@ -31,7 +32,7 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
     c.fail("num_key_value_heads", "must divide num_attention_heads");
   a.head_dim = c.int_or("head_dim", s.hidden_size / heads);
   a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
-  a.norm_eps = s.rms_norm_eps;
+  a.norm_eps = s.norm_eps;
   a.dtype = dtype;
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), c.string_or("hidden_act", "silu"),
            c.bool_or("mlp_bias", false), dtype};
@@ -44,16 +45,7 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
 
 // Per-layer attention types from `layer_types` (qwen2, qwen3), with their sliding_window.
 void read_layer_types(const HfConfig& c, DecoderSpec& s) {
-  if (!c.has("layer_types")) return;
-  const auto& types = c.json()["layer_types"];
-  if (!types.is_array() || types.size() != static_cast<size_t>(s.num_hidden_layers))
-    c.fail("layer_types", "expected a list of num_hidden_layers strings");
-  for (size_t i = 0; i < types.size(); ++i) {
-    std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
-    if (t != "full_attention" && t != "sliding_attention")
-      c.fail("layer_types", "unsupported layer type '" + t + "'");
-    s.layer_types[i] = t;
-  }
+  s.layer_types = mobius::read_layer_types(c, s.num_hidden_layers, s.layer_types);
   for (const auto& t : s.layer_types)
     if (t == "sliding_attention") s.sliding_window = c.get_int("sliding_window");
 }
@@ -89,7 +81,7 @@ std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_qwen3(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
-  s.attention.qk_norm = true;
+  s.attention.qk_norm = QKNorm{};  // RMSNorm q_norm, k_norm
   read_layer_types(c, s);
   return make(s);
 }

@@ -3,40 +3,79 @@
 #include <cmath>
 #include <limits>
 
+#include "blocks/head_norm.h"
+#include "util/error.h"
 #include "util/float16.h"
 
 namespace mobius {
+
+namespace {
+
+std::unique_ptr<Norm> make_qk_norm(const QKNorm& n, int64_t heads, const AttentionOptions& o) {
+  if (n.layout == QKNormLayout::shared)
+    return make_norm({.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype, .bias = n.bias,
+                      .kind = n.kind});
+  MOBIUS_ASSERT(n.kind == NormKind::LayerNorm, "per-head q/k norms are LayerNorms");
+  return std::make_unique<PerHeadLayerNorm>(HeadNormOptions{
+      .num_heads = heads, .head_dim = o.head_dim, .eps = o.norm_eps, .bias = n.bias,
+      .norm_per_head = n.layout == QKNormLayout::norm_per_head, .dtype = o.dtype});
+}
+
+}  // namespace
 
 Attention::Attention(const AttentionOptions& o) : o_(o) {
   const int64_t q_dim = o.num_attention_heads * o.head_dim;
   const int64_t kv_dim = o.num_key_value_heads * o.head_dim;
   const AttentionNames& n = o.names;
-  q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
-  k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
-  v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+  if (o.fused_qkv) {
+    const FusedQKV& f = *o.fused_qkv;
+    MOBIUS_ASSERT(f.groups > 0 && q_dim % f.groups == 0 && kv_dim % f.groups == 0,
+                  "fused qkv groups must divide the q and kv widths");
+    qkv_proj = child<Linear>(f.name, LinearOptions{o.hidden_size, q_dim + 2 * kv_dim, o.qkv_bias, o.dtype});
+  } else {
+    q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
+    k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+    v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+  }
   o_proj = child<Linear>(n.o_proj, LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
   if (o.qk_norm) {
-    q_norm = child<RMSNorm>("q_norm", NormOptions{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype});
-    k_norm = child<RMSNorm>("k_norm", NormOptions{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype});
+    q_norm = adopt(o.qk_norm->q_name, make_qk_norm(*o.qk_norm, o.num_attention_heads, o));
+    k_norm = adopt(o.qk_norm->k_name, make_qk_norm(*o.qk_norm, o.num_key_value_heads, o));
   }
 }
 
-Value* Attention::split_heads(Ops& op, Value* x, int64_t heads, const RMSNorm* norm) const {
-  Value* y = op.Reshape(x, {0, 0, heads, o_.head_dim});
-  if (norm) y = norm->forward(op, y);
-  return op.Transpose(y, {.perm = {0, 2, 1, 3}});
+Attention::QKV Attention::project(Ops& op, Value* x) const {
+  const int64_t hq = o_.num_attention_heads, hkv = o_.num_key_value_heads, d = o_.head_dim;
+  auto heads = [&](Value* y, int64_t n) { return op.Reshape(y, {0, 0, n, d}); };
+  if (!qkv_proj)
+    return {heads(q_proj->forward(op, x), hq), heads(k_proj->forward(op, x), hkv),
+            heads(v_proj->forward(op, x), hkv)};
+  const FusedQKV& f = *o_.fused_qkv;
+  Value* grouped = op.Reshape(qkv_proj->forward(op, x), {0, 0, f.groups, -1});
+  std::vector<int64_t> sizes;
+  for (char c : f.order) sizes.push_back((c == 'q' ? hq : hkv) * d / f.groups);
+  std::vector<Value*> parts = op.Split(grouped, sizes, {.axis = -1});
+  QKV r{};
+  for (size_t i = 0; i < f.order.size(); ++i) {
+    const char c = f.order[i];
+    (c == 'q' ? r.q : c == 'k' ? r.k : r.v) = heads(parts[i], c == 'q' ? hq : hkv);
+  }
+  return r;
+}
+
+Value* Attention::to_heads(Ops& op, Value* x, const Norm* norm, const RopeTables* rope) const {
+  if (norm) x = norm->forward(op, x);
+  x = op.Transpose(x, {.perm = {0, 2, 1, 3}});
+  return rope && rope->cos ? apply_rope(op, x, *rope, o_.rope_interleaved) : x;
 }
 
 AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                    Value* past_key, Value* past_value) const {
   auto s = enter(op);
-  Value* q = split_heads(op, q_proj->forward(op, x), o_.num_attention_heads, q_norm);
-  Value* k = split_heads(op, k_proj->forward(op, x), o_.num_key_value_heads, k_norm);
-  Value* v = split_heads(op, v_proj->forward(op, x), o_.num_key_value_heads, nullptr);
-  if (ctx.rope.cos) {
-    q = apply_rope(op, q, ctx.rope);
-    k = apply_rope(op, k, ctx.rope);
-  }
+  QKV p = project(op, x);
+  Value* q = to_heads(op, p.q, q_norm, &ctx.rope);
+  Value* k = to_heads(op, p.k, k_norm, &ctx.rope);
+  Value* v = to_heads(op, p.v, nullptr, nullptr);
   float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
   AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});

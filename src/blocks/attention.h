@@ -1,11 +1,13 @@
 // Self-attention: MHA, GQA and MQA (num_key_value_heads <= num_attention_heads), explicit
-// head_dim, optional q/k/v/o bias, optional per-head q/k RMSNorm (Qwen3), optional RoPE, with a
-// KV cache (decoders) or without one (encoders).
+// head_dim, optional q/k/v/o bias, optional q/k normalization over head_dim, optional RoPE
+// (rotate-half or interleaved, on the first rotary_dim channels), with a KV cache (decoders) or
+// without one (encoders).
 // References: LlamaAttention / Qwen3Attention, and for encoders BertSelfAttention + the dense of
-// BertSelfOutput, in transformers/models/*/modeling_*.py.
-// Lowered to the ONNX Attention op (opset 23/24) with an additive float mask.
+// BertSelfOutput, in transformers/models/*/modeling_*.py; the options below name the models that
+// need them. Lowered to the ONNX Attention op (opset 23/24) with an additive float mask.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "blocks/linear.h"
@@ -20,7 +22,33 @@ struct AttentionNames {
   std::string q_proj = "q_proj";
   std::string k_proj = "k_proj";
   std::string v_proj = "v_proj";
-  std::string o_proj = "o_proj";
+  std::string o_proj = "o_proj";  // dense (Phi, GPT-NeoX, Persimmon), out_proj (GPT-J, CodeGen)
+};
+
+// One projection for q, k and v, split in the graph. Its output [..., q_dim + 2 * kv_dim] is
+// viewed as [..., groups, q_dim / groups + 2 * kv_dim / groups]; each group holds its share of the
+// three in `order`, and each part reshapes to [..., heads, head_dim]:
+//   groups 1, "qkv": [q | k | v] (Phi3Attention.qkv_proj)
+//   groups num_heads, "qkv": per-head [q, k, v] (GPTNeoXAttention / PersimmonAttention.query_key_value)
+//   groups mp_num 4, "qvk": CodeGenAttention.qkv_proj (transformers/models/codegen/modeling_codegen.py)
+struct FusedQKV {
+  std::string name = "qkv_proj";
+  int64_t groups = 1;
+  std::string order = "qkv";
+};
+
+enum class QKNormLayout {
+  shared,           // one norm over head_dim for every head (Qwen3 q_norm, Phi/Persimmon q_layernorm)
+  weight_per_head,  // one [heads, head_dim] weight (Cohere q_norm; LayerNorm without bias)
+  norm_per_head,    // one LayerNorm per head, q_layernorm.norms.{h} (StableLM)
+};
+
+// Normalization of q and k over head_dim, after the projection and before RoPE.
+struct QKNorm {
+  NormKind kind = NormKind::RMSNorm;
+  bool bias = false;  // LayerNorm only
+  QKNormLayout layout = QKNormLayout::shared;
+  std::string q_name = "q_norm", k_name = "k_norm";
 };
 
 struct AttentionOptions {
@@ -30,9 +58,11 @@ struct AttentionOptions {
   int64_t head_dim;
   bool qkv_bias = false;
   bool o_bias = false;
-  bool qk_norm = false;       // RMSNorm over head_dim on q and k, before RoPE
+  std::optional<QKNorm> qk_norm;
   float norm_eps = 1e-6f;
   std::optional<float> scale;  // default 1 / sqrt(head_dim)
+  std::optional<FusedQKV> fused_qkv;  // instead of names.q_proj, k_proj, v_proj
+  bool rope_interleaved = false;  // rotate pairs (2i, 2i+1) (GPT-J, CodeGen, GLM, Cohere)
   DataType dtype = DataType::FLOAT;
   AttentionNames names;
 };
@@ -40,7 +70,7 @@ struct AttentionOptions {
 // Per-graph inputs shared by all layers.
 struct AttentionContext {
   Value* mask;          // additive float mask [batch, 1, seq, total_seq]
-  RopeTables rope = {};  // cos == nullptr: no RoPE (absolute-position models)
+  RopeTables rope = {};  // cos == nullptr: no RoPE (absolute-position models, Cohere2 full layers)
 };
 
 struct AttentionResult {
@@ -57,12 +87,16 @@ class Attention : public Module {
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const;
 
-  Linear *q_proj, *k_proj, *v_proj, *o_proj;
-  RMSNorm *q_norm = nullptr, *k_norm = nullptr;
+  Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
+  Norm *q_norm = nullptr, *k_norm = nullptr;
 
  private:
-  // [batch, seq, heads * head_dim] -> [batch, heads, seq, head_dim], with the optional norm.
-  Value* split_heads(Ops& op, Value* x, int64_t heads, const RMSNorm* norm) const;
+  struct QKV {
+    Value *q, *k, *v;  // [batch, seq, heads, head_dim]
+  };
+  QKV project(Ops& op, Value* x) const;
+  // [batch, seq, heads, head_dim] -> [batch, heads, seq, head_dim], normalized and rotated.
+  Value* to_heads(Ops& op, Value* x, const Norm* norm, const RopeTables* rope) const;
   AttentionOptions o_;
 };
 

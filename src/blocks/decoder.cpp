@@ -1,37 +1,58 @@
 #include "blocks/decoder.h"
 
 #include <map>
+#include <optional>
+
+#include "util/error.h"
 
 namespace mobius {
 
-DecoderLayer::DecoderLayer(const DecoderSpec& s) {
-  NormOptions norm{.dim = s.hidden_size, .eps = s.rms_norm_eps, .dtype = s.dtype};
-  input_layernorm = child<RMSNorm>("input_layernorm", norm);
-  self_attn = child<Attention>("self_attn", s.attention);
-  post_attention_layernorm = child<RMSNorm>("post_attention_layernorm", norm);
-  mlp = child<GatedMLP>("mlp", s.mlp);
+NormOptions DecoderSpec::norm() const {
+  return {.dim = hidden_size, .eps = norm_eps, .dtype = dtype, .bias = norm_bias, .kind = norm_kind};
+}
+
+DecoderLayer::DecoderLayer(const DecoderSpec& s) : parallel_residual_(s.parallel_residual) {
+  const DecoderNames& n = s.names;
+  MOBIUS_ASSERT(!s.shared_layernorm || s.parallel_residual, "shared_layernorm needs parallel_residual");
+  input_layernorm = adopt(n.input_layernorm, make_norm(s.norm()));
+  self_attn = child<Attention>(n.self_attn, s.attention);
+  if (!s.shared_layernorm) post_attention_layernorm = adopt(n.post_attention_layernorm, make_norm(s.norm()));
+  if (s.post_norms) {
+    attn_output_norm = adopt(n.attn_output_norm, make_norm(s.norm()));
+    mlp_output_norm = adopt(n.mlp_output_norm, make_norm(s.norm()));
+  }
+  mlp = adopt(n.mlp, make_mlp(s.mlp));
 }
 
 AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                       Value* past_key, Value* past_value) const {
   auto s = enter(op);
-  AttentionResult a = self_attn->forward(op, input_layernorm->forward(op, x), ctx, past_key, past_value);
-  Value* h = op.Add(x, a.hidden);
-  a.hidden = op.Add(h, mlp->forward(op, post_attention_layernorm->forward(op, h)));
+  Value* attn_in = input_layernorm->forward(op, x);
+  AttentionResult a = self_attn->forward(op, attn_in, ctx, past_key, past_value);
+  Value* attn_out = attn_output_norm ? attn_output_norm->forward(op, a.hidden) : a.hidden;
+  Value* h = op.Add(x, attn_out);
+  // the MLP reads the layer input (parallel) or the attention block's output (sequential)
+  Value* mlp_in = post_attention_layernorm ? post_attention_layernorm->forward(op, parallel_residual_ ? x : h)
+                                           : attn_in;
+  Value* m = mlp->forward(op, mlp_in);
+  a.hidden = op.Add(h, mlp_output_norm ? mlp_output_norm->forward(op, m) : m);
   return a;
 }
 
 TextDecoder::TextDecoder(const DecoderSpec& s) {
-  embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.hidden_size, s.dtype);
+  embed_tokens = child<Embedding>(s.names.embed_tokens, s.vocab_size, s.hidden_size, s.dtype);
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
-    layers.push_back(child<DecoderLayer>("layers." + std::to_string(i), s));
-  norm = child<RMSNorm>("norm", NormOptions{.dim = s.hidden_size, .eps = s.rms_norm_eps, .dtype = s.dtype});
+    layers.push_back(child<DecoderLayer>(s.names.layers + "." + std::to_string(i), s));
+  norm = adopt(s.names.norm, make_norm(s.norm()));
 }
 
 DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
-  model = child<TextDecoder>("model", s);
-  if (!s.tie_word_embeddings)
-    lm_head = child<Linear>("lm_head", LinearOptions{s.hidden_size, s.vocab_size, false, s.dtype});
+  MOBIUS_ASSERT(s.layer_uses_rope.empty() || s.layer_uses_rope.size() == s.layer_types.size(),
+                "layer_uses_rope has one entry per layer");
+  model = child<TextDecoder>(s.names.model, s);
+  lm_head = child<LMHead>(s.names.lm_head,
+                          LMHeadOptions{s.hidden_size, s.vocab_size, s.lm_head_bias, s.dtype},
+                          s.tie_word_embeddings ? model->embed_tokens : nullptr);
 }
 
 CacheLayout DecoderCausalLM::cache_layout() const {
@@ -42,25 +63,28 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
   CausalLMOutputs out;
   Value* h;
   {
-    auto s = op.builder().scope("model");
+    auto s = op.builder().scope(spec_.names.model);
     h = model->embed_tokens->forward(op, in.input_ids);
-    RopeTables rope = rope_tables(op, spec_.rope, in.position_ids, spec_.dtype);
-    std::map<std::string, AttentionContext> ctx;  // one mask per layer type in use
-    for (const std::string& type : spec_.layer_types) {
-      if (ctx.count(type)) continue;
-      int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
-      ctx[type] = {causal_mask(op, in.attention_mask, in.input_ids, spec_.dtype, window), rope};
-    }
+    std::optional<RopeTables> rope;  // built once, if a layer uses it
+    std::map<std::string, Value*> masks;  // one mask per layer type in use
     for (size_t i = 0; i < model->layers.size(); ++i) {
-      AttentionResult r = model->layers[i]->forward(op, h, ctx.at(spec_.layer_types[i]),
-                                                    in.past.key[i], in.past.value[i]);
+      const std::string& type = spec_.layer_types[i];
+      if (!masks.count(type)) {
+        int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
+        masks[type] = causal_mask(op, in.attention_mask, in.input_ids, spec_.dtype, window);
+      }
+      const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
+      if (uses_rope && !rope) rope = rope_tables(op, spec_.rope, in.position_ids, spec_.dtype);
+      AttentionContext ctx{masks.at(type), uses_rope ? *rope : RopeTables{}};
+      AttentionResult r = model->layers[i]->forward(op, h, ctx, in.past.key[i], in.past.value[i]);
       h = r.hidden;
       out.present.key.push_back(r.present_key);
       out.present.value.push_back(r.present_value);
     }
     h = model->norm->forward(op, h);
   }
-  out.logits = lm_head ? lm_head->forward(op, h) : model->embed_tokens->attend(op, h);
+  out.logits = lm_head->forward(op, h);
+  if (spec_.logit_scale != 1.0f) out.logits = op.Mul(out.logits, spec_.logit_scale);
   return out;
 }
 

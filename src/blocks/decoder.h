@@ -1,7 +1,13 @@
-// The pre-norm decoder stack of Llama-like models (transformers/models/llama/modeling_llama.py):
-//   h = x + self_attn(input_layernorm(x)); out = h + mlp(post_attention_layernorm(h))
+// The decoder stack of Llama-like models (transformers/models/llama/modeling_llama.py) and the
+// options its relatives need. A layer, with n1 = input_layernorm and n2 = post_attention_layernorm:
+//   sequential (Llama):   h = x + attn(n1(x));  out = h + mlp(n2(h))
+//   parallel_residual:    out = x + attn(n1(x)) + mlp(n2(x))   (GPT-NeoX use_parallel_residual)
+//     with shared_layernorm: mlp reads n1(x) and there is no n2   (Phi, GPT-J, CodeGen, Cohere)
+//   post_norms (GLM4):    attn and mlp outputs are normalized before their residual add
+// Norms are RMSNorm or LayerNorm (with or without bias) per norm_kind.
 // DecoderCausalLM = model.embed_tokens -> model.layers.* -> model.norm -> lm_head (or the tied
-// embedding), with one RoPE table and one causal mask shared by all layers.
+// embedding, plus lm_head.bias when lm_head_bias) -> * logit_scale, with one RoPE table and one
+// causal mask per layer type; module names follow `names` (the HF state-dict keys).
 #pragma once
 
 #include "blocks/attention.h"
@@ -10,18 +16,44 @@
 
 namespace mobius {
 
+// Module names of the decoder, as the checkpoint spells them.
+struct DecoderNames {
+  std::string model = "model";                // gpt_neox, transformer
+  std::string embed_tokens = "embed_tokens";  // embed_in, wte
+  std::string layers = "layers";              // h
+  std::string norm = "norm";                  // final_layernorm, final_layer_norm, ln_f
+  std::string lm_head = "lm_head";            // embed_out
+  std::string self_attn = "self_attn";        // attention, attn
+  std::string mlp = "mlp";
+  std::string input_layernorm = "input_layernorm";  // ln_1
+  std::string post_attention_layernorm = "post_attention_layernorm";
+  std::string attn_output_norm = "post_self_attn_layernorm";  // post_norms only
+  std::string mlp_output_norm = "post_mlp_layernorm";         // post_norms only
+};
+
 struct DecoderSpec {
   int64_t vocab_size;
   int64_t hidden_size;
   int64_t num_hidden_layers;
-  float rms_norm_eps = 1e-6f;
+  float norm_eps = 1e-6f;
+  NormKind norm_kind = NormKind::RMSNorm;
+  bool norm_bias = true;                 // LayerNorm only
+  bool parallel_residual = false;
+  bool shared_layernorm = false;         // parallel_residual only
+  bool post_norms = false;
   bool tie_word_embeddings = false;
+  bool lm_head_bias = false;
+  float logit_scale = 1.0f;
   int64_t sliding_window = 0;           // window of "sliding_attention" layers
   std::vector<std::string> layer_types;  // per layer: "full_attention" | "sliding_attention"
+  std::vector<bool> layer_uses_rope;     // per layer; empty: every layer (Cohere2: sliding only)
   AttentionOptions attention;
   MLPOptions mlp;
   RopeConfig rope;
   DataType dtype = DataType::FLOAT;
+  DecoderNames names;
+
+  NormOptions norm() const;  // the options of the decoder's hidden_size norms
 };
 
 class DecoderLayer : public Module {
@@ -30,9 +62,13 @@ class DecoderLayer : public Module {
   // Returns the layer output and the layer's present key/value.
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const;
-  RMSNorm *input_layernorm, *post_attention_layernorm;
+  Norm *input_layernorm, *post_attention_layernorm = nullptr;
+  Norm *attn_output_norm = nullptr, *mlp_output_norm = nullptr;
   Attention* self_attn;
-  GatedMLP* mlp;
+  FeedForward* mlp;
+
+ private:
+  bool parallel_residual_;
 };
 
 class TextDecoder : public Module {
@@ -40,7 +76,7 @@ class TextDecoder : public Module {
   explicit TextDecoder(const DecoderSpec& s);
   Embedding* embed_tokens;
   std::vector<DecoderLayer*> layers;
-  RMSNorm* norm;
+  Norm* norm;
 };
 
 class DecoderCausalLM : public CausalLM {
@@ -52,7 +88,7 @@ class DecoderCausalLM : public CausalLM {
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
 
   TextDecoder* model;
-  Linear* lm_head = nullptr;  // null when tied to model.embed_tokens
+  LMHead* lm_head;
 
  private:
   DecoderSpec spec_;

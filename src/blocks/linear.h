@@ -30,10 +30,34 @@ class Embedding : public Module {
   Embedding(int64_t num_embeddings, int64_t embedding_dim, DataType dtype);
   Value* forward(Ops& op, Value* ids) const;
   // Logits against the embedding matrix (tied LM head): x [batch, seq, dim] -> [batch, seq, num].
-  Value* attend(Ops& op, Value* x) const;
+  // With `bias` [num] it is added (Gemm input C).
+  Value* attend(Ops& op, Value* x, Value* bias = nullptr) const;
 
   Parameter* weight;
   int64_t num_embeddings, embedding_dim;
+};
+
+struct LMHeadOptions {
+  int64_t hidden_size;
+  int64_t vocab_size;
+  bool bias = false;
+  DataType dtype = DataType::FLOAT;
+};
+
+// The projection to vocabulary logits: x [batch, seq, hidden_size] -> [batch, seq, vocab_size].
+// A Linear (weight + optional bias), or with `tied` the embedding matrix (Embedding::attend) plus
+// this module's own bias if it has one: transformers ties only lm_head.weight, so e.g.
+// PhiForCausalLM with tie_word_embeddings keeps lm_head.bias.
+class LMHead : public Module {
+ public:
+  LMHead(const LMHeadOptions& o, const Embedding* tied);
+  Value* forward(Ops& op, Value* x) const;
+
+  Parameter* weight = nullptr;  // null when tied
+  Parameter* bias = nullptr;
+
+ private:
+  const Embedding* tied_;
 };
 
 }  // namespace mobius

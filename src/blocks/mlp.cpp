@@ -4,16 +4,44 @@
 
 namespace mobius {
 
-GatedMLP::GatedMLP(const MLPOptions& o) : act_(o.hidden_act) {
-  gate_proj = child<Linear>("gate_proj", LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype});
-  up_proj = child<Linear>("up_proj", LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype});
-  down_proj = child<Linear>("down_proj", LinearOptions{o.intermediate_size, o.hidden_size, o.bias, o.dtype});
+GatedMLP::GatedMLP(const MLPOptions& o) : act_(o.hidden_act), intermediate_size_(o.intermediate_size) {
+  const int64_t h = o.hidden_size, i = o.intermediate_size;
+  if (o.fused_gate_up) {
+    gate_up_proj = child<Linear>("gate_up_proj", LinearOptions{h, 2 * i, o.bias, o.dtype});
+  } else {
+    gate_proj = child<Linear>("gate_proj", LinearOptions{h, i, o.bias, o.dtype});
+    up_proj = child<Linear>("up_proj", LinearOptions{h, i, o.bias, o.dtype});
+  }
+  down_proj = child<Linear>("down_proj", LinearOptions{i, h, o.bias, o.dtype});
 }
 
 Value* GatedMLP::forward(Ops& op, Value* x) const {
   auto s = enter(op);
-  Value* gate = activation(op, act_, gate_proj->forward(op, x));
-  return down_proj->forward(op, op.Mul(gate, up_proj->forward(op, x)));
+  Value *gate, *up;
+  if (gate_up_proj) {
+    auto parts = op.Split(gate_up_proj->forward(op, x), {intermediate_size_, intermediate_size_}, {.axis = -1});
+    gate = parts[0];
+    up = parts[1];
+  } else {
+    gate = gate_proj->forward(op, x);
+    up = up_proj->forward(op, x);
+  }
+  return down_proj->forward(op, op.Mul(activation(op, act_, gate), up));
+}
+
+MLP::MLP(const MLPOptions& o) : act_(o.hidden_act) {
+  up = child<Linear>(o.up_name, LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype});
+  down = child<Linear>(o.down_name, LinearOptions{o.intermediate_size, o.hidden_size, o.bias, o.dtype});
+}
+
+Value* MLP::forward(Ops& op, Value* x) const {
+  auto s = enter(op);
+  return down->forward(op, activation(op, act_, up->forward(op, x)));
+}
+
+std::unique_ptr<FeedForward> make_mlp(const MLPOptions& o) {
+  if (o.gated) return std::make_unique<GatedMLP>(o);
+  return std::make_unique<MLP>(o);
 }
 
 }  // namespace mobius

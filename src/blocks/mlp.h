@@ -1,8 +1,12 @@
-// Feed-forward blocks.
+// Feed-forward blocks. x: [..., hidden_size] -> [..., hidden_size].
 //   GatedMLP (LlamaMLP): down_proj(act(gate_proj(x)) * up_proj(x))
-// x: [..., hidden_size] -> [..., hidden_size].
+//     fused_gate_up (Phi3MLP, GlmMLP): one gate_up_proj [2 * intermediate_size, hidden_size],
+//     gate = first half of its output, up = second half (torch chunk(2, -1)); Split in the graph
+//   MLP (PhiMLP, GPTNeoXMLP, GPTJMLP, …): down(act(up(x))) under the family's names
+//     (fc1/fc2, dense_h_to_4h/dense_4h_to_h, fc_in/fc_out)
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "blocks/linear.h"
@@ -15,16 +19,38 @@ struct MLPOptions {
   std::string hidden_act = "silu";
   bool bias = false;
   DataType dtype = DataType::FLOAT;
+  bool gated = true;           // GatedMLP; false: MLP
+  bool fused_gate_up = false;  // GatedMLP with gate_up_proj
+  std::string up_name = "fc1", down_name = "fc2";  // MLP's two projections
 };
 
-class GatedMLP : public Module {
+class FeedForward : public Module {
+ public:
+  virtual Value* forward(Ops& op, Value* x) const = 0;
+};
+
+class GatedMLP : public FeedForward {
  public:
   explicit GatedMLP(const MLPOptions& o);
-  Value* forward(Ops& op, Value* x) const;
-  Linear *gate_proj, *up_proj, *down_proj;
+  Value* forward(Ops& op, Value* x) const override;
+  Linear *gate_proj = nullptr, *up_proj = nullptr, *gate_up_proj = nullptr, *down_proj;
+
+ private:
+  std::string act_;
+  int64_t intermediate_size_;
+};
+
+class MLP : public FeedForward {
+ public:
+  explicit MLP(const MLPOptions& o);
+  Value* forward(Ops& op, Value* x) const override;
+  Linear *up, *down;
 
  private:
   std::string act_;
 };
+
+// GatedMLP or MLP as o.gated says (register it with Module::adopt).
+std::unique_ptr<FeedForward> make_mlp(const MLPOptions& o);
 
 }  // namespace mobius

@@ -22,4 +22,9 @@ Value* LayerNorm::forward(Ops& op, Value* x) const {
                                {.axis = -1, .epsilon = o_.eps});
 }
 
+std::unique_ptr<Norm> make_norm(const NormOptions& o) {
+  if (o.kind == NormKind::LayerNorm) return std::make_unique<LayerNorm>(o);
+  return std::make_unique<RMSNorm>(o);
+}
+
 }  // namespace mobius

@@ -2,13 +2,18 @@
 //   RMSNorm (LlamaRMSNorm, transformers/models/llama/modeling_llama.py):
 //     y = x / sqrt(mean(x^2, -1) + eps) * weight           -> ONNX RMSNormalization (opset 23)
 //   with offset 1 (GemmaRMSNorm): y = ... * (1 + weight), the offset folded into the graph.
-//   LayerNorm (torch.nn.LayerNorm): optional bias          -> ONNX LayerNormalization (opset 17)
+//   LayerNorm (torch.nn.LayerNorm; CohereLayerNorm is one without bias):
+//     y = (x - mean) / sqrt(var + eps) * weight (+ bias)   -> ONNX LayerNormalization (opset 17)
 // x: [..., dim] -> same shape and dtype.
 #pragma once
+
+#include <memory>
 
 #include "nn/module.h"
 
 namespace mobius {
+
+enum class NormKind { RMSNorm, LayerNorm };
 
 struct NormOptions {
   int64_t dim;
@@ -16,27 +21,37 @@ struct NormOptions {
   DataType dtype = DataType::FLOAT;
   bool weight_offset_one = false;  // RMSNorm: scale by (1 + weight)
   bool bias = true;                // LayerNorm only
+  NormKind kind = NormKind::RMSNorm;  // used by make_norm
 };
 
-class RMSNorm : public Module {
+// A normalization over the last axis; the kinds below.
+class Norm : public Module {
+ public:
+  virtual Value* forward(Ops& op, Value* x) const = 0;
+};
+
+class RMSNorm : public Norm {
  public:
   explicit RMSNorm(const NormOptions& o);
-  Value* forward(Ops& op, Value* x) const;
+  Value* forward(Ops& op, Value* x) const override;
   Parameter* weight;
 
  private:
   NormOptions o_;
 };
 
-class LayerNorm : public Module {
+class LayerNorm : public Norm {
  public:
   explicit LayerNorm(const NormOptions& o);
-  Value* forward(Ops& op, Value* x) const;
+  Value* forward(Ops& op, Value* x) const override;
   Parameter* weight;
   Parameter* bias = nullptr;
 
  private:
   NormOptions o_;
 };
+
+// The norm of kind o.kind (register it with Module::adopt).
+std::unique_ptr<Norm> make_norm(const NormOptions& o);
 
 }  // namespace mobius

@@ -90,6 +90,10 @@ Value* Ops::Concat(std::vector<Value*> xs, ConcatAttrs a) {
   DataType t = xs.at(0)->dtype;
   return one("Concat", std::move(xs), {{"axis", a.axis}}, t);
 }
+std::vector<Value*> Ops::Split(Value* x, const std::vector<int64_t>& sizes, SplitAttrs a) {
+  return b_.add_node("Split", {x, b_.ints(sizes)}, {{"axis", a.axis}},
+                     std::vector<DataType>(sizes.size(), x->dtype));
+}
 Value* Ops::Slice(Value* x, Value* starts, Value* ends, Value* axes, Value* steps) {
   std::vector<Value*> in{x, starts, ends};
   if (axes || steps) in.push_back(axes);

@@ -34,6 +34,7 @@ struct GemmAttrs { float alpha = 1.0f; float beta = 1.0f; int64_t transA = 0; in
 struct GatherAttrs { int64_t axis = 0; };
 struct TransposeAttrs { std::vector<int64_t> perm; };
 struct ConcatAttrs { int64_t axis; };
+struct SplitAttrs { int64_t axis = 0; };
 struct ShapeAttrs { std::optional<int64_t> start; std::optional<int64_t> end; };
 struct SoftmaxAttrs { int64_t axis = -1; };
 struct ReduceAttrs { int64_t keepdims = 1; };
@@ -94,6 +95,8 @@ class Ops {
   Value* Unsqueeze(Value* x, const std::vector<int64_t>& axes);
   Value* Squeeze(Value* x, const std::vector<int64_t>& axes);
   Value* Concat(std::vector<Value*> xs, ConcatAttrs a);
+  // Split (opset 18) into pieces of the given sizes along `axis`; one output per size.
+  std::vector<Value*> Split(Value* x, const std::vector<int64_t>& sizes, SplitAttrs a);
   // Slice along `axes` with int64 tensors or constants for starts/ends.
   Value* Slice(Value* x, Value* starts, Value* ends, Value* axes = nullptr, Value* steps = nullptr);
   Value* Slice(Value* x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,

@@ -7,12 +7,12 @@
 
 namespace mobius {
 
-RopeConfig RopeConfig::from_hf(const HfConfig& cfg, int64_t head_dim) {
+RopeConfig RopeConfig::from_hf(const HfConfig& cfg, int64_t head_dim, const RopeDefaults& defaults) {
   RopeConfig r;
   r.head_dim = head_dim;
   r.max_position_embeddings = cfg.int_or("max_position_embeddings", 2048);
-  r.rope_theta = cfg.float_or("rope_theta", 10000.0);
-  r.partial_rotary_factor = cfg.float_or("partial_rotary_factor", 1.0);
+  r.rope_theta = cfg.float_or("rope_theta", defaults.rope_theta);
+  r.partial_rotary_factor = cfg.float_or("partial_rotary_factor", defaults.partial_rotary_factor);
   std::optional<HfConfig> p = cfg.sub("rope_parameters");
   if (!p) p = cfg.sub("rope_scaling");
   if (!p) return r;

@@ -13,6 +13,13 @@
 
 namespace mobius {
 
+// What a config class assumes when config.json leaves a rope field out (e.g. PhiConfig's
+// partial_rotary_factor 0.5, CohereConfig's default_theta 500000).
+struct RopeDefaults {
+  double rope_theta = 10000.0;
+  double partial_rotary_factor = 1.0;
+};
+
 struct RopeConfig {
   std::string rope_type = "default";
   double rope_theta = 10000.0;
@@ -33,7 +40,7 @@ struct RopeConfig {
 
   // Reads the rope fields of `cfg`; head_dim is the attention head size. Throws mobius::Error
   // naming the field on an unknown rope_type or a missing required parameter.
-  static RopeConfig from_hf(const HfConfig& cfg, int64_t head_dim);
+  static RopeConfig from_hf(const HfConfig& cfg, int64_t head_dim, const RopeDefaults& defaults = {});
   // Number of rotated channels: int(head_dim * partial_rotary_factor).
   int64_t rotary_dim() const { return static_cast<int64_t>(head_dim * partial_rotary_factor); }
 };

@@ -41,7 +41,12 @@ class Module {
   // Registers a child module `name` constructed with `args`.
   template <typename T, typename... Args>
   T* child(const std::string& name, Args&&... args) {
-    auto m = std::make_unique<T>(std::forward<Args>(args)...);
+    return adopt(name, std::make_unique<T>(std::forward<Args>(args)...));
+  }
+  // Registers `m`, constructed elsewhere (its concrete type chosen from options, e.g. make_norm),
+  // as the child `name`.
+  template <typename T>
+  T* adopt(const std::string& name, std::unique_ptr<T> m) {
     m->set_name(name, path_);
     T* raw = m.get();
     children_.push_back(std::move(m));

@@ -1,0 +1,18 @@
+// config.json `layer_types`: the attention type of each decoder layer, as transformers' configs
+// spell it ("full_attention" | "sliding_attention").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/hf_config.h"
+
+namespace mobius {
+
+// The `layer_types` list of `c`, or `fallback` when the field is absent or null (the config
+// class's default pattern). Throws mobius::Error naming the field when it is not a list of
+// num_hidden_layers known type names.
+std::vector<std::string> read_layer_types(const HfConfig& c, int64_t num_hidden_layers,
+                                          std::vector<std::string> fallback);
+
+}  // namespace mobius
