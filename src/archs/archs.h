@@ -25,4 +25,20 @@ std::unique_ptr<Architecture> create_mistral(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3(const HfConfig&, DataType);
 
+// archs/phi.cpp, phi3.cpp, gpt_neox.cpp, stablelm.cpp, persimmon.cpp
+std::unique_ptr<Architecture> create_phi(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_phi3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gpt_neox(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_stablelm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_persimmon(const HfConfig&, DataType);
+// archs/gptj.cpp
+std::unique_ptr<Architecture> create_gptj(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_codegen(const HfConfig&, DataType);
+// archs/glm.cpp
+std::unique_ptr<Architecture> create_glm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
+// archs/cohere.cpp
+std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
+
 }  // namespace mobius

@@ -22,6 +22,17 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen3", "llama", "text-generation", create_qwen3},
         {"roberta", "bert", "feature-extraction", create_roberta},
         {"xlm-roberta", "bert", "feature-extraction", create_roberta},
+        {"phi", "phi", "text-generation", create_phi},
+        {"phi3", "phi3", "text-generation", create_phi3},
+        {"gpt_neox", "gpt_neox", "text-generation", create_gpt_neox},
+        {"stablelm", "stablelm", "text-generation", create_stablelm},
+        {"persimmon", "persimmon", "text-generation", create_persimmon},
+        {"gptj", "gptj", "text-generation", create_gptj},
+        {"codegen", "gptj", "text-generation", create_codegen},
+        {"glm", "glm", "text-generation", create_glm},
+        {"glm4", "glm", "text-generation", create_glm4},
+        {"cohere", "cohere", "text-generation", create_cohere},
+        {"cohere2", "cohere", "text-generation", create_cohere2},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -208,3 +208,15 @@ def test_unsupported_encoder_config(tmp_path, model_type, field, value):
     H.make_config(model_type, {}).save_pretrained(d)
     edit_config(d, **{field: value})
     expect_error(d, "config.json", field)
+
+
+# --- decoder config fields (checked before any weight is read) -----------------------------------
+@pytest.mark.parametrize("model_type,field,value", [
+    ("codegen", "n_head", 2),       # CodeGen splits qkv_proj into mp_num = 4 groups of heads
+    ("codegen", "rotary_dim", 32),  # more than the head size 16
+])
+def test_unsupported_decoder_config(tmp_path, model_type, field, value):
+    d = tmp_path / "hf"
+    H.make_config(model_type, {}).save_pretrained(d)
+    edit_config(d, **{field: value})
+    expect_error(d, "config.json", field)

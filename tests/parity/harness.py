@@ -6,6 +6,7 @@ Shared by tests/parity and tests/cli. See docs in DESIGN.md section 5.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -34,7 +35,8 @@ GEN_NEW = 24
 
 # ---------------------------------------------------------------------------------------------
 # The parity table: model_type -> [(variant, config overrides)].
-# Overrides are HF config kwargs. Using the old keys `rope_theta` / `rope_scaling` means "write
+# Overrides are HF config kwargs. Using the old keys `rope_theta` / `rope_scaling` (or the
+# top-level partial_rotary_factor, GPT-NeoX's rotary_pct / rotary_emb_base) means "write
 # config.json in the pre-transformers-5 schema" (the rope keys are written verbatim, a key left
 # out is absent from the file). Keys starting with "_" are harness options:
 #   _max_shard_size: save a sharded checkpoint (model.safetensors.index.json).
@@ -44,7 +46,13 @@ GEN_NEW = 24
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=256, intermediate_size=128, max_position_embeddings=512,
             bos_token_id=1, eos_token_id=2)  # genai_config.json needs an eos (genai stops there)
-TYPE_BASE = {"qwen3": dict(head_dim=16)}  # Qwen3Config defaults head_dim to 128
+TYPE_BASE = {
+    "qwen3": dict(head_dim=16),  # Qwen3Config defaults head_dim to 128
+    "phi3": dict(pad_token_id=None),  # Phi3Config: 32000, outside the vocabulary
+    "glm": dict(head_dim=16, pad_token_id=None), "glm4": dict(head_dim=16, pad_token_id=None),  # 128, 151329
+    # rotary_dim 8 of head size 16 (default 64); n_inner: the MLP width (intermediate_size)
+    "gptj": dict(rotary_dim=8, n_inner=128), "codegen": dict(rotary_dim=8, n_inner=128),
+}
 
 # longrope factors: one per rotary frequency (head_dim / 2 = 8), all distinct
 SHORT = [1.0 + 0.07 * i for i in range(8)]
@@ -103,6 +111,74 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("yarn", dict(max_position_embeddings=128, rope_parameters=dict(
             rope_type="yarn", factor=4.0, original_max_position_embeddings=32))),
         ("old-schema", dict(rope_theta=1000000.0, rope_scaling=None)),
+    ],
+    # Defaults engage each family's mechanisms: partial rotary (phi 0.5, gpt_neox / stablelm 0.25,
+    # persimmon / glm 0.5, gptj / codegen rotary_dim 8 of 16), parallel residual (phi, gpt_neox,
+    # gptj, codegen, cohere), LayerNorm with bias (without: cohere), fused projections (phi3,
+    # gpt_neox, persimmon, codegen, glm), persimmon's qk-layernorm and relu2, logit_scale 0.0625.
+    "phi": [
+        ("default", {}),  # lm_head bias, GQA
+        ("qk-layernorm", dict(qk_layernorm=True)),
+        ("tied", dict(tie_word_embeddings=True)),  # lm_head.bias stays
+        ("old-schema", dict(rope_theta=20000.0, partial_rotary_factor=0.75)),
+        ("old-schema-no-partial", dict(rope_theta=20000.0)),  # PhiConfig's default 0.5
+    ],
+    "phi3": [
+        ("default", {}),  # qkv_proj, gate_up_proj
+        ("partial-rotary", dict(rope_parameters=dict(rope_type="default", partial_rotary_factor=0.5))),
+        ("longrope", dict(max_position_embeddings=128, original_max_position_embeddings=32,
+                          rope_parameters=dict(rope_type="longrope", short_factor=SHORT, long_factor=LONG))),
+        ("longrope-partial", dict(max_position_embeddings=128, original_max_position_embeddings=32,
+                                  rope_parameters=dict(rope_type="longrope", partial_rotary_factor=0.5,
+                                                       short_factor=SHORT[:4], long_factor=LONG[:4]))),
+        ("sliding-window-16", dict(sliding_window=16)),
+        ("tied", dict(tie_word_embeddings=True)),
+    ],
+    "gpt_neox": [
+        ("default", {}),  # query_key_value per head, use_parallel_residual, rotary_pct 0.25
+        ("sequential-residual", dict(use_parallel_residual=False)),
+        ("no-attention-bias", dict(attention_bias=False)),
+        ("rotary-pct-old-schema", dict(rotary_pct=0.5, rotary_emb_base=20000.0)),
+        ("tied", dict(tie_word_embeddings=True)),
+    ],
+    "stablelm": [
+        ("default", {}),
+        ("qk-layernorm", dict(qk_layernorm=True)),  # one LayerNorm per head
+        ("parallel-residual", dict(use_parallel_residual=True)),
+        ("qkv-bias", dict(use_qkv_bias=True)),
+    ],
+    "persimmon": [
+        ("default", {}),  # qk_layernorm on, relu2, query_key_value per head
+        ("no-qk-layernorm", dict(qk_layernorm=False)),
+    ],
+    "gptj": [
+        ("default", {}),  # interleaved rotary on 8 of 16 channels
+        ("rotary-full-head", dict(rotary_dim=16)),
+        ("tied", dict(tie_word_embeddings=True)),  # lm_head.bias stays
+    ],
+    "codegen": [
+        ("default", {}),  # qkv_proj as [mp_num 4, (q, v, k), 1 head]
+        ("heads-8", dict(num_attention_heads=8, rotary_dim=4)),  # 2 heads per mp group
+    ],
+    "glm": [
+        ("default", {}),  # interleaved rotary on half the head, gate_up_proj, q/k/v bias
+        ("no-attention-bias", dict(attention_bias=False)),
+        ("rotary-full-head", dict(rope_parameters=dict(rope_type="default", partial_rotary_factor=1.0))),
+    ],
+    "glm4": [
+        ("default", {}),  # post_self_attn_layernorm, post_mlp_layernorm
+        ("tied", dict(tie_word_embeddings=True)),
+    ],
+    "cohere": [
+        ("default", {}),  # tied, interleaved rotary
+        ("qk-norm", dict(use_qk_norm=True)),  # [heads, head_dim] LayerNorm weights
+        ("untied", dict(tie_word_embeddings=False)),
+        ("attention-bias", dict(attention_bias=True)),
+    ],
+    "cohere2": [
+        ("default", {}),  # both layers sliding (window 4096) with RoPE
+        ("sliding-16-full-layer1", dict(sliding_window=16,
+                                        layer_types=["sliding_attention", "full_attention"])),  # no RoPE
     ],
 }
 
@@ -184,17 +260,26 @@ def build(hf_dir: Path, out_dir: Path, *extra: str) -> Path:
 # ---------------------------------------------------------------------------------------------
 # The HF checkpoint
 # ---------------------------------------------------------------------------------------------
-OLD_KEYS = ("rope_theta", "rope_scaling")
+OLD_KEYS = ("rope_theta", "rope_scaling", "partial_rotary_factor", "rotary_pct", "rotary_emb_base")
 
 
 def make_config(model_type: str, overrides: dict):
     if is_encoder(model_type):
         kw = {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}
     else:
-        kw = {**BASE, **TYPE_BASE.get(model_type, {})}
+        kw = {**_declared(model_type, BASE), **TYPE_BASE.get(model_type, {})}
     # deep copy: transformers fills defaults into the rope dicts it is given, in place
     kw.update(copy.deepcopy({k: v for k, v in overrides.items() if not k.startswith("_")}))
     return AutoConfig.for_model(model_type, **kw)
+
+
+def _declared(model_type: str, kw: dict) -> dict:
+    """The entries of `kw` that the config class declares (as a field or through attribute_map):
+    BASE's num_key_value_heads would otherwise be saved into e.g. GPT-NeoX's config.json, which
+    has no such field (its attention is multi-head)."""
+    cls = transformers.CONFIG_MAPPING[model_type]
+    known = {f.name for f in dataclasses.fields(cls)} | set(cls.attribute_map)
+    return {k: v for k, v in kw.items() if k in known}
 
 
 @torch.no_grad()
@@ -203,12 +288,14 @@ def rerandomize(model: torch.nn.Module) -> None:
     a dropped bias or a wrong norm offset cannot match. Matrices are scaled by 1/sqrt(fan_in)
     rather than 0.02: at 0.02 attention is nearly uniform, and a 10% error in rope_theta moves
     the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to the tolerance."""
+    layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
+                   for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
     for name, p in model.named_parameters():  # tied weights are yielded once
         r = torch.randn_like(p)
-        if p.ndim >= 2:
-            p.copy_(r if "embed_tokens" in name else r * p.shape[1] ** -0.5)
-        elif "norm" in name.lower():  # BERT's LayerNorm too
+        if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
+        elif p.ndim >= 2:
+            p.copy_(r if "embed_tokens" in name else r * p.shape[1] ** -0.5)
         else:
             p.copy_(0.1 * r)
 
@@ -256,7 +343,8 @@ def reset_rotary(model) -> None:
 # ---------------------------------------------------------------------------------------------
 def kv_shape(config) -> tuple[int, int, int]:
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return config.num_hidden_layers, config.num_key_value_heads, head_dim
+    kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+    return config.num_hidden_layers, kv_heads, head_dim
 
 
 def ort_session(path: Path) -> ort.InferenceSession:
@@ -380,8 +468,9 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     # harness self-check: the checkpoint on disk (old-schema rewrite included) is the model we
     # made; its logits are compared bit for bit after the reference prefill below
     mem_logits, _ = hf_forward(model, ids, mask, pos)
-    assert cfg.rope_parameters == model.config.rope_parameters, \
-        f"config.json reloads with {cfg.rope_parameters}, expected {model.config.rope_parameters}"
+    rope = getattr(cfg, "rope_parameters", None)  # GPT-J and CodeGen have none
+    assert rope == getattr(model.config, "rope_parameters", None), \
+        f"config.json reloads with {rope}, expected {model.config.rope_parameters}"
 
     path = build(hf_dir, out_dir)
     failures += check_model(path, row)

@@ -11,8 +11,11 @@ from safetensors.torch import load_file
 
 import harness as H
 
-# electra: an encoder whose checkpoint has no pooler (BertModel's pooler weights stay unused)
-ROWS = [("llama", "attention-bias"), ("qwen3", "tied"), ("electra", "default")]
+# electra: an encoder whose checkpoint has no pooler (BertModel's pooler weights stay unused);
+# codegen, cohere, stablelm, phi: fused projections, per-head norm weights, a tied head with its
+# own bias
+ROWS = [("llama", "attention-bias"), ("qwen3", "tied"), ("electra", "default"),
+        ("codegen", "default"), ("cohere", "qk-norm"), ("stablelm", "qk-layernorm"), ("phi", "tied")]
 DTYPES = {"f16": (torch.float16, TensorProto.FLOAT16), "bf16": (torch.bfloat16, TensorProto.BFLOAT16)}
 
 

@@ -1,0 +1,40 @@
+// GPT-NeoX (transformers/models/gpt_neox/modeling_gpt_neox.py, GPTNeoXConfig): gpt_neox.embed_in,
+// gpt_neox.layers.*, gpt_neox.final_layer_norm, embed_out; LayerNorm with bias; one
+// attention.query_key_value projection laid out per head as [heads, 3, head_dim] (split in the
+// graph) and attention.dense, with bias per attention_bias; use_parallel_residual (default true):
+// h = x + attn(input_layernorm(x)) + mlp(post_attention_layernorm(x)); MLP dense_h_to_4h ->
+// hidden_act -> dense_4h_to_h with bias; partial rotary (rotary_pct in older configs, 0.25 by
+// default; rotary_emb_base the older rope_theta).
+#include "archs/archs.h"
+#include "archs/attention_config.h"
+#include "blocks/decoder.h"
+
+namespace mobius {
+
+std::unique_ptr<Architecture> create_gpt_neox(const HfConfig& c, DataType dtype) {
+  DecoderSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.hidden_size = c.get_int("hidden_size");
+  s.num_hidden_layers = c.get_int("num_hidden_layers");
+  s.norm_kind = NormKind::LayerNorm;
+  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  s.parallel_residual = c.bool_or("use_parallel_residual", true);
+  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
+  s.names = {.model = "gpt_neox", .embed_tokens = "embed_in", .norm = "final_layer_norm",
+             .lm_head = "embed_out", .self_attn = "attention"};
+  AttentionOptions& a = s.attention = read_attention(
+      c, s.hidden_size, dtype, {.num_key_value_heads = nullptr, .head_dim = nullptr});
+  a.fused_qkv = FusedQKV{.name = "query_key_value", .groups = a.num_attention_heads};
+  a.qkv_bias = a.o_bias = c.bool_or("attention_bias", true);
+  a.names.o_proj = "dense";
+  s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "gelu"),
+           true, dtype, /*gated=*/false, /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
+  s.rope = RopeConfig::from_hf(c, a.head_dim,
+                               {.rope_theta = c.float_or("rotary_emb_base", 10000.0),
+                                .partial_rotary_factor = c.float_or("rotary_pct", 0.25)});
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+}  // namespace mobius

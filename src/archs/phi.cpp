@@ -1,0 +1,38 @@
+// Phi (transformers/models/phi/modeling_phi.py, PhiConfig): attention and MLP in parallel on one
+// input_layernorm, h = x + attn(ln(x)) + mlp(ln(x)); LayerNorm with bias (layer_norm_eps);
+// q/k/v and dense with bias; partial rotary (partial_rotary_factor, 0.5 when config.json has
+// none); optional qk_layernorm (LayerNorm over head_dim with bias, shared by the heads); MLP
+// fc1 -> hidden_act (gelu_new) -> fc2 with bias; model.final_layernorm; lm_head with bias.
+#include "archs/archs.h"
+#include "archs/attention_config.h"
+#include "blocks/decoder.h"
+
+namespace mobius {
+
+std::unique_ptr<Architecture> create_phi(const HfConfig& c, DataType dtype) {
+  DecoderSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.hidden_size = c.get_int("hidden_size");
+  s.num_hidden_layers = c.get_int("num_hidden_layers");
+  s.norm_kind = NormKind::LayerNorm;
+  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  s.parallel_residual = s.shared_layernorm = true;
+  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
+  s.lm_head_bias = true;
+  s.names.norm = "final_layernorm";
+  AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype);
+  a.qkv_bias = a.o_bias = true;
+  a.names.o_proj = "dense";
+  a.norm_eps = s.norm_eps;
+  if (c.bool_or("qk_layernorm", false))
+    a.qk_norm = QKNorm{.kind = NormKind::LayerNorm, .bias = true, .q_name = "q_layernorm",
+                       .k_name = "k_layernorm"};
+  s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "gelu_new"),
+           true, dtype, /*gated=*/false};
+  s.rope = RopeConfig::from_hf(c, a.head_dim, {.partial_rotary_factor = 0.5});
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+}  // namespace mobius

@@ -1,0 +1,35 @@
+// StableLM (transformers/models/stablelm/modeling_stablelm.py, StableLmConfig): the Llama layer
+// with LayerNorm (with bias, layer_norm_eps); q/k/v bias per use_qkv_bias, o_proj without;
+// qk_layernorm: one LayerNorm without bias per head (q_layernorm.norms.{h}); partial rotary
+// (partial_rotary_factor, 0.25 when config.json has none); use_parallel_residual:
+// h = x + attn(ln(x)) + mlp(ln(x)) on the one input_layernorm.
+#include "archs/archs.h"
+#include "archs/attention_config.h"
+#include "blocks/decoder.h"
+
+namespace mobius {
+
+std::unique_ptr<Architecture> create_stablelm(const HfConfig& c, DataType dtype) {
+  DecoderSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.hidden_size = c.get_int("hidden_size");
+  s.num_hidden_layers = c.get_int("num_hidden_layers");
+  s.norm_kind = NormKind::LayerNorm;
+  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  s.parallel_residual = s.shared_layernorm = c.bool_or("use_parallel_residual", false);
+  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
+  AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype, {.head_dim = nullptr});
+  a.qkv_bias = c.bool_or("use_qkv_bias", false);
+  a.norm_eps = s.norm_eps;
+  if (c.bool_or("qk_layernorm", false))
+    a.qk_norm = QKNorm{.kind = NormKind::LayerNorm, .layout = QKNormLayout::norm_per_head,
+                       .q_name = "q_layernorm", .k_name = "k_layernorm"};
+  s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "silu"),
+           false, dtype};
+  s.rope = RopeConfig::from_hf(c, a.head_dim, {.partial_rotary_factor = 0.25});
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+}  // namespace mobius
