@@ -180,7 +180,7 @@ TEST_P(AttentionTest, ParametersOpsAndDtypes) {
   AttentionOptions o = attention_options(hidden, c.heads, c.kv_heads, head_dim, DataType::FLOAT16);
   o.qkv_bias = c.qkv_bias;
   o.o_bias = c.o_bias;
-  o.qk_norm = c.qk_norm;
+  if (c.qk_norm) o.qk_norm = QKNorm{};
   Attention attn(o);
   attn.set_name("self_attn", "model.layers.0");
   const std::string q = std::to_string(c.heads * head_dim), kv = std::to_string(c.kv_heads * head_dim);
