@@ -2,6 +2,7 @@
 // the ops each block emits, and output dtypes. The parameter layouts follow
 // transformers/models/llama/modeling_llama.py and qwen3/modeling_qwen3.py.
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -350,6 +351,186 @@ TEST(DecoderCausalLM, Float16TiedSlidingWindow) {
     ASSERT_NE(fill, nullptr);
     EXPECT_EQ(f16_to_f32(static_cast<uint16_t>(fill->data[0] | fill->data[1] << 8)), lowest);
   }
+}
+
+// --- options of the decoder relatives (phi, phi3, gpt_neox, stablelm, persimmon, gptj, codegen,
+// glm, glm4, cohere, cohere2): transformers/models/<type>/modeling_<type>.py -----------------------
+
+// The int64 values of a constant input (e.g. Split's sizes).
+std::vector<int64_t> ints_of(const Model& model, const Value* v) {
+  const Initializer* init = model.graph.find_initializer(v->name);
+  if (!init) {
+    ADD_FAILURE() << v->name << " is not a constant";
+    return {};
+  }
+  std::vector<int64_t> out(init->data.size() / sizeof(int64_t));
+  std::memcpy(out.data(), init->data.data(), init->data.size());
+  return out;
+}
+
+const Node* producer(const Model& model, const Value* v) {
+  for (const Node& n : model.graph.nodes)
+    for (const Value* o : n.outputs)
+      if (o == v) return &n;
+  return nullptr;
+}
+
+AttentionContext test_context(GraphBuilder& b, int64_t rotary_half) {
+  return {b.input("mask", DataType::FLOAT, {"batch", 1, "seq", "total"}),
+          {b.input("cos", DataType::FLOAT, {"batch", "seq", rotary_half}),
+           b.input("sin", DataType::FLOAT, {"batch", "seq", rotary_half}), 0}};
+}
+
+// Phi3Attention.qkv_proj = [q | k | v] with GQA: one MatMul, Split sizes [q_dim, kv_dim, kv_dim].
+TEST_F(BlockTest, FusedQkvConcatenated) {
+  AttentionOptions o = attention_options(32, 4, 2, 16, DataType::FLOAT);
+  o.fused_qkv = FusedQKV{.name = "qkv_proj"};
+  Attention attn(o);
+  attn.set_name("self_attn", "model.layers.0");
+  EXPECT_EQ(params(attn), (ParamTable{{"model.layers.0.self_attn.qkv_proj.weight", "[32, 128]"},
+                                      {"model.layers.0.self_attn.o_proj.weight", "[64, 32]"}}));
+  Shape cache{"batch", 2, "past", 16};
+  attn.forward(op, input(32), test_context(b, 8), b.input("pk", DataType::FLOAT, cache),
+               b.input("pv", DataType::FLOAT, cache));
+  EXPECT_EQ(counts(), (Counts{{"MatMul", 2}, {"Split", 1}, {"Reshape", 5}, {"Transpose", 4},
+                              {"RotaryEmbedding", 2}, {"Attention", 1}}));
+  EXPECT_EQ(ints_of(model, node("Split").inputs[1]), (std::vector<int64_t>{64, 32, 32}));
+  EXPECT_EQ(attr<int64_t>(node("Split"), "axis"), -1);
+  EXPECT_EQ(ints_of(model, producer(model, node("Split").inputs[0])->inputs[1]),
+            (std::vector<int64_t>{0, 0, 1, -1}));  // one group
+}
+
+// CodeGenAttention: qkv_proj viewed as [mp_num 4, (q, v, k) of 2 heads each]; the second part of a
+// group is v, and feeds the Attention op's value input (after Reshape and Transpose).
+TEST_F(BlockTest, FusedQkvGroupedQvk) {
+  AttentionOptions o = attention_options(64, 8, 8, 8, DataType::FLOAT);
+  o.fused_qkv = FusedQKV{.name = "qkv_proj", .groups = 4, .order = "qvk"};
+  o.names.o_proj = "out_proj";
+  o.rope_interleaved = true;
+  Attention attn(o);
+  attn.set_name("attn", "transformer.h.0");
+  EXPECT_EQ(params(attn), (ParamTable{{"transformer.h.0.attn.qkv_proj.weight", "[64, 192]"},
+                                      {"transformer.h.0.attn.out_proj.weight", "[64, 64]"}}));
+  Shape cache{"batch", 8, "past", 8};
+  attn.forward(op, input(64), test_context(b, 2), b.input("pk", DataType::FLOAT, cache),
+               b.input("pv", DataType::FLOAT, cache));
+  const Node& split = node("Split");
+  EXPECT_EQ(ints_of(model, split.inputs[1]), (std::vector<int64_t>{16, 16, 16}));
+  EXPECT_EQ(ints_of(model, producer(model, split.inputs[0])->inputs[1]), (std::vector<int64_t>{0, 0, 4, -1}));
+  const Node* v_heads = producer(model, producer(model, node("Attention").inputs[2])->inputs[0]);
+  ASSERT_NE(v_heads, nullptr);
+  EXPECT_EQ(v_heads->op_type, "Reshape");
+  EXPECT_EQ(v_heads->inputs[0], split.outputs[1]);
+  EXPECT_EQ(ints_of(model, v_heads->inputs[1]), (std::vector<int64_t>{0, 0, 8, 8}));
+  EXPECT_EQ(attr<int64_t>(node("RotaryEmbedding"), "interleaved"), 1);
+}
+
+// Cohere q_norm: one [heads, head_dim] weight; StableLM q_layernorm: one LayerNorm per head,
+// concatenated in the graph. Both normalize with a unit scale, then multiply per head.
+TEST_F(BlockTest, PerHeadQkNorms) {
+  AttentionOptions o = attention_options(32, 4, 2, 8, DataType::FLOAT);
+  o.qk_norm = QKNorm{.kind = NormKind::LayerNorm, .layout = QKNormLayout::weight_per_head};
+  Attention cohere(o);
+  cohere.set_name("self_attn", "l");
+  ParamTable p = params(cohere);
+  EXPECT_EQ(p[4], (std::pair<std::string, std::string>{"l.self_attn.q_norm.weight", "[4, 8]"}));
+  EXPECT_EQ(p[5], (std::pair<std::string, std::string>{"l.self_attn.k_norm.weight", "[2, 8]"}));
+  o.qk_norm = QKNorm{.kind = NormKind::LayerNorm, .layout = QKNormLayout::norm_per_head,
+                     .q_name = "q_layernorm", .k_name = "k_layernorm"};
+  Attention stablelm(o);
+  stablelm.set_name("self_attn", "l");
+  p = params(stablelm);
+  ASSERT_EQ(p.size(), 4u + 4 + 2);
+  EXPECT_EQ(p[4], (std::pair<std::string, std::string>{"l.self_attn.q_layernorm.norms.0.weight", "[8]"}));
+  EXPECT_EQ(p[9], (std::pair<std::string, std::string>{"l.self_attn.k_layernorm.norms.1.weight", "[8]"}));
+  Shape cache{"batch", 2, "past", 8};
+  stablelm.forward(op, input(32), test_context(b, 4), b.input("pk", DataType::FLOAT, cache),
+                   b.input("pv", DataType::FLOAT, cache));
+  Counts c = counts();
+  EXPECT_EQ(c["LayerNormalization"], 2);
+  EXPECT_EQ(c["Concat"], 2);     // [4, 8] and [2, 8] weights
+  EXPECT_EQ(c["Unsqueeze"], 6);  // one per head
+  EXPECT_EQ(c["Mul"], 2);
+  EXPECT_EQ(weight_count(), 4 + 6);
+}
+
+TEST_F(BlockTest, FusedGateUpAndPlainMLP) {
+  GatedMLP gated(MLPOptions{.hidden_size = 8, .intermediate_size = 20, .fused_gate_up = true});
+  gated.set_name("mlp", "l");
+  EXPECT_EQ(params(gated), (ParamTable{{"l.mlp.gate_up_proj.weight", "[8, 40]"}, {"l.mlp.down_proj.weight", "[20, 8]"}}));
+  gated.forward(op, input(8));
+  EXPECT_EQ(ints_of(model, node("Split").inputs[1]), (std::vector<int64_t>{20, 20}));
+  const Node& sigmoid = node("Sigmoid");  // silu(gate): gate is the first half (torch chunk)
+  EXPECT_EQ(sigmoid.inputs[0], node("Split").outputs[0]);
+
+  MLP plain(MLPOptions{.hidden_size = 8, .intermediate_size = 20, .hidden_act = "gelu_new", .bias = true,
+                       .gated = false, .up_name = "fc_in", .down_name = "fc_out"});
+  plain.set_name("mlp", "l");
+  EXPECT_EQ(params(plain), (ParamTable{{"l.mlp.fc_in.weight", "[8, 20]"}, {"l.mlp.fc_in.bias", "[20]"},
+                                       {"l.mlp.fc_out.weight", "[20, 8]"}, {"l.mlp.fc_out.bias", "[8]"}}));
+}
+
+TEST_F(BlockTest, TiedLMHeadKeepsItsBias) {
+  Embedding e(50, 8, DataType::FLOAT);
+  e.set_name("wte", "transformer");
+  LMHead head(LMHeadOptions{.hidden_size = 8, .vocab_size = 50, .bias = true}, &e);
+  head.set_name("lm_head", "");
+  EXPECT_EQ(params(head), (ParamTable{{"lm_head.bias", "[50]"}}));
+  head.forward(op, input(8));
+  const Node& gemm = node("Gemm");
+  ASSERT_EQ(gemm.inputs.size(), 3u);
+  EXPECT_EQ(gemm.inputs[1]->name, "transformer.wte.weight");
+  EXPECT_EQ(gemm.inputs[2]->name, "lm_head.bias");
+}
+
+// Phi / GPT-J / Cohere layer: LayerNorm, one norm shared by attention and MLP, parallel residual;
+// Cohere2: RoPE on the sliding layer only; logit_scale.
+TEST(DecoderCausalLM, ParallelSharedLayerNormNoRopeLayerLogitScale) {
+  DecoderSpec s = tiny_spec();
+  s.norm_kind = NormKind::LayerNorm;
+  s.norm_bias = false;
+  s.parallel_residual = s.shared_layernorm = true;
+  s.logit_scale = 0.0625f;
+  s.sliding_window = 4;
+  s.layer_types = {"sliding_attention", "full_attention"};
+  s.layer_uses_rope = {true, false};
+  DecoderCausalLM m(s);
+  ParamTable p = params(m);
+  EXPECT_EQ(p[1], (std::pair<std::string, std::string>{"model.layers.0.input_layernorm.weight", "[32]"}));
+  EXPECT_EQ(p[6], (std::pair<std::string, std::string>{"model.layers.0.mlp.gate_proj.weight", "[32, 48]"}));
+  EXPECT_EQ(p.size(), 1u + 2 * 8 + 1 + 1);  // no post_attention_layernorm, no norm biases
+  Model model = m.build_model();
+  Counts c = op_counts(model.graph);
+  EXPECT_EQ(c["LayerNormalization"], 2 + 1);
+  EXPECT_EQ(c["RMSNormalization"], 0);
+  EXPECT_EQ(c["RotaryEmbedding"], 2);  // q and k of layer 0
+  EXPECT_EQ(c["Add"], 2 * 2);          // x + attn, + mlp per layer
+  expect_weights_match_parameters(model, m);
+  const Node* last = producer(model, model.graph.outputs[0]);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->op_type, "Mul");
+}
+
+// GPT-NeoX: parallel residual with two norms; GLM4: post norms on both branch outputs.
+TEST(DecoderCausalLM, ParallelTwoNormsAndPostNormNames) {
+  DecoderSpec s = tiny_spec();
+  s.parallel_residual = true;
+  s.names = {.model = "gpt_neox", .embed_tokens = "embed_in", .norm = "final_layer_norm",
+             .lm_head = "embed_out", .self_attn = "attention"};
+  DecoderCausalLM neox(s);
+  ParamTable p = params(neox);
+  EXPECT_EQ(p.front().first, "gpt_neox.embed_in.weight");
+  EXPECT_EQ(p[2].first, "gpt_neox.layers.0.attention.q_proj.weight");
+  EXPECT_EQ(p[6].first, "gpt_neox.layers.0.post_attention_layernorm.weight");
+  EXPECT_EQ(p.back().first, "embed_out.weight");
+
+  DecoderSpec g = tiny_spec();
+  g.post_norms = true;
+  DecoderCausalLM glm4(g);
+  p = params(glm4);
+  EXPECT_EQ(p[7].first, "model.layers.0.post_self_attn_layernorm.weight");
+  EXPECT_EQ(p[8].first, "model.layers.0.post_mlp_layernorm.weight");
+  EXPECT_EQ(op_counts(glm4.build_model().graph)["RMSNormalization"], 4 * 2 + 1);
 }
 
 }  // namespace
