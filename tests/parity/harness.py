@@ -516,7 +516,10 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     genai_tokens = genai_greedy(out_dir, prompt, GEN_NEW)
     eos = json.loads((out_dir / "genai_config.json").read_text())["model"].get("eos_token_id", [])
     eos = set(eos if isinstance(eos, list) else [eos])
-    expected = next((hf_tokens[:k + 1] for k, t in enumerate(hf_tokens) if t in eos), hf_tokens)
+    # (genai may or may not return the eos token itself: compare without it)
+    expected = next((hf_tokens[:k] for k, t in enumerate(hf_tokens) if t in eos), hf_tokens)
+    if genai_tokens and genai_tokens[-1] in eos:
+        genai_tokens = genai_tokens[:-1]
     matched = next((k for k, (a, b) in enumerate(zip(expected, genai_tokens)) if a != b),
                    min(len(expected), len(genai_tokens)))
     row["genai"] = f"{matched}/{len(expected)}"
