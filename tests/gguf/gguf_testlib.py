@@ -76,6 +76,7 @@ def write_gguf(model, path: Path, qtype=QT.F32) -> None:
         w.add_value_length(head_dim)
         w.add_rope_freq_base(cfg.rope_parameters["full_attention"]["rope_theta"])
         w.add_sliding_window(cfg.sliding_window)
+        w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
     else:  # LlamaModel.set_gguf_parameters
         w.add_vocab_size(cfg.vocab_size)
         w.add_rope_dimension_count(head_dim)

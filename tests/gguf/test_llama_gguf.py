@@ -3,7 +3,7 @@
 The tiny random LlamaForCausalLM of the parity harness is written as GGUF the way
 convert_hf_to_gguf.py does (Q/K rows permuted, gguf TensorNameMap names, llama.* metadata), with
 F32, F16 or Q8_0 weight matrices. transformers loads the file (from_pretrained(gguf_file=...):
-dequantize, un-permute) and saves it as a safetensors checkpoint; `mobius build --config` of that
+dequantize, un-permute), and its config and state dict are saved as a safetensors checkpoint; `mobius build --config` of that
 checkpoint is the reference for `mobius build --gguf` of the file:
 - the external weight data of the two packages is byte-identical (same bound weights),
 - logits of the two agree within 1e-5 on the harness's left-padded prefill batch,
@@ -11,6 +11,7 @@ checkpoint is the reference for `mobius build --gguf` of the file:
 For F32 the GGUF round trip is lossless, so the --gguf weights also equal the original checkpoint's.
 """
 
+import copy
 import filecmp
 
 import numpy as np
@@ -29,6 +30,17 @@ VARIANTS = [
 ]
 
 
+def save_converted(ref, path):
+    """save_pretrained of the GGUF-loaded model (transformers marks it quantized and refuses to
+    save it): the same config without quantization_config, the same state dict."""
+    config = copy.deepcopy(ref.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(ref.state_dict(), strict=True)
+    plain.save_pretrained(path)
+
+
 @pytest.mark.parametrize("name,qtype,overrides", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_gguf_build_equals_transformers_conversion(tmp_path, name, qtype, overrides):
     original = H.write_checkpoint("llama", overrides, tmp_path / "hf")
@@ -38,7 +50,7 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, qtype, overri
     ref = AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=gguf_path.name, dtype=torch.float32,
                                                attn_implementation="eager").eval()
     assert ref.config.tie_word_embeddings == bool(overrides.get("tie_word_embeddings"))
-    ref.save_pretrained(tmp_path / "converted")
+    save_converted(ref, tmp_path / "converted")
 
     r = H.run_mobius("build", "--gguf", gguf_path, tmp_path / "out-gguf")
     assert r.returncode == 0, r.stderr
