@@ -1,6 +1,7 @@
 #include "weights/gguf_checkpoint.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "util/error.h"
@@ -203,7 +204,7 @@ std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std:
   if (dot2 == std::string::npos) return "";
   std::string index = stem.substr(4, dot2 - 4);
   *role = stem.substr(dot2 + 1);
-  if (index.empty() || index.size() > 9 || !std::all_of(index.begin(), index.end(), ::isdigit) ||
+  if (index.empty() || index.size() > 9 || !std::all_of(index.begin(), index.end(), [](unsigned char ch) { return std::isdigit(ch); }) ||
       (index.size() > 1 && index[0] == '0') || std::stoll(index) >= layers)
     return "";
   auto it = a.blocks.find(*role);

@@ -343,3 +343,22 @@ def test_type_that_cannot_be_dequantized(pristine, tmp_path):
     raw = np.zeros((rows, cols // block * size), np.uint8)
     rewrite(pristine, path, retype=("blk.0.ffn_up.weight", raw, QT.Q8_1))
     expect_error(path, "blk.0.ffn_up.weight", "Q8_1")
+
+
+# --- the CLI --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args,needle", [((), "exactly one of --config DIR and --gguf FILE"),
+                                         (("--config", "ckpt"), "--config excludes --gguf")])
+def test_exactly_one_of_config_and_gguf(pristine, tmp_path, args, needle):
+    out = tmp_path / "out"
+    extra = ("--gguf", pristine) if args else ()
+    r = H.run_mobius("build", *args, *extra, out)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:"), r.stderr
+    assert needle in lines[0] and not out.exists()
+
+
+def test_no_weights_needs_only_the_metadata(pristine, tmp_path):
+    out = tmp_path / "out"
+    r = H.run_mobius("build", "--gguf", pristine, out, "--no-weights")
+    assert r.returncode == 0, r.stderr
+    assert "0 weights" in r.stdout and (out / "model.onnx").is_file()
