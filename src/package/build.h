@@ -1,4 +1,4 @@
-// The main job: a Hugging Face checkpoint directory in, an ONNX package out.
+// The main job: a Hugging Face checkpoint directory (or a .gguf file) in, an ONNX package out.
 #pragma once
 
 #include <string>
@@ -10,6 +10,7 @@ namespace mobius {
 
 struct BuildOptions {
   std::string config_dir;   // holds config.json and *.safetensors
+  std::string gguf_file;    // or: a .gguf file (config from its metadata); exactly one is set
   std::string output_dir;
   DataType dtype = DataType::FLOAT;
   bool weights = true;      // false = --no-weights
@@ -28,9 +29,10 @@ struct BuildReport {
   std::vector<std::string> unused_tensors;  // checkpoint tensors the model does not read
 };
 
-// Reads config.json, builds the graph for its model_type, binds the checkpoint strictly (unless
-// --no-weights) and writes the package. Throws mobius::Error with a one-line message naming the
-// file and field or tensor; on error nothing is left in output_dir.
+// Reads config.json (or synthesizes it from the GGUF metadata, weights/gguf_checkpoint.h), builds
+// the graph for its model_type, binds the checkpoint strictly (unless --no-weights) and writes the
+// package. Throws mobius::Error with a one-line message naming the file and field or tensor; on
+// error nothing is left in output_dir.
 BuildReport build_package(const BuildOptions& options);
 
 }  // namespace mobius

@@ -48,7 +48,8 @@ nlohmann::json read_json(const fs::path& p) {
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& o) {
   const CacheLayout c = model.cache_layout();
-  const nlohmann::json gen = read_json(fs::path(checkpoint_dir) / "generation_config.json");
+  const nlohmann::json gen = checkpoint_dir.empty() ? nlohmann::json::object()
+                                                    : read_json(fs::path(checkpoint_dir) / "generation_config.json");
   const nlohmann::json& cfg = config.json();
   auto pick = [&](const char* key) {
     nlohmann::json v = token_ids(gen, key);
@@ -124,6 +125,7 @@ int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& o
                                 "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
                                 "generation_config.json", "chat_template.jinja"};
   int n = 0;
+  if (checkpoint_dir.empty()) return n;
   for (const char* f : files) {
     fs::path src = fs::path(checkpoint_dir) / f;
     if (!fs::exists(src)) continue;

@@ -19,14 +19,16 @@ struct GenaiOptions {
 
 // The genai_config.json for a text-generation model. Model facts come from the architecture
 // (cache layout, vocab size) and config.json (hidden size, heads, context length, bos/eos/pad
-// token ids); search defaults from generation_config.json in `checkpoint_dir` when present.
+// token ids); search defaults from generation_config.json in `checkpoint_dir` when present
+// (`checkpoint_dir` empty: none, as for GGUF input).
 // model.type is the model_type when ONNX Runtime GenAI knows it, else "decoder".
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& options);
 
 // Copies the tokenizer files present in `checkpoint_dir` (tokenizer.json, tokenizer_config.json,
 // special_tokens_map.json, tokenizer.model, vocab.json, merges.txt, added_tokens.json,
-// generation_config.json, chat_template.jinja) into `out_dir`. Returns how many were copied.
+// generation_config.json, chat_template.jinja) into `out_dir`. Returns how many were copied
+// (none when `checkpoint_dir` is empty).
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
 
 }  // namespace mobius

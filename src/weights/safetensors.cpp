@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "weights/convert.h"
 
 namespace mobius {
 
@@ -114,7 +115,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     if (end - begin != nbytes)
       tfail(std::to_string(end - begin) + " bytes for " + std::to_string(count) + " elements of " +
             ds);
-    tensors_[name] = TensorView{name, dt, shape, {data + begin, end - begin}, &file_.path()};
+    tensors_[name] = TensorView{{name, dt, shape, &file_.path()}, {data + begin, end - begin}};
     spans.push_back({begin, end, name});
   }
   std::sort(spans.begin(), spans.end(),
@@ -136,9 +137,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
          std::to_string(pos));
 }
 
-Checkpoint Checkpoint::open(const std::string& dir) {
+SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
   namespace fs = std::filesystem;
-  Checkpoint c;
   std::vector<std::string> paths;
   fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (fs::exists(index)) {
@@ -165,25 +165,29 @@ Checkpoint Checkpoint::open(const std::string& dir) {
   }
   if (paths.empty()) throw Error(dir + ": no *.safetensors files (use --no-weights to build without weights)");
   for (const auto& p : paths) {
-    c.files_.push_back(std::make_unique<SafetensorsFile>(p));
-    for (const auto& [name, view] : c.files_.back()->tensors()) {
-      auto [it, inserted] = c.index_.emplace(name, &view);
+    files_.push_back(std::make_unique<SafetensorsFile>(p));
+    for (const auto& [name, view] : files_.back()->tensors()) {
+      auto [it, inserted] = index_.emplace(name, &view);
       if (!inserted)
         throw Error(p + ": tensor '" + name + "' also in " + *it->second->file);
     }
   }
-  return c;
 }
 
-const TensorView* Checkpoint::find(const std::string& name) const {
+const TensorView* SafetensorsCheckpoint::find(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : it->second;
 }
 
-std::vector<std::string> Checkpoint::names() const {
+std::vector<std::string> SafetensorsCheckpoint::names() const {
   std::vector<std::string> out;
   for (const auto& [name, _] : index_) out.push_back(name);
   return out;
+}
+
+void SafetensorsCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose,
+                                    std::span<uint8_t> out) const {
+  convert_tensor(static_cast<const TensorView&>(t), dst, transpose, out);
 }
 
 }  // namespace mobius

@@ -15,15 +15,13 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "weights/checkpoint.h"
 
 namespace mobius {
 
-struct TensorView {
-  std::string name;
-  DataType dtype;
-  std::vector<int64_t> shape;
+// A tensor stored as plain elements (safetensors, or a float buffer).
+struct TensorView : TensorInfo {
   std::span<const uint8_t> data;  // points into the mapped file
-  const std::string* file;        // the file it lives in (for messages)
 };
 
 // A read-only memory mapping of a whole file. Throws mobius::Error naming the file.
@@ -61,13 +59,16 @@ DataType safetensors_dtype(const std::string& s);
 
 // All tensors of a checkpoint directory: model.safetensors, or the shards listed in
 // model.safetensors.index.json, or (without an index) every *.safetensors file in the directory.
-class Checkpoint {
+// produce() is convert_tensor (weights/convert.h) from the mapped bytes.
+class SafetensorsCheckpoint final : public Checkpoint {
  public:
   // Throws mobius::Error when the directory has no safetensors files, the index is malformed or
   // names a missing file, or two files hold the same tensor name.
-  static Checkpoint open(const std::string& dir);
-  const TensorView* find(const std::string& name) const;
-  std::vector<std::string> names() const;
+  explicit SafetensorsCheckpoint(const std::string& dir);
+  const TensorView* find(const std::string& name) const override;
+  std::vector<std::string> names() const override;
+  void produce(const TensorInfo& t, DataType dst, bool transpose,
+               std::span<uint8_t> out) const override;
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
 
  private:

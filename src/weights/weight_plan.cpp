@@ -4,7 +4,6 @@
 #include <set>
 
 #include "util/error.h"
-#include "weights/convert.h"
 
 namespace mobius {
 
@@ -30,7 +29,7 @@ std::vector<std::string> nearest_names(const std::string& name,
 }
 
 void WeightBinding::produce(std::span<uint8_t> out) const {
-  convert_tensor(*source, init->value->dtype, init->weight->transpose, out);
+  checkpoint->produce(*source, init->value->dtype, init->weight->transpose, out);
 }
 
 static std::string dims_str(const std::vector<int64_t>& d) {
@@ -45,7 +44,7 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   for (const Initializer& init : graph.initializers) {
     if (!init.weight) continue;
     const std::string& key = init.weight->source_key;
-    const TensorView* t = ckpt.find(key);
+    const TensorInfo* t = ckpt.find(key);
     if (!t) {
       std::string msg = "missing tensor '" + key + "' in the checkpoint";
       auto near = nearest_names(key, ckpt.names());
@@ -65,7 +64,7 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
     if (t->dtype != init.value->dtype && !(is_float(t->dtype) && is_float(init.value->dtype)))
       throw Error(*t->file + ": tensor '" + key + "' has dtype " + dtype_name(t->dtype) +
                   ", expected a float tensor");
-    plan.bindings_.push_back({&init, t});
+    plan.bindings_.push_back({&init, t, &ckpt});
     used.insert(key);
   }
   for (const auto& name : ckpt.names())

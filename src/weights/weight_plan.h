@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "ir/ir.h"
-#include "weights/safetensors.h"
+#include "weights/checkpoint.h"
 
 namespace mobius {
 
 struct WeightBinding {
   const Initializer* init;
-  const TensorView* source;
+  const TensorInfo* source;
+  const Checkpoint* checkpoint;  // the checkpoint `source` belongs to
   // Writes the initializer's bytes (converted and transposed as the WeightRef says) to `out`.
   void produce(std::span<uint8_t> out) const;
 };

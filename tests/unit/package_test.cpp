@@ -9,6 +9,7 @@
 #include "builder/ops.h"
 #include "test_util.h"
 #include "util/float16.h"
+#include "weights/safetensors.h"
 
 namespace mobius {
 namespace {
@@ -32,10 +33,10 @@ struct PackageTest : ::testing::Test {
     Value* bias = b.weight("b", bias_dtype, {5}, {"b", false});
     b.output(op.Add(op.MatMul(x, w), bias), "y", {"batch", 5});
   }
-  Checkpoint checkpoint() {
+  SafetensorsCheckpoint checkpoint() {
     fs::create_directories(root.path / "ckpt");
     test::SafetensorsWriter().f32("w", {5, 3}, w_data).f32("b", {5}, b_data).write(root.path / "ckpt/model.safetensors");
-    return Checkpoint::open(root.str("ckpt"));
+    return SafetensorsCheckpoint(root.str("ckpt"));
   }
   std::set<std::string> entries(const fs::path& dir) {
     std::set<std::string> out;
@@ -77,7 +78,7 @@ struct PackageTest : ::testing::Test {
 
 TEST_F(PackageTest, WritesModelAndConvertedWeights) {
   build(DataType::FLOAT16, DataType::FLOAT);
-  Checkpoint c = checkpoint();
+  SafetensorsCheckpoint c = checkpoint();
   WeightPlan plan = WeightPlan::bind(model.graph, c);
   write_package(out.string(), model, &plan, {});
   EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
@@ -150,7 +151,7 @@ TEST_F(PackageTest, ExtraFilesGoIntoThePackageAtomically) {
 // A DOUBLE initializer binds to a float tensor but the conversion to DOUBLE throws mid-write.
 TEST_F(PackageTest, FailingWeightLeavesNothingBehind) {
   build(DataType::FLOAT, DataType::DOUBLE);
-  Checkpoint c = checkpoint();
+  SafetensorsCheckpoint c = checkpoint();
   WeightPlan plan = WeightPlan::bind(model.graph, c);
   const std::string where = "while writing b from " + root.str("ckpt/model.safetensors");
   expect_error([&] { write_package(out.string(), model, &plan, {}); }, {where, "cannot convert FLOAT to DOUBLE"});

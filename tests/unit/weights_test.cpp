@@ -135,7 +135,7 @@ TEST_F(CheckpointTest, ShardedIndex) {
   shard("stray.safetensors", {"a"});  // not in the index: ignored
   index({{"a", "model-00001-of-00002.safetensors"}, {"b", "model-00001-of-00002.safetensors"},
          {"c", "model-00002-of-00002.safetensors"}});
-  Checkpoint c = Checkpoint::open(dir.str());
+  SafetensorsCheckpoint c(dir.str());
   EXPECT_EQ(c.files().size(), 2u);
   EXPECT_EQ(c.names(), (std::vector<std::string>{"a", "b", "c"}));
   ASSERT_NE(c.find("c"), nullptr);
@@ -147,20 +147,20 @@ TEST_F(CheckpointTest, ShardedIndex) {
 TEST_F(CheckpointTest, IndexNamingAMissingFile) {
   shard("model-00001-of-00002.safetensors", {"a"});
   index({{"a", "model-00001-of-00002.safetensors"}, {"b", "model-00002-of-00002.safetensors"}});
-  expect_error([&] { Checkpoint::open(dir.str()); },
+  expect_error([&] { SafetensorsCheckpoint(dir.str()); },
                {dir.str("model.safetensors.index.json"), "weight_map['b']", "model-00002-of-00002.safetensors"});
 }
 
 TEST_F(CheckpointTest, MalformedIndexAndDuplicatesAndEmptyDir) {
-  expect_error([&] { Checkpoint::open(dir.str()); }, {dir.str(), "no *.safetensors files"});
+  expect_error([&] { SafetensorsCheckpoint(dir.str()); }, {dir.str(), "no *.safetensors files"});
   test::write_file(dir.path / "model.safetensors.index.json", "{\"weight_map\": [");
-  expect_error([&] { Checkpoint::open(dir.str()); }, {"model.safetensors.index.json", "invalid JSON"});
+  expect_error([&] { SafetensorsCheckpoint(dir.str()); }, {"model.safetensors.index.json", "invalid JSON"});
   test::write_file(dir.path / "model.safetensors.index.json", "{\"metadata\": {}}");
-  expect_error([&] { Checkpoint::open(dir.str()); }, {"model.safetensors.index.json", "'weight_map'"});
+  expect_error([&] { SafetensorsCheckpoint(dir.str()); }, {"model.safetensors.index.json", "'weight_map'"});
   std::filesystem::remove(dir.path / "model.safetensors.index.json");
   shard("x.safetensors", {"a", "b"});
   shard("y.safetensors", {"b"});
-  expect_error([&] { Checkpoint::open(dir.str()); }, {dir.str("y.safetensors"), "tensor 'b'", dir.str("x.safetensors")});
+  expect_error([&] { SafetensorsCheckpoint(dir.str()); }, {dir.str("y.safetensors"), "tensor 'b'", dir.str("x.safetensors")});
 }
 
 // ---- convert_tensor ----
@@ -168,7 +168,7 @@ TEST_F(CheckpointTest, MalformedIndexAndDuplicatesAndEmptyDir) {
 const std::string kFile = "ckpt/model.safetensors";
 
 TensorView view(const std::string& bytes, DataType dt, std::vector<int64_t> shape) {
-  return {"t", dt, std::move(shape), {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, &kFile};
+  return {{"t", dt, std::move(shape), &kFile}, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}};
 }
 
 template <typename T>
@@ -294,9 +294,9 @@ struct PlanTest : ::testing::Test {
     b.weight("model.norm.weight", DataType::FLOAT, {4}, {"model.norm.weight", false});
     b.constant_f32({1.0f}, {});  // constants are not bound
   }
-  Checkpoint write(SafetensorsWriter w) {
+  SafetensorsCheckpoint write(SafetensorsWriter w) {
     w.write(dir.path / "model.safetensors");
-    return Checkpoint::open(dir.str());
+    return SafetensorsCheckpoint(dir.str());
   }
   SafetensorsWriter good() {
     SafetensorsWriter w;
@@ -306,7 +306,7 @@ struct PlanTest : ::testing::Test {
 };
 
 TEST_F(PlanTest, BindsEveryWeightAndListsUnused) {
-  Checkpoint c = write(good().f32("extra.bias", {1}, {0.0f}).f32("a.rotary_emb.inv_freq", {1}, {0.0f}));
+  SafetensorsCheckpoint c = write(good().f32("extra.bias", {1}, {0.0f}).f32("a.rotary_emb.inv_freq", {1}, {0.0f}));
   WeightPlan plan = WeightPlan::bind(model.graph, c);
   ASSERT_EQ(plan.bindings().size(), 2u);
   EXPECT_EQ(plan.unused(), (std::vector<std::string>{"a.rotary_emb.inv_freq", "extra.bias"}));
@@ -323,7 +323,7 @@ TEST_F(PlanTest, MissingTensorNamesKeyAndNearestKeys) {
   SafetensorsWriter w;
   w.f32("model.layers.0.mlp.up_proj.weights", {6, 4}, up).f32("model.norm.weight", {4}, norm);
   w.f32("lm_head.weight", {1}, {0.0f});
-  Checkpoint c = write(w);
+  SafetensorsCheckpoint c = write(w);
   expect_error([&] { WeightPlan::bind(model.graph, c); },
                {"missing tensor 'model.layers.0.mlp.up_proj.weight'", "nearest: model.layers.0.mlp.up_proj.weights "});
 }
@@ -331,14 +331,14 @@ TEST_F(PlanTest, MissingTensorNamesKeyAndNearestKeys) {
 TEST_F(PlanTest, ShapeAndDtypeMismatch) {
   SafetensorsWriter w;
   w.f32("model.layers.0.mlp.up_proj.weight", {4, 6}, up).f32("model.norm.weight", {4}, norm);
-  Checkpoint c = write(w);
+  SafetensorsCheckpoint c = write(w);
   expect_error([&] { WeightPlan::bind(model.graph, c); },
                {dir.str("model.safetensors"), "tensor 'model.layers.0.mlp.up_proj.weight' has shape [4, 6], expected [6, 4]"});
   SafetensorsWriter v = good();
   v.header.clear();
   v.data.clear();
   v.f32("model.layers.0.mlp.up_proj.weight", {6, 4}, up).add("model.norm.weight", "I64", {4}, std::string(32, '\0'));
-  Checkpoint d = write(v);
+  SafetensorsCheckpoint d = write(v);
   expect_error([&] { WeightPlan::bind(model.graph, d); },
                {dir.str("model.safetensors"), "tensor 'model.norm.weight' has dtype INT64, expected a float tensor"});
 }

@@ -34,9 +34,12 @@ int main(int argc, char** argv) {
   mobius::BuildOptions opts;
   std::string dtype = "f32";
   bool no_weights = false;
-  auto* build = app.add_subcommand("build", "Build an ONNX package from a checkpoint directory");
-  build->add_option("--config", opts.config_dir,
-                    "Checkpoint directory (config.json, *.safetensors)")->required();
+  auto* build = app.add_subcommand("build", "Build an ONNX package from a checkpoint directory or a GGUF file");
+  auto* config = build->add_option("--config", opts.config_dir,
+                                   "Checkpoint directory (config.json, *.safetensors)");
+  auto* gguf = build->add_option("--gguf", opts.gguf_file,
+                                 "GGUF file (config from its metadata, weights dequantized)");
+  config->excludes(gguf);  // exactly one of the two: checked by build_package
   build->add_option("output_dir", opts.output_dir, "Output directory (model.onnx, model.onnx.data)")
       ->required();
   build->add_option("--dtype", dtype, "Float dtype of the model: f32, f16 or bf16")

@@ -1,0 +1,339 @@
+#include "weights/gguf_checkpoint.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "util/error.h"
+#include "weights/convert.h"
+#include "weights/gguf_quants.h"
+
+namespace mobius {
+namespace {
+
+using nlohmann::json;
+
+// Typed access to GGUF metadata; errors name the file and the key.
+class Meta {
+ public:
+  Meta(const GgufFile& f, std::string arch) : f_(f), arch_(std::move(arch)) {}
+  const GgufFile& file() const { return f_; }
+  std::string key(const std::string& suffix) const { return arch_ + "." + suffix; }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
+    throw Error(f_.path() + ": key '" + key + "': " + msg);
+  }
+  std::optional<int64_t> opt_count(const std::string& key) const {
+    const GgufValue* v = f_.find_key(key);
+    if (!v) return std::nullopt;
+    if (!v->is_integer()) fail(key, "expected an integer, got " + gguf_value_type_name(v->type()));
+    if (v->type() == GgufValueType::UINT64 && v->to_json().get<uint64_t>() > INT64_MAX)
+      fail(key, "value out of range");
+    if (v->as_int() < 1) fail(key, "expected a positive integer, got " + std::to_string(v->as_int()));
+    return v->as_int();
+  }
+  int64_t count(const std::string& key) const {
+    if (auto v = opt_count(key)) return *v;
+    fail(key, "missing");
+  }
+  std::optional<double> opt_real(const std::string& key) const {
+    const GgufValue* v = f_.find_key(key);
+    if (!v) return std::nullopt;
+    if (!v->is_float()) fail(key, "expected a float, got " + gguf_value_type_name(v->type()));
+    return v->as_float();
+  }
+  double real(const std::string& key) const {
+    if (auto v = opt_real(key)) return *v;
+    fail(key, "missing");
+  }
+  std::optional<std::string> opt_string(const std::string& key) const {
+    const GgufValue* v = f_.find_key(key);
+    if (!v) return std::nullopt;
+    if (v->type() != GgufValueType::STRING) fail(key, "expected a string, got " + gguf_value_type_name(v->type()));
+    return std::string(v->as_string());
+  }
+
+ private:
+  const GgufFile& f_;
+  std::string arch_;
+};
+
+// Fields shared by the decoder architectures (transformers GGUF_CONFIG_MAPPING, and
+// load_gguf_checkpoint for vocab_size, tie_word_embeddings and the special token ids).
+json common_config(const Meta& m) {
+  json c;
+  c["hidden_size"] = m.count(m.key("embedding_length"));
+  c["intermediate_size"] = m.count(m.key("feed_forward_length"));
+  c["num_hidden_layers"] = m.count(m.key("block_count"));
+  const int64_t heads = m.count(m.key("attention.head_count"));
+  c["num_attention_heads"] = heads;
+  c["num_key_value_heads"] = m.opt_count(m.key("attention.head_count_kv")).value_or(heads);
+  c["rms_norm_eps"] = m.real(m.key("attention.layer_norm_rms_epsilon"));
+  c["max_position_embeddings"] = m.count(m.key("context_length"));
+  // head_dim: attention.key_length, else hidden_size / heads (llama.cpp n_embd_head_k).
+  const std::string kl = m.key("attention.key_length");
+  int64_t head_dim;
+  if (auto k = m.opt_count(kl)) {
+    head_dim = *k;
+  } else {
+    if (c["hidden_size"].get<int64_t>() % heads != 0)
+      m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
+                                                c["hidden_size"].dump() + " and attention.key_length is not set");
+    head_dim = c["hidden_size"].get<int64_t>() / heads;
+  }
+  if (auto v = m.opt_count(m.key("attention.value_length")); v && *v != head_dim)
+    m.fail(m.key("attention.value_length"), std::to_string(*v) + " differs from the key length " +
+                                                std::to_string(head_dim) + " (not supported)");
+  if (auto r = m.opt_count(m.key("rope.dimension_count")); r && *r != head_dim)
+    m.fail(m.key("rope.dimension_count"), "partial rotary (" + std::to_string(*r) + " of " +
+                                              std::to_string(head_dim) + " channels) is not supported");
+  c["head_dim"] = head_dim;
+  if (auto v = m.opt_count(m.key("vocab_size"))) {
+    c["vocab_size"] = *v;
+  } else if (const GgufValue* t = m.file().find_key("tokenizer.ggml.tokens");
+             t && t->type() == GgufValueType::ARRAY) {
+    c["vocab_size"] = t->size();
+  } else if (const GgufTensor* e = m.file().find_tensor("token_embd.weight"); e && e->ne.size() == 2) {
+    c["vocab_size"] = e->ne[1];
+  } else {
+    m.fail(m.key("vocab_size"), "missing, and neither tokenizer.ggml.tokens nor token_embd.weight gives it");
+  }
+  c["tie_word_embeddings"] = m.file().find_tensor("output.weight") == nullptr;
+  for (const char* id : {"bos", "eos", "pad"}) {
+    const std::string k = std::string("tokenizer.ggml.") + (std::strcmp(id, "pad") ? id : "padding") + "_token_id";
+    if (const GgufValue* v = m.file().find_key(k); v && v->is_integer())
+      c[std::string(id) + "_token_id"] = v->as_int();
+  }
+  if (m.file().find_tensor("rope_freqs.weight"))
+    throw Error(m.file().path() + ": tensor 'rope_freqs.weight': per-frequency rope factors (llama3 rope "
+                                  "scaling) are not supported for GGUF input");
+  return c;
+}
+
+// {"rope_type", "rope_theta"[, "factor"]} from rope.freq_base and rope.scaling.* (llama.cpp
+// writes rope.scaling.type "linear" with rope.scaling.factor; other types are not supported).
+json rope_parameters(const Meta& m, double default_theta) {
+  json r = {{"rope_type", "default"},
+            {"rope_theta", m.opt_real(m.key("rope.freq_base")).value_or(default_theta)}};
+  const std::string tk = m.key("rope.scaling.type");
+  const std::string type = m.opt_string(tk).value_or("none");
+  if (type == "linear") {
+    r["rope_type"] = "linear";
+    r["factor"] = m.real(m.key("rope.scaling.factor"));
+  } else if (type != "none") {
+    m.fail(tk, "rope scaling '" + type + "' is not supported for GGUF input (supported: none, linear)");
+  }
+  return r;
+}
+
+json llama_config(const Meta& m) {
+  json c = common_config(m);
+  c["model_type"] = "llama";
+  c["hidden_act"] = "silu";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);  // llama.cpp default freq_base
+  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  c["mlp_bias"] = m.file().find_tensor("blk.0.ffn_up.bias") != nullptr;
+  return c;
+}
+
+json gemma3_config(const Meta& m) {
+  json c = common_config(m);
+  c["model_type"] = "gemma3_text";
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  const int64_t layers = c["num_hidden_layers"];
+  // llama.cpp (llama-model.cpp, LLM_ARCH_GEMMA3): sliding layers use rope base 10000 and every
+  // 6th layer is global; the attention scale is 1/sqrt(head_dim), 1/sqrt(hidden / heads) for 27B.
+  c["query_pre_attn_scalar"] = layers == 62 ? c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>()
+                                            : c["head_dim"].get<int64_t>();
+  json full = rope_parameters(m, 1000000.0);
+  c["rope_parameters"] = {{"full_attention", full},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}}};
+  json types = json::array();
+  if (auto w = m.opt_count(m.key("attention.sliding_window"))) {
+    c["sliding_window"] = *w;
+    for (int64_t i = 0; i < layers; ++i) types.push_back((i + 1) % 6 ? "sliding_attention" : "full_attention");
+  } else {
+    for (int64_t i = 0; i < layers; ++i) types.push_back("full_attention");
+  }
+  c["layer_types"] = types;
+  return c;
+}
+
+struct Arch {
+  const char* architecture;  // general.architecture
+  json (*config)(const Meta&);
+  std::map<std::string, std::string> blocks;  // blk.N.<gguf role> -> model.layers.N.<hf module>
+  bool unpermute_qk;    // llama: LlamaModel.permute on q_proj / k_proj
+  float norm_shift;     // added to *norm.weight to undo the converter (gemma3: -1)
+};
+
+const std::map<std::string, std::string> kAttention = {
+    {"attn_q", "self_attn.q_proj"},       {"attn_k", "self_attn.k_proj"},
+    {"attn_v", "self_attn.v_proj"},       {"attn_output", "self_attn.o_proj"},
+    {"attn_norm", "input_layernorm"},     {"ffn_gate", "mlp.gate_proj"},
+    {"ffn_up", "mlp.up_proj"},            {"ffn_down", "mlp.down_proj"},
+};
+
+const std::vector<Arch>& archs() {
+  static const std::vector<Arch> table = [] {
+    std::map<std::string, std::string> llama = kAttention, gemma3 = kAttention;
+    llama["ffn_norm"] = "post_attention_layernorm";
+    gemma3["ffn_norm"] = "pre_feedforward_layernorm";
+    gemma3["post_attention_norm"] = "post_attention_layernorm";
+    gemma3["post_ffw_norm"] = "post_feedforward_layernorm";
+    gemma3["attn_q_norm"] = "self_attn.q_norm";
+    gemma3["attn_k_norm"] = "self_attn.k_norm";
+    return std::vector<Arch>{{"gemma3", gemma3_config, gemma3, false, -1.0f},
+                             {"llama", llama_config, llama, true, 0.0f}};
+  }();
+  return table;
+}
+
+// Hugging Face name of a GGUF tensor name, or "" when it has none.
+std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std::string* role) {
+  static const std::map<std::string, std::string> top = {{"token_embd", "model.embed_tokens"},
+                                                         {"output_norm", "model.norm"},
+                                                         {"output", "lm_head"}};
+  auto dot = gguf.rfind('.');
+  if (dot == std::string::npos) return "";
+  std::string stem = gguf.substr(0, dot), suffix = gguf.substr(dot);  // ".weight" / ".bias"
+  if (suffix != ".weight" && suffix != ".bias") return "";
+  if (auto it = top.find(stem); it != top.end()) return it->second + suffix;
+  if (stem.rfind("blk.", 0) != 0) return "";
+  auto dot2 = stem.find('.', 4);
+  if (dot2 == std::string::npos) return "";
+  std::string index = stem.substr(4, dot2 - 4);
+  *role = stem.substr(dot2 + 1);
+  if (index.empty() || index.size() > 9 || !std::all_of(index.begin(), index.end(), [](unsigned char ch) { return std::isdigit(ch); }) ||
+      (index.size() > 1 && index[0] == '0') || std::stoll(index) >= layers)
+    return "";
+  auto it = a.blocks.find(*role);
+  if (it == a.blocks.end()) return "";
+  return "model.layers." + index + "." + it->second + suffix;
+}
+
+DataType plain_dtype(GgmlType t) {
+  switch (t) {
+    case GgmlType::F32: return DataType::FLOAT;
+    case GgmlType::F16: return DataType::FLOAT16;
+    case GgmlType::BF16: return DataType::BFLOAT16;
+    case GgmlType::F64: return DataType::DOUBLE;
+    case GgmlType::I8: return DataType::INT8;
+    case GgmlType::I16: return DataType::INT16;
+    case GgmlType::I32: return DataType::INT32;
+    case GgmlType::I64: return DataType::INT64;
+    default: return DataType::UNDEFINED;  // quantized
+  }
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
+  const GgufValue* av = file_.find_key("general.architecture");
+  if (!av || av->type() != GgufValueType::STRING)
+    throw Error(path + ": key 'general.architecture': " + (av ? "expected a string" : "missing"));
+  const std::string arch_name(av->as_string());
+  const Arch* arch = nullptr;
+  std::string supported;
+  for (const Arch& a : archs()) {
+    if (arch_name == a.architecture) arch = &a;
+    supported += (supported.empty() ? "" : ", ") + std::string(a.architecture);
+  }
+  if (!arch)
+    throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
+                "' is not supported for GGUF input (supported: " + supported + ")");
+  config_.emplace(arch->config(Meta(file_, arch_name)), path);
+  const int64_t layers = config_->get_int("num_hidden_layers");
+
+  for (const GgufTensor& t : file_.tensors()) {
+    std::string role;
+    std::string name = hf_name(*arch, t.name, layers, &role);
+    if (name.empty()) {
+      unmapped_.push_back(t.name);
+      continue;
+    }
+    auto fail = [&](const std::string& msg) { throw Error(path + ": tensor '" + t.name + "': " + msg); };
+    Entry e;
+    e.name = name;
+    e.shape = t.shape();
+    e.file = &file_.path();
+    e.source = &t;
+    if (arch->unpermute_qk && (role == "attn_q" || role == "attn_k")) {
+      e.unpermute_heads = config_->get_int(role == "attn_q" ? "num_attention_heads" : "num_key_value_heads");
+      if (e.shape[0] % (2 * e.unpermute_heads) != 0)
+        fail(std::to_string(e.shape[0]) + " rows do not split into " + std::to_string(e.unpermute_heads) +
+             " heads of even size");
+    }
+    if (ends_with(name, "norm.weight")) e.shift = arch->norm_shift;
+    const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f;
+    DataType plain = plain_dtype(t.type);
+    if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
+      fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
+           " cannot be dequantized (supported: " + dequantize_supported_types() + ")");
+    if (transformed && plain != DataType::UNDEFINED && !is_float(plain))
+      fail("integer tensor where a float tensor is expected");
+    e.dtype = transformed || plain == DataType::UNDEFINED ? DataType::FLOAT : plain;
+    entries_.emplace(name, std::move(e));
+  }
+}
+
+const TensorInfo* GgufCheckpoint::find(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> GgufCheckpoint::names() const {
+  std::vector<std::string> out = unmapped_;
+  for (const auto& [name, _] : entries_) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, std::span<uint8_t> out) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  const GgufTensor& src = *e.source;
+  if (plain_dtype(src.type) != DataType::UNDEFINED && e.unpermute_heads == 0 && e.shift == 0.0f) {
+    convert_tensor(TensorView{e, src.data}, dst, transpose, out);  // stored plainly
+    return;
+  }
+  const int64_t n = src.num_elements();
+  std::vector<float> scratch;
+  float* f;
+  if (dst == DataType::FLOAT && !transpose) {
+    f = reinterpret_cast<float*>(out.data());
+  } else {
+    scratch.resize(static_cast<size_t>(n));
+    f = scratch.data();
+  }
+  if (e.unpermute_heads == 0) {
+    dequantize(src.type, src.data, {f, static_cast<size_t>(n)});
+  } else {
+    // HF row h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size): LlamaModel.permute.
+    const int64_t rows = e.shape[0], cols = n / rows, d = rows / e.unpermute_heads, half = d / 2;
+    auto gguf_row = [&](int64_t r) { return r / d * d + 2 * (r % d % half) + r % d / half; };
+    const int64_t block = ggml_type_traits(static_cast<uint32_t>(src.type))->block_size;
+    if (cols % block == 0) {
+      const size_t row_bytes = src.data.size() / static_cast<size_t>(rows);
+      for (int64_t r = 0; r < rows; ++r)
+        dequantize(src.type, src.data.subspan(static_cast<size_t>(gguf_row(r)) * row_bytes, row_bytes),
+                   {f + r * cols, static_cast<size_t>(cols)});
+    } else {  // a quantized 1-D tensor (bias): rows are not block-aligned
+      std::vector<float> all(static_cast<size_t>(n));
+      dequantize(src.type, src.data, all);
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(&all[gguf_row(r) * cols], cols, f + r * cols);
+    }
+  }
+  if (e.shift != 0.0f)
+    for (int64_t i = 0; i < n; ++i) f[i] = f[i] + e.shift;
+  if (f != reinterpret_cast<float*>(out.data())) {
+    TensorView view{{e.name, DataType::FLOAT, e.shape, e.file},
+                    {reinterpret_cast<const uint8_t*>(f), static_cast<size_t>(n) * 4}};
+    convert_tensor(view, dst, transpose, out);
+  }
+}
+
+}  // namespace mobius

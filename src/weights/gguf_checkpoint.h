@@ -1,0 +1,65 @@
+// GgufCheckpoint: a .gguf file seen as a Hugging Face checkpoint: the config.json that
+// transformers would save for it, and its tensors under Hugging Face state-dict names with the
+// GGUF converter's transforms undone. References: transformers integrations/ggml.py
+// (GGUF_CONFIG_MAPPING) and modeling_gguf_pytorch_utils.py (load_gguf_checkpoint, the tensor
+// processors); llama.cpp convert_hf_to_gguf.py (what was done to the tensors) and
+// src/llama-model.cpp (the defaults GGUF metadata leaves implicit).
+//
+// Architectures (general.architecture -> model_type):
+//   llama  -> llama        attn_q / attn_k rows un-permuted (convert_hf_to_gguf LlamaModel.permute
+//                          interleaves the two rotary halves of each head; K uses the KV heads)
+//   gemma3 -> gemma3_text  every *norm.weight minus 1 (Gemma3Model.norm_shift stored 1 + w);
+//                          layer_types every 6th layer full (llama.cpp set_swa_pattern(6)),
+//                          sliding layers rope_theta 10000, query_pre_attn_scalar = head_dim
+//                          (hidden_size / heads for the 62-layer 27B), as llama.cpp computes it
+// Tensor names: token_embd -> model.embed_tokens, output_norm -> model.norm, output -> lm_head,
+// blk.N.{attn_q,attn_k,attn_v,attn_output} -> model.layers.N.self_attn.{q,k,v,o}_proj,
+// attn_q_norm / attn_k_norm -> self_attn.q_norm / k_norm, ffn_{gate,up,down} -> mlp.*_proj,
+// attn_norm -> input_layernorm, ffn_norm -> post_attention_layernorm (llama) or
+// pre_feedforward_layernorm (gemma3), post_attention_norm -> post_attention_layernorm,
+// post_ffw_norm -> post_feedforward_layernorm. tie_word_embeddings = no output.weight.
+// GGUF tensors of any other name are listed under their GGUF name (reported unused).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/hf_config.h"
+#include "weights/checkpoint.h"
+#include "weights/gguf.h"
+
+namespace mobius {
+
+class GgufCheckpoint final : public Checkpoint {
+ public:
+  // Opens and validates `path` (weights/gguf.h), synthesizes the config and maps the tensors.
+  // Throws mobius::Error naming the file and the key or tensor: unsupported architecture, a
+  // required key missing or mistyped, rope scaling or layouts GGUF input does not support, a
+  // mapped tensor whose ggml type cannot be dequantized.
+  explicit GgufCheckpoint(const std::string& path);
+
+  const GgufFile& file() const { return file_; }
+  // The synthesized config.json (HF field names); errors in it name the .gguf file.
+  const HfConfig& config() const { return *config_; }
+
+  const TensorInfo* find(const std::string& name) const override;
+  std::vector<std::string> names() const override;
+  // Dequantizes to float32, undoes the converter's transform, then converts to `dst`.
+  void produce(const TensorInfo& t, DataType dst, bool transpose,
+               std::span<uint8_t> out) const override;
+
+ private:
+  struct Entry : TensorInfo {
+    const GgufTensor* source = nullptr;
+    int64_t unpermute_heads = 0;  // > 0: rows interleaved per head by LlamaModel.permute
+    float shift = 0.0f;           // added to every value (gemma3 norms: -1)
+  };
+  GgufFile file_;
+  std::optional<HfConfig> config_;
+  std::map<std::string, Entry> entries_;  // by Hugging Face name
+  std::vector<std::string> unmapped_;     // GGUF names of tensors with no Hugging Face name
+};
+
+}  // namespace mobius

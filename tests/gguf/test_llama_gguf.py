@@ -1,0 +1,74 @@
+"""`mobius build --gguf` on a tiny llama against transformers' own GGUF loader.
+
+The tiny random LlamaForCausalLM of the parity harness is written as GGUF the way
+convert_hf_to_gguf.py does (Q/K rows permuted, gguf TensorNameMap names, llama.* metadata), with
+F32, F16 or Q8_0 weight matrices. transformers loads the file (from_pretrained(gguf_file=...):
+dequantize, un-permute), and its config and state dict are saved as a safetensors checkpoint; `mobius build --config` of that
+checkpoint is the reference for `mobius build --gguf` of the file:
+- the external weight data of the two packages is byte-identical (same bound weights),
+- logits of the two agree within 1e-5 on the harness's left-padded prefill batch,
+- and the --gguf package matches the transformers model itself within the parity tolerance.
+For F32 the GGUF round trip is lossless, so the --gguf weights also equal the original checkpoint's.
+"""
+
+import copy
+import filecmp
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+import harness as H
+from gguf_testlib import QT, write_gguf
+
+VARIANTS = [
+    ("f32", QT.F32, {}),
+    ("f16", QT.F16, {}),
+    ("q8_0", QT.Q8_0, {}),
+    ("q8_0-tied", QT.Q8_0, {"tie_word_embeddings": True}),
+]
+
+
+def save_converted(ref, path):
+    """save_pretrained of the GGUF-loaded model (transformers marks it quantized and refuses to
+    save it): the same config without quantization_config, the same state dict."""
+    config = copy.deepcopy(ref.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(ref.state_dict(), strict=True)
+    plain.save_pretrained(path)
+
+
+@pytest.mark.parametrize("name,qtype,overrides", VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_gguf_build_equals_transformers_conversion(tmp_path, name, qtype, overrides):
+    original = H.write_checkpoint("llama", overrides, tmp_path / "hf")
+    gguf_path = tmp_path / "model.gguf"
+    write_gguf(original, gguf_path, qtype)
+
+    ref = AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=gguf_path.name, dtype=torch.float32,
+                                               attn_implementation="eager").eval()
+    assert ref.config.tie_word_embeddings == bool(overrides.get("tie_word_embeddings"))
+    save_converted(ref, tmp_path / "converted")
+
+    r = H.run_mobius("build", "--gguf", gguf_path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "", f"unexpected warnings: {r.stderr}"
+    H.build(tmp_path / "converted", tmp_path / "out-config")
+    assert filecmp.cmp(tmp_path / "out-gguf" / "model.onnx.data", tmp_path / "out-config" / "model.onnx.data",
+                       shallow=False), "bound weights differ from transformers' conversion"
+    if qtype == QT.F32:
+        H.build(tmp_path / "hf", tmp_path / "out-original")
+        assert filecmp.cmp(tmp_path / "out-gguf" / "model.onnx.data",
+                           tmp_path / "out-original" / "model.onnx.data", shallow=False), \
+            "F32 GGUF weights differ from the original checkpoint"
+
+    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
+    valid = mask.astype(bool)
+    gguf_logits, _ = H.OnnxLM(tmp_path / "out-gguf" / "model.onnx", ref.config)(ids, mask, pos)
+    config_logits, _ = H.OnnxLM(tmp_path / "out-config" / "model.onnx", ref.config)(ids, mask, pos)
+    assert H.max_abs(gguf_logits[valid], config_logits[valid]) <= 1e-5
+    hf_logits, _ = H.hf_forward(ref, ids, mask, pos)
+    assert H.max_abs(gguf_logits[valid], hf_logits[valid]) <= H.TOL
+    assert np.isfinite(gguf_logits).all()
