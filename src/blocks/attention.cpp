@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "blocks/attention_sinks.h"
 #include "blocks/head_norm.h"
 #include "util/error.h"
 #include "util/float16.h"
@@ -12,6 +13,9 @@ namespace mobius {
 namespace {
 
 std::unique_ptr<Norm> make_qk_norm(const QKNorm& n, int64_t heads, const AttentionOptions& o) {
+  if (n.layout == QKNormLayout::full_width)
+    return make_norm({.dim = heads * o.head_dim, .eps = o.norm_eps, .dtype = o.dtype, .bias = n.bias,
+                      .kind = n.kind});
   if (n.layout == QKNormLayout::shared)
     return make_norm({.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype, .bias = n.bias,
                       .kind = n.kind});
@@ -42,6 +46,7 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     q_norm = adopt(o.qk_norm->q_name, make_qk_norm(*o.qk_norm, o.num_attention_heads, o));
     k_norm = adopt(o.qk_norm->k_name, make_qk_norm(*o.qk_norm, o.num_key_value_heads, o));
   }
+  if (o.sinks) sinks = param("sinks", {o.num_attention_heads}, o.dtype);
 }
 
 Attention::QKV Attention::project(Ops& op, Value* x) const {
@@ -73,11 +78,26 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
                                    Value* past_key, Value* past_value) const {
   auto s = enter(op);
   QKV p = project(op, x);
-  Value* q = to_heads(op, p.q, q_norm, &ctx.rope);
-  Value* k = to_heads(op, p.k, k_norm, &ctx.rope);
+  const bool full_width = o_.qk_norm && o_.qk_norm->layout == QKNormLayout::full_width;
+  if (full_width) {  // [batch, seq, heads, head_dim] normalized over its last two axes together
+    auto whole = [&](const Norm* norm, Value* y) {
+      return op.Reshape(norm->forward(op, op.Reshape(y, {0, 0, -1})), op.Shape(y));
+    };
+    p.q = whole(q_norm, p.q);
+    p.k = whole(k_norm, p.k);
+  }
+  if (o_.clip_qkv) {
+    const double c = *o_.clip_qkv;
+    for (Value** t : {&p.q, &p.k, &p.v}) *t = op.Max(op.Min(*t, c), -c);
+  }
+  Value* q = to_heads(op, p.q, full_width ? nullptr : q_norm, &ctx.rope);
+  Value* k = to_heads(op, p.k, full_width ? nullptr : k_norm, &ctx.rope);
   Value* v = to_heads(op, p.v, nullptr, nullptr);
   float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
-  AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
+  AttentionOutputs a =
+      sinks ? attention_with_sinks(op, q, k, v, ctx.mask, past_key, past_value, sinks->value(op),
+                                   {o_.num_attention_heads, o_.num_key_value_heads, o_.head_dim, scale})
+            : op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }

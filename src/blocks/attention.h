@@ -1,10 +1,11 @@
 // Self-attention: MHA, GQA and MQA (num_key_value_heads <= num_attention_heads), explicit
-// head_dim, optional q/k/v/o bias, optional q/k normalization over head_dim, optional RoPE
-// (rotate-half or interleaved, on the first rotary_dim channels), with a KV cache (decoders) or
-// without one (encoders).
+// head_dim, optional q/k/v/o bias, optional q/k normalization (over head_dim or the whole
+// projection), optional q/k/v clipping, optional RoPE (rotate-half or interleaved, on the first
+// rotary_dim channels), with a KV cache (decoders) or without one (encoders).
 // References: LlamaAttention / Qwen3Attention, and for encoders BertSelfAttention + the dense of
 // BertSelfOutput, in transformers/models/*/modeling_*.py; the options below name the models that
-// need them. Lowered to the ONNX Attention op (opset 23/24) with an additive float mask.
+// need them. Lowered to the ONNX Attention op (opset 23/24) with an additive float mask; with
+// `sinks` (GptOssAttention) to blocks/attention_sinks.h instead.
 #pragma once
 
 #include <optional>
@@ -41,9 +42,11 @@ enum class QKNormLayout {
   shared,           // one norm over head_dim for every head (Qwen3 q_norm, Phi/Persimmon q_layernorm)
   weight_per_head,  // one [heads, head_dim] weight (Cohere q_norm; LayerNorm without bias)
   norm_per_head,    // one LayerNorm per head, q_layernorm.norms.{h} (StableLM)
+  full_width,       // one RMSNorm over the whole q / k projection, before the head split (OLMoE)
 };
 
-// Normalization of q and k over head_dim, after the projection and before RoPE.
+// Normalization of q and k (over head_dim, or the whole projection for full_width), after the
+// projection and before RoPE.
 struct QKNorm {
   NormKind kind = NormKind::RMSNorm;
   bool bias = false;  // LayerNorm only
@@ -59,6 +62,8 @@ struct AttentionOptions {
   bool qkv_bias = false;
   bool o_bias = false;
   std::optional<QKNorm> qk_norm;
+  std::optional<float> clip_qkv;  // clamp the q, k, v projections to [-c, c], after the q/k norm (OLMoE)
+  bool sinks = false;             // learned per-head sink logit in the softmax (GPT-OSS `sinks`)
   float norm_eps = 1e-6f;
   std::optional<float> scale;  // default 1 / sqrt(head_dim)
   std::optional<FusedQKV> fused_qkv;  // instead of names.q_proj, k_proj, v_proj
@@ -79,16 +84,28 @@ struct AttentionResult {
   Value* present_value;
 };
 
-class Attention : public Module {
+// The self-attention of a decoder layer: Attention below, MultiHeadLatentAttention (blocks/mla.h),
+// MixtureOfAttentionHeads (blocks/moa.h).
+class SelfAttention : public Module {
+ public:
+  // x: [batch, seq, hidden_size]; past_key/past_value: the layer's cache,
+  // [batch, kv_heads, past_seq, key / value head size].
+  virtual AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
+                                  Value* past_value) const = 0;
+};
+
+class Attention : public SelfAttention {
  public:
   explicit Attention(const AttentionOptions& o);
   // x: [batch, seq, hidden_size]; past_key/past_value: [batch, kv_heads, past_seq, head_dim], or
-  // both null for attention without a cache (then total_seq = seq and no present is returned).
+  // both null for attention without a cache (then total_seq = seq and no present is returned;
+  // not with sinks).
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
-                          Value* past_value) const;
+                          Value* past_value) const override;
 
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
   Norm *q_norm = nullptr, *k_norm = nullptr;
+  Parameter* sinks = nullptr;  // [num_attention_heads]
 
  private:
   struct QKV {

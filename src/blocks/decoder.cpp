@@ -11,38 +11,50 @@ NormOptions DecoderSpec::norm() const {
   return {.dim = hidden_size, .eps = norm_eps, .dtype = dtype, .bias = norm_bias, .kind = norm_kind};
 }
 
-DecoderLayer::DecoderLayer(const DecoderSpec& s) : parallel_residual_(s.parallel_residual) {
+DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
+    : parallel_residual_(s.parallel_residual), residual_multiplier_(s.residual_multiplier) {
   const DecoderNames& n = s.names;
   MOBIUS_ASSERT(!s.shared_layernorm || s.parallel_residual, "shared_layernorm needs parallel_residual");
-  input_layernorm = adopt(n.input_layernorm, make_norm(s.norm()));
-  self_attn = child<Attention>(n.self_attn, s.attention);
-  if (!s.shared_layernorm) post_attention_layernorm = adopt(n.post_attention_layernorm, make_norm(s.norm()));
+  NormOptions norm = s.norm();
+  if (s.layer_norm_eps) norm.eps = *s.layer_norm_eps;
+  input_layernorm = adopt(n.input_layernorm, make_norm(norm));
+  if (s.mla)
+    self_attn = child<MultiHeadLatentAttention>(n.self_attn, *s.mla);
+  else if (s.moa)
+    self_attn = child<MixtureOfAttentionHeads>(n.self_attn, *s.moa);
+  else
+    self_attn = child<Attention>(n.self_attn, s.attention);
+  if (!s.shared_layernorm) post_attention_layernorm = adopt(n.post_attention_layernorm, make_norm(norm));
   if (s.post_norms) {
-    attn_output_norm = adopt(n.attn_output_norm, make_norm(s.norm()));
-    mlp_output_norm = adopt(n.mlp_output_norm, make_norm(s.norm()));
+    attn_output_norm = adopt(n.attn_output_norm, make_norm(norm));
+    mlp_output_norm = adopt(n.mlp_output_norm, make_norm(norm));
   }
-  mlp = adopt(n.mlp, make_mlp(s.mlp));
+  if (s.moe && (s.moe_layers.empty() || s.moe_layers.at(static_cast<size_t>(layer_index))))
+    mlp = child<SparseMoE>(n.mlp, *s.moe);
+  else
+    mlp = adopt(n.mlp, make_mlp(s.mlp));
 }
 
 AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                       Value* past_key, Value* past_value) const {
   auto s = enter(op);
+  auto scaled = [&](Value* y) { return residual_multiplier_ == 1.0f ? y : op.Mul(y, residual_multiplier_); };
   Value* attn_in = input_layernorm->forward(op, x);
   AttentionResult a = self_attn->forward(op, attn_in, ctx, past_key, past_value);
   Value* attn_out = attn_output_norm ? attn_output_norm->forward(op, a.hidden) : a.hidden;
-  Value* h = op.Add(x, attn_out);
+  Value* h = op.Add(x, scaled(attn_out));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
   Value* mlp_in = post_attention_layernorm ? post_attention_layernorm->forward(op, parallel_residual_ ? x : h)
                                            : attn_in;
   Value* m = mlp->forward(op, mlp_in);
-  a.hidden = op.Add(h, mlp_output_norm ? mlp_output_norm->forward(op, m) : m);
+  a.hidden = op.Add(h, scaled(mlp_output_norm ? mlp_output_norm->forward(op, m) : m));
   return a;
 }
 
 TextDecoder::TextDecoder(const DecoderSpec& s) {
   embed_tokens = child<Embedding>(s.names.embed_tokens, s.vocab_size, s.hidden_size, s.dtype);
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
-    layers.push_back(child<DecoderLayer>(s.names.layers + "." + std::to_string(i), s));
+    layers.push_back(child<DecoderLayer>(s.names.layers + "." + std::to_string(i), s, i));
   norm = adopt(s.names.norm, make_norm(s.norm()));
 }
 
@@ -56,6 +68,10 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
 }
 
 CacheLayout DecoderCausalLM::cache_layout() const {
+  if (spec_.mla)
+    return {spec_.num_hidden_layers, spec_.mla->num_heads,
+            spec_.mla->qk_nope_head_dim + spec_.mla->qk_rope_head_dim, spec_.mla->v_head_dim};
+  if (spec_.moa) return {spec_.num_hidden_layers, spec_.moa->num_key_value_heads, spec_.moa->head_dim};
   return {spec_.num_hidden_layers, spec_.attention.num_key_value_heads, spec_.attention.head_dim};
 }
 
@@ -65,6 +81,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
   {
     auto s = op.builder().scope(spec_.names.model);
     h = model->embed_tokens->forward(op, in.input_ids);
+    if (spec_.embed_scale != 1.0f) h = op.Mul(h, spec_.embed_scale);
     std::optional<RopeTables> rope;  // built once, if a layer uses it
     std::map<std::string, Value*> masks;  // one mask per layer type in use
     for (size_t i = 0; i < model->layers.size(); ++i) {

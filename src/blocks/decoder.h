@@ -8,10 +8,19 @@
 // DecoderCausalLM = model.embed_tokens -> model.layers.* -> model.norm -> lm_head (or the tied
 // embedding, plus lm_head.bias when lm_head_bias) -> * logit_scale, with one RoPE table and one
 // causal mask per layer type; module names follow `names` (the HF state-dict keys).
+// Mixture-of-experts relatives (archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp) swap in
+// a SparseMoE feed-forward (blocks/moe.h) per layer, multi-head latent attention (blocks/mla.h) or
+// a mixture of attention heads (blocks/moa.h), and GraniteMoE scales:
+//   x0 = embed_tokens(ids) * embed_scale;  h = x + attn(n1(x)) * residual_multiplier;  likewise mlp
 #pragma once
 
+#include <optional>
+
 #include "blocks/attention.h"
+#include "blocks/mla.h"
 #include "blocks/mlp.h"
+#include "blocks/moa.h"
+#include "blocks/moe.h"
 #include "tasks/text_generation.h"
 
 namespace mobius {
@@ -52,23 +61,32 @@ struct DecoderSpec {
   RopeConfig rope;
   DataType dtype = DataType::FLOAT;
   DecoderNames names;
+  // Mixture-of-experts relatives (see the top of this file).
+  float embed_scale = 1.0f;
+  float residual_multiplier = 1.0f;
+  std::optional<float> layer_norm_eps;  // of the layers' norms when not norm_eps (JetMoE: 1e-6)
+  std::optional<MoEOptions> moe;  // the feed-forward (names.mlp) of the layers where moe_layers[i]
+  std::vector<bool> moe_layers;   // empty: every layer; `mlp` on the others
+  std::optional<MLAOptions> mla;  // replaces `attention` (DeepSeek)
+  std::optional<MoAOptions> moa;  // replaces `attention` (JetMoE)
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
 };
 
 class DecoderLayer : public Module {
  public:
-  explicit DecoderLayer(const DecoderSpec& s);
+  DecoderLayer(const DecoderSpec& s, int64_t layer_index);
   // Returns the layer output and the layer's present key/value.
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const;
   Norm *input_layernorm, *post_attention_layernorm = nullptr;
   Norm *attn_output_norm = nullptr, *mlp_output_norm = nullptr;
-  Attention* self_attn;
+  SelfAttention* self_attn;
   FeedForward* mlp;
 
  private:
   bool parallel_residual_;
+  float residual_multiplier_;
 };
 
 class TextDecoder : public Module {

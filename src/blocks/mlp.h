@@ -24,6 +24,7 @@ struct MLPOptions {
   std::string up_name = "fc1", down_name = "fc2";  // MLP's two projections
 };
 
+// A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).
 class FeedForward : public Module {
  public:
   virtual Value* forward(Ops& op, Value* x) const = 0;

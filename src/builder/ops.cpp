@@ -138,6 +138,15 @@ Value* Ops::ReduceSum(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a)
 Value* Ops::CumSum(Value* x, Value* axis, CumSumAttrs a) {
   return one("CumSum", {x, axis}, {{"exclusive", a.exclusive}, {"reverse", a.reverse}}, x->dtype);
 }
+TopKOutputs Ops::TopK(Value* x, int64_t k, TopKAttrs a) {
+  auto outs = b_.add_node("TopK", {x, b_.ints({k})},
+                          {{"axis", a.axis}, {"largest", a.largest}, {"sorted", a.sorted}},
+                          {x->dtype, DataType::INT64});
+  return {outs[0], outs[1]};
+}
+Value* Ops::ScatterElements(Value* data, Value* indices, Value* updates, ScatterElementsAttrs a) {
+  return one("ScatterElements", {data, indices, updates}, {{"axis", a.axis}}, data->dtype);
+}
 
 Value* Ops::LayerNormalization(Value* x, Value* scale, Value* bias, NormAttrs a) {
   std::vector<Value*> in{x, scale};

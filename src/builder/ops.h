@@ -21,6 +21,11 @@ struct In {
   In(int scalar) : s(scalar) {}  // NOLINT
 };
 
+struct TopKOutputs {
+  Value* values;
+  Value* indices;  // int64
+};
+
 struct AttentionOutputs {
   Value* y;
   Value* present_key = nullptr;
@@ -38,6 +43,8 @@ struct SplitAttrs { int64_t axis = 0; };
 struct ShapeAttrs { std::optional<int64_t> start; std::optional<int64_t> end; };
 struct SoftmaxAttrs { int64_t axis = -1; };
 struct ReduceAttrs { int64_t keepdims = 1; };
+struct TopKAttrs { int64_t axis = -1; int64_t largest = 1; int64_t sorted = 1; };
+struct ScatterElementsAttrs { int64_t axis = 0; };
 struct CumSumAttrs { int64_t exclusive = 0; int64_t reverse = 0; };
 struct NormAttrs { int64_t axis = -1; float epsilon = 1e-5f; };
 struct RotaryEmbeddingAttrs { int64_t interleaved = 0; int64_t rotary_embedding_dim = 0; };
@@ -110,6 +117,11 @@ class Ops {
   Value* ReduceMax(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a = {});
   Value* ReduceSum(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a = {});
   Value* CumSum(Value* x, Value* axis, CumSumAttrs a = {});
+  // TopK (opset 11): the k largest (or smallest) entries along `axis` and their int64 indices.
+  TopKOutputs TopK(Value* x, int64_t k, TopKAttrs a = {});
+  // ScatterElements (opset 18, no reduction): data with data[..., indices[i], ...] = updates[i]
+  // along `axis`; indices int64, same rank as data, same shape as updates.
+  Value* ScatterElements(Value* data, Value* indices, Value* updates, ScatterElementsAttrs a = {});
 
   // Normalizations (opset 17 LayerNormalization, opset 23 RMSNormalization): normalize over the
   // trailing axes from `axis` on, computed in float32 (stash_type 1).

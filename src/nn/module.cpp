@@ -8,14 +8,15 @@ Value* Parameter::value(Ops& op) const {
 }
 
 void Module::set_name(const std::string& local, const std::string& parent_path) {
+  const std::string old_path = path_;
   name_ = local;
   path_ = parent_path.empty() ? local : (local.empty() ? parent_path : parent_path + "." + local);
   // Children registered later derive their paths from path_; re-root existing ones.
   for (auto& c : children_) c->set_name(c->name_, path_);
   for (auto& p : params_) {
-    auto dot = p->name.rfind('.');
-    std::string leaf = dot == std::string::npos ? p->name : p->name.substr(dot + 1);
-    p->name = path_.empty() ? leaf : path_ + "." + leaf;
+    // the name relative to this module, which may itself be dotted ("experts.0.w1.weight")
+    std::string rel = old_path.empty() ? p->name : p->name.substr(old_path.size() + 1);
+    p->name = path_.empty() ? rel : path_ + "." + rel;
   }
 }
 

@@ -16,7 +16,7 @@ struct Parameter {
   std::string name;       // full dotted path: the checkpoint key
   Shape shape;            // shape of the ONNX initializer
   DataType dtype;
-  bool transpose = false; // initializer = transpose of the 2-D checkpoint tensor
+  bool transpose = false; // initializer = checkpoint tensor with its last two axes swapped
   std::string source_key; // checkpoint key when different from `name` (e.g. tied weights)
 
   // The initializer of this parameter (created on first use).
@@ -52,7 +52,8 @@ class Module {
     children_.push_back(std::move(m));
     return raw;
   }
-  // Registers a parameter named path() + "." + name.
+  // Registers a parameter named path() + "." + name; `name` may be dotted (a checkpoint key
+  // relative to this module, e.g. "experts.0.w1.weight").
   Parameter* param(const std::string& name, Shape shape, DataType dtype, bool transpose = false);
   // Enters this module's scope in the graph builder (node names follow the module path).
   [[nodiscard]] GraphBuilder::Scope enter(Ops& op) const { return op.builder().scope(name_); }

@@ -5,7 +5,8 @@
 //            past_key_values.{i}.key|value [batch_size, num_key_value_heads, past_sequence_length, head_dim]
 //   outputs: logits [batch_size, sequence_length, vocab_size]
 //            present.{i}.key|value [batch_size, num_key_value_heads, total_sequence_length, head_dim]
-// Float tensors are in the model dtype.
+// Float tensors are in the model dtype. The values' last axis is CacheLayout::v_head_dim where it
+// differs from the keys' (DeepSeek multi-head latent attention, blocks/mla.h).
 #pragma once
 
 #include <vector>
@@ -33,7 +34,8 @@ struct CausalLMOutputs {
 struct CacheLayout {
   int64_t num_layers;
   int64_t num_key_value_heads;
-  int64_t head_dim;
+  int64_t head_dim;        // of the keys
+  int64_t v_head_dim = 0;  // of the values, when it differs from head_dim; 0 = head_dim
 };
 
 class CausalLM : public Architecture {

@@ -1,0 +1,56 @@
+#include "blocks/mla.h"
+
+namespace mobius {
+
+MultiHeadLatentAttention::MultiHeadLatentAttention(const MLAOptions& o) : o_(o) {
+  const int64_t qk_head_dim = o.qk_nope_head_dim + o.qk_rope_head_dim;
+  const NormOptions lora_norm{.dim = 0, .eps = o.lora_norm_eps, .dtype = o.dtype};
+  if (o.q_lora_rank) {
+    q_a_proj = child<Linear>("q_a_proj", LinearOptions{o.hidden_size, *o.q_lora_rank, o.attention_bias, o.dtype});
+    NormOptions n = lora_norm;
+    n.dim = *o.q_lora_rank;
+    q_a_layernorm = child<RMSNorm>("q_a_layernorm", n);
+    q_b_proj = child<Linear>("q_b_proj", LinearOptions{*o.q_lora_rank, o.num_heads * qk_head_dim, false, o.dtype});
+  } else {
+    q_proj = child<Linear>("q_proj", LinearOptions{o.hidden_size, o.num_heads * qk_head_dim, false, o.dtype});
+  }
+  kv_a_proj_with_mqa = child<Linear>(
+      "kv_a_proj_with_mqa", LinearOptions{o.hidden_size, o.kv_lora_rank + o.qk_rope_head_dim, o.attention_bias, o.dtype});
+  NormOptions n = lora_norm;
+  n.dim = o.kv_lora_rank;
+  kv_a_layernorm = child<RMSNorm>("kv_a_layernorm", n);
+  kv_b_proj = child<Linear>(
+      "kv_b_proj", LinearOptions{o.kv_lora_rank, o.num_heads * (o.qk_nope_head_dim + o.v_head_dim), false, o.dtype});
+  o_proj = child<Linear>("o_proj", LinearOptions{o.num_heads * o.v_head_dim, o.hidden_size, o.attention_bias, o.dtype});
+}
+
+Value* MultiHeadLatentAttention::heads(Ops& op, Value* x, int64_t dim) const {
+  return op.Transpose(op.Reshape(x, {0, 0, o_.num_heads, dim}), {.perm = {0, 2, 1, 3}});
+}
+
+AttentionResult MultiHeadLatentAttention::forward(Ops& op, Value* x, const AttentionContext& ctx,
+                                                  Value* past_key, Value* past_value) const {
+  auto s = enter(op);
+  const int64_t nope = o_.qk_nope_head_dim, rope = o_.qk_rope_head_dim, qk = nope + rope;
+  Value* q = q_proj ? q_proj->forward(op, x)
+                    : q_b_proj->forward(op, q_a_layernorm->forward(op, q_a_proj->forward(op, x)));
+  q = heads(op, q, qk);                                                      // [b, h, s, qk]
+  Value* q_rot = apply_rope(op, op.Slice(q, {nope}, {qk}, {-1}), ctx.rope, o_.rope_interleave);
+  q = op.Concat({op.Slice(q, {0}, {nope}, {-1}), q_rot}, {.axis = -1});
+
+  Value* compressed = kv_a_proj_with_mqa->forward(op, x);                   // [b, s, lora + rope]
+  Value* latent = kv_a_layernorm->forward(op, op.Slice(compressed, {0}, {o_.kv_lora_rank}, {-1}));
+  Value* k_rot = op.Unsqueeze(op.Slice(compressed, {o_.kv_lora_rank}, {o_.kv_lora_rank + rope}, {-1}), {1});
+  k_rot = apply_rope(op, k_rot, ctx.rope, o_.rope_interleave);              // [b, 1, s, rope]
+  Value* kv = heads(op, kv_b_proj->forward(op, latent), nope + o_.v_head_dim);  // [b, h, s, nope + v]
+  Value* k_nope = op.Slice(kv, {0}, {nope}, {-1});
+  Value* v = op.Slice(kv, {nope}, {nope + o_.v_head_dim}, {-1});
+  Value* rot_shape = op.Concat({op.Shape(k_nope, {.start = 0, .end = 3}), op.builder().ints({rope})}, {.axis = 0});
+  Value* k = op.Concat({k_nope, op.Expand(k_rot, rot_shape)}, {.axis = -1});  // [b, h, s, qk]
+
+  AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = o_.scale});
+  Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  return {o_proj->forward(op, y), a.present_key, a.present_value};
+}
+
+}  // namespace mobius

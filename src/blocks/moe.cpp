@@ -1,0 +1,99 @@
+#include "blocks/moe.h"
+
+#include <limits>
+
+#include "blocks/activation.h"
+
+namespace mobius {
+
+SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
+  RouterOptions r = o.router;
+  r.hidden_size = o.hidden_size;
+  r.dtype = o.dtype;
+  router = child<MoERouter>(o.router_name, r);
+  const int64_t E = r.num_experts, H = o.hidden_size, I = o.intermediate_size;
+  switch (o.layout) {
+    case ExpertLayout::per_expert:
+      for (int64_t e = 0; e < E; ++e) {
+        const std::string p = "experts." + std::to_string(e) + ".";
+        gate_.push_back(param(p + o.gate_name + ".weight", {H, I}, o.dtype, /*transpose=*/true));
+        up_.push_back(param(p + o.up_name + ".weight", {H, I}, o.dtype, /*transpose=*/true));
+        down_.push_back(param(p + o.down_name + ".weight", {I, H}, o.dtype, /*transpose=*/true));
+      }
+      break;
+    case ExpertLayout::stacked:
+      gate_up_ = param("input_linear.weight", {E, H, 2 * I}, o.dtype, /*transpose=*/true);
+      down_w_ = param("output_linear.weight", {E, I, H}, o.dtype, /*transpose=*/true);
+      break;
+    case ExpertLayout::stacked_interleaved:  // stored [E, in, out] already
+      gate_up_ = param("experts.gate_up_proj", {E, H, 2 * I}, o.dtype);
+      gate_up_bias_ = param("experts.gate_up_proj_bias", {E, 2 * I}, o.dtype);
+      down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);
+      down_bias_ = param("experts.down_proj_bias", {E, H}, o.dtype);
+      break;
+  }
+  if (!o.shared_expert_name.empty()) {
+    shared_expert = child<GatedMLP>(o.shared_expert_name, o.shared_expert);
+    if (o.shared_expert_gate)
+      shared_expert_gate = child<Linear>("shared_expert_gate", LinearOptions{H, 1, false, o.dtype});
+  }
+  if (o.bias) bias = param("bias", {H}, o.dtype);
+}
+
+Value* SparseMoE::stack(Ops& op, const std::vector<Parameter*>& per_expert) const {
+  std::vector<Value*> parts;
+  for (const Parameter* p : per_expert) parts.push_back(op.Unsqueeze(p->value(op), {0}));
+  return op.Concat(parts, {.axis = 0});
+}
+
+Value* SparseMoE::experts(Ops& op, Value* x) const {
+  auto s = op.builder().scope("experts");
+  GraphBuilder& b = op.builder();
+  const int64_t I = o_.intermediate_size;
+  Value *gate, *up;
+  if (o_.layout == ExpertLayout::per_expert) {
+    gate = op.MatMul(x, stack(op, gate_));  // [tokens, H] @ [E, H, I] -> [E, tokens, I]
+    up = op.MatMul(x, stack(op, up_));
+  } else {
+    Value* gate_up = op.MatMul(x, gate_up_->value(op));  // [E, tokens, 2I]
+    if (gate_up_bias_) gate_up = op.Add(gate_up, op.Unsqueeze(gate_up_bias_->value(op), {1}));
+    if (o_.layout == ExpertLayout::stacked) {
+      gate = op.Slice(gate_up, {0}, {I}, {-1});
+      up = op.Slice(gate_up, {I}, {2 * I}, {-1});
+    } else {
+      const int64_t end = std::numeric_limits<int64_t>::max();
+      gate = op.Slice(gate_up, b.ints({0}), b.ints({end}), b.ints({-1}), b.ints({2}));
+      up = op.Slice(gate_up, b.ints({1}), b.ints({end}), b.ints({-1}), b.ints({2}));
+    }
+  }
+  Value* h;
+  if (o_.swiglu_limit > 0.0f) {
+    const double limit = o_.swiglu_limit;
+    gate = op.Min(gate, limit);
+    up = op.Max(op.Min(up, limit), -limit);
+    Value* glu = op.Mul(gate, op.Sigmoid(op.Mul(gate, o_.swiglu_alpha)));
+    h = op.Mul(op.Add(up, 1.0), glu);
+  } else {
+    h = op.Mul(activation(op, o_.hidden_act, gate), up);
+  }
+  Value* y = op.MatMul(h, o_.layout == ExpertLayout::per_expert ? stack(op, down_) : down_w_->value(op));
+  if (down_bias_) y = op.Add(y, op.Unsqueeze(down_bias_->value(op), {1}));
+  return y;  // [E, tokens, H]
+}
+
+Value* SparseMoE::forward(Ops& op, Value* x) const {
+  auto s = enter(op);
+  Value* flat = op.Reshape(x, {-1, o_.hidden_size});                               // [tokens, H]
+  Value* routing = op.Transpose(router->forward(op, flat), {.perm = {1, 0}});     // [E, tokens]
+  Value* weighted = op.Mul(experts(op, flat), op.Unsqueeze(routing, {-1}));       // [E, tokens, H]
+  Value* out = op.ReduceSum(weighted, {0}, {.keepdims = 0});
+  if (shared_expert) {
+    Value* shared = shared_expert->forward(op, flat);
+    if (shared_expert_gate) shared = op.Mul(op.Sigmoid(shared_expert_gate->forward(op, flat)), shared);
+    out = op.Add(out, shared);
+  }
+  if (bias) out = op.Add(out, bias->value(op));
+  return op.Reshape(out, op.Shape(x));
+}
+
+}  // namespace mobius

@@ -1,0 +1,79 @@
+// Sparse mixture-of-experts feed-forward: a router (blocks/moe_router.h), num_experts gated MLP
+// experts and an optional shared expert, in standard ONNX ops. x: [batch, seq, hidden] -> same.
+// References: MixtralSparseMoeBlock, Qwen2MoeSparseMoeBlock, GraniteMoeMoE, DeepseekV3MoE,
+// GptOssMLP, PhimoeSparseMoeBlock, JetMoeMoE (transformers/models/<type>/modeling_<type>.py, 5.23).
+//
+// Dense evaluation. The router returns R [tokens, E]: each token's routing weight for every expert,
+// 0 for the experts it did not pick. Every expert then runs on every token, as batched MatMuls over
+// the experts' weights stacked to [E, in, out]:
+//   gate, up = x @ W_gate[e], x @ W_up[e]          [E, tokens, intermediate]
+//   y[e] = act(gate) * up @ W_down[e]              [E, tokens, hidden]
+//   out = sum_e R[:, e] * y[e]                     [tokens, hidden]
+// which equals transformers' sparse dispatch (the unpicked experts are multiplied by 0).
+// Cost: E / top_k times the expert FLOPs of a sparse dispatch, and an [E, tokens, intermediate]
+// activation; exact and simple, right for small models and short prompts, not for serving large
+// ones (that wants a gather/scatter dispatch or a fused MoE kernel).
+//
+// Expert weights, bound to the checkpoint keys that save_pretrained writes (relative to the block):
+//   per_expert        experts.{e}.{gate,up,down}_name.weight, each [out, in] (Mixtral w1/w3/w2;
+//                     Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek, PhiMoE gate_proj/up_proj/down_proj):
+//                     one initializer per expert, stacked in the graph (Unsqueeze + Concat, folded
+//                     to constants by ONNX Runtime at session creation)
+//   stacked           input_linear.weight [E, 2 * intermediate, hidden] (gate | up halves) and
+//                     output_linear.weight [E, hidden, intermediate] (GraniteMoE, JetMoE)
+//   stacked_interleaved  experts.gate_up_proj [E, hidden, 2 * intermediate] (gate = even, up = odd
+//                     columns), experts.down_proj [E, intermediate, hidden], each with a
+//                     *_bias [E, out] (GPT-OSS)
+#pragma once
+
+#include <string>
+
+#include "blocks/mlp.h"
+#include "blocks/moe_router.h"
+
+namespace mobius {
+
+enum class ExpertLayout { per_expert, stacked, stacked_interleaved };
+
+struct MoEOptions {
+  int64_t hidden_size;
+  int64_t intermediate_size;  // of one expert (moe_intermediate_size)
+  std::string hidden_act = "silu";
+  RouterOptions router;       // hidden_size, dtype: filled from the above
+  std::string router_name = "gate";  // module of the router: gate | router | router.layer
+  ExpertLayout layout = ExpertLayout::per_expert;
+  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";  // per_expert
+  // GPT-OSS clamped SwiGLU when swiglu_limit > 0 (GptOssExperts._apply_gate):
+  //   gate = min(gate, limit); up = clamp(up, -limit, limit); h = (up + 1) * gate * sigmoid(alpha * gate)
+  float swiglu_limit = 0.0f;
+  float swiglu_alpha = 1.0f;
+  // An always-on GatedMLP added to the experts' output: shared_expert (Qwen2-MoE, scaled by
+  // sigmoid(shared_expert_gate(x))), shared_experts (DeepSeek). Empty name: none.
+  std::string shared_expert_name;
+  MLPOptions shared_expert;  // its sizes, activation and bias
+  bool shared_expert_gate = false;
+  bool bias = false;  // a [hidden] `bias` added to the combined output (JetMoE)
+  DataType dtype = DataType::FLOAT;
+};
+
+class SparseMoE : public FeedForward {
+ public:
+  explicit SparseMoE(const MoEOptions& o);
+  Value* forward(Ops& op, Value* x) const override;
+
+  MoERouter* router;
+  GatedMLP* shared_expert = nullptr;
+  Linear* shared_expert_gate = nullptr;
+  Parameter* bias = nullptr;
+
+ private:
+  // The stacked [E, in, out] weight of one per_expert projection.
+  Value* stack(Ops& op, const std::vector<Parameter*>& per_expert) const;
+  // y [E, tokens, hidden] for x [tokens, hidden].
+  Value* experts(Ops& op, Value* x) const;
+  MoEOptions o_;
+  std::vector<Parameter*> gate_, up_, down_;  // per_expert: one per expert
+  Parameter *gate_up_ = nullptr, *gate_up_bias_ = nullptr, *down_w_ = nullptr, *down_bias_ = nullptr;
+};
+
+}  // namespace mobius

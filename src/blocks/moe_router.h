@@ -1,0 +1,67 @@
+// The router of a sparse mixture-of-experts block: scores every expert for every token, picks
+// the top-k and returns the routing weights as a dense matrix R [tokens, num_experts] (the weight
+// of expert e for token t; 0 where e was not picked). The kinds, as transformers 5.23 computes
+// them in eval mode (the *TopKRouter / *TopkRouter classes in transformers/models/<type>/):
+//   softmax_topk    p = softmax(logits); top-k of p; if norm_topk_prob p_k /= sum(p_k);
+//                   * routed_scaling_factor. With n_group > 1 (DeepSeek-V2 topk_method
+//                   "group_limited_greedy"): group score = max of p in the group, p outside the
+//                   topk_group best groups set to 0 before the top-k.
+//                   (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2)
+//   topk_softmax    top-k of the logits, softmax over those k (GraniteMoE, GPT-OSS with bias)
+//   sigmoid_groups  s = sigmoid(logits); c = s + e_score_correction_bias; group score = sum of the
+//                   two best c in the group; c outside the topk_group best groups = -inf; top-k of c
+//                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + 1e-20);
+//                   * routed_scaling_factor (DeepSeek-V3 "noaux_tc")
+//   sparsemixer     PhiMoE's sparsemixer (arXiv:2409.12136) at inference: always two experts.
+//                   Expert 1 = argmax of the logits, weighted by its softmax probability among the
+//                   logits l with (max - l) / max(|l|, max) <= 2 * router_jitter_noise; expert 2
+//                   = argmax of the others, weighted likewise among the others, the threshold
+//                   measured from the second maximum.
+// Logits are x @ weight^T (+ bias) in the model dtype; scoring runs in float32 and R is returned
+// in the model dtype. Top-k ties resolve to the lower expert index (ONNX TopK, like torch.topk).
+#pragma once
+
+#include <string>
+
+#include "nn/module.h"
+
+namespace mobius {
+
+enum class RouterKind { softmax_topk, topk_softmax, sigmoid_groups, sparsemixer };
+
+struct RouterOptions {
+  RouterKind kind = RouterKind::softmax_topk;
+  int64_t hidden_size;
+  int64_t num_experts;
+  int64_t top_k;                       // num_experts_per_tok (sparsemixer: always 2)
+  bool norm_topk_prob = false;
+  float routed_scaling_factor = 1.0f;
+  int64_t n_group = 1;                 // group-limited selection: num_experts % n_group == 0
+  int64_t topk_group = 1;
+  bool bias = false;                   // router bias (GPT-OSS)
+  float jitter_eps = 0.0f;             // sparsemixer: router_jitter_noise
+  DataType dtype = DataType::FLOAT;
+};
+
+// Parameters: weight [num_experts, hidden_size] (stored transposed), optional bias [num_experts],
+// e_score_correction_bias [num_experts] for sigmoid_groups.
+class MoERouter : public Module {
+ public:
+  // Inconsistent sizes (top_k, n_group, topk_group) are internal errors: the architectures
+  // validate the config fields they come from.
+  explicit MoERouter(const RouterOptions& o);
+  // x: [tokens, hidden_size] -> R [tokens, num_experts] in the model dtype.
+  Value* forward(Ops& op, Value* x) const;
+
+  Parameter* weight;
+  Parameter* bias = nullptr;
+  Parameter* e_score_correction_bias = nullptr;
+
+ private:
+  // Keeps the topk_group best groups of `scores` [tokens, E]; the others become `fill`.
+  Value* limit_groups(Ops& op, Value* scores, bool group_top2_sum, float fill) const;
+  Value* sparsemixer(Ops& op, Value* logits) const;
+  RouterOptions o_;
+};
+
+}  // namespace mobius
