@@ -41,4 +41,16 @@ std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
 
+// archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp: mixture-of-experts decoders
+std::unique_ptr<Architecture> create_mixtral(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_olmoe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_phimoe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_granitemoe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_jetmoe(const HfConfig&, DataType);
+
 }  // namespace mobius

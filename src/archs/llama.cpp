@@ -4,14 +4,14 @@
 //   mistral sliding_window on every layer when set
 //   qwen2   q/k/v bias always, o_proj without; per-layer sliding via layer_types
 //   qwen3   per-head q/k RMSNorm, attention_bias (q/k/v/o); per-layer sliding via layer_types
+#include "archs/llama.h"
+
 #include "archs/archs.h"
 #include "archs/layer_types.h"
 #include "blocks/activation.h"
-#include "blocks/decoder.h"
 #include "util/error.h"
 
 namespace mobius {
-namespace {
 
 DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
   DecoderSpec s;
@@ -49,6 +49,8 @@ void read_layer_types(const HfConfig& c, DecoderSpec& s) {
   for (const auto& t : s.layer_types)
     if (t == "sliding_attention") s.sliding_window = c.get_int("sliding_window");
 }
+
+namespace {
 
 std::unique_ptr<Architecture> make(DecoderSpec s) {
   return std::make_unique<DecoderCausalLM>(s);

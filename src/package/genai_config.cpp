@@ -48,6 +48,12 @@ nlohmann::json read_json(const fs::path& p) {
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& o) {
   const CacheLayout c = model.cache_layout();
+  // ONNX Runtime GenAI sizes every value cache like its key cache (DefaultKeyValueCacheBase reads
+  // the shapes of the past key inputs), so it cannot feed values of another head size.
+  if (c.v_head_dim && c.v_head_dim != c.head_dim)
+    throw Error(config.file() + ": onnxruntime-genai cannot run this model: its value cache has head size " +
+                std::to_string(c.v_head_dim) + ", its key cache " + std::to_string(c.head_dim) +
+                " (genai sizes both like the key); build with --runtime none");
   const nlohmann::json gen = checkpoint_dir.empty() ? nlohmann::json::object()
                                                     : read_json(fs::path(checkpoint_dir) / "generation_config.json");
   const nlohmann::json& cfg = config.json();

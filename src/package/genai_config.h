@@ -21,7 +21,9 @@ struct GenaiOptions {
 // (cache layout, vocab size) and config.json (hidden size, heads, context length, bos/eos/pad
 // token ids); search defaults from generation_config.json in `checkpoint_dir` when present
 // (`checkpoint_dir` empty: none, as for GGUF input).
-// model.type is the model_type when ONNX Runtime GenAI knows it, else "decoder".
+// model.type is the model_type when ONNX Runtime GenAI knows it, else "decoder". Throws
+// mobius::Error naming config.json when the value cache's head size differs from the key cache's
+// (DeepSeek multi-head latent attention), which onnxruntime-genai cannot allocate.
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& options);
 

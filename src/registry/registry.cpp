@@ -33,6 +33,16 @@ const std::vector<RegistryEntry>& registry() {
         {"glm4", "glm", "text-generation", create_glm4},
         {"cohere", "cohere", "text-generation", create_cohere},
         {"cohere2", "cohere", "text-generation", create_cohere2},
+        {"mixtral", "mixtral", "text-generation", create_mixtral},
+        {"qwen2_moe", "mixtral", "text-generation", create_qwen2_moe},
+        {"qwen3_moe", "mixtral", "text-generation", create_qwen3_moe},
+        {"olmoe", "mixtral", "text-generation", create_olmoe},
+        {"phimoe", "mixtral", "text-generation", create_phimoe},
+        {"granitemoe", "mixtral", "text-generation", create_granitemoe},
+        {"deepseek_v2", "deepseek", "text-generation", create_deepseek_v2},
+        {"deepseek_v3", "deepseek", "text-generation", create_deepseek_v3},
+        {"gpt_oss", "gpt_oss", "text-generation", create_gpt_oss},
+        {"jetmoe", "jetmoe", "text-generation", create_jetmoe},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -5,10 +5,12 @@ Shared by tests/parity and tests/cli. See docs in DESIGN.md section 5.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -40,6 +42,9 @@ GEN_NEW = 24
 # config.json in the pre-transformers-5 schema" (the rope keys are written verbatim, a key left
 # out is absent from the file). Keys starting with "_" are harness options:
 #   _max_shard_size: save a sharded checkpoint (model.safetensors.index.json).
+#   _runtime="none": a model onnxruntime-genai cannot run (a value cache narrower than the key
+#     cache, MLA with v_head_dim != qk head size): built with --runtime none; instead of the genai
+#     generation, the row checks that the default build (--runtime ort-genai) refuses it.
 # No partial_rotary_factor row: transformers 5.23 llama/mistral/qwen2/qwen3 do not honour it (the
 # default rope ignores it and rotates the whole head; scaled rope types then fail with a shape error).
 # ---------------------------------------------------------------------------------------------
@@ -53,6 +58,31 @@ TYPE_BASE = {
     # rotary_dim 8 of head size 16 (default 64); n_inner: the MLP width (intermediate_size)
     "gptj": dict(rotary_dim=8, n_inner=128), "codegen": dict(rotary_dim=8, n_inner=128),
 }
+# Mixture-of-experts types: >= 4 experts, >= 2 per token (the harness checks that the routers pick
+# more than one expert on the prompt); DeepSeek's MLA needs num_key_value_heads == heads.
+# v_head_dim equals the qk head size (16 + 8) so that onnxruntime-genai can run the package; the
+# v-head-dim-12 rows cover a narrower value cache (as in the real DeepSeek-V2/V3), which genai cannot.
+MLA = dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=16,
+           qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=8, num_experts_per_tok=2,
+           moe_intermediate_size=32, n_shared_experts=1, first_k_dense_replace=1)
+TYPE_BASE.update({
+    "mixtral": dict(num_local_experts=4, num_experts_per_tok=2),
+    "qwen2_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                      shared_expert_intermediate_size=96),
+    "qwen3_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
+    "olmoe": dict(num_experts=4, num_experts_per_tok=2),
+    "phimoe": dict(num_local_experts=4, num_experts_per_tok=2),
+    "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
+    "deepseek_v2": dict(MLA),
+    "deepseek_v3": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
+    # sliding_window below the prefill; swiglu_limit low enough to clamp (HF default 7)
+    "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16, sliding_window=16,
+                    swiglu_limit=1.0),
+    # num_attention_heads = num_key_value_heads * num_experts_per_tok; kv_channels = the head size
+    "jetmoe": dict(num_local_experts=4, num_experts_per_tok=2, kv_channels=16),
+})
+DEEPSEEK_YARN = dict(max_position_embeddings=128, rope_parameters=dict(
+    rope_type="yarn", factor=4.0, original_max_position_embeddings=32, mscale=1.0, mscale_all_dim=0.8))
 
 # longrope factors: one per rotary frequency (head_dim / 2 = 8), all distinct
 SHORT = [1.0 + 0.07 * i for i in range(8)]
@@ -180,6 +210,68 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("sliding-16-full-layer1", dict(sliding_window=16,
                                         layer_types=["sliding_attention", "full_attention"])),  # no RoPE
     ],
+    "mixtral": [
+        ("default", {}),  # softmax top-2 of 4, renormalized
+        ("top-3-of-8", dict(num_local_experts=8, num_experts_per_tok=3)),
+        ("sliding-window-16", dict(sliding_window=16)),
+        ("tied", dict(tie_word_embeddings=True)),
+    ],
+    "qwen2_moe": [
+        ("default", {}),  # shared expert with sigmoid gate, top-k not renormalized, q/k/v bias
+        ("norm-topk", dict(norm_topk_prob=True)),
+        ("mlp-only-layer-0", dict(mlp_only_layers=[0])),
+        ("sparse-step-2", dict(decoder_sparse_step=2)),  # layer 0 dense
+        ("sliding-window-layer0", dict(use_sliding_window=True, sliding_window=16, max_window_layers=1)),
+    ],
+    "qwen3_moe": [
+        ("default", {}),  # per-head q/k norm, top-k not renormalized
+        ("norm-topk", dict(norm_topk_prob=True)),
+        ("mlp-only-layer-1", dict(mlp_only_layers=[1])),
+        ("sliding-window-16", dict(use_sliding_window=True, sliding_window=16)),
+    ],
+    "olmoe": [
+        ("default", {}),  # q/k norm over the whole projection
+        ("norm-topk", dict(norm_topk_prob=True)),
+        ("clip-qkv", dict(clip_qkv=1.0)),
+    ],
+    "phimoe": [
+        ("default", {}),  # sparsemixer, router_jitter_noise 0.01; LayerNorm
+        ("jitter-0.3", dict(router_jitter_noise=0.3)),  # threshold 0.6: several logits share the softmax
+        ("bias", dict(attention_bias=True, lm_head_bias=True)),
+        ("sliding-window-16", dict(sliding_window=16)),
+    ],
+    "granitemoe": [
+        ("default", {}),  # top-k logits then softmax, stacked input_linear / output_linear
+        ("multipliers", dict(embedding_multiplier=2.0, residual_multiplier=0.5,
+                             attention_multiplier=0.2, logits_scaling=3.0)),
+        ("attention-bias", dict(attention_bias=True)),
+    ],
+    "deepseek_v2": [
+        ("default", {}),  # MLA with q_lora, greedy top-2 of 8, layer 0 dense
+        ("v-head-dim-12", dict(v_head_dim=12, _runtime="none")),
+        ("group-limited", dict(topk_method="group_limited_greedy", n_group=4, topk_group=1,
+                               routed_scaling_factor=2.0)),
+        ("no-q-lora", dict(q_lora_rank=None)),
+        ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "deepseek_v3": [
+        ("default", {}),  # MLA, interleaved rope, sigmoid + correction bias, 2 of 4 groups
+        ("v-head-dim-12", dict(v_head_dim=12, _runtime="none")),
+        ("rope-not-interleaved", dict(rope_interleave=False)),
+        ("no-norm-topk", dict(norm_topk_prob=False, routed_scaling_factor=1.0)),
+        ("no-q-lora", dict(q_lora_rank=None)),
+        ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "gpt_oss": [
+        ("default", {}),  # sinks, sliding layer 0 (window 16), yarn, clamped SwiGLU experts
+        ("no-attention-bias", dict(attention_bias=False)),
+    ],
+    "jetmoe": [
+        ("default", {}),  # mixture of attention heads + MoE mlp, 2 of 4 experts each; tied
+        ("untied-rms-eps-1e-5", dict(tie_word_embeddings=False, rms_norm_eps=1e-5)),
+        ("gelu-mqa-top-4-of-8", dict(activation_function="gelu", num_local_experts=8,
+                                     num_experts_per_tok=4, num_key_value_heads=1)),
+    ],
 }
 
 
@@ -284,13 +376,17 @@ def _declared(model_type: str, kw: dict) -> dict:
 
 @torch.no_grad()
 def rerandomize(model: torch.nn.Module) -> None:
-    """Replaces every parameter so that nothing keeps transformers' init (biases 0, norms 1):
-    a dropped bias or a wrong norm offset cannot match. Matrices are scaled by 1/sqrt(fan_in)
-    rather than 0.02: at 0.02 attention is nearly uniform, and a 10% error in rope_theta moves
-    the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to the tolerance."""
+    """Replaces every parameter, and every persistent float buffer (saved to the checkpoint like a
+    parameter, e.g. DeepSeek-V3's e_score_correction_bias), so that nothing keeps transformers'
+    init (biases 0, norms 1): a dropped bias or a wrong norm offset cannot match. Matrices are
+    scaled by 1/sqrt(fan_in) rather than 0.02: at 0.02 attention is nearly uniform, and a 10%
+    error in rope_theta moves the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to
+    the tolerance."""
     layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
                    for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
-    for name, p in model.named_parameters():  # tied weights are yielded once
+    saved = model.state_dict().keys()
+    buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()]
+    for name, p in [*model.named_parameters(), *buffers]:  # tied weights are yielded once
         r = torch.randn_like(p)
         if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
@@ -341,10 +437,16 @@ def reset_rotary(model) -> None:
 # ---------------------------------------------------------------------------------------------
 # onnxruntime side
 # ---------------------------------------------------------------------------------------------
-def kv_shape(config) -> tuple[int, int, int]:
+def kv_shape(config) -> tuple[int, int, int, int]:
+    """(layers, kv heads, key head size, value head size) of the I/O contract's cache. Multi-head
+    latent attention (configs with kv_lora_rank, DeepSeek) caches the expanded per-head keys
+    [qk_nope_head_dim + qk_rope_head_dim] and values [v_head_dim] (src/blocks/mla.h)."""
+    if getattr(config, "kv_lora_rank", None):
+        key_dim = config.qk_nope_head_dim + config.qk_rope_head_dim
+        return config.num_hidden_layers, config.num_attention_heads, key_dim, config.v_head_dim
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
-    return config.num_hidden_layers, kv_heads, head_dim
+    return config.num_hidden_layers, kv_heads, head_dim, head_dim
 
 
 def ort_session(path: Path) -> ort.InferenceSession:
@@ -371,7 +473,7 @@ def io_problems(sess: ort.InferenceSession, expected_inputs: set, expected_outpu
 class OnnxLM:
     def __init__(self, path: Path, config, dtype=np.float32):
         self.sess = ort_session(path)
-        self.layers, self.kv_heads, self.head_dim = kv_shape(config)
+        self.layers, self.kv_heads, self.key_dim, self.value_dim = kv_shape(config)
         self.vocab = config.vocab_size
         self.dtype = dtype
         past = [f"past_key_values.{i}.{kv}" for i in range(self.layers) for kv in ("key", "value")]
@@ -381,9 +483,12 @@ class OnnxLM:
     def io_problems(self) -> list[str]:
         return io_problems(self.sess, self.expected_inputs, self.expected_outputs)
 
+    def head_dims(self) -> dict:
+        return {"key": self.key_dim, "value": self.value_dim}
+
     def empty_past(self, batch: int) -> dict:
-        z = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.dtype)
-        return {f"past_key_values.{i}.{kv}": z for i in range(self.layers) for kv in ("key", "value")}
+        return {f"past_key_values.{i}.{kv}": np.zeros((batch, self.kv_heads, 0, d), self.dtype)
+                for i in range(self.layers) for kv, d in self.head_dims().items()}
 
     def __call__(self, ids, mask, pos, past=None):
         """Returns (logits, past for the next step)."""
@@ -396,9 +501,9 @@ class OnnxLM:
         total = feeds["attention_mask"].shape[1]
         nxt = {}
         for i in range(self.layers):
-            for kv in ("key", "value"):
+            for kv, d in self.head_dims().items():
                 t = res[f"present.{i}.{kv}"]
-                want = (b, self.kv_heads, total, self.head_dim)
+                want = (b, self.kv_heads, total, d)
                 assert t.shape == want, f"present.{i}.{kv} has shape {t.shape}, expected {want}"
                 nxt[f"past_key_values.{i}.{kv}"] = t
         assert res["logits"].shape == (b, s, self.vocab), f"logits shape {res['logits'].shape}"
@@ -428,6 +533,48 @@ def hf_forward(model, ids, mask, pos, cache=None):
     out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                 position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
     return out.logits.float().numpy(), out.past_key_values
+
+
+@contextlib.contextmanager
+def record_routing(model):
+    """Records the experts each MoE router picks on each call: the top-k indices [tokens, k] that
+    transformers' router classes (the targets of the model's _can_record_outputs["router_logits"])
+    return as their third output (*TopKRouter, *TopkRouter), or the top-k of the logits they return
+    last (JetMoeTopKGating). A router inside another recorded module (JetMoeAttention holds one) is
+    recorded once. Yields {router module name: [indices per call]}; empty without routers."""
+    rec = getattr(model, "_can_record_outputs", None) or {}
+    recorders = rec.get("router_logits") or []
+    classes = tuple(r.target_class for r in (recorders if isinstance(recorders, list) else [recorders]))
+    routers = {n: m for n, m in model.named_modules() if classes and isinstance(m, classes)}
+    routers = {n: m for n, m in routers.items() if not any(o.startswith(n + ".") for o in routers)}
+    picks: dict[str, list] = {}
+
+    def hook(name, mod, out):
+        top = out[2] if not out[2].is_floating_point() else out[-1].topk(mod.top_k, dim=-1).indices
+        picks.setdefault(name, []).append(top)
+
+    hooks = [m.register_forward_hook(lambda mod, args, out, name=n: hook(name, mod, out))
+             for n, m in routers.items()]
+    try:
+        yield picks
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def routing_check(model, picks: dict, valid: np.ndarray) -> tuple[str, list[str]]:
+    """The experts picked on the valid (unpadded) prefill tokens, per router: a figure for the
+    table ("layers.1.mlp.gate 4/4, ...") and failures for a router that picked a single expert,
+    whose parity would not exercise the combination of experts."""
+    modules = dict(model.named_modules())
+    figures, failures = [], []
+    for name, calls in picks.items():
+        chosen = set(calls[0].reshape(valid.size, -1)[valid.reshape(-1)].flatten().tolist())
+        figures.append(f"{re.sub(r'^model[.]', '', name)} {len(chosen)}/{getattr(modules[name], 'num_experts', '?')}")
+        if len(chosen) < 2:
+            failures.append(f"routing: {name} picked only expert {sorted(chosen)} on the prompt; "
+                            f"the MoE row must route to more than one expert")
+    return ", ".join(figures), failures
 
 
 def greedy(step, prompt: np.ndarray, n: int) -> list[int]:
@@ -472,7 +619,8 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     assert rope == getattr(model.config, "rope_parameters", None), \
         f"config.json reloads with {rope}, expected {model.config.rope_parameters}"
 
-    path = build(hf_dir, out_dir)
+    genai = overrides.get("_runtime", "ort-genai") == "ort-genai"
+    path = build(hf_dir, out_dir, *([] if genai else ["--runtime", "none"]))
     failures += check_model(path, row)
 
     lm = OnnxLM(path, cfg)
@@ -480,10 +628,14 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
 
-    # (a) padded batch prefill
+    # (a) padded batch prefill; MoE routers must pick more than one expert on it
     reset_rotary(ref)
-    hf_logits, cache = hf_forward(ref, ids, mask, pos)
+    with record_routing(ref) as picks:
+        hf_logits, cache = hf_forward(ref, ids, mask, pos)
     assert np.array_equal(hf_logits, mem_logits), "reloaded checkpoint differs from the in-memory model"
+    if picks:
+        row["routing"], routing_failures = routing_check(ref, picks, mask.astype(bool))
+        failures += routing_failures
     ox_logits, past = lm(ids, mask, pos)
     valid = mask.astype(bool)
     row["prefill"] = max_abs(ox_logits[valid], hf_logits[valid])
@@ -513,6 +665,13 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
 
     # (d) the consumer: ONNX Runtime GenAI loads the package (genai_config.json) and generates
     # genai stops at an end-of-sequence token: compare with the reference up to its first one
+    if not genai:
+        r = run_mobius("build", "--config", hf_dir, work / "genai-refused")
+        row["genai"] = "n/a"
+        if r.returncode == 0 or "onnxruntime-genai cannot run this model" not in r.stderr:
+            failures.append(f"the default build (--runtime ort-genai) must refuse this model: "
+                            f"exit {r.returncode}, {r.stderr.strip()[:200]}")
+        return failures
     genai_tokens = genai_greedy(out_dir, prompt, GEN_NEW)
     eos = json.loads((out_dir / "genai_config.json").read_text())["model"].get("eos_token_id", [])
     eos = set(eos if isinstance(eos, list) else [eos])

@@ -41,6 +41,8 @@ def pytest_terminal_summary(terminalreporter, config):
     for r in rows:
         tr.write_line(f"{r['model_type']:<13} {r['variant']:<22} {_fmt(r['prefill']):>15} {_fmt(r['decode']):>14} "
                       f"{r['tokens'] or '-':>7} {r.get('genai') or '-':>6}  {r['checker'] or '-':<7} {r['status']}")
+        if r.get("routing"):
+            tr.write_line(f"{'':<14}  experts picked on the prompt: {r['routing']}")
         for f in r["failures"]:
             tr.write_line(f"{'':<14}! {f[:200]}")
     passed = sum(r["status"] == "pass" for r in rows)

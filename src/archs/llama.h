@@ -1,0 +1,19 @@
+// The Llama DecoderSpec (archs/llama.cpp), which its relatives start from.
+#pragma once
+
+#include "blocks/decoder.h"
+#include "config/hf_config.h"
+
+namespace mobius {
+
+// vocab_size, hidden_size, num_hidden_layers, rms_norm_eps (norm_eps), tie_word_embeddings,
+// num_attention_heads, num_key_value_heads, head_dim, attention_bias, intermediate_size,
+// hidden_act, mlp_bias and the RoPE fields; every layer "full_attention". Throws mobius::Error
+// naming the field on a missing or inconsistent one.
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype);
+
+// Per-layer attention types from `layer_types` (absent: unchanged), and sliding_window when a
+// layer slides. Throws mobius::Error naming the field on a bad list.
+void read_layer_types(const HfConfig& c, DecoderSpec& s);
+
+}  // namespace mobius

@@ -1,0 +1,128 @@
+// Llama-like decoders whose feed-forward is a sparse mixture of experts (blocks/moe.h), from the
+// Llama DecoderSpec plus their fields (transformers/models/<type>/modeling_<type>.py, 5.23):
+//   mixtral     block_sparse_moe: softmax top-k, renormalized; experts.{e}.w1/w3/w2; sliding_window
+//               on every layer when set
+//   qwen2_moe   mlp: softmax top-k (norm_topk_prob) + shared_expert scaled by
+//               sigmoid(shared_expert_gate(x)); dense mlp on mlp_only_layers / decoder_sparse_step;
+//               q/k/v bias (qkv_bias), per-layer sliding via layer_types
+//   qwen3_moe   mlp: softmax top-k (norm_topk_prob); per-head q/k RMSNorm; dense layers as qwen2_moe;
+//               sliding_window on every layer when use_sliding_window
+//   olmoe       mlp: softmax top-k (norm_topk_prob); q/k RMSNorm over the whole projection; clip_qkv
+//   phimoe      block_sparse_moe: sparsemixer routing (router_jitter_noise); LayerNorm with bias;
+//               attention_bias, lm_head_bias; sliding_window when set; default RoPE only
+//   granitemoe  block_sparse_moe: router.layer, top-k logits then softmax; input_linear /
+//               output_linear stacked experts; embedding_multiplier, residual_multiplier,
+//               attention_multiplier (the softmax scale), logits_scaling
+#include "archs/archs.h"
+#include "archs/llama.h"
+#include "archs/moe_config.h"
+
+namespace mobius {
+namespace {
+
+// Every layer slides when `enabled` and sliding_window is set (Mixtral, PhiMoE, Qwen3-MoE masks).
+void read_uniform_sliding_window(const HfConfig& c, DecoderSpec& s, bool enabled) {
+  if (!enabled || !c.has("sliding_window")) return;
+  s.sliding_window = c.get_int("sliding_window");
+  if (s.sliding_window <= 0) c.fail("sliding_window", "must be positive");
+  s.layer_types.assign(s.layer_types.size(), "sliding_attention");
+}
+
+std::unique_ptr<Architecture> make(DecoderSpec s) { return std::make_unique<DecoderCausalLM>(s); }
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  read_uniform_sliding_window(c, s, true);
+  MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
+  m.router.norm_topk_prob = true;
+  m.gate_name = "w1";
+  m.up_name = "w3";
+  m.down_name = "w2";
+  s.moe = m;
+  s.names.mlp = "block_sparse_moe";
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  s.attention.qkv_bias = c.bool_or("qkv_bias", true);
+  s.attention.o_bias = false;
+  read_layer_types(c, s);
+  MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
+  m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
+  m.shared_expert_name = "shared_expert";
+  m.shared_expert = s.mlp;
+  m.shared_expert.intermediate_size = c.get_int("shared_expert_intermediate_size");
+  m.shared_expert_gate = true;
+  s.moe = m;
+  s.moe_layers = read_sparse_layers(c, s.num_hidden_layers);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  s.attention.qk_norm = QKNorm{};  // RMSNorm over head_dim
+  read_uniform_sliding_window(c, s, c.bool_or("use_sliding_window", false));
+  MoEOptions m = read_moe_options(c, s, "num_local_experts", "moe_intermediate_size");
+  m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
+  s.moe = m;
+  s.moe_layers = read_sparse_layers(c, s.num_hidden_layers);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_olmoe(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  if (s.attention.head_dim * s.attention.num_attention_heads != s.hidden_size)
+    c.fail("head_dim", "OLMoE's q_norm spans hidden_size: head_dim must be hidden_size / num_attention_heads");
+  s.attention.qk_norm = QKNorm{.layout = QKNormLayout::full_width};
+  if (c.has("clip_qkv")) {
+    s.attention.clip_qkv = static_cast<float>(c.get_float("clip_qkv"));
+    if (*s.attention.clip_qkv <= 0) c.fail("clip_qkv", "must be positive");
+  }
+  MoEOptions m = read_moe_options(c, s, "num_experts", "intermediate_size");
+  m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
+  s.moe = m;
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_phimoe(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  if (s.rope.rope_type != "default")
+    c.fail("rope_parameters", "PhiMoE's short_mscale / long_mscale RoPE is not supported (rope_type '" +
+                                  s.rope.rope_type + "')");
+  s.norm_kind = NormKind::LayerNorm;
+  s.lm_head_bias = c.bool_or("lm_head_bias", false);
+  read_uniform_sliding_window(c, s, true);
+  MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
+  m.router.kind = RouterKind::sparsemixer;
+  m.router.top_k = 2;  // sparsemixer always picks two experts
+  if (m.router.num_experts < 2) c.fail("num_local_experts", "sparsemixer routing needs at least 2 experts");
+  m.router.jitter_eps = static_cast<float>(c.float_or("router_jitter_noise", 0.01));
+  m.gate_name = "w1";
+  m.up_name = "w3";
+  m.down_name = "w2";
+  s.moe = m;
+  s.names.mlp = "block_sparse_moe";
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  s.attention.scale = static_cast<float>(c.float_or("attention_multiplier", 1.0));
+  s.embed_scale = static_cast<float>(c.float_or("embedding_multiplier", 1.0));
+  s.residual_multiplier = static_cast<float>(c.float_or("residual_multiplier", 1.0));
+  const double logits_scaling = c.float_or("logits_scaling", 1.0);
+  if (logits_scaling == 0.0) c.fail("logits_scaling", "must be nonzero");
+  s.logit_scale = static_cast<float>(1.0 / logits_scaling);  // GraniteMoeForCausalLM: logits / logits_scaling
+  MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
+  m.router.kind = RouterKind::topk_softmax;
+  m.router_name = "router.layer";
+  m.layout = ExpertLayout::stacked;
+  s.moe = m;
+  s.names.mlp = "block_sparse_moe";
+  return make(s);
+}
+
+}  // namespace mobius
