@@ -35,13 +35,13 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     const FusedQKV& f = *o.fused_qkv;
     MOBIUS_ASSERT(f.groups > 0 && q_dim % f.groups == 0 && kv_dim % f.groups == 0,
                   "fused qkv groups must divide the q and kv widths");
-    qkv_proj = child<Linear>(f.name, LinearOptions{o.hidden_size, q_dim + 2 * kv_dim, o.qkv_bias, o.dtype});
+    qkv_proj = child<Linear>(f.name, LinearOptions{o.hidden_size, q_dim + 2 * kv_dim, o.qkv_bias, o.dtype, o.conv1d});
   } else {
-    q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
-    k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
-    v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+    q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype, o.conv1d});
+    k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype, o.conv1d});
+    v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype, o.conv1d});
   }
-  o_proj = child<Linear>(n.o_proj, LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
+  o_proj = child<Linear>(n.o_proj, LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype, o.conv1d});
   if (o.qk_norm) {
     q_norm = adopt(o.qk_norm->q_name, make_qk_norm(*o.qk_norm, o.num_attention_heads, o));
     k_norm = adopt(o.qk_norm->k_name, make_qk_norm(*o.qk_norm, o.num_key_value_heads, o));
@@ -56,7 +56,9 @@ Attention::QKV Attention::project(Ops& op, Value* x) const {
     return {heads(q_proj->forward(op, x), hq), heads(k_proj->forward(op, x), hkv),
             heads(v_proj->forward(op, x), hkv)};
   const FusedQKV& f = *o_.fused_qkv;
-  Value* grouped = op.Reshape(qkv_proj->forward(op, x), {0, 0, f.groups, -1});
+  Value* fused = qkv_proj->forward(op, x);
+  if (f.clip) fused = op.Max(op.Min(fused, *f.clip), -*f.clip);
+  Value* grouped = op.Reshape(fused, {0, 0, f.groups, -1});
   std::vector<int64_t> sizes;
   for (char c : f.order) sizes.push_back((c == 'q' ? hq : hkv) * d / f.groups);
   std::vector<Value*> parts = op.Split(grouped, sizes, {.axis = -1});

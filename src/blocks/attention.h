@@ -29,13 +29,19 @@ struct AttentionNames {
 // One projection for q, k and v, split in the graph. Its output [..., q_dim + 2 * kv_dim] is
 // viewed as [..., groups, q_dim / groups + 2 * kv_dim / groups]; each group holds its share of the
 // three in `order`, and each part reshapes to [..., heads, head_dim]:
-//   groups 1, "qkv": [q | k | v] (Phi3Attention.qkv_proj)
-//   groups num_heads, "qkv": per-head [q, k, v] (GPTNeoXAttention / PersimmonAttention.query_key_value)
+//   groups 1, "qkv": [q | k | v] (Phi3Attention.qkv_proj, GPT2Attention.c_attn, MptAttention.Wqkv,
+//     GPTBigCodeAttention.c_attn with multi_query, FalconAttention with multi_query)
+//   groups num_heads, "qkv": per-head [q, k, v] (GPTNeoXAttention / PersimmonAttention /
+//     BloomAttention.query_key_value, GPTBigCodeAttention.c_attn without multi_query)
+//   groups num_kv_heads, "qkv": per group [heads / kv heads queries, k, v] (FalconAttention with
+//     new_decoder_architecture)
 //   groups mp_num 4, "qvk": CodeGenAttention.qkv_proj (transformers/models/codegen/modeling_codegen.py)
+// With clip (MptAttention clip_qkv) the projection's output is clamped to [-clip, clip] first.
 struct FusedQKV {
   std::string name = "qkv_proj";
   int64_t groups = 1;
   std::string order = "qkv";
+  std::optional<float> clip = std::nullopt;
 };
 
 enum class QKNormLayout {
@@ -70,11 +76,14 @@ struct AttentionOptions {
   bool rope_interleaved = false;  // rotate pairs (2i, 2i+1) (GPT-J, CodeGen, GLM, Cohere)
   DataType dtype = DataType::FLOAT;
   AttentionNames names;
+  bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
 };
 
 // Per-graph inputs shared by all layers.
 struct AttentionContext {
-  Value* mask;          // additive float mask [batch, 1, seq, total_seq]
+  // additive float mask [batch, 1 or num_attention_heads, seq, total_seq]: causal, padding and
+  // any position bias (ALiBi, blocks/alibi.h)
+  Value* mask;
   RopeTables rope = {};  // cos == nullptr: no RoPE (absolute-position models, Cohere2 full layers)
 };
 

@@ -1,5 +1,6 @@
 #include "blocks/decoder.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -11,10 +12,30 @@ NormOptions DecoderSpec::norm() const {
   return {.dim = hidden_size, .eps = norm_eps, .dtype = dtype, .bias = norm_bias, .kind = norm_kind};
 }
 
+namespace {
+
+// The attention options of layer i: GPT-2's scale_attn_by_inverse_layer_idx divides the scale by
+// i + 1 (GPT2Attention.scaling).
+AttentionOptions attention_of_layer(const DecoderSpec& s, int64_t i) {
+  AttentionOptions a = s.attention;
+  if (s.scale_attn_by_inverse_layer_idx) {
+    const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
+    a.scale = scale / static_cast<float>(i + 1);
+  }
+  return a;
+}
+
+}  // namespace
+
 DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
-    : parallel_residual_(s.parallel_residual), residual_multiplier_(s.residual_multiplier) {
+    : parallel_residual_(s.parallel_residual),
+      residual_multiplier_(s.residual_multiplier),
+      norm_after_residual_(s.norm_after_residual),
+      residual_from_norm_(s.apply_residual_connection_post_layernorm) {
   const DecoderNames& n = s.names;
   MOBIUS_ASSERT(!s.shared_layernorm || s.parallel_residual, "shared_layernorm needs parallel_residual");
+  MOBIUS_ASSERT(!(norm_after_residual_ || residual_from_norm_) || !(s.parallel_residual || s.post_norms),
+                "norm_after_residual and apply_residual_connection_post_layernorm are sequential");
   NormOptions norm = s.norm();
   if (s.layer_norm_eps) norm.eps = *s.layer_norm_eps;
   input_layernorm = adopt(n.input_layernorm, make_norm(norm));
@@ -23,7 +44,7 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   else if (s.moa)
     self_attn = child<MixtureOfAttentionHeads>(n.self_attn, *s.moa);
   else
-    self_attn = child<Attention>(n.self_attn, s.attention);
+    self_attn = child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
   if (!s.shared_layernorm) post_attention_layernorm = adopt(n.post_attention_layernorm, make_norm(norm));
   if (s.post_norms) {
     attn_output_norm = adopt(n.attn_output_norm, make_norm(norm));
@@ -39,23 +60,38 @@ AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext&
                                       Value* past_key, Value* past_value) const {
   auto s = enter(op);
   auto scaled = [&](Value* y) { return residual_multiplier_ == 1.0f ? y : op.Mul(y, residual_multiplier_); };
+  if (norm_after_residual_) {
+    AttentionResult a = self_attn->forward(op, x, ctx, past_key, past_value);
+    Value* h = input_layernorm->forward(op, op.Add(x, scaled(a.hidden)));
+    a.hidden = post_attention_layernorm->forward(op, op.Add(h, scaled(mlp->forward(op, h))));
+    return a;
+  }
   Value* attn_in = input_layernorm->forward(op, x);
   AttentionResult a = self_attn->forward(op, attn_in, ctx, past_key, past_value);
   Value* attn_out = attn_output_norm ? attn_output_norm->forward(op, a.hidden) : a.hidden;
-  Value* h = op.Add(x, scaled(attn_out));
+  Value* h = op.Add(residual_from_norm_ ? attn_in : x, scaled(attn_out));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
   Value* mlp_in = post_attention_layernorm ? post_attention_layernorm->forward(op, parallel_residual_ ? x : h)
                                            : attn_in;
   Value* m = mlp->forward(op, mlp_in);
-  a.hidden = op.Add(h, scaled(mlp_output_norm ? mlp_output_norm->forward(op, m) : m));
+  a.hidden = op.Add(residual_from_norm_ ? mlp_in : h, scaled(mlp_output_norm ? mlp_output_norm->forward(op, m) : m));
   return a;
 }
 
 TextDecoder::TextDecoder(const DecoderSpec& s) {
-  embed_tokens = child<Embedding>(s.names.embed_tokens, s.vocab_size, s.hidden_size, s.dtype);
+  const int64_t embed_dim = s.word_embed_proj_dim ? s.word_embed_proj_dim : s.hidden_size;
+  embed_tokens = child<Embedding>(s.names.embed_tokens, s.vocab_size, embed_dim, s.dtype);
+  if (const auto& p = s.position_embedding)
+    embed_positions = child<LearnedPositionEmbedding>(p->name, p->num_embeddings, s.hidden_size, p->offset,
+                                                      s.dtype);
+  if (s.embed_layernorm) embed_layernorm = adopt(s.names.embed_layernorm, make_norm(s.norm()));
+  if (embed_dim != s.hidden_size) {
+    project_in = child<Linear>("project_in", LinearOptions{embed_dim, s.hidden_size, false, s.dtype});
+    project_out = child<Linear>("project_out", LinearOptions{s.hidden_size, embed_dim, false, s.dtype});
+  }
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
     layers.push_back(child<DecoderLayer>(s.names.layers + "." + std::to_string(i), s, i));
-  norm = adopt(s.names.norm, make_norm(s.norm()));
+  if (s.final_norm) norm = adopt(s.names.norm, make_norm(s.norm()));
 }
 
 DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
@@ -63,7 +99,8 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
                 "layer_uses_rope has one entry per layer");
   model = child<TextDecoder>(s.names.model, s);
   lm_head = child<LMHead>(s.names.lm_head,
-                          LMHeadOptions{s.hidden_size, s.vocab_size, s.lm_head_bias, s.dtype},
+                          LMHeadOptions{model->embed_tokens->embedding_dim, s.vocab_size, s.lm_head_bias,
+                                        s.dtype},
                           s.tie_word_embeddings ? model->embed_tokens : nullptr);
 }
 
@@ -82,6 +119,10 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
     auto s = op.builder().scope(spec_.names.model);
     h = model->embed_tokens->forward(op, in.input_ids);
     if (spec_.embed_scale != 1.0f) h = op.Mul(h, spec_.embed_scale);
+    if (model->project_in) h = model->project_in->forward(op, h);
+    if (model->embed_positions) h = op.Add(h, model->embed_positions->forward(op, in.position_ids));
+    if (model->embed_layernorm) h = model->embed_layernorm->forward(op, h);
+    Value* alibi = spec_.alibi ? alibi_bias(op, *spec_.alibi, in.attention_mask, spec_.dtype) : nullptr;
     std::optional<RopeTables> rope;  // built once, if a layer uses it
     std::map<std::string, Value*> masks;  // one mask per layer type in use
     for (size_t i = 0; i < model->layers.size(); ++i) {
@@ -89,6 +130,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       if (!masks.count(type)) {
         int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
         masks[type] = causal_mask(op, in.attention_mask, in.input_ids, spec_.dtype, window);
+        if (alibi) masks[type] = op.Add(masks[type], alibi);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
       if (uses_rope && !rope) rope = rope_tables(op, spec_.rope, in.position_ids, spec_.dtype);
@@ -98,7 +140,8 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       out.present.key.push_back(r.present_key);
       out.present.value.push_back(r.present_value);
     }
-    h = model->norm->forward(op, h);
+    if (model->norm) h = model->norm->forward(op, h);
+    if (model->project_out) h = model->project_out->forward(op, h);
   }
   out.logits = lm_head->forward(op, h);
   if (spec_.logit_scale != 1.0f) out.logits = op.Mul(out.logits, spec_.logit_scale);

@@ -4,6 +4,10 @@
 //   parallel_residual:    out = x + attn(n1(x)) + mlp(n2(x))   (GPT-NeoX use_parallel_residual)
 //     with shared_layernorm: mlp reads n1(x) and there is no n2   (Phi, GPT-J, CodeGen, Cohere)
 //   post_norms (GLM4):    attn and mlp outputs are normalized before their residual add
+//   norm_after_residual (OPT do_layer_norm_before = false):
+//                         h = n1(x + attn(x));  out = n2(h + mlp(h))
+//   apply_residual_connection_post_layernorm (Bloom): sequential, each residual taken from the
+//                         norm's output: h = n1(x) + attn(n1(x));  out = n2(h) + mlp(n2(h))
 // Norms are RMSNorm or LayerNorm (with or without bias) per norm_kind.
 // DecoderCausalLM = model.embed_tokens -> model.layers.* -> model.norm -> lm_head (or the tied
 // embedding, plus lm_head.bias when lm_head_bias) -> * logit_scale, with one RoPE table and one
@@ -12,15 +16,23 @@
 // a SparseMoE feed-forward (blocks/moe.h) per layer, multi-head latent attention (blocks/mla.h) or
 // a mixture of attention heads (blocks/moa.h), and GraniteMoE scales:
 //   x0 = embed_tokens(ids) * embed_scale;  h = x + attn(n1(x)) * residual_multiplier;  likewise mlp
+// GPT-2 / OPT / Bloom / MPT / Falcon (archs/gpt2.cpp, opt.cpp, bloom.cpp, mpt.cpp, falcon.cpp) add
+// learned absolute positions (blocks/position_embedding.h) or ALiBi (blocks/alibi.h, added to the
+// masks), a norm on the embeddings (Bloom), project_in / project_out around the layers when the
+// embeddings are narrower (OPT), no final norm (OPT post-norm):
+//   x0 = embed_layernorm(project_in(embed_tokens(ids)) + positions(position_ids));
+//   out = project_out(norm(h))
 #pragma once
 
 #include <optional>
 
+#include "blocks/alibi.h"
 #include "blocks/attention.h"
 #include "blocks/mla.h"
 #include "blocks/mlp.h"
 #include "blocks/moa.h"
 #include "blocks/moe.h"
+#include "blocks/position_embedding.h"
 #include "tasks/text_generation.h"
 
 namespace mobius {
@@ -38,6 +50,15 @@ struct DecoderNames {
   std::string post_attention_layernorm = "post_attention_layernorm";
   std::string attn_output_norm = "post_self_attn_layernorm";  // post_norms only
   std::string mlp_output_norm = "post_mlp_layernorm";         // post_norms only
+  std::string embed_layernorm = "word_embeddings_layernorm";  // embed_layernorm only
+};
+
+// Learned absolute positions: <model>.<name>, num_embeddings rows looked up at position_ids +
+// offset (blocks/position_embedding.h).
+struct PositionEmbeddingSpec {
+  std::string name;  // wpe (GPT-2), embed_positions (OPT)
+  int64_t num_embeddings;
+  int64_t offset = 0;
 };
 
 struct DecoderSpec {
@@ -69,6 +90,16 @@ struct DecoderSpec {
   std::vector<bool> moe_layers;   // empty: every layer; `mlp` on the others
   std::optional<MLAOptions> mla;  // replaces `attention` (DeepSeek)
   std::optional<MoAOptions> moa;  // replaces `attention` (JetMoE)
+  // GPT-2 / OPT / Bloom / MPT / Falcon (see the top of this file).
+  bool norm_after_residual = false;
+  bool apply_residual_connection_post_layernorm = false;
+  bool final_norm = true;                        // names.norm after the layers
+  bool embed_layernorm = false;                  // names.embed_layernorm on the embeddings
+  int64_t word_embed_proj_dim = 0;               // OPT: embedding width; != hidden_size adds
+                                                 // project_in / project_out (Linear, no bias)
+  std::optional<PositionEmbeddingSpec> position_embedding = std::nullopt;
+  std::optional<AlibiOptions> alibi = std::nullopt;  // added to every layer's mask
+  bool scale_attn_by_inverse_layer_idx = false;  // GPT-2: layer i's scale divided by i + 1
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
 };
@@ -87,14 +118,18 @@ class DecoderLayer : public Module {
  private:
   bool parallel_residual_;
   float residual_multiplier_;
+  bool norm_after_residual_, residual_from_norm_;
 };
 
 class TextDecoder : public Module {
  public:
   explicit TextDecoder(const DecoderSpec& s);
   Embedding* embed_tokens;
+  LearnedPositionEmbedding* embed_positions = nullptr;
+  Norm* embed_layernorm = nullptr;
+  Linear *project_in = nullptr, *project_out = nullptr;
   std::vector<DecoderLayer*> layers;
-  Norm* norm;
+  Norm* norm = nullptr;
 };
 
 class DecoderCausalLM : public CausalLM {

@@ -3,7 +3,7 @@
 namespace mobius {
 
 Linear::Linear(const LinearOptions& o) {
-  weight = param("weight", {o.in_features, o.out_features}, o.dtype, /*transpose=*/true);
+  weight = param("weight", {o.in_features, o.out_features}, o.dtype, /*transpose=*/!o.conv1d);
   if (o.bias) bias = param("bias", {o.out_features}, o.dtype);
 }
 

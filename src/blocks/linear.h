@@ -1,5 +1,7 @@
 // Linear (torch.nn.Linear): y = x @ W^T + b. The checkpoint stores weight [out, in]; mobius
 // stores the initializer transposed, [in, out], so the graph is a plain MatMul (+ Add).
+// With conv1d: GPT-2's Conv1D (transformers/pytorch_utils.py), y = x @ W + b, whose checkpoint
+// weight already is [in, out] and is stored as it is.
 // x: [..., in] -> [..., out], in the model dtype.
 #pragma once
 
@@ -12,6 +14,7 @@ struct LinearOptions {
   int64_t out_features;
   bool bias = false;
   DataType dtype = DataType::FLOAT;
+  bool conv1d = false;  // checkpoint weight [in, out] (Conv1D), not [out, in]
 };
 
 class Linear : public Module {

@@ -7,12 +7,12 @@ namespace mobius {
 GatedMLP::GatedMLP(const MLPOptions& o) : act_(o.hidden_act), intermediate_size_(o.intermediate_size) {
   const int64_t h = o.hidden_size, i = o.intermediate_size;
   if (o.fused_gate_up) {
-    gate_up_proj = child<Linear>("gate_up_proj", LinearOptions{h, 2 * i, o.bias, o.dtype});
+    gate_up_proj = child<Linear>("gate_up_proj", LinearOptions{h, 2 * i, o.bias, o.dtype, o.conv1d});
   } else {
-    gate_proj = child<Linear>("gate_proj", LinearOptions{h, i, o.bias, o.dtype});
-    up_proj = child<Linear>("up_proj", LinearOptions{h, i, o.bias, o.dtype});
+    gate_proj = child<Linear>("gate_proj", LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
+    up_proj = child<Linear>("up_proj", LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
   }
-  down_proj = child<Linear>("down_proj", LinearOptions{i, h, o.bias, o.dtype});
+  down_proj = child<Linear>("down_proj", LinearOptions{i, h, o.bias, o.dtype, o.conv1d});
 }
 
 Value* GatedMLP::forward(Ops& op, Value* x) const {
@@ -30,8 +30,8 @@ Value* GatedMLP::forward(Ops& op, Value* x) const {
 }
 
 MLP::MLP(const MLPOptions& o) : act_(o.hidden_act) {
-  up = child<Linear>(o.up_name, LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype});
-  down = child<Linear>(o.down_name, LinearOptions{o.intermediate_size, o.hidden_size, o.bias, o.dtype});
+  up = child<Linear>(o.up_name, LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype, o.conv1d});
+  down = child<Linear>(o.down_name, LinearOptions{o.intermediate_size, o.hidden_size, o.bias, o.dtype, o.conv1d});
 }
 
 Value* MLP::forward(Ops& op, Value* x) const {

@@ -2,8 +2,9 @@
 //   GatedMLP (LlamaMLP): down_proj(act(gate_proj(x)) * up_proj(x))
 //     fused_gate_up (Phi3MLP, GlmMLP): one gate_up_proj [2 * intermediate_size, hidden_size],
 //     gate = first half of its output, up = second half (torch chunk(2, -1)); Split in the graph
-//   MLP (PhiMLP, GPTNeoXMLP, GPTJMLP, …): down(act(up(x))) under the family's names
-//     (fc1/fc2, dense_h_to_4h/dense_4h_to_h, fc_in/fc_out)
+//   MLP (PhiMLP, GPTNeoXMLP, GPTJMLP, GPT2MLP, OPT, BloomMLP, MptMLP, FalconMLP, …):
+//     down(act(up(x))) under the family's names (fc1/fc2, dense_h_to_4h/dense_4h_to_h,
+//     fc_in/fc_out, c_fc/c_proj, up_proj/down_proj)
 #pragma once
 
 #include <memory>
@@ -22,6 +23,7 @@ struct MLPOptions {
   bool gated = true;           // GatedMLP; false: MLP
   bool fused_gate_up = false;  // GatedMLP with gate_up_proj
   std::string up_name = "fc1", down_name = "fc2";  // MLP's two projections
+  bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
 };
 
 // A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).

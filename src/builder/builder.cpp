@@ -8,6 +8,7 @@ namespace mobius {
 std::string GraphBuilder::path() const {
   std::string p;
   for (const auto& s : scopes_) {
+    if (s.empty()) continue;  // a module that shares its parent's path (e.g. OPT's fc1/fc2)
     if (!p.empty()) p += '.';
     p += s;
   }
