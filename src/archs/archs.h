@@ -40,6 +40,14 @@ std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
 // archs/cohere.cpp
 std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
+// archs/gpt2.cpp, gpt_bigcode.cpp, gpt_neo.cpp, opt.cpp, bloom.cpp, mpt.cpp, falcon.cpp
+std::unique_ptr<Architecture> create_gpt2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gpt_bigcode(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gpt_neo(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_opt(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_bloom(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mpt(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_falcon(const HfConfig&, DataType);
 
 // archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp: mixture-of-experts decoders
 std::unique_ptr<Architecture> create_mixtral(const HfConfig&, DataType);

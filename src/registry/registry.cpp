@@ -43,6 +43,13 @@ const std::vector<RegistryEntry>& registry() {
         {"deepseek_v3", "deepseek", "text-generation", create_deepseek_v3},
         {"gpt_oss", "gpt_oss", "text-generation", create_gpt_oss},
         {"jetmoe", "jetmoe", "text-generation", create_jetmoe},
+        {"gpt2", "gpt2", "text-generation", create_gpt2},
+        {"gpt_bigcode", "gpt_bigcode", "text-generation", create_gpt_bigcode},
+        {"gpt_neo", "gpt_neo", "text-generation", create_gpt_neo},
+        {"opt", "opt", "text-generation", create_opt},
+        {"bloom", "bloom", "text-generation", create_bloom},
+        {"mpt", "mpt", "text-generation", create_mpt},
+        {"falcon", "falcon", "text-generation", create_falcon},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -1,0 +1,50 @@
+// GPT-2 (transformers/models/gpt2/modeling_gpt2.py): Conv1D projections (weights [in, out]),
+// the fused c_attn [q | k | v], gelu_new, learned positions, tied lm_head. Attention scale
+// 1/sqrt(head_dim) when scale_attn_weights, further divided by layer_idx + 1 when
+// scale_attn_by_inverse_layer_idx. reorder_and_upcast_attn only changes the precision of
+// float16/bfloat16 runs (scores upcast to float32), not the result in float32: it is accepted.
+// add_cross_attention (an encoder-decoder use) is rejected.
+#include "archs/gpt2.h"
+
+#include "archs/archs.h"
+
+namespace mobius {
+
+DecoderSpec gpt2_layout_spec(const HfConfig& c, DataType dtype, const Gpt2Fields& f) {
+  if (c.bool_or("add_cross_attention", false))
+    c.fail("add_cross_attention", "cross-attention is not supported for text generation");
+  DecoderSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.hidden_size = c.get_int(f.hidden_size);
+  s.num_hidden_layers = c.get_int(f.num_layers);
+  s.norm_kind = NormKind::LayerNorm;
+  s.norm_eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5));
+  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
+  s.names = {.model = "transformer", .embed_tokens = "wte", .layers = "h", .norm = "ln_f",
+             .self_attn = "attn", .input_layernorm = "ln_1", .post_attention_layernorm = "ln_2"};
+  s.position_embedding = PositionEmbeddingSpec{"wpe", c.get_int(f.max_positions)};
+  s.layer_uses_rope.assign(static_cast<size_t>(s.num_hidden_layers), false);
+  AttentionOptions& a = s.attention = read_attention(
+      c, s.hidden_size, dtype,
+      {.num_attention_heads = f.num_heads, .num_key_value_heads = nullptr, .head_dim = nullptr});
+  a.qkv_bias = a.o_bias = true;
+  a.names.o_proj = "c_proj";
+  s.mlp = {s.hidden_size, c.int_or(f.inner_dim, 4 * s.hidden_size),
+           read_activation(c, "activation_function", f.default_activation), true, dtype,
+           /*gated=*/false, /*fused_gate_up=*/false, "c_fc", "c_proj"};
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return s;
+}
+
+std::unique_ptr<Architecture> create_gpt2(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = gpt2_layout_spec(
+      c, dtype, {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "gelu_new"});
+  s.attention.fused_qkv = FusedQKV{.name = "c_attn"};
+  s.attention.conv1d = s.mlp.conv1d = true;
+  if (!c.bool_or("scale_attn_weights", true)) s.attention.scale = 1.0f;
+  s.scale_attn_by_inverse_layer_idx = c.bool_or("scale_attn_by_inverse_layer_idx", false);
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+}  // namespace mobius
