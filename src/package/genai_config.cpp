@@ -12,9 +12,11 @@ namespace fs = std::filesystem;
 namespace mobius {
 namespace {
 
-// Decoder-only model types ONNX Runtime GenAI 0.18 accepts in model.type.
+// Decoder-only model types ONNX Runtime GenAI 0.18 accepts in model.type. Not "gpt2": genai's
+// Gpt_Model expects the combined past_%d cache of the old GPT-2 exports, mobius writes separate
+// key/value caches, so a gpt2 package is a generic "decoder".
 const std::set<std::string> kGenaiTypes = {
-    "chatglm", "ernie4_5", "gemma", "gemma2", "gemma3_text", "gpt2", "gptoss", "granite",
+    "chatglm", "ernie4_5", "gemma", "gemma2", "gemma3_text", "gptoss", "granite",
     "internlm2", "llama", "mistral", "nemotron", "olmo", "phi", "phi3", "phimoe", "qwen2",
     "qwen3", "smollm3"};
 
@@ -66,7 +68,8 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   nlohmann::json pad = pick("pad_token_id");
   if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
 
-  int64_t context = first_int(config, {"max_position_embeddings", "n_positions", "seq_length"}, 4096);
+  int64_t context = first_int(
+      config, {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len"}, 4096);
   // Dynamic NTK rope extends the usable context by its factor beyond max_position_embeddings.
   for (const char* key : {"rope_parameters", "rope_scaling"}) {
     std::optional<HfConfig> rope = config.sub(key);
@@ -82,8 +85,9 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
       {"session_options", {{"log_id", "onnxruntime-genai"}, {"provider_options", provider}}},
       {"filename", o.filename},
       {"head_size", c.head_dim},
-      {"hidden_size", first_int(config, {"hidden_size", "n_embd", "d_model"}, 0)},
-      {"num_attention_heads", first_int(config, {"num_attention_heads", "n_head", "num_heads"}, 0)},
+      {"hidden_size", first_int(config, {"hidden_size", "n_embd", "n_embed", "d_model"}, 0)},
+      {"num_attention_heads",
+       first_int(config, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, 0)},
       {"num_key_value_heads", c.num_key_value_heads},
       {"num_hidden_layers", c.num_layers},
       {"inputs",
