@@ -20,6 +20,7 @@ import onnxruntime as ort
 import torch
 import transformers
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+from transformers.pytorch_utils import Conv1D
 
 transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
@@ -40,14 +41,19 @@ GEN_NEW = 24
 # Overrides are HF config kwargs. Using the old keys `rope_theta` / `rope_scaling` (or the
 # top-level partial_rotary_factor, GPT-NeoX's rotary_pct / rotary_emb_base) means "write
 # config.json in the pre-transformers-5 schema" (the rope keys are written verbatim, a key left
-# out is absent from the file). Keys starting with "_" are harness options:
+# out is absent from the file). HARNESS_OPTIONS are not config kwargs (OPT's config has a real
+# _remove_final_layer_norm):
 #   _max_shard_size: save a sharded checkpoint (model.safetensors.index.json).
+#   _attn_implementation: the reference's attention implementation instead of "eager", for a
+#     model whose eager path in transformers computes something else than its default one (the
+#     row says why).
 #   _runtime="none": a model onnxruntime-genai cannot run (a value cache narrower than the key
 #     cache, MLA with v_head_dim != qk head size): built with --runtime none; instead of the genai
 #     generation, the row checks that the default build (--runtime ort-genai) refuses it.
 # No partial_rotary_factor row: transformers 5.23 llama/mistral/qwen2/qwen3 do not honour it (the
 # default rope ignores it and rotates the whole head; scaled rope types then fail with a shape error).
 # ---------------------------------------------------------------------------------------------
+HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation")
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=256, intermediate_size=128, max_position_embeddings=512,
             bos_token_id=1, eos_token_id=2)  # genai_config.json needs an eos (genai stops there)
@@ -57,6 +63,17 @@ TYPE_BASE = {
     "glm": dict(head_dim=16, pad_token_id=None), "glm4": dict(head_dim=16, pad_token_id=None),  # 128, 151329
     # rotary_dim 8 of head size 16 (default 64); n_inner: the MLP width (intermediate_size)
     "gptj": dict(rotary_dim=8, n_inner=128), "codegen": dict(rotary_dim=8, n_inner=128),
+    "gpt2": dict(n_inner=128), "gpt_bigcode": dict(n_inner=128),
+    "gpt_neo": dict(attention_types=[[["global", "local"], 1]], window_size=16),
+    "opt": dict(ffn_dim=128), "falcon": dict(ffn_hidden_size=128),
+}
+# Key/value heads of the KV cache where the config has no num_key_value_heads or one the model
+# does not use (default: the config's num_key_value_heads, else num_attention_heads).
+CACHE_KV_HEADS = {
+    # GPTBigCodeConfig computes num_key_value_heads before num_attention_heads is applied
+    "gpt_bigcode": lambda c: 1 if c.multi_query else c.num_attention_heads,
+    "falcon": lambda c: (c.num_kv_heads if c.new_decoder_architecture
+                         else 1 if c.multi_query else c.num_attention_heads),
 }
 # Mixture-of-experts types: >= 4 experts, >= 2 per token (the harness checks that the routers pick
 # more than one expert on the prompt); DeepSeek's MLA needs num_key_value_heads == heads.
@@ -272,6 +289,61 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("gelu-mqa-top-4-of-8", dict(activation_function="gelu", num_local_experts=8,
                                      num_experts_per_tok=4, num_key_value_heads=1)),
     ],
+    # Learned absolute positions, ALiBi, LayerNorm, fused q/k/v (breadth-b)
+    "gpt2": [
+        ("default", {}),  # Conv1D, fused c_attn, gelu_new, tied
+        ("scale-inverse-layer-idx", dict(scale_attn_by_inverse_layer_idx=True)),
+        ("no-scale-attn-weights", dict(scale_attn_weights=False)),
+        ("reorder-and-upcast-attn", dict(reorder_and_upcast_attn=True)),
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
+    "gpt_bigcode": [
+        ("default", {}),  # multi_query: one key/value head
+        ("multi-head", dict(multi_query=False)),  # c_attn per head [q | k | v]
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
+    "gpt_neo": [
+        ("default", {}),  # layer 0 global, layer 1 local with window 16; scores not scaled
+        ("local-global-window-5", dict(attention_types=[[["local", "global"], 1]], window_size=5)),
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
+    "opt": [
+        ("default", {}),  # pre-norm, relu, positions + 2, tied
+        ("post-norm", dict(do_layer_norm_before=False)),
+        ("project-in-out", dict(word_embed_proj_dim=32)),
+        ("no-bias", dict(enable_bias=False)),
+        ("remove-final-layer-norm", dict(_remove_final_layer_norm=True)),
+        ("untied-gelu", dict(tie_word_embeddings=False, activation_function="gelu")),
+    ],
+    "bloom": [
+        ("default", {}),  # ALiBi from the mask's cumulative positions
+        ("heads-12", dict(hidden_size=96, num_attention_heads=12)),  # 8 + 4 interleaved slopes
+        ("residual-post-layernorm", dict(apply_residual_connection_post_layernorm=True)),
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
+    "mpt": [
+        ("default", {}),  # ALiBi, alibi_bias_max 8, no biases
+        ("heads-12", dict(hidden_size=96, num_attention_heads=12)),  # slopes of 16, interleaved
+        ("alibi-bias-max-16", dict(attn_config=dict(alibi_bias_max=16))),  # ignored, as by MptModel
+        ("clip-qkv", dict(attn_config=dict(clip_qkv=0.5))),
+        ("softmax-scale", dict(attn_config=dict(softmax_scale=0.3))),
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
+    "falcon": [
+        ("default", {}),  # old layout, multi_query, parallel attention, RoPE
+        ("multi-head", dict(multi_query=False)),  # query_key_value per head [q | k | v]
+        ("sequential-bias", dict(multi_query=False, parallel_attn=False, bias=True)),
+        ("new-architecture", dict(new_decoder_architecture=True, num_kv_heads=2)),  # ln_attn, ln_mlp
+        ("new-architecture-one-norm", dict(new_decoder_architecture=True, num_kv_heads=2,
+                                           num_ln_in_parallel_attn=1)),
+        ("rope-linear", dict(rope_parameters=dict(rope_type="linear", factor=2.0, rope_theta=10000.0))),
+        # ALiBi: transformers 5.23's eager FalconAttention adds the bias twice (once through the
+        # mask FalconModel builds, once itself); its default SDPA path adds it once, as trained.
+        ("alibi", dict(alibi=True, _attn_implementation="sdpa")),
+        ("alibi-16-heads", dict(alibi=True, num_attention_heads=16, multi_query=False,
+                                _attn_implementation="sdpa")),  # slopes 2^(-k/2): bfloat16 rounding
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
 }
 
 
@@ -361,7 +433,7 @@ def make_config(model_type: str, overrides: dict):
     else:
         kw = {**_declared(model_type, BASE), **TYPE_BASE.get(model_type, {})}
     # deep copy: transformers fills defaults into the rope dicts it is given, in place
-    kw.update(copy.deepcopy({k: v for k, v in overrides.items() if not k.startswith("_")}))
+    kw.update(copy.deepcopy({k: v for k, v in overrides.items() if k not in HARNESS_OPTIONS}))
     return AutoConfig.for_model(model_type, **kw)
 
 
@@ -381,7 +453,8 @@ def rerandomize(model: torch.nn.Module) -> None:
     init (biases 0, norms 1): a dropped bias or a wrong norm offset cannot match. Matrices are
     scaled by 1/sqrt(fan_in) rather than 0.02: at 0.02 attention is nearly uniform, and a 10%
     error in rope_theta moves the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to
-    the tolerance."""
+    the tolerance. GPT-2's Conv1D weights are [in, out]: their fan_in is shape[0]."""
+    conv1d = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, Conv1D)}
     layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
                    for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
     saved = model.state_dict().keys()
@@ -391,7 +464,7 @@ def rerandomize(model: torch.nn.Module) -> None:
         if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
-            p.copy_(r if "embed_tokens" in name else r * p.shape[1] ** -0.5)
+            p.copy_(r if "embed_tokens" in name else r * p.shape[0 if name in conv1d else 1] ** -0.5)
         else:
             p.copy_(0.1 * r)
 
@@ -410,7 +483,8 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     torch.manual_seed(0)
     config = make_config(model_type, overrides)
     auto = AutoModel if is_encoder(model_type) else AutoModelForCausalLM
-    model = auto.from_config(config, dtype=torch.float32, attn_implementation="eager")
+    model = auto.from_config(config, dtype=torch.float32,
+                             attn_implementation=attn_implementation(overrides))
     model.eval()
     rerandomize(model)
     kw = {"max_shard_size": overrides["_max_shard_size"]} if "_max_shard_size" in overrides else {}
@@ -420,9 +494,14 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     return model
 
 
-def load_reference(hf_dir: Path, auto=AutoModelForCausalLM):
+def attn_implementation(overrides: dict) -> str:
+    return overrides.get("_attn_implementation", "eager")
+
+
+def load_reference(hf_dir: Path, auto=AutoModelForCausalLM, overrides: dict | None = None):
     """The reference is what is on disk: config.json (old or new schema) + safetensors."""
-    return auto.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
+    return auto.from_pretrained(hf_dir, dtype=torch.float32,
+                                attn_implementation=attn_implementation(overrides or {})).eval()
 
 
 def reset_rotary(model) -> None:
@@ -445,7 +524,8 @@ def kv_shape(config) -> tuple[int, int, int, int]:
         key_dim = config.qk_nope_head_dim + config.qk_rope_head_dim
         return config.num_hidden_layers, config.num_attention_heads, key_dim, config.v_head_dim
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+    kv_heads = CACHE_KV_HEADS.get(config.model_type, lambda c: getattr(
+        c, "num_key_value_heads", None) or c.num_attention_heads)(config)
     return config.num_hidden_layers, kv_heads, head_dim, head_dim
 
 
@@ -608,7 +688,7 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     failures = []
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = write_checkpoint(model_type, overrides, hf_dir)
-    ref = load_reference(hf_dir)
+    ref = load_reference(hf_dir, overrides=overrides)
     cfg = ref.config
     ids, mask, pos = prefill_batch(cfg.vocab_size)
 
