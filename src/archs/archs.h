@@ -19,6 +19,11 @@ std::unique_ptr<Architecture> create_electra(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ernie(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roberta(const HfConfig&, DataType);
 
+// archs/gemma.cpp
+std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gemma2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gemma3_text(const HfConfig&, DataType);
+
 // archs/llama.cpp
 std::unique_ptr<Architecture> create_llama(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mistral(const HfConfig&, DataType);

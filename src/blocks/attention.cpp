@@ -17,9 +17,9 @@ std::unique_ptr<Norm> make_qk_norm(const QKNorm& n, int64_t heads, const Attenti
     return make_norm({.dim = heads * o.head_dim, .eps = o.norm_eps, .dtype = o.dtype, .bias = n.bias,
                       .kind = n.kind});
   if (n.layout == QKNormLayout::shared)
-    return make_norm({.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype, .bias = n.bias,
-                      .kind = n.kind});
-  MOBIUS_ASSERT(n.kind == NormKind::LayerNorm, "per-head q/k norms are LayerNorms");
+    return make_norm({.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype,
+                      .weight_offset_one = n.weight_offset_one, .bias = n.bias, .kind = n.kind});
+  MOBIUS_ASSERT(n.kind == NormKind::LayerNorm && !n.weight_offset_one, "per-head q/k norms are LayerNorms");
   return std::make_unique<PerHeadLayerNorm>(HeadNormOptions{
       .num_heads = heads, .head_dim = o.head_dim, .eps = o.norm_eps, .bias = n.bias,
       .norm_per_head = n.layout == QKNormLayout::norm_per_head, .dtype = o.dtype});
@@ -99,7 +99,7 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
   AttentionOutputs a =
       sinks ? attention_with_sinks(op, q, k, v, ctx.mask, past_key, past_value, sinks->value(op),
                                    {o_.num_attention_heads, o_.num_key_value_heads, o_.head_dim, scale})
-            : op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
+            : op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale, .softcap = o_.softcap});
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }

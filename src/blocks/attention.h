@@ -57,6 +57,7 @@ struct QKNorm {
   NormKind kind = NormKind::RMSNorm;
   bool bias = false;  // LayerNorm only
   QKNormLayout layout = QKNormLayout::shared;
+  bool weight_offset_one = false;  // RMSNorm scaled by (1 + weight) (Gemma3 q_norm / k_norm)
   std::string q_name = "q_norm", k_name = "k_norm";
 };
 
@@ -72,6 +73,9 @@ struct AttentionOptions {
   bool sinks = false;             // learned per-head sink logit in the softmax (GPT-OSS `sinks`)
   float norm_eps = 1e-6f;
   std::optional<float> scale;  // default 1 / sqrt(head_dim)
+  // attn_logit_softcapping (Gemma2): scores = softcap * tanh(scale * q.k / softcap), applied before
+  // the mask (the ONNX Attention attribute `softcap`); 0 = none.
+  float softcap = 0.0f;
   std::optional<FusedQKV> fused_qkv;  // instead of names.q_proj, k_proj, v_proj
   bool rope_interleaved = false;  // rotate pairs (2i, 2i+1) (GPT-J, CodeGen, GLM, Cohere)
   DataType dtype = DataType::FLOAT;

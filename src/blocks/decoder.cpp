@@ -2,14 +2,19 @@
 
 #include <cmath>
 #include <map>
-#include <optional>
 
 #include "util/error.h"
 
 namespace mobius {
 
 NormOptions DecoderSpec::norm() const {
-  return {.dim = hidden_size, .eps = norm_eps, .dtype = dtype, .bias = norm_bias, .kind = norm_kind};
+  return {.dim = hidden_size, .eps = norm_eps, .dtype = dtype,
+          .weight_offset_one = norm_weight_offset_one, .bias = norm_bias, .kind = norm_kind};
+}
+
+const RopeConfig& DecoderSpec::rope_for(const std::string& layer_type) const {
+  auto it = layer_type_rope.find(layer_type);
+  return it == layer_type_rope.end() ? rope : it->second;
 }
 
 namespace {
@@ -123,8 +128,8 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
     if (model->embed_positions) h = op.Add(h, model->embed_positions->forward(op, in.position_ids));
     if (model->embed_layernorm) h = model->embed_layernorm->forward(op, h);
     Value* alibi = spec_.alibi ? alibi_bias(op, *spec_.alibi, in.attention_mask, spec_.dtype) : nullptr;
-    std::optional<RopeTables> rope;  // built once, if a layer uses it
-    std::map<std::string, Value*> masks;  // one mask per layer type in use
+    std::map<const RopeConfig*, RopeTables> ropes;  // one table per distinct RoPE config in use
+    std::map<std::string, Value*> masks;            // one mask per layer type in use
     for (size_t i = 0; i < model->layers.size(); ++i) {
       const std::string& type = spec_.layer_types[i];
       if (!masks.count(type)) {
@@ -132,9 +137,13 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
         masks[type] = causal_mask(op, in.attention_mask, in.input_ids, spec_.dtype, window);
         if (alibi) masks[type] = op.Add(masks[type], alibi);
       }
-      const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
-      if (uses_rope && !rope) rope = rope_tables(op, spec_.rope, in.position_ids, spec_.dtype);
-      AttentionContext ctx{masks.at(type), uses_rope ? *rope : RopeTables{}};
+      RopeTables rope{};
+      if (spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i]) {
+        const RopeConfig* r = &spec_.rope_for(type);
+        if (!ropes.count(r)) ropes[r] = rope_tables(op, *r, in.position_ids, spec_.dtype);
+        rope = ropes.at(r);
+      }
+      AttentionContext ctx{masks.at(type), rope};
       AttentionResult r = model->layers[i]->forward(op, h, ctx, in.past.key[i], in.past.value[i]);
       h = r.hidden;
       out.present.key.push_back(r.present_key);
@@ -145,6 +154,8 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
   }
   out.logits = lm_head->forward(op, h);
   if (spec_.logit_scale != 1.0f) out.logits = op.Mul(out.logits, spec_.logit_scale);
+  if (const float c = spec_.final_logit_softcapping; c != 0.0f)
+    out.logits = op.Mul(op.Tanh(op.Div(out.logits, c)), c);
   return out;
 }
 

@@ -3,15 +3,18 @@
 //   sequential (Llama):   h = x + attn(n1(x));  out = h + mlp(n2(h))
 //   parallel_residual:    out = x + attn(n1(x)) + mlp(n2(x))   (GPT-NeoX use_parallel_residual)
 //     with shared_layernorm: mlp reads n1(x) and there is no n2   (Phi, GPT-J, CodeGen, Cohere)
-//   post_norms (GLM4):    attn and mlp outputs are normalized before their residual add
+//   post_norms (GLM4; Gemma2/3 with names post_attention_layernorm, pre_feedforward_layernorm,
+//     post_feedforward_layernorm): attn and mlp outputs are normalized before their residual add
 //   norm_after_residual (OPT do_layer_norm_before = false):
 //                         h = n1(x + attn(x));  out = n2(h + mlp(h))
 //   apply_residual_connection_post_layernorm (Bloom): sequential, each residual taken from the
 //                         norm's output: h = n1(x) + attn(n1(x));  out = n2(h) + mlp(n2(h))
-// Norms are RMSNorm or LayerNorm (with or without bias) per norm_kind.
-// DecoderCausalLM = model.embed_tokens -> model.layers.* -> model.norm -> lm_head (or the tied
-// embedding, plus lm_head.bias when lm_head_bias) -> * logit_scale, with one RoPE table and one
-// causal mask per layer type; module names follow `names` (the HF state-dict keys).
+// Norms are RMSNorm (optionally scaled by 1 + weight, Gemma) or LayerNorm (with or without bias)
+// per norm_kind.
+// DecoderCausalLM = model.embed_tokens (* embed_scale) -> model.layers.* -> model.norm -> lm_head
+// (or the tied embedding, plus lm_head.bias when lm_head_bias) -> * logit_scale -> optional final
+// logit softcapping, with one causal mask per layer type and one RoPE table per distinct RoPE
+// config in use (rope_for); module names follow `names` (the HF state-dict keys).
 // Mixture-of-experts relatives (archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp) swap in
 // a SparseMoE feed-forward (blocks/moe.h) per layer, multi-head latent attention (blocks/mla.h) or
 // a mixture of attention heads (blocks/moa.h), and GraniteMoE scales:
@@ -24,6 +27,7 @@
 //   out = project_out(norm(h))
 #pragma once
 
+#include <map>
 #include <optional>
 
 #include "blocks/alibi.h"
@@ -68,22 +72,25 @@ struct DecoderSpec {
   float norm_eps = 1e-6f;
   NormKind norm_kind = NormKind::RMSNorm;
   bool norm_bias = true;                 // LayerNorm only
+  bool norm_weight_offset_one = false;   // RMSNorm only: scale by (1 + weight) (Gemma)
   bool parallel_residual = false;
   bool shared_layernorm = false;         // parallel_residual only
   bool post_norms = false;
   bool tie_word_embeddings = false;
   bool lm_head_bias = false;
   float logit_scale = 1.0f;
+  float final_logit_softcapping = 0.0f;  // logits = c * tanh(logits / c) (Gemma2/3); 0 = none
   int64_t sliding_window = 0;           // window of "sliding_attention" layers
   std::vector<std::string> layer_types;  // per layer: "full_attention" | "sliding_attention"
   std::vector<bool> layer_uses_rope;     // per layer; empty: every layer (Cohere2: sliding only)
   AttentionOptions attention;
   MLPOptions mlp;
-  RopeConfig rope;
+  RopeConfig rope;                       // of every layer type not in layer_type_rope
+  std::map<std::string, RopeConfig> layer_type_rope;  // per layer type (Gemma3 rope_parameters)
   DataType dtype = DataType::FLOAT;
   DecoderNames names;
+  float embed_scale = 1.0f;              // GraniteMoE embedding_multiplier; Gemma hidden_size**0.5
   // Mixture-of-experts relatives (see the top of this file).
-  float embed_scale = 1.0f;
   float residual_multiplier = 1.0f;
   std::optional<float> layer_norm_eps;  // of the layers' norms when not norm_eps (JetMoE: 1e-6)
   std::optional<MoEOptions> moe;  // the feed-forward (names.mlp) of the layers where moe_layers[i]
@@ -102,6 +109,7 @@ struct DecoderSpec {
   bool scale_attn_by_inverse_layer_idx = false;  // GPT-2: layer i's scale divided by i + 1
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
+  const RopeConfig& rope_for(const std::string& layer_type) const;  // the RoPE of a layer type
 };
 
 class DecoderLayer : public Module {

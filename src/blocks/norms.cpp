@@ -7,8 +7,15 @@ RMSNorm::RMSNorm(const NormOptions& o) : o_(o) { weight = param("weight", {o.dim
 Value* RMSNorm::forward(Ops& op, Value* x) const {
   auto s = enter(op);
   Value* scale = weight->value(op);
-  if (o_.weight_offset_one) scale = op.Add(scale, 1.0);
-  return op.RMSNormalization(x, scale, {.axis = -1, .epsilon = o_.eps});
+  if (!o_.weight_offset_one) return op.RMSNormalization(x, scale, {.axis = -1, .epsilon = o_.eps});
+  // GemmaRMSNorm: norm(x.float()) * (1.0 + weight.float()), then back to x's dtype.
+  const DataType dtype = x->dtype;
+  if (dtype != DataType::FLOAT) {
+    x = op.Cast(x, {.to = DataType::FLOAT});
+    scale = op.Cast(scale, {.to = DataType::FLOAT});
+  }
+  Value* y = op.RMSNormalization(x, op.Add(scale, 1.0), {.axis = -1, .epsilon = o_.eps});
+  return dtype == DataType::FLOAT ? y : op.Cast(y, {.to = dtype});
 }
 
 LayerNorm::LayerNorm(const NormOptions& o) : o_(o) {

@@ -1,7 +1,9 @@
 // Normalization layers. Computation in float32 (stash_type 1) like the HF modules, which upcast.
 //   RMSNorm (LlamaRMSNorm, transformers/models/llama/modeling_llama.py):
 //     y = x / sqrt(mean(x^2, -1) + eps) * weight           -> ONNX RMSNormalization (opset 23)
-//   with offset 1 (GemmaRMSNorm): y = ... * (1 + weight), the offset folded into the graph.
+//   with offset 1 (GemmaRMSNorm, transformers/models/gemma/modeling_gemma.py):
+//     y = (x / sqrt(mean(x^2, -1) + eps) * (1 + weight)) in float32, cast back to x's dtype
+//     (Cast -> Add(weight, 1) -> RMSNormalization -> Cast; the casts only for float16/bfloat16).
 //   LayerNorm (torch.nn.LayerNorm; CohereLayerNorm is one without bias):
 //     y = (x - mean) / sqrt(var + eps) * weight (+ bias)   -> ONNX LayerNormalization (opset 17)
 // x: [..., dim] -> same shape and dtype.

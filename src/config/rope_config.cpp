@@ -8,13 +8,20 @@
 namespace mobius {
 
 RopeConfig RopeConfig::from_hf(const HfConfig& cfg, int64_t head_dim, const RopeDefaults& defaults) {
+  std::optional<HfConfig> p = cfg.sub("rope_parameters");
+  if (!p) p = cfg.sub("rope_scaling");
+  return from_params(cfg, p, head_dim,
+                     {.rope_theta = cfg.float_or("rope_theta", defaults.rope_theta),
+                      .partial_rotary_factor = defaults.partial_rotary_factor});
+}
+
+RopeConfig RopeConfig::from_params(const HfConfig& cfg, const std::optional<HfConfig>& p,
+                                   int64_t head_dim, const RopeDefaults& defaults) {
   RopeConfig r;
   r.head_dim = head_dim;
   r.max_position_embeddings = cfg.int_or("max_position_embeddings", 2048);
-  r.rope_theta = cfg.float_or("rope_theta", defaults.rope_theta);
+  r.rope_theta = defaults.rope_theta;
   r.partial_rotary_factor = cfg.float_or("partial_rotary_factor", defaults.partial_rotary_factor);
-  std::optional<HfConfig> p = cfg.sub("rope_parameters");
-  if (!p) p = cfg.sub("rope_scaling");
   if (!p) return r;
   r.rope_type = p->has("rope_type") ? p->get_string("rope_type") : p->string_or("type", "default");
   r.rope_theta = p->float_or("rope_theta", r.rope_theta);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct RopeConfig {
   // Reads the rope fields of `cfg`; head_dim is the attention head size. Throws mobius::Error
   // naming the field on an unknown rope_type or a missing required parameter.
   static RopeConfig from_hf(const HfConfig& cfg, int64_t head_dim, const RopeDefaults& defaults = {});
+  // The same with the rope dict given: `params` is one entry of a rope_parameters dict nested by
+  // layer type ({"full_attention": {...}, "sliding_attention": {...}}, transformers
+  // standardize_rope_params) or none (default rope). defaults.rope_theta applies unless params
+  // sets rope_theta (the top-level rope_theta is not read); max_position_embeddings and
+  // partial_rotary_factor come from the top level of `cfg`.
+  static RopeConfig from_params(const HfConfig& cfg, const std::optional<HfConfig>& params,
+                                int64_t head_dim, const RopeDefaults& defaults);
   // Number of rotated channels: int(head_dim * partial_rotary_factor).
   int64_t rotary_dim() const { return static_cast<int64_t>(head_dim * partial_rotary_factor); }
 };

@@ -41,8 +41,8 @@ GEN_NEW = 24
 # Overrides are HF config kwargs. Using the old keys `rope_theta` / `rope_scaling` (or the
 # top-level partial_rotary_factor, GPT-NeoX's rotary_pct / rotary_emb_base) means "write
 # config.json in the pre-transformers-5 schema" (the rope keys are written verbatim, a key left
-# out is absent from the file). HARNESS_OPTIONS are not config kwargs (OPT's config has a real
-# _remove_final_layer_norm):
+# out is absent from the file; Gemma3's rope_local_base_freq too). HARNESS_OPTIONS are not config
+# kwargs (OPT's config has a real _remove_final_layer_norm):
 #   _max_shard_size: save a sharded checkpoint (model.safetensors.index.json).
 #   _attn_implementation: the reference's attention implementation instead of "eager", for a
 #     model whose eager path in transformers computes something else than its default one (the
@@ -50,10 +50,12 @@ GEN_NEW = 24
 #   _runtime="none": a model onnxruntime-genai cannot run (a value cache narrower than the key
 #     cache, MLA with v_head_dim != qk head size): built with --runtime none; instead of the genai
 #     generation, the row checks that the default build (--runtime ort-genai) refuses it.
+#   _json: {key: value} written verbatim into config.json after saving (DROP removes the key),
+#          for spellings of older configs that transformers still reads (the reference reloads them).
 # No partial_rotary_factor row: transformers 5.23 llama/mistral/qwen2/qwen3 do not honour it (the
 # default rope ignores it and rotates the whole head; scaled rope types then fail with a shape error).
 # ---------------------------------------------------------------------------------------------
-HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation")
+HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation", "_json")
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=256, intermediate_size=128, max_position_embeddings=512,
             bos_token_id=1, eos_token_id=2)  # genai_config.json needs an eos (genai stops there)
@@ -66,6 +68,11 @@ TYPE_BASE = {
     "gpt2": dict(n_inner=128), "gpt_bigcode": dict(n_inner=128),
     "gpt_neo": dict(attention_types=[[["global", "local"], 1]], window_size=16),
     "opt": dict(ffn_dim=128), "falcon": dict(ffn_hidden_size=128),
+    # the Gemma configs default head_dim to 256; query_pre_attn_scalar (default 256) differs from
+    # head_dim so that scale = query_pre_attn_scalar**-0.5 is tested
+    "gemma": dict(head_dim=16),
+    "gemma2": dict(head_dim=16, query_pre_attn_scalar=24),
+    "gemma3_text": dict(head_dim=16, query_pre_attn_scalar=24),
 }
 # Key/value heads of the KV cache where the config has no num_key_value_heads or one the model
 # does not use (default: the config's num_key_value_heads, else num_attention_heads).
@@ -100,6 +107,13 @@ TYPE_BASE.update({
 })
 DEEPSEEK_YARN = dict(max_position_embeddings=128, rope_parameters=dict(
     rope_type="yarn", factor=4.0, original_max_position_embeddings=32, mscale=1.0, mscale_all_dim=0.8))
+DROP = "<drop>"  # in _json: remove the key from config.json
+SLIDING_FULL = ["sliding_attention", "full_attention"]
+# Softcaps that engage: attention scores reach several units here and logits ~150. The final cap is
+# 20, not ~1: at 1.5 tanh rounds the top logits to exactly 1.0 and greedy argmax becomes a tie (the
+# reference then picks token 0); at 20 the logits move by up to ~130 and the greedy top-2 gap
+# stays >= 0.07. transformers' Gemma3Attention ignores attn_logit_softcapping (so must mobius).
+SOFTCAPS = dict(attn_logit_softcapping=1.0, final_logit_softcapping=20.0)
 
 # longrope factors: one per rotary frequency (head_dim / 2 = 8), all distinct
 SHORT = [1.0 + 0.07 * i for i in range(8)]
@@ -344,6 +358,45 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                 _attn_implementation="sdpa")),  # slopes 2^(-k/2): bfloat16 rounding
         ("untied", dict(tie_word_embeddings=False)),
     ],
+    "gemma": [
+        ("default", {}),  # tied, (1 + weight) norms, embeddings * sqrt(hidden_size)
+        ("untied", dict(tie_word_embeddings=False)),
+        ("attention-bias", dict(attention_bias=True)),
+        ("legacy-gelu", dict(_json=dict(hidden_act="gelu"))),  # GemmaConfig reads it as tanh gelu
+        ("old-schema", dict(rope_theta=500.0)),
+    ],
+    "gemma2": [
+        ("default", {}),  # softcaps 50 / 30, sliding_window 4096, layers sliding, full
+        ("softcap-window-16", dict(sliding_window=16, **SOFTCAPS)),
+        ("no-softcap-window-8", dict(sliding_window=8, attn_logit_softcapping=None,
+                                     final_logit_softcapping=None)),
+        ("full-sliding-untied-bias", dict(layer_types=SLIDING_FULL[::-1], sliding_window=12,
+                                          tie_word_embeddings=False, attention_bias=True, **SOFTCAPS)),
+        ("no-layer-types", dict(sliding_window=16, _json=dict(layer_types=DROP))),  # default pattern
+        ("old-schema", dict(sliding_window=16, rope_theta=1000.0,
+                            rope_scaling=dict(type="linear", factor=2.0))),
+    ],
+    "gemma3_text": [
+        ("default", {}),  # q/k norms; 2 layers with the default pattern 6: both sliding
+        ("window-16-softcap", dict(layer_types=SLIDING_FULL, sliding_window=16, **SOFTCAPS)),
+        ("rope-per-type", dict(layer_types=SLIDING_FULL, sliding_window=12, rope_parameters=dict(
+            full_attention=dict(rope_type="linear", factor=4.0, rope_theta=100000.0),
+            sliding_attention=dict(rope_type="default", rope_theta=100.0)))),
+        ("yarn-full", dict(layer_types=SLIDING_FULL, sliding_window=16, max_position_embeddings=128,
+                           rope_parameters=dict(
+                               full_attention=dict(rope_type="yarn", factor=4.0, rope_theta=10000.0,
+                                                   original_max_position_embeddings=32),
+                               sliding_attention=dict(rope_type="default", rope_theta=1000.0)))),
+        ("untied-bias", dict(layer_types=SLIDING_FULL, sliding_window=16, tie_word_embeddings=False,
+                             attention_bias=True)),
+        # pre-transformers-5 config: rope_theta + rope_scaling (full), rope_local_base_freq
+        # (sliding), sliding_window_pattern instead of layer_types
+        ("old-schema", dict(rope_theta=20000.0, rope_local_base_freq=500.0,
+                            rope_scaling=dict(rope_type="linear", factor=8.0), sliding_window=16,
+                            sliding_window_pattern=2, _json=dict(sliding_window_pattern=2,
+                                                                 layer_types=DROP,
+                                                                 _sliding_window_pattern=DROP))),
+    ],
 }
 
 
@@ -424,7 +477,8 @@ def build(hf_dir: Path, out_dir: Path, *extra: str) -> Path:
 # ---------------------------------------------------------------------------------------------
 # The HF checkpoint
 # ---------------------------------------------------------------------------------------------
-OLD_KEYS = ("rope_theta", "rope_scaling", "partial_rotary_factor", "rotary_pct", "rotary_emb_base")
+OLD_KEYS = ("rope_theta", "rope_scaling", "partial_rotary_factor", "rotary_pct", "rotary_emb_base",
+            "rope_local_base_freq")
 
 
 def make_config(model_type: str, overrides: dict):
@@ -478,6 +532,16 @@ def _rewrite_old_schema(cfg_path: Path, overrides: dict) -> None:
     cfg_path.write_text(json.dumps(data, indent=2) + "\n")
 
 
+def _edit_json(cfg_path: Path, edits: dict) -> None:
+    data = json.loads(cfg_path.read_text())
+    for k, v in edits.items():
+        if v == DROP:
+            data.pop(k, None)
+        else:
+            data[k] = v
+    cfg_path.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     """Creates the tiny model (seed 0), re-randomizes it and saves it; returns the in-memory model."""
     torch.manual_seed(0)
@@ -491,6 +555,8 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     model.save_pretrained(hf_dir, **kw)
     if any(k in overrides for k in OLD_KEYS):
         _rewrite_old_schema(hf_dir / "config.json", overrides)
+    if "_json" in overrides:
+        _edit_json(hf_dir / "config.json", overrides["_json"])
     return model
 
 

@@ -35,11 +35,11 @@ def pytest_terminal_summary(terminalreporter, config):
     tr = terminalreporter
     tr.write_sep("=", "mobius parity (T3): " + ", ".join(f"{k} {v}" for k, v in versions.items())
                  + ", tolerance 1e-4")
-    head = f"{'model_type':<13} {'variant':<22} {'prefill max|Δ|':>15} {'decode max|Δ|':>14} {'tokens':>7} {'genai':>6}  {'checker':<7} status"
+    head = f"{'model_type':<13} {'variant':<24} {'prefill max|Δ|':>15} {'decode max|Δ|':>14} {'tokens':>7} {'genai':>6}  {'checker':<7} status"
     tr.write_line(head)
     tr.write_line("-" * len(head))
     for r in rows:
-        tr.write_line(f"{r['model_type']:<13} {r['variant']:<22} {_fmt(r['prefill']):>15} {_fmt(r['decode']):>14} "
+        tr.write_line(f"{r['model_type']:<13} {r['variant']:<24} {_fmt(r['prefill']):>15} {_fmt(r['decode']):>14} "
                       f"{r['tokens'] or '-':>7} {r.get('genai') or '-':>6}  {r['checker'] or '-':<7} {r['status']}")
         if r.get("routing"):
             tr.write_line(f"{'':<14}  experts picked on the prompt: {r['routing']}")

@@ -15,7 +15,8 @@ import harness as H
 # codegen, cohere, stablelm, phi: fused projections, per-head norm weights, a tied head with its
 # own bias
 ROWS = [("llama", "attention-bias"), ("qwen3", "tied"), ("electra", "default"),
-        ("codegen", "default"), ("cohere", "qk-norm"), ("stablelm", "qk-layernorm"), ("phi", "tied")]
+        ("codegen", "default"), ("cohere", "qk-norm"), ("stablelm", "qk-layernorm"), ("phi", "tied"),
+        ("gemma2", "full-sliding-untied-bias"), ("gemma3_text", "window-16-softcap")]
 DTYPES = {"f16": (torch.float16, TensorProto.FLOAT16), "bf16": (torch.bfloat16, TensorProto.BFLOAT16)}
 
 

