@@ -104,20 +104,37 @@ TEST_F(BlockTest, RMSNorm) {
   EXPECT_EQ(attr<int64_t>(node("RMSNormalization"), "axis"), -1);
 }
 
-// GemmaRMSNorm: x_normed * (1 + weight), the 1 a constant of the model dtype.
+// GemmaRMSNorm: norm(x.float()) * (1 + weight.float()), cast back: in float32 no casts, the 1 a
+// float32 constant.
 TEST_F(BlockTest, RMSNormOffsetOne) {
-  RMSNorm n(NormOptions{.dim = 16, .dtype = DataType::FLOAT16, .weight_offset_one = true});
+  RMSNorm n(NormOptions{.dim = 16, .weight_offset_one = true});
   n.set_name("norm", "model");
-  EXPECT_EQ(n.forward(op, input(16, DataType::FLOAT16))->dtype, DataType::FLOAT16);
+  EXPECT_EQ(n.forward(op, input(16))->dtype, DataType::FLOAT);
   EXPECT_EQ(counts(), (Counts{{"Add", 1}, {"RMSNormalization", 1}}));
   const Node& add = node("Add");
   EXPECT_EQ(add.inputs[0]->name, "model.norm.weight");
   const Initializer* one = model.graph.find_initializer(add.inputs[1]->name);
   ASSERT_NE(one, nullptr);
-  EXPECT_EQ(one->value->dtype, DataType::FLOAT16);
-  ASSERT_EQ(one->data.size(), 2u);
-  EXPECT_EQ(f16_to_f32(static_cast<uint16_t>(one->data[0] | one->data[1] << 8)), 1.0f);
+  EXPECT_EQ(one->value->dtype, DataType::FLOAT);
+  ASSERT_EQ(one->data.size(), 4u);
+  float v;
+  std::memcpy(&v, one->data.data(), 4);
+  EXPECT_EQ(v, 1.0f);
   EXPECT_EQ(node("RMSNormalization").inputs[1], add.outputs[0]);
+}
+
+// In float16 the input and the weight are cast to float32 first, the result back to float16
+// (GemmaRMSNorm computes in float32, then type_as(x)).
+TEST_F(BlockTest, RMSNormOffsetOneFloat16ComputesInFloat32) {
+  RMSNorm n(NormOptions{.dim = 16, .dtype = DataType::FLOAT16, .weight_offset_one = true});
+  n.set_name("norm", "model");
+  Value* y = n.forward(op, input(16, DataType::FLOAT16));
+  EXPECT_EQ(y->dtype, DataType::FLOAT16);
+  EXPECT_EQ(counts(), (Counts{{"Cast", 3}, {"Add", 1}, {"RMSNormalization", 1}}));
+  const Node& norm = node("RMSNormalization");
+  EXPECT_EQ(norm.inputs[0]->dtype, DataType::FLOAT);
+  EXPECT_EQ(norm.inputs[1]->dtype, DataType::FLOAT);
+  EXPECT_EQ(node("Add").outputs[0], norm.inputs[1]);
 }
 
 TEST_F(BlockTest, LayerNormWithAndWithoutBias) {
@@ -531,6 +548,61 @@ TEST(DecoderCausalLM, ParallelTwoNormsAndPostNormNames) {
   EXPECT_EQ(p[7].first, "model.layers.0.post_self_attn_layernorm.weight");
   EXPECT_EQ(p[8].first, "model.layers.0.post_mlp_layernorm.weight");
   EXPECT_EQ(op_counts(glm4.build_model().graph)["RMSNormalization"], 4 * 2 + 1);
+}
+
+// The Gemma options (transformers/models/gemma2,gemma3/modeling_*.py): four (1 + weight) norms per
+// layer under Gemma's names, q/k norms, scaled embeddings, attention and final logit softcapping,
+// and one RoPE table per layer type.
+TEST(DecoderCausalLM, GemmaOptions) {
+  DecoderSpec s = tiny_spec();
+  s.tie_word_embeddings = true;
+  s.norm_weight_offset_one = true;
+  s.post_norms = true;
+  s.names.attn_output_norm = "post_attention_layernorm";
+  s.names.post_attention_layernorm = "pre_feedforward_layernorm";
+  s.names.mlp_output_norm = "post_feedforward_layernorm";
+  s.embed_scale = std::sqrt(32.0f);
+  s.final_logit_softcapping = 20.0f;
+  s.attention.softcap = 1.5f;
+  s.attention.qk_norm = QKNorm{.weight_offset_one = true};
+  s.sliding_window = 4;
+  s.layer_types = {"sliding_attention", "full_attention"};
+  s.layer_type_rope["sliding_attention"] = s.rope;
+  s.layer_type_rope["sliding_attention"].rope_theta = 100.0;
+  DecoderCausalLM m(s);
+  std::set<std::string> names;
+  for (const auto& [name, shape] : params(m)) names.insert(name);
+  for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                        "post_feedforward_layernorm", "self_attn.q_norm", "self_attn.k_norm"})
+    EXPECT_TRUE(names.count("model.layers.1." + std::string(n) + ".weight")) << n;
+  EXPECT_EQ(names.count("lm_head.weight"), 0u);
+
+  Model model = m.build_model();
+  Counts c = op_counts(model.graph);
+  EXPECT_EQ(c["RMSNormalization"], (4 + 2) * 2 + 1);
+  EXPECT_EQ(c["Add"], (4 + 2) * 2 + 1 + 2 * 2);  // every norm's 1 + weight, two residuals a layer
+  EXPECT_EQ(c["Cos"], 2);    // one RoPE table per layer type: their thetas differ
+  EXPECT_EQ(c["Where"], 2);  // one mask per layer type
+  EXPECT_EQ(c["Tanh"], 1);   // the final logit softcapping
+  for (const Node& n : model.graph.nodes)
+    if (n.op_type == "Attention") {
+      bool found = false;
+      for (const Attribute& a : n.attributes)
+        if (a.name == "softcap") found = std::get<float>(a.value) == 1.5f;
+      EXPECT_TRUE(found) << n.name;
+    }
+  expect_weights_match_parameters(model, m);
+}
+
+// Layer types that share a RoPE config share one table.
+TEST(DecoderCausalLM, LayerTypesWithoutTheirOwnRopeShareOneTable) {
+  DecoderSpec s = tiny_spec();
+  s.sliding_window = 4;
+  s.layer_types = {"sliding_attention", "full_attention"};
+  Model model = DecoderCausalLM(s).build_model();
+  Counts c = op_counts(model.graph);
+  EXPECT_EQ(c["Cos"], 1);
+  EXPECT_EQ(c["Where"], 2);
 }
 
 }  // namespace
