@@ -50,16 +50,12 @@ void read_layer_types(const HfConfig& c, DecoderSpec& s) {
     if (t == "sliding_attention") s.sliding_window = c.get_int("sliding_window");
 }
 
-namespace {
-
-std::unique_ptr<Architecture> make(DecoderSpec s) {
+std::unique_ptr<Architecture> make_decoder(const DecoderSpec& s) {
   return std::make_unique<DecoderCausalLM>(s);
 }
 
-}  // namespace
-
 std::unique_ptr<Architecture> create_llama(const HfConfig& c, DataType dtype) {
-  return make(llama_spec(c, dtype));
+  return make_decoder(llama_spec(c, dtype));
 }
 
 std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) {
@@ -70,7 +66,7 @@ std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) 
     s.sliding_window = absent ? 4096 : c.get_int("sliding_window");
     s.layer_types.assign(s.layer_types.size(), "sliding_attention");
   }
-  return make(s);
+  return make_decoder(s);
 }
 
 std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
@@ -78,14 +74,14 @@ std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
   s.attention.qkv_bias = true;
   s.attention.o_bias = false;
   read_layer_types(c, s);
-  return make(s);
+  return make_decoder(s);
 }
 
 std::unique_ptr<Architecture> create_qwen3(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.attention.qk_norm = QKNorm{};  // RMSNorm q_norm, k_norm
   read_layer_types(c, s);
-  return make(s);
+  return make_decoder(s);
 }
 
 }  // namespace mobius

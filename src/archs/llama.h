@@ -1,6 +1,8 @@
 // The Llama DecoderSpec (archs/llama.cpp), which its relatives start from.
 #pragma once
 
+#include <memory>
+
 #include "blocks/decoder.h"
 #include "config/hf_config.h"
 
@@ -15,5 +17,8 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype);
 // Per-layer attention types from `layer_types` (absent: unchanged), and sliding_window when a
 // layer slides. Throws mobius::Error naming the field on a bad list.
 void read_layer_types(const HfConfig& c, DecoderSpec& s);
+
+// The DecoderCausalLM of `s`.
+std::unique_ptr<Architecture> make_decoder(const DecoderSpec& s);
 
 }  // namespace mobius

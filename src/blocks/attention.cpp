@@ -16,9 +16,12 @@ std::unique_ptr<Norm> make_qk_norm(const QKNorm& n, int64_t heads, const Attenti
   if (n.layout == QKNormLayout::full_width)
     return make_norm({.dim = heads * o.head_dim, .eps = o.norm_eps, .dtype = o.dtype, .bias = n.bias,
                       .kind = n.kind});
+  MOBIUS_ASSERT(n.layout == QKNormLayout::shared || (!n.after_rope && n.elementwise_affine),
+                "q/k norms after RoPE or without weights have the shared layout");
   if (n.layout == QKNormLayout::shared)
     return make_norm({.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype,
-                      .weight_offset_one = n.weight_offset_one, .bias = n.bias, .kind = n.kind});
+                      .weight_offset_one = n.weight_offset_one, .bias = n.bias, .kind = n.kind,
+                      .elementwise_affine = n.elementwise_affine});
   MOBIUS_ASSERT(n.kind == NormKind::LayerNorm && !n.weight_offset_one, "per-head q/k norms are LayerNorms");
   return std::make_unique<PerHeadLayerNorm>(HeadNormOptions{
       .num_heads = heads, .head_dim = o.head_dim, .eps = o.norm_eps, .bias = n.bias,
@@ -71,9 +74,11 @@ Attention::QKV Attention::project(Ops& op, Value* x) const {
 }
 
 Value* Attention::to_heads(Ops& op, Value* x, const Norm* norm, const RopeTables* rope) const {
-  if (norm) x = norm->forward(op, x);
+  const bool after_rope = norm && o_.qk_norm->after_rope;
+  if (norm && !after_rope) x = norm->forward(op, x);
   x = op.Transpose(x, {.perm = {0, 2, 1, 3}});
-  return rope && rope->cos ? apply_rope(op, x, *rope, o_.rope_interleaved) : x;
+  if (rope && rope->cos) x = apply_rope(op, x, *rope, o_.rope_interleaved);
+  return after_rope ? norm->forward(op, x) : x;
 }
 
 AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ctx,
@@ -93,6 +98,7 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
     for (Value** t : {&p.q, &p.k, &p.v}) *t = op.Max(op.Min(*t, c), -c);
   }
   Value* q = to_heads(op, p.q, full_width ? nullptr : q_norm, &ctx.rope);
+  if (ctx.query_scale) q = op.Mul(q, ctx.query_scale);
   Value* k = to_heads(op, p.k, full_width ? nullptr : k_norm, &ctx.rope);
   Value* v = to_heads(op, p.v, nullptr, nullptr);
   float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));

@@ -52,13 +52,16 @@ enum class QKNormLayout {
 };
 
 // Normalization of q and k (over head_dim, or the whole projection for full_width), after the
-// projection and before RoPE.
+// projection and before RoPE, or with after_rope on the rotated heads (HunYuanDenseV1Attention,
+// NanoChatAttention).
 struct QKNorm {
   NormKind kind = NormKind::RMSNorm;
   bool bias = false;  // LayerNorm only
   QKNormLayout layout = QKNormLayout::shared;
   bool weight_offset_one = false;  // RMSNorm scaled by (1 + weight) (Gemma3 q_norm / k_norm)
-  std::string q_name = "q_norm", k_name = "k_norm";
+  std::string q_name = "q_norm", k_name = "k_norm";  // query_layernorm, key_layernorm (HunYuan)
+  bool after_rope = false;         // shared layout only
+  bool elementwise_affine = true;  // false: no weight (NanoChat's Llama4TextL2Norm); shared layout
 };
 
 struct AttentionOptions {
@@ -89,6 +92,7 @@ struct AttentionContext {
   // any position bias (ALiBi, blocks/alibi.h)
   Value* mask;
   RopeTables rope = {};  // cos == nullptr: no RoPE (absolute-position models, Cohere2 full layers)
+  Value* query_scale = nullptr;  // [batch, 1, seq, 1] multiplying q after RoPE (Ministral 3)
 };
 
 struct AttentionResult {

@@ -9,7 +9,8 @@ namespace mobius {
 
 NormOptions DecoderSpec::norm() const {
   return {.dim = hidden_size, .eps = norm_eps, .dtype = dtype,
-          .weight_offset_one = norm_weight_offset_one, .bias = norm_bias, .kind = norm_kind};
+          .weight_offset_one = norm_weight_offset_one, .bias = norm_bias, .kind = norm_kind,
+          .elementwise_affine = norm_elementwise_affine};
 }
 
 const RopeConfig& DecoderSpec::rope_for(const std::string& layer_type) const {
@@ -33,7 +34,7 @@ AttentionOptions attention_of_layer(const DecoderSpec& s, int64_t i) {
 }  // namespace
 
 DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
-    : parallel_residual_(s.parallel_residual),
+    : parallel_residual_(s.parallel_residual), shared_layernorm_(s.shared_layernorm),
       residual_multiplier_(s.residual_multiplier),
       norm_after_residual_(s.norm_after_residual),
       residual_from_norm_(s.apply_residual_connection_post_layernorm) {
@@ -41,19 +42,22 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   MOBIUS_ASSERT(!s.shared_layernorm || s.parallel_residual, "shared_layernorm needs parallel_residual");
   MOBIUS_ASSERT(!(norm_after_residual_ || residual_from_norm_) || !(s.parallel_residual || s.post_norms),
                 "norm_after_residual and apply_residual_connection_post_layernorm are sequential");
-  NormOptions norm = s.norm();
-  if (s.layer_norm_eps) norm.eps = *s.layer_norm_eps;
-  input_layernorm = adopt(n.input_layernorm, make_norm(norm));
+  NormOptions options = s.norm();
+  if (s.layer_norm_eps) options.eps = *s.layer_norm_eps;
+  auto norm = [&](const std::string& name) -> Norm* {  // none for an empty name
+    return name.empty() ? nullptr : adopt(name, make_norm(options));
+  };
+  input_layernorm = norm(n.input_layernorm);
   if (s.mla)
     self_attn = child<MultiHeadLatentAttention>(n.self_attn, *s.mla);
   else if (s.moa)
     self_attn = child<MixtureOfAttentionHeads>(n.self_attn, *s.moa);
   else
     self_attn = child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
-  if (!s.shared_layernorm) post_attention_layernorm = adopt(n.post_attention_layernorm, make_norm(norm));
+  if (!s.shared_layernorm) post_attention_layernorm = norm(n.post_attention_layernorm);
   if (s.post_norms) {
-    attn_output_norm = adopt(n.attn_output_norm, make_norm(norm));
-    mlp_output_norm = adopt(n.mlp_output_norm, make_norm(norm));
+    attn_output_norm = norm(n.attn_output_norm);
+    mlp_output_norm = norm(n.mlp_output_norm);
   }
   if (s.moe && (s.moe_layers.empty() || s.moe_layers.at(static_cast<size_t>(layer_index))))
     mlp = child<SparseMoE>(n.mlp, *s.moe);
@@ -65,21 +69,20 @@ AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext&
                                       Value* past_key, Value* past_value) const {
   auto s = enter(op);
   auto scaled = [&](Value* y) { return residual_multiplier_ == 1.0f ? y : op.Mul(y, residual_multiplier_); };
+  auto apply = [&](const Norm* n, Value* y) { return n ? n->forward(op, y) : y; };
   if (norm_after_residual_) {
     AttentionResult a = self_attn->forward(op, x, ctx, past_key, past_value);
-    Value* h = input_layernorm->forward(op, op.Add(x, scaled(a.hidden)));
-    a.hidden = post_attention_layernorm->forward(op, op.Add(h, scaled(mlp->forward(op, h))));
+    Value* h = apply(input_layernorm, op.Add(x, scaled(a.hidden)));
+    a.hidden = apply(post_attention_layernorm, op.Add(h, scaled(mlp->forward(op, h))));
     return a;
   }
-  Value* attn_in = input_layernorm->forward(op, x);
+  Value* attn_in = apply(input_layernorm, x);
   AttentionResult a = self_attn->forward(op, attn_in, ctx, past_key, past_value);
-  Value* attn_out = attn_output_norm ? attn_output_norm->forward(op, a.hidden) : a.hidden;
-  Value* h = op.Add(residual_from_norm_ ? attn_in : x, scaled(attn_out));
+  Value* h = op.Add(residual_from_norm_ ? attn_in : x, scaled(apply(attn_output_norm, a.hidden)));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
-  Value* mlp_in = post_attention_layernorm ? post_attention_layernorm->forward(op, parallel_residual_ ? x : h)
-                                           : attn_in;
+  Value* mlp_in = shared_layernorm_ ? attn_in : apply(post_attention_layernorm, parallel_residual_ ? x : h);
   Value* m = mlp->forward(op, mlp_in);
-  a.hidden = op.Add(residual_from_norm_ ? mlp_in : h, scaled(mlp_output_norm ? mlp_output_norm->forward(op, m) : m));
+  a.hidden = op.Add(residual_from_norm_ ? mlp_in : h, scaled(apply(mlp_output_norm, m)));
   return a;
 }
 
@@ -127,7 +130,17 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
     if (model->project_in) h = model->project_in->forward(op, h);
     if (model->embed_positions) h = op.Add(h, model->embed_positions->forward(op, in.position_ids));
     if (model->embed_layernorm) h = model->embed_layernorm->forward(op, h);
+    if (spec_.embed_norm) h = model->norm->forward(op, h);
     Value* alibi = spec_.alibi ? alibi_bias(op, *spec_.alibi, in.attention_mask, spec_.dtype) : nullptr;
+    Value* query_scale = nullptr;
+    if (spec_.llama_4_scaling_beta != 0.0f) {
+      // 1 + beta * log(1 + floor(position / original_max)) in float32, as [batch, 1, seq, 1]
+      Value* pos = op.Cast(in.position_ids, {.to = DataType::FLOAT});
+      Value* n = op.Floor(op.Div(pos, static_cast<double>(spec_.llama_4_original_max_position_embeddings)));
+      Value* scale = op.Add(op.Mul(op.Log(op.Add(n, 1.0)), spec_.llama_4_scaling_beta), 1.0);
+      if (spec_.dtype != DataType::FLOAT) scale = op.Cast(scale, {.to = spec_.dtype});
+      query_scale = op.Unsqueeze(scale, {1, 3});
+    }
     std::map<const RopeConfig*, RopeTables> ropes;  // one table per distinct RoPE config in use
     std::map<std::string, Value*> masks;            // one mask per layer type in use
     for (size_t i = 0; i < model->layers.size(); ++i) {
@@ -137,13 +150,14 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
         masks[type] = causal_mask(op, in.attention_mask, in.input_ids, spec_.dtype, window);
         if (alibi) masks[type] = op.Add(masks[type], alibi);
       }
-      RopeTables rope{};
-      if (spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i]) {
-        const RopeConfig* r = &spec_.rope_for(type);
-        if (!ropes.count(r)) ropes[r] = rope_tables(op, *r, in.position_ids, spec_.dtype);
-        rope = ropes.at(r);
+      const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
+      const RopeConfig* rope = &spec_.rope_for(type);
+      if (uses_rope && !ropes.count(rope)) {
+        RopeTables t = rope_tables(op, *rope, in.position_ids, spec_.dtype);
+        if (spec_.rope_negated_sin) t.sin = op.Neg(t.sin);
+        ropes[rope] = t;
       }
-      AttentionContext ctx{masks.at(type), rope};
+      AttentionContext ctx{masks.at(type), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
       AttentionResult r = model->layers[i]->forward(op, h, ctx, in.past.key[i], in.past.value[i]);
       h = r.hidden;
       out.present.key.push_back(r.present_key);

@@ -5,16 +5,19 @@
 //     with shared_layernorm: mlp reads n1(x) and there is no n2   (Phi, GPT-J, CodeGen, Cohere)
 //   post_norms (GLM4; Gemma2/3 with names post_attention_layernorm, pre_feedforward_layernorm,
 //     post_feedforward_layernorm): attn and mlp outputs are normalized before their residual add
+//   an empty names.input_layernorm / post_attention_layernorm: no norm before attn / mlp (OLMo 2,
+//     EXAONE 4: post_norms only, named post_attention_layernorm / post_feedforward_layernorm)
 //   norm_after_residual (OPT do_layer_norm_before = false):
 //                         h = n1(x + attn(x));  out = n2(h + mlp(h))
 //   apply_residual_connection_post_layernorm (Bloom): sequential, each residual taken from the
 //                         norm's output: h = n1(x) + attn(n1(x));  out = n2(h) + mlp(n2(h))
-// Norms are RMSNorm (optionally scaled by 1 + weight, Gemma) or LayerNorm (with or without bias)
-// per norm_kind.
-// DecoderCausalLM = model.embed_tokens (* embed_scale) -> model.layers.* -> model.norm -> lm_head
-// (or the tied embedding, plus lm_head.bias when lm_head_bias) -> * logit_scale -> optional final
-// logit softcapping, with one causal mask per layer type and one RoPE table per distinct RoPE
-// config in use (rope_for); module names follow `names` (the HF state-dict keys).
+// Norms are RMSNorm or LayerNorm (with or without bias, or without any parameter) per norm_kind,
+// optionally scaled by (1 + weight) (Gemma RMSNorm, Nemotron LayerNorm1P).
+// DecoderCausalLM = model.embed_tokens (* embed_scale) (-> model.norm with embed_norm) ->
+// model.layers.* -> model.norm -> lm_head (or the tied embedding, plus lm_head.bias when
+// lm_head_bias) -> * logit_scale (-> c * tanh(logits / c), c = final_logit_softcapping), with one
+// causal mask per layer type and one RoPE table per distinct RoPE config in use (rope_for); module
+// names follow `names` (the HF state-dict keys).
 // Mixture-of-experts relatives (archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp) swap in
 // a SparseMoE feed-forward (blocks/moe.h) per layer, multi-head latent attention (blocks/mla.h) or
 // a mixture of attention heads (blocks/moa.h), and GraniteMoE scales:
@@ -72,21 +75,28 @@ struct DecoderSpec {
   float norm_eps = 1e-6f;
   NormKind norm_kind = NormKind::RMSNorm;
   bool norm_bias = true;                 // LayerNorm only
-  bool norm_weight_offset_one = false;   // RMSNorm only: scale by (1 + weight) (Gemma)
+  bool norm_elementwise_affine = true;   // false: norms without parameters (OLMo, NanoChat)
+  bool norm_weight_offset_one = false;   // norms scale by (1 + weight) (Nemotron LayerNorm1P)
   bool parallel_residual = false;
   bool shared_layernorm = false;         // parallel_residual only
   bool post_norms = false;
   bool tie_word_embeddings = false;
   bool lm_head_bias = false;
   float logit_scale = 1.0f;
-  float final_logit_softcapping = 0.0f;  // logits = c * tanh(logits / c) (Gemma2/3); 0 = none
+  float final_logit_softcapping = 0.0f;  // 0: none
+  bool embed_norm = false;               // model.norm also normalizes the embeddings (NanoChat)
+  bool rope_negated_sin = false;         // rotate_half(x) = cat(x2, -x1): rotation by -angle (NanoChat)
+  // Ministral 3: q *= 1 + beta * log(1 + floor(position / original_max_position_embeddings)) after
+  // RoPE (get_llama_4_attn_scale, transformers/models/ministral3/modeling_ministral3.py); 0: none
+  float llama_4_scaling_beta = 0.0f;
+  int64_t llama_4_original_max_position_embeddings = 0;
   int64_t sliding_window = 0;           // window of "sliding_attention" layers
   std::vector<std::string> layer_types;  // per layer: "full_attention" | "sliding_attention"
   std::vector<bool> layer_uses_rope;     // per layer; empty: every layer (Cohere2: sliding only)
   AttentionOptions attention;
   MLPOptions mlp;
-  RopeConfig rope;                       // of every layer type not in layer_type_rope
-  std::map<std::string, RopeConfig> layer_type_rope;  // per layer type (Gemma3 rope_parameters)
+  RopeConfig rope;                       // RoPE of every layer type not in layer_type_rope
+  std::map<std::string, RopeConfig> layer_type_rope;  // per layer type (Gemma3, OLMo 3 rope_parameters)
   DataType dtype = DataType::FLOAT;
   DecoderNames names;
   float embed_scale = 1.0f;              // GraniteMoE embedding_multiplier; Gemma hidden_size**0.5
@@ -118,13 +128,13 @@ class DecoderLayer : public Module {
   // Returns the layer output and the layer's present key/value.
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const;
-  Norm *input_layernorm, *post_attention_layernorm = nullptr;
+  Norm *input_layernorm = nullptr, *post_attention_layernorm = nullptr;
   Norm *attn_output_norm = nullptr, *mlp_output_norm = nullptr;
   SelfAttention* self_attn;
   FeedForward* mlp;
 
  private:
-  bool parallel_residual_;
+  bool parallel_residual_, shared_layernorm_;
   float residual_multiplier_;
   bool norm_after_residual_, residual_from_norm_;
 };

@@ -1,10 +1,18 @@
 #include "blocks/mlp.h"
 
-#include "blocks/activation.h"
-
 namespace mobius {
 
-GatedMLP::GatedMLP(const MLPOptions& o) : act_(o.hidden_act), intermediate_size_(o.intermediate_size) {
+void FeedForward::init_activation(const std::string& hidden_act, DataType dtype) {
+  act_ = hidden_act;
+  if (hidden_act == "xielu") act_fn_ = child<XIELU>("act_fn", dtype);
+}
+
+Value* FeedForward::act(Ops& op, Value* x) const {
+  return act_fn_ ? act_fn_->forward(op, x) : activation(op, act_, x);
+}
+
+GatedMLP::GatedMLP(const MLPOptions& o) : intermediate_size_(o.intermediate_size) {
+  init_activation(o.hidden_act, o.dtype);
   const int64_t h = o.hidden_size, i = o.intermediate_size;
   if (o.fused_gate_up) {
     gate_up_proj = child<Linear>("gate_up_proj", LinearOptions{h, 2 * i, o.bias, o.dtype, o.conv1d});
@@ -26,17 +34,18 @@ Value* GatedMLP::forward(Ops& op, Value* x) const {
     gate = gate_proj->forward(op, x);
     up = up_proj->forward(op, x);
   }
-  return down_proj->forward(op, op.Mul(activation(op, act_, gate), up));
+  return down_proj->forward(op, op.Mul(act(op, gate), up));
 }
 
-MLP::MLP(const MLPOptions& o) : act_(o.hidden_act) {
+MLP::MLP(const MLPOptions& o) {
+  init_activation(o.hidden_act, o.dtype);
   up = child<Linear>(o.up_name, LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype, o.conv1d});
   down = child<Linear>(o.down_name, LinearOptions{o.intermediate_size, o.hidden_size, o.bias, o.dtype, o.conv1d});
 }
 
 Value* MLP::forward(Ops& op, Value* x) const {
   auto s = enter(op);
-  return down->forward(op, activation(op, act_, up->forward(op, x)));
+  return down->forward(op, act(op, up->forward(op, x)));
 }
 
 std::unique_ptr<FeedForward> make_mlp(const MLPOptions& o) {

@@ -5,11 +5,14 @@
 //   MLP (PhiMLP, GPTNeoXMLP, GPTJMLP, GPT2MLP, OPT, BloomMLP, MptMLP, FalconMLP, …):
 //     down(act(up(x))) under the family's names (fc1/fc2, dense_h_to_4h/dense_4h_to_h,
 //     fc_in/fc_out, c_fc/c_proj, up_proj/down_proj)
+// hidden_act "xielu" registers the activation's parameters as the child act_fn (ApertusMLP,
+// transformers/models/apertus/modeling_apertus.py; blocks/activation.h XIELU).
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "blocks/activation.h"
 #include "blocks/linear.h"
 
 namespace mobius {
@@ -30,6 +33,15 @@ struct MLPOptions {
 class FeedForward : public Module {
  public:
   virtual Value* forward(Ops& op, Value* x) const = 0;
+
+ protected:
+  // Sets the activation act() applies; "xielu" registers its parameters as the child act_fn.
+  void init_activation(const std::string& hidden_act, DataType dtype);
+  Value* act(Ops& op, Value* x) const;
+
+ private:
+  std::string act_;
+  XIELU* act_fn_ = nullptr;
 };
 
 class GatedMLP : public FeedForward {
@@ -39,7 +51,6 @@ class GatedMLP : public FeedForward {
   Linear *gate_proj = nullptr, *up_proj = nullptr, *gate_up_proj = nullptr, *down_proj;
 
  private:
-  std::string act_;
   int64_t intermediate_size_;
 };
 
@@ -48,9 +59,6 @@ class MLP : public FeedForward {
   explicit MLP(const MLPOptions& o);
   Value* forward(Ops& op, Value* x) const override;
   Linear *up, *down;
-
- private:
-  std::string act_;
 };
 
 // GatedMLP or MLP as o.gated says (register it with Module::adopt).

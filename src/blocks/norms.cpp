@@ -1,15 +1,28 @@
 #include "blocks/norms.h"
 
 namespace mobius {
+namespace {
 
-RMSNorm::RMSNorm(const NormOptions& o) : o_(o) { weight = param("weight", {o.dim}, o.dtype); }
+// The scale input of the ONNX op: weight, (1 + weight), or ones without a weight.
+Value* norm_scale(Ops& op, const Parameter* weight, const NormOptions& o) {
+  if (!weight) return op.builder().constant_float(std::vector<float>(o.dim, 1.0f), {o.dim}, o.dtype);
+  Value* w = weight->value(op);
+  return o.weight_offset_one ? op.Add(w, 1.0) : w;
+}
+
+}  // namespace
+
+RMSNorm::RMSNorm(const NormOptions& o) : o_(o) {
+  if (o.elementwise_affine) weight = param("weight", {o.dim}, o.dtype);
+}
 
 Value* RMSNorm::forward(Ops& op, Value* x) const {
   auto s = enter(op);
-  Value* scale = weight->value(op);
-  if (!o_.weight_offset_one) return op.RMSNormalization(x, scale, {.axis = -1, .epsilon = o_.eps});
+  if (!o_.weight_offset_one)
+    return op.RMSNormalization(x, norm_scale(op, weight, o_), {.axis = -1, .epsilon = o_.eps});
   // GemmaRMSNorm: norm(x.float()) * (1.0 + weight.float()), then back to x's dtype.
   const DataType dtype = x->dtype;
+  Value* scale = weight->value(op);
   if (dtype != DataType::FLOAT) {
     x = op.Cast(x, {.to = DataType::FLOAT});
     scale = op.Cast(scale, {.to = DataType::FLOAT});
@@ -19,13 +32,14 @@ Value* RMSNorm::forward(Ops& op, Value* x) const {
 }
 
 LayerNorm::LayerNorm(const NormOptions& o) : o_(o) {
+  if (!o.elementwise_affine) return;
   weight = param("weight", {o.dim}, o.dtype);
   if (o.bias) bias = param("bias", {o.dim}, o.dtype);
 }
 
 Value* LayerNorm::forward(Ops& op, Value* x) const {
   auto s = enter(op);
-  return op.LayerNormalization(x, weight->value(op), bias ? bias->value(op) : nullptr,
+  return op.LayerNormalization(x, norm_scale(op, weight, o_), bias ? bias->value(op) : nullptr,
                                {.axis = -1, .epsilon = o_.eps});
 }
 

@@ -6,6 +6,11 @@
 //     (Cast -> Add(weight, 1) -> RMSNormalization -> Cast; the casts only for float16/bfloat16).
 //   LayerNorm (torch.nn.LayerNorm; CohereLayerNorm is one without bias):
 //     y = (x - mean) / sqrt(var + eps) * weight (+ bias)   -> ONNX LayerNormalization (opset 17)
+// Options of both:
+//   weight_offset_one: scale by (1 + weight), the offset folded into the graph (GemmaRMSNorm as
+//     above; NemotronLayerNorm1P, transformers/models/nemotron/modeling_nemotron.py)
+//   elementwise_affine = false: no parameters, scale 1 (torch.nn.LayerNorm's argument; OlmoLayerNorm,
+//     transformers/models/olmo/modeling_olmo.py; Llama4TextL2Norm as NanoChatRMSNorm)
 // x: [..., dim] -> same shape and dtype.
 #pragma once
 
@@ -21,9 +26,10 @@ struct NormOptions {
   int64_t dim;
   float eps = 1e-6f;
   DataType dtype = DataType::FLOAT;
-  bool weight_offset_one = false;  // RMSNorm: scale by (1 + weight)
+  bool weight_offset_one = false;  // scale by (1 + weight)
   bool bias = true;                // LayerNorm only
   NormKind kind = NormKind::RMSNorm;  // used by make_norm
+  bool elementwise_affine = true;  // false: no weight and no bias
 };
 
 // A normalization over the last axis; the kinds below.
@@ -36,7 +42,7 @@ class RMSNorm : public Norm {
  public:
   explicit RMSNorm(const NormOptions& o);
   Value* forward(Ops& op, Value* x) const override;
-  Parameter* weight;
+  Parameter* weight = nullptr;  // null without elementwise_affine
 
  private:
   NormOptions o_;
@@ -46,7 +52,7 @@ class LayerNorm : public Norm {
  public:
   explicit LayerNorm(const NormOptions& o);
   Value* forward(Ops& op, Value* x) const override;
-  Parameter* weight;
+  Parameter* weight = nullptr;  // null without elementwise_affine
   Parameter* bias = nullptr;
 
  private:

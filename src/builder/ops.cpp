@@ -54,6 +54,7 @@ Value* Ops::Sin(Value* x) { return unary("Sin", x); }
 Value* Ops::Relu(Value* x) { return unary("Relu", x); }
 Value* Ops::Softplus(Value* x) { return unary("Softplus", x); }
 Value* Ops::Abs(Value* x) { return unary("Abs", x); }
+Value* Ops::Floor(Value* x) { return unary("Floor", x); }
 Value* Ops::Identity(Value* x) { return unary("Identity", x); }
 Value* Ops::Gelu(Value* x, GeluAttrs a) {
   return one("Gelu", {x}, {{"approximate", std::string(a.approximate)}}, x->dtype);

@@ -86,6 +86,7 @@ class Ops {
   Value* Relu(Value* x);
   Value* Softplus(Value* x);
   Value* Abs(Value* x);
+  Value* Floor(Value* x);
   Value* Identity(Value* x);
   Value* Gelu(Value* x, GeluAttrs a = {});
 
