@@ -66,4 +66,28 @@ std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_jetmoe(const HfConfig&, DataType);
 
+// Llama-like types, one file each (archs/<type>.cpp; granite.cpp also has hyperclovax, olmo.cpp
+// olmo2 and olmo3)
+std::unique_ptr<Architecture> create_apertus(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_arcee(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_cwm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ernie4_5(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_exaone4(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_granite(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_helium(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_hunyuan_v1_dense(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_hyperclovax(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_internlm3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_jais2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ministral(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ministral3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_nanochat(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_olmo3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_seed_oss(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_smollm3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_starcoder2(const HfConfig&, DataType);
+
 }  // namespace mobius

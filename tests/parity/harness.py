@@ -73,6 +73,7 @@ TYPE_BASE = {
     "gemma": dict(head_dim=16),
     "gemma2": dict(head_dim=16, query_pre_attn_scalar=24),
     "gemma3_text": dict(head_dim=16, query_pre_attn_scalar=24),
+    "smollm3": dict(pad_token_id=None),  # SmolLM3Config: 128004, outside the vocabulary
 }
 # Key/value heads of the KV cache where the config has no num_key_value_heads or one the model
 # does not use (default: the config's num_key_value_heads, else num_attention_heads).
@@ -82,6 +83,10 @@ CACHE_KV_HEADS = {
     "falcon": lambda c: (c.num_kv_heads if c.new_decoder_architecture
                          else 1 if c.multi_query else c.num_attention_heads),
 }
+# Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
+TYPE_BASE.update({t: dict(head_dim=16) for t in (
+    "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",
+    "ministral3", "seed_oss")})
 # Mixture-of-experts types: >= 4 experts, >= 2 per token (the harness checks that the routers pick
 # more than one expert on the prompt); DeepSeek's MLA needs num_key_value_heads == heads.
 # v_head_dim equals the qk head size (16 + 8) so that onnxruntime-genai can run the package; the
@@ -396,6 +401,121 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                             sliding_window_pattern=2, _json=dict(sliding_window_pattern=2,
                                                                  layer_types=DROP,
                                                                  _sliding_window_pattern=DROP))),
+    ],
+    # Llama-like types with DecoderSpec options (breadth-c)
+    "apertus": [
+        ("default", {}),  # xIELU MLP, per-head q/k norm, attention_layernorm/feedforward_layernorm
+        ("attention-bias", dict(attention_bias=True)),
+    ],
+    "arcee": [
+        ("default", {}),  # non-gated relu2 MLP
+        ("mlp-bias", dict(mlp_bias=True, attention_bias=True)),
+    ],
+    "cwm": [
+        ("default", {}),  # layer 0 full, layer 1 sliding (window 8192), llama3 rope
+        ("sliding-window-16", dict(sliding_window=16)),
+    ],
+    "ernie4_5": [
+        ("default", {}),  # interleaved rope, tied
+        ("use-bias", dict(use_bias=True)),
+        ("untied", dict(tie_word_embeddings=False)),
+    ],
+    "exaone4": [
+        ("default", {}),  # window 4096, pattern 4: both layers sliding, both with rope
+        ("sliding-16-pattern-2", dict(sliding_window=16, sliding_window_pattern=2)),  # layer 1 full, NoPE
+        ("no-sliding-window", dict(sliding_window=None, layer_types=["full_attention"] * 2)),  # rope everywhere
+    ],
+    "granite": [
+        ("default", {}),  # attention_multiplier 1.0
+        ("multipliers", dict(embedding_multiplier=3.0, residual_multiplier=0.5,
+                             attention_multiplier=0.15, logits_scaling=4.0)),
+        ("tied", dict(tie_word_embeddings=True, logits_scaling=2.0)),
+    ],
+    "helium": [
+        ("default", {}),  # interleaved rope, o_proj without bias
+        ("attention-bias", dict(attention_bias=True)),
+    ],
+    "hunyuan_v1_dense": [
+        ("default", {}),  # q/k norm after rope
+        ("attention-bias", dict(attention_bias=True)),
+        ("ntk-alpha", dict(rope_parameters=dict(rope_type="dynamic", alpha=1000.0, factor=1.0,
+                                                rope_theta=10000.0))),
+    ],
+    "hyperclovax": [
+        ("default", {}),  # post_norm1 / post_norm2
+        ("multipliers", dict(embedding_multiplier=3.0, residual_multiplier=0.5,
+                             attention_multiplier=0.15, logits_scaling=0.25)),
+        ("no-post-norm", dict(use_post_norm=False, logits_scaling=2.0)),
+    ],
+    "internlm3": [
+        ("default", {}),
+        ("bias", dict(qkv_bias=True, bias=True)),
+    ],
+    "iquestcoder": [
+        ("default", {}),
+    ],
+    "jais2": [
+        ("default", {}),  # LayerNorm, non-gated relu2 MLP, all biases
+        ("no-bias", dict(attention_bias=False, mlp_bias=False)),
+    ],
+    "ministral": [
+        ("default", {}),  # every layer sliding, window 4096
+        ("sliding-window-16", dict(sliding_window=16)),
+        ("layer-types", dict(sliding_window=16, layer_types=["full_attention", "sliding_attention"])),
+    ],
+    "ministral3": [
+        ("default", {}),  # yarn, original 16384: llama_4 scaling 1 at these positions
+        ("llama4-scaling", dict(rope_parameters=dict(
+            rope_type="yarn", rope_theta=1000000.0, factor=4.0, original_max_position_embeddings=32,
+            beta_fast=32.0, beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0, llama_4_scaling_beta=0.1))),
+        ("sliding-window-16", dict(sliding_window=16)),
+    ],
+    "nanochat": [
+        ("default", {}),  # L2 norms, embedding norm, reversed rope, fc1/fc2, softcap 15
+        ("softcap-0.5", dict(final_logit_softcapping=0.5, attention_bias=True)),
+        ("no-softcap", dict(final_logit_softcapping=None)),
+    ],
+    "nemotron": [
+        ("default", {}),  # LayerNorm1P, relu2 up/down MLP, partial_rotary_factor 0.5
+        ("bias", dict(attention_bias=True, mlp_bias=True)),
+    ],
+    "olmo": [
+        ("default", {}),  # parameter-free LayerNorm
+        ("clip-qkv", dict(clip_qkv=1.0)),
+        ("attention-bias", dict(attention_bias=True)),
+    ],
+    "olmo2": [
+        ("default", {}),  # post-norm, full-width q/k norm
+        ("attention-bias", dict(attention_bias=True)),
+        ("tied", dict(tie_word_embeddings=True)),
+    ],
+    "olmo3": [
+        ("default", {}),  # both layers sliding (window 4096), theta 500000
+        ("sliding-16-layer1-full", dict(sliding_window=16, layer_types=["sliding_attention", "full_attention"])),
+        ("rope-per-layer-type", dict(
+            sliding_window=16, layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={"full_attention": dict(rope_type="yarn", factor=4.0, rope_theta=500000.0,
+                                                    original_max_position_embeddings=32),
+                             "sliding_attention": dict(rope_type="default", rope_theta=10000.0)})),
+        ("old-schema", dict(sliding_window=16, layer_types=["sliding_attention", "full_attention"],
+                            rope_theta=20000.0, rope_scaling=dict(rope_type="linear", factor=2.0))),
+        # Olmo3Config keeps rope_type "default" when rope_scaling only has the legacy "type" key
+        ("old-schema-type-key", dict(sliding_window=16, layer_types=["sliding_attention", "full_attention"],
+                                     rope_theta=20000.0, rope_scaling=dict(type="linear", factor=2.0))),
+    ],
+    "seed_oss": [
+        ("default", {}),  # q/k/v bias, o_proj without
+        ("out-bias", dict(attention_out_bias=True)),
+    ],
+    "smollm3": [
+        ("default", {}),  # tied; interval 4: both layers use rope
+        ("nope-layer1", dict(no_rope_layer_interval=2)),
+        ("sliding-nope-layer1", dict(no_rope_layer_interval=2, use_sliding_window=True, sliding_window=16)),
+    ],
+    "starcoder2": [
+        ("default", {}),  # LayerNorm with bias, c_fc/c_proj, use_bias
+        ("sliding-window-16", dict(sliding_window=16)),
+        ("no-bias-untied", dict(use_bias=False, tie_word_embeddings=False)),
     ],
 }
 
