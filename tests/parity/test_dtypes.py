@@ -13,10 +13,11 @@ import harness as H
 
 # electra: an encoder whose checkpoint has no pooler (BertModel's pooler weights stay unused);
 # codegen, cohere, stablelm, phi: fused projections, per-head norm weights, a tied head with its
-# own bias
+# own bias; apertus: scalar (0-d) xIELU parameters; olmo: norms without parameters
 ROWS = [("llama", "attention-bias"), ("qwen3", "tied"), ("electra", "default"),
         ("codegen", "default"), ("cohere", "qk-norm"), ("stablelm", "qk-layernorm"), ("phi", "tied"),
-        ("gemma2", "full-sliding-untied-bias"), ("gemma3_text", "window-16-softcap")]
+        ("gemma2", "full-sliding-untied-bias"), ("gemma3_text", "window-16-softcap"),
+        ("apertus", "default"), ("olmo", "default")]
 DTYPES = {"f16": (torch.float16, TensorProto.FLOAT16), "bf16": (torch.bfloat16, TensorProto.BFLOAT16)}
 
 

@@ -605,5 +605,114 @@ TEST(DecoderCausalLM, LayerTypesWithoutTheirOwnRopeShareOneTable) {
   EXPECT_EQ(c["Where"], 2);
 }
 
+// --- options of the Llama relatives (olmo, olmo2/3, granite, hyperclovax, nemotron, apertus,
+// hunyuan_v1_dense, nanochat, ministral3, …): transformers/models/<type>/modeling_<type>.py --------
+
+// OlmoLayerNorm / NanoChat's L2 norm have no parameters: the op's scale is a constant of ones.
+// NemotronLayerNorm1P scales by (1 + weight).
+TEST_F(BlockTest, ParameterFreeAndOffsetNorms) {
+  LayerNorm olmo(NormOptions{.dim = 16, .eps = 1e-5f, .dtype = DataType::FLOAT16, .elementwise_affine = false});
+  olmo.set_name("input_layernorm", "l");
+  RMSNorm l2(NormOptions{.dim = 16, .elementwise_affine = false});
+  l2.set_name("norm", "m");
+  LayerNorm nemotron(NormOptions{.dim = 16, .weight_offset_one = true, .kind = NormKind::LayerNorm});
+  nemotron.set_name("ln", "");
+  EXPECT_EQ(params(olmo), ParamTable{});
+  EXPECT_EQ(params(l2), ParamTable{});
+  EXPECT_EQ(params(nemotron), (ParamTable{{"ln.weight", "[16]"}, {"ln.bias", "[16]"}}));
+  olmo.forward(op, b.input("x16", DataType::FLOAT16, {"batch", "seq", 16}));
+  const Node& ln = node("LayerNormalization");
+  ASSERT_EQ(ln.inputs.size(), 2u);  // no bias
+  const Initializer* ones = model.graph.find_initializer(ln.inputs[1]->name);
+  ASSERT_NE(ones, nullptr);
+  EXPECT_EQ(ones->value->dtype, DataType::FLOAT16);
+  EXPECT_EQ(shape_str(*ones->value->shape), "[16]");
+  EXPECT_EQ(f16_to_f32(static_cast<uint16_t>(ones->data[30] | ones->data[31] << 8)), 1.0f);
+  Value* x = input(16);
+  l2.forward(op, x);
+  EXPECT_EQ(weight_count(), 0);
+  nemotron.forward(op, x);
+  const Node& add = node("Add");
+  EXPECT_EQ(add.inputs[0]->name, "ln.weight");
+  EXPECT_EQ(model.graph.nodes.back().inputs[1], add.outputs[0]);
+}
+
+// ApertusMLP: up_proj -> xIELU (act_fn.alpha_p / alpha_n / beta / eps from the checkpoint) -> down_proj.
+TEST_F(BlockTest, NonGatedMLPWithXIELU) {
+  MLP mlp(MLPOptions{.hidden_size = 8, .intermediate_size = 20, .hidden_act = "xielu", .gated = false,
+                     .up_name = "up_proj", .down_name = "down_proj"});
+  mlp.set_name("mlp", "l");
+  EXPECT_EQ(params(mlp), (ParamTable{{"l.mlp.act_fn.alpha_p", "[1]"}, {"l.mlp.act_fn.alpha_n", "[1]"},
+                                     {"l.mlp.act_fn.beta", "[]"}, {"l.mlp.act_fn.eps", "[]"},
+                                     {"l.mlp.up_proj.weight", "[8, 20]"}, {"l.mlp.down_proj.weight", "[20, 8]"}}));
+  mlp.forward(op, input(8));
+  Counts c = counts();
+  EXPECT_EQ(c["Softplus"], 2);
+  EXPECT_EQ(c["Exp"], 1);
+  EXPECT_EQ(c["Min"], 1);  // expm1(min(x, eps))
+  EXPECT_EQ(c["Where"], 1);
+  EXPECT_EQ(weight_count(), 6);
+  EXPECT_EQ(node("Where").name, "mlp.act_fn/Where_0");
+  EXPECT_EQ(model.graph.nodes.back().inputs[0], node("Where").outputs[0]);  // down_proj reads it
+}
+
+// HunYuan: per-head norms named query_layernorm / key_layernorm after RoPE; Ministral 3: the
+// context's query_scale multiplies the rotated q.
+TEST_F(BlockTest, QkNormAfterRopeAndQueryScale) {
+  AttentionOptions o = attention_options(32, 4, 2, 8, DataType::FLOAT);
+  Shape cache{"batch", 2, "past", 8};
+  o.qk_norm = QKNorm{.q_name = "query_layernorm", .k_name = "key_layernorm", .after_rope = true};
+  Attention hunyuan(o);
+  hunyuan.set_name("self_attn", "l");
+  EXPECT_EQ(params(hunyuan)[4].first, "l.self_attn.query_layernorm.weight");
+  AttentionContext ctx = test_context(b, 4);
+  ctx.query_scale = b.input("scale", DataType::FLOAT, {"batch", 1, "seq", 1});
+  hunyuan.forward(op, input(32), ctx, b.input("pk", DataType::FLOAT, cache), b.input("pv", DataType::FLOAT, cache));
+  const Node* scaled_q = producer(model, node("Attention").inputs[0]);
+  ASSERT_NE(scaled_q, nullptr);
+  EXPECT_EQ(scaled_q->op_type, "Mul");
+  EXPECT_EQ(scaled_q->inputs[1], ctx.query_scale);
+  const Node* q_normed = producer(model, scaled_q->inputs[0]);
+  ASSERT_NE(q_normed, nullptr);
+  EXPECT_EQ(q_normed->op_type, "RMSNormalization");
+  EXPECT_EQ(producer(model, q_normed->inputs[0])->op_type, "RotaryEmbedding");
+}
+
+// OLMo 2 / EXAONE 4 layers: no pre-norms, post_norms named post_attention_layernorm and
+// post_feedforward_layernorm; Granite's multipliers and a final softcap; RoPE per layer type.
+TEST(DecoderCausalLM, PostNormOnlyMultipliersSoftcapRopePerLayerType) {
+  DecoderSpec s = tiny_spec();
+  s.names.input_layernorm = s.names.post_attention_layernorm = "";
+  s.post_norms = true;
+  s.names.attn_output_norm = "post_attention_layernorm";
+  s.names.mlp_output_norm = "post_feedforward_layernorm";
+  s.embed_scale = 3.0f;
+  s.residual_multiplier = 0.5f;
+  s.final_logit_softcapping = 2.0f;
+  s.sliding_window = 4;
+  s.layer_types = {"sliding_attention", "full_attention"};
+  s.layer_type_rope["sliding_attention"] = s.rope;
+  s.layer_type_rope["sliding_attention"].rope_theta = 500.0;
+  DecoderCausalLM m(s);
+  ParamTable p = params(m);
+  EXPECT_EQ(p[1].first, "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(p[5].first, "model.layers.0.post_attention_layernorm.weight");
+  EXPECT_EQ(p[6].first, "model.layers.0.post_feedforward_layernorm.weight");
+  EXPECT_EQ(p.size(), 1u + 2 * 9 + 1 + 1);
+  Model model = m.build_model();
+  Counts c = op_counts(model.graph);
+  EXPECT_EQ(c["RMSNormalization"], 2 * 2 + 1);
+  EXPECT_EQ(c["Cos"], 2);   // one RoPE table per layer type's config
+  EXPECT_EQ(c["Tanh"], 1);  // softcap
+  // embed_scale, 2 residuals and 2 in silu(gate) * up per layer, position * inv_freq per RoPE
+  // table, softcap
+  EXPECT_EQ(c["Mul"], 1 + 2 * (2 + 2) + 2 + 1);
+  expect_weights_match_parameters(model, m);
+  const Node* last = producer(model, model.graph.outputs[0]);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->op_type, "Mul");
+  EXPECT_EQ(producer(model, last->inputs[0])->op_type, "Tanh");
+}
+
 }  // namespace
 }  // namespace mobius
