@@ -1,10 +1,14 @@
 #include "package/build.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
+#include "archs/archs.h"
 #include "config/hf_config.h"
+#include "eval/self_check.h"
+#include "package/generic.h"
 #include "package/genai_config.h"
 #include "package/writer.h"
 #include "registry/registry.h"
@@ -16,6 +20,48 @@
 namespace mobius {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+bool is_registered(const std::string& model_type) {
+  return std::any_of(registry().begin(), registry().end(),
+                     [&](const RegistryEntry& e) { return model_type == e.model_type; });
+}
+
+// The factory for an unregistered model_type: the generic Llama decoder with --try-generic when
+// the config is Llama-like; otherwise the registry's unknown-type error (suggesting --try-generic
+// when it would apply).
+ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const BuildOptions& o) {
+  const std::vector<std::string> missing = missing_llama_fields(cfg);
+  if (!o.try_generic) {
+    try {
+      find_architecture(type, cfg.file());  // throws: unknown model type, the nearest registered names
+    } catch (const Error& e) {
+      if (!missing.empty()) throw;
+      throw Error(std::string(e.what()) + "; its fields describe a Llama-like decoder: --try-generic builds it "
+                  "with the generic Llama decoder and a self-check");
+    }
+  }
+  if (!missing.empty())
+    throw Error(cfg.file() + ": field '" + missing.front() + "': missing, so model type '" + type +
+                "' does not describe a Llama-like decoder and --try-generic cannot build it");
+  if (o.dtype != DataType::FLOAT)
+    throw Error("--try-generic runs its self-check on a float32 build: use --dtype f32 (the default)");
+  if (!o.weights) throw Error("--try-generic needs the weights (its self-check runs the model): drop --no-weights");
+  return create_llama;
+}
+
+// Every checkpoint tensor must feed the generic decoder: an unused one is a mechanism it lacks.
+void require_all_used(const std::vector<std::string>& unused, const Checkpoint& ckpt, const std::string& type) {
+  if (unused.empty()) return;
+  const TensorInfo* t = ckpt.find(unused.front());
+  const std::string file = t && t->file ? *t->file : "checkpoint";
+  std::string more = unused.size() > 1 ? " (and " + std::to_string(unused.size() - 1) + " more)" : "";
+  throw Error(file + ": tensor '" + unused.front() + "'" + more + " is not used by the generic Llama decoder: " +
+              "the checkpoint of model type '" + type + "' is not Llama-shaped");
+}
+
+}  // namespace
 
 BuildReport build_package(const BuildOptions& o) {
   if (o.config_dir.empty() == o.gguf_file.empty())
@@ -33,9 +79,17 @@ BuildReport build_package(const BuildOptions& o) {
   }
   BuildReport report;
   report.model_type = cfg->get_string("model_type");
-  const RegistryEntry& entry = find_architecture(report.model_type, cfg->file());
-  report.task = entry.task;
-  std::unique_ptr<Architecture> arch = entry.create(*cfg, o.dtype);
+  ArchFactory create;
+  if (is_registered(report.model_type)) {
+    const RegistryEntry& entry = find_architecture(report.model_type, cfg->file());
+    report.task = entry.task;
+    create = entry.create;
+  } else {
+    create = generic_factory(*cfg, report.model_type, o);
+    report.task = "text-generation";
+    report.generic = true;
+  }
+  std::unique_ptr<Architecture> arch = create(*cfg, o.dtype);
   Model model = arch->build_model();
   model.metadata["model_type"] = report.model_type;
   model.metadata["task"] = report.task;
@@ -46,14 +100,28 @@ BuildReport build_package(const BuildOptions& o) {
     plan = WeightPlan::bind(model.graph, *ckpt);
     report.num_weights = plan->bindings().size();
     report.unused_tensors = plan->unused();
+    if (report.generic)
+      require_all_used(report.unused_tensors, *ckpt, report.model_type);
   }
-  WriteOptions w{o.force, o.progress, nullptr};
+  WriteOptions w{o.force, o.progress, nullptr, nullptr};
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
   if (o.runtime == "ort-genai" && lm) {
     w.extra_files = [&](const std::string& dir) {
       nlohmann::json g = genai_config(*lm, *cfg, o.config_dir, {.ep = o.ep});  // GGUF: config_dir ""
       std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
       report.tokenizer_files = copy_tokenizer_files(o.config_dir, dir);
+    };
+  }
+  if (report.generic) {
+    MOBIUS_ASSERT(lm, "the generic decoder is a causal LM");
+    model.metadata["architecture"] = "llama (mobius build --try-generic)";
+    w.check = [&](const std::string& dir) {
+      eval::SelfCheckResult r =
+          eval::prefill_decode_check((fs::path(dir) / "model.onnx").string(), lm->cache_layout(), lm->vocab_size());
+      if (!r.passed())
+        throw Error("self-check failed for model type '" + report.model_type + "' built as the generic Llama decoder: " +
+                    "prefill and decode-step logits disagree, " + eval::describe(r) + "; nothing was written");
+      report.self_check = r;
     };
   }
   write_package(o.output_dir, model, plan ? &*plan : nullptr, w);

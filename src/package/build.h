@@ -1,9 +1,11 @@
 // The main job: a Hugging Face checkpoint directory (or a .gguf file) in, an ONNX package out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "eval/self_check.h"
 #include "ir/dtype.h"
 
 namespace mobius {
@@ -18,6 +20,9 @@ struct BuildOptions {
   bool progress = false;
   std::string runtime = "ort-genai";  // ort-genai: also write genai_config.json + tokenizer files
   std::string ep = "cpu";             // execution provider named in genai_config.json
+  // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
+  // the generic Llama decoder and committed only if the self-check passes (float32, weights).
+  bool try_generic = false;
 };
 
 struct BuildReport {
@@ -27,12 +32,16 @@ struct BuildReport {
   size_t num_weights = 0;
   int tokenizer_files = 0;  // copied next to the model (ort-genai runtime)
   std::vector<std::string> unused_tensors;  // checkpoint tensors the model does not read
+  bool generic = false;                     // built with the generic Llama decoder (--try-generic)
+  std::optional<eval::SelfCheckResult> self_check;  // the passed self-check, when generic
 };
 
 // Reads config.json (or synthesizes it from the GGUF metadata, weights/gguf_checkpoint.h), builds
 // the graph for its model_type, binds the checkpoint strictly (unless --no-weights) and writes the
 // package. Throws mobius::Error with a one-line message naming the file and field or tensor; on
-// error nothing is left in output_dir.
+// error nothing is left in output_dir. An unregistered model_type is an error naming the nearest
+// registered ones (and --try-generic when the config is Llama-like); with try_generic it is built
+// as described in package/generic.h, and a failed self-check is an error naming its figures.
 BuildReport build_package(const BuildOptions& options);
 
 }  // namespace mobius

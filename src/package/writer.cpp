@@ -131,6 +131,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   }
 
   if (options.extra_files) options.extra_files(tmp.path.string());
+  if (options.check) options.check(tmp.path.string());
 
   if (fs::exists(out)) {
     fs::path old = out.parent_path() / ("." + out.filename().string() + ".mobius-old-" +

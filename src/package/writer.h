@@ -19,6 +19,9 @@ struct WriteOptions {
   // Writes further package files (genai_config.json, tokenizer files) into the temporary
   // directory before it is renamed into place.
   std::function<void(const std::string& dir)> extra_files;
+  // Runs on the complete package in the temporary directory, after extra_files, before the
+  // rename: throwing aborts the write (the temporary directory is removed, OUTPUT_DIR untouched).
+  std::function<void(const std::string& dir)> check;
 };
 
 // Writes the package. `plan` null = --no-weights: weight initializers point into a sparse

@@ -51,6 +51,10 @@ int main(int argc, char** argv) {
                     "tokenizer files; text-generation only) or none")
       ->check(CLI::IsMember({"ort-genai", "none"}))
       ->capture_default_str();
+  build->add_flag("--try-generic", opts.try_generic,
+                  "An unregistered model_type whose config.json is Llama-like: build it with the generic "
+                  "Llama decoder and write the package only if its prefill/decode self-check passes "
+                  "(float32, needs the weights)");
 
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");
@@ -76,7 +80,10 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < r.unused_tensors.size() && i < 5; ++i) std::cerr << " " << r.unused_tensors[i];
       std::cerr << (r.unused_tensors.size() > 5 ? " ...\n" : "\n");
     }
-    std::cout << "built " << r.model_type << " (" << r.task << "): " << r.num_nodes << " nodes, "
+    if (r.self_check)
+      std::cout << "self-check passed: prefill and decode-step logits agree, " << mobius::eval::describe(*r.self_check)
+                << "\n";
+    std::cout << "built " << r.model_type << (r.generic ? " as the generic Llama decoder" : "") << " (" << r.task << "): " << r.num_nodes << " nodes, "
               << r.num_weights << " weights -> " << opts.output_dir << "\n";
     return 0;
   } catch (const mobius::Error& e) {
