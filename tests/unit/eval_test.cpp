@@ -15,7 +15,10 @@ namespace {
 
 using eval::Tensor;
 
-// A model with one node: inputs x0, x1, ... (FLOAT unless given), output y.
+// "x0", "x1", ... (std::string::append: GCC 12 warns falsely (-Wrestrict) on "x" + std::string)
+std::string numbered(const char* prefix, size_t k) { return std::string(prefix).append(std::to_string(k)); }
+
+// A model with one node: inputs x0, x1, ... of the given types, outputs y0, y1, ...
 struct OneNode {
   onnx::ModelProto model;
   onnx::NodeProto* node;
@@ -25,16 +28,16 @@ struct OneNode {
     auto* g = model.mutable_graph();
     node = g->add_node();
     node->set_op_type(op);
-    node->set_name(op + "_0");
+    node->set_name(std::string(op).append("_0"));
     for (size_t k = 0; k < inputs.size(); ++k) {
       auto* vi = g->add_input();
-      vi->set_name("x" + std::to_string(k));
+      vi->set_name(numbered("x", k));
       vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int>(inputs[k]));
       node->add_input(vi->name());
     }
     for (int k = 0; k < outputs; ++k) {
-      node->add_output("y" + std::to_string(k));
-      g->add_output()->set_name("y" + std::to_string(k));
+      node->add_output(numbered("y", static_cast<size_t>(k)));
+      g->add_output()->set_name(numbered("y", static_cast<size_t>(k)));
     }
   }
   void attr_ints(const std::string& name, std::vector<int64_t> v) {
@@ -49,7 +52,7 @@ struct OneNode {
     model.SerializeToOstream(&f);
     f.close();
     std::map<std::string, Tensor> feeds;
-    for (size_t k = 0; k < xs.size(); ++k) feeds["x" + std::to_string(k)] = xs[k];
+    for (size_t k = 0; k < xs.size(); ++k) feeds[numbered("x", k)] = xs[k];
     return eval::Evaluator(dir.str("model.onnx")).run(feeds);
   }
 };
