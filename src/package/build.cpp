@@ -45,6 +45,9 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
   if (!missing.empty())
     throw Error(cfg.file() + ": field '" + missing.front() + "': missing, so model type '" + type +
                 "' does not describe a Llama-like decoder and --try-generic cannot build it");
+  if (const UnsupportedField u = unsupported_llama_field(cfg); !u.field.empty())
+    throw Error(cfg.file() + ": field '" + u.field + "': " + u.mechanism + " is not part of the generic Llama decoder, " +
+                "so --try-generic cannot build model type '" + type + "'");
   if (o.dtype != DataType::FLOAT)
     throw Error("--try-generic runs its self-check on a float32 build: use --dtype f32 (the default)");
   if (!o.weights) throw Error("--try-generic needs the weights (its self-check runs the model): drop --no-weights");

@@ -131,6 +131,32 @@ def test_checkpoint_not_llama_shaped(tmp_path, model_type, needles):
     expect_error(hf, *needles)
 
 
+@pytest.mark.parametrize("fields,needle", [
+    (dict(sliding_window=16), "sliding_window"),
+    (dict(layer_types=["full_attention", "sliding_attention"]), "layer_types"),
+    (dict(attn_logit_softcapping=50.0), "attn_logit_softcapping"),
+    (dict(final_logit_softcapping=30.0), "final_logit_softcapping"),
+    (dict(residual_multiplier=0.22), "residual_multiplier"),
+    (dict(logits_scaling=8.0), "logits_scaling"),
+])
+def test_config_mechanism_the_generic_decoder_lacks(renamed, tmp_path, fields, needle):
+    """Fields no weight reveals and an 8-token self-check cannot see are refused by name."""
+    hf = copy_of(renamed[0], tmp_path)
+    p = hf / "config.json"
+    p.write_text(json.dumps({**json.loads(p.read_text()), **fields}))
+    expect_error(hf, "config.json", needle, f"'{TYPE}'", "generic Llama decoder")
+
+
+def test_neutral_values_of_those_fields_are_accepted(renamed, tmp_path):
+    hf = copy_of(renamed[0], tmp_path)
+    p = hf / "config.json"
+    p.write_text(json.dumps({**json.loads(p.read_text()), "sliding_window": 4096, "use_sliding_window": False,
+                             "layer_types": ["full_attention"] * 2, "attn_logit_softcapping": None,
+                             "residual_multiplier": 1.0}))
+    r = H.run_mobius("build", "--config", hf, tmp_path / "out", "--try-generic")
+    assert r.returncode == 0, r.stderr
+
+
 def test_try_generic_refuses_f16_and_no_weights(renamed, tmp_path):
     hf = copy_of(renamed[0], tmp_path)
     expect_error(hf, "--try-generic", "float32", "--dtype f32", extra=("--try-generic", "--dtype", "f16"))
