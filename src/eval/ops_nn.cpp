@@ -60,7 +60,7 @@ Outputs Gemm(const onnx::NodeProto& n, const Inputs& in) {
   Tensor a = float_input(in, 0);
   const Tensor& b = float_input(in, 1);
   if (a.shape.size() != 2 || b.shape.size() != 2) throw Error("A and B must be 2-D");
-  if (attr_int(n, "transA", 0)) a = op_table().at("Transpose")(n, {&a})[0];
+  if (attr_int(n, "transA", 0)) a = op_table().at("Transpose")(onnx::NodeProto{}, {&a})[0];  // no perm: reversed
   const bool tb = attr_int(n, "transB", 0) != 0;
   const int64_t M = a.shape[0], K = a.shape[1], N = tb ? b.shape[0] : b.shape[1];
   if ((tb ? b.shape[1] : b.shape[0]) != K) throw Error("shapes " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not multiply");
