@@ -19,6 +19,7 @@
 #include "archs/archs.h"
 #include "archs/attention_config.h"
 #include "archs/layer_types.h"
+#include "archs/llama.h"
 #include "blocks/decoder.h"
 #include "util/error.h"
 
@@ -27,12 +28,7 @@ namespace {
 
 DecoderSpec gemma_spec(const HfConfig& c, DataType dtype, std::string hidden_act,
                        int64_t default_num_key_value_heads) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-6));
+  DecoderSpec s = decoder_sizes(c, dtype);
   s.norm_weight_offset_one = true;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
   // GemmaTextScaledWordEmbedding: torch.tensor(hidden_size**0.5), a float32 scalar
@@ -82,15 +78,7 @@ std::vector<std::string> every_nth_full(int64_t num_layers, int64_t pattern) {
 
 // Gemma3TextConfig.convert_rope_params_to_dict + standardize_rope_params.
 void read_gemma3_rope(const HfConfig& c, DecoderSpec& s) {
-  std::optional<HfConfig> full, sliding;
-  if (std::optional<HfConfig> nested = c.sub("rope_parameters")) {
-    if (nested->has("rope_type") || nested->has("rope_theta"))
-      c.fail("rope_parameters", "expected a dict nested by layer type (full_attention, sliding_attention)");
-    full = nested->sub("full_attention");
-    sliding = nested->sub("sliding_attention");
-  } else {
-    full = c.sub("rope_scaling");
-  }
+  const auto [full, sliding] = read_layer_type_rope_params(c);
   const int64_t head_dim = s.attention.head_dim;
   s.rope = RopeConfig::from_params(c, full, head_dim, {.rope_theta = c.float_or("rope_theta", 1e6)});
   s.layer_type_rope["sliding_attention"] = RopeConfig::from_params(

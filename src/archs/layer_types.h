@@ -2,6 +2,7 @@
 // spell it ("full_attention" | "sliding_attention").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,5 +15,14 @@ namespace mobius {
 // num_hidden_layers known type names.
 std::vector<std::string> read_layer_types(const HfConfig& c, int64_t num_hidden_layers,
                                           std::vector<std::string> fallback);
+
+// The RoPE dicts of the two layer types: `rope_parameters` nested by layer type
+// ({"full_attention": {...}, "sliding_attention": {...}}, Gemma3TextConfig / Olmo3Config
+// convert_rope_params_to_dict), or without it the legacy `rope_scaling` as the full one (sliding:
+// none). Throws mobius::Error naming rope_parameters when it is a flat dict.
+struct LayerTypeRopeParams {
+  std::optional<HfConfig> full, sliding;
+};
+LayerTypeRopeParams read_layer_type_rope_params(const HfConfig& c);
 
 }  // namespace mobius

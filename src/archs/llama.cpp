@@ -13,16 +13,21 @@
 
 namespace mobius {
 
-DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
+DecoderSpec decoder_sizes(const HfConfig& c, DataType dtype) {
   DecoderSpec s;
   s.dtype = dtype;
   s.vocab_size = c.get_int("vocab_size");
   s.hidden_size = c.get_int("hidden_size");
   s.num_hidden_layers = c.get_int("num_hidden_layers");
   s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-6));
+  return s;
+}
+
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = decoder_sizes(c, dtype);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   const int64_t heads = c.get_int("num_attention_heads");
-  if (heads <= 0 || s.hidden_size % heads != 0 && !c.has("head_dim"))
+  if (heads <= 0 || (s.hidden_size % heads != 0 && !c.has("head_dim")))
     c.fail("num_attention_heads", "must divide hidden_size when head_dim is not set");
   AttentionOptions& a = s.attention;
   a.hidden_size = s.hidden_size;

@@ -8,6 +8,10 @@
 
 namespace mobius {
 
+// dtype, vocab_size, hidden_size, num_hidden_layers and rms_norm_eps (norm_eps, default 1e-6):
+// what every RMSNorm decoder reads alike. Throws mobius::Error naming a missing field.
+DecoderSpec decoder_sizes(const HfConfig& c, DataType dtype);
+
 // vocab_size, hidden_size, num_hidden_layers, rms_norm_eps (norm_eps), tie_word_embeddings,
 // num_attention_heads, num_key_value_heads, head_dim, attention_bias, intermediate_size,
 // hidden_act, mlp_bias and the RoPE fields; every layer "full_attention". Throws mobius::Error

@@ -10,6 +10,7 @@
 //          500000) and rope_scaling (only when it names a rope_type) for full attention and the
 //          default rope with theta 500000 for sliding attention (the class pops rope_theta once)
 #include "archs/archs.h"
+#include "archs/layer_types.h"
 #include "archs/llama.h"
 
 namespace mobius {
@@ -53,15 +54,9 @@ std::unique_ptr<Architecture> create_olmo3(const HfConfig& c, DataType dtype) {
   for (const auto& t : s.layer_types)
     if (t == "sliding_attention") s.sliding_window = c.int_or("sliding_window", 4096);
   // Olmo3Config.convert_rope_params_to_dict
-  std::optional<HfConfig> full, sliding;
-  if (std::optional<HfConfig> nested = c.sub("rope_parameters")) {
-    if (nested->has("rope_type") || nested->has("rope_theta"))
-      c.fail("rope_parameters", "expected a dict nested by layer type (full_attention, sliding_attention)");
-    full = nested->sub("full_attention");
-    sliding = nested->sub("sliding_attention");
-  } else if ((full = c.sub("rope_scaling")) && !full->has("rope_type")) {
+  auto [full, sliding] = read_layer_type_rope_params(c);
+  if (!c.sub("rope_parameters") && full && !full->has("rope_type"))
     full.reset();  // {"rope_type": "default"}.update(rope_scaling): a legacy "type" key is ignored
-  }
   const double default_theta = 500000.0;
   s.rope = RopeConfig::from_params(c, full, s.attention.head_dim, {.rope_theta = c.float_or("rope_theta", default_theta)});
   s.layer_type_rope["sliding_attention"] =
