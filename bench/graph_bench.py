@@ -42,8 +42,8 @@ def registered_types() -> list[str]:
 def write_config(model_type: str) -> Path:
     rows = harness.ENCODER_VARIANTS if harness.is_encoder(model_type) else harness.VARIANTS
     _, overrides = rows[model_type][0]  # the first (default) parity row
-    config = harness.make_config(model_type, overrides)
-    config.num_hidden_layers = LAYERS
+    # through the constructor, so per-layer fields (layer_types) follow the depth
+    config = harness.make_config(model_type, {**overrides, "num_hidden_layers": LAYERS})
     out = WORK / model_type
     out.mkdir(parents=True, exist_ok=True)
     config.to_json_file(out / "config.json")
