@@ -49,8 +49,9 @@ TOOLS = ["mobius", "mobius-onnx", "ort-genai", "cp"]
 DTYPES = ["f32", "f16"]
 # ONNX Runtime GenAI's builder lists its valid combinations as FP32 CPU, INT8 CPU, INT4 CPU
 # (fp16 is for CUDA, DML and TRT-RTX): no f16 comparison on CPU.
-UNSUPPORTED = {("ort-genai", "f16"): "not supported: the builder's valid CPU precisions are "
-                                      "fp32, int8, int4 (fp16 is GPU-only)"}
+UNSUPPORTED = {("ort-genai", "f16"): "not supported on CPU: the builder's valid combinations "
+                                      "list FP32, INT8 and INT4 for CPU (FP16 only for CUDA, "
+                                      "DML, TRT-RTX)"}
 
 # Targets (issue 5): mobius wall <= 2 x cp and <= 0.1 x each peer; peak RSS <= 0.25 x each peer
 # and < 1 GiB.
@@ -281,8 +282,8 @@ def render(results: dict, meta: dict) -> str:
               f"engineers building and testing at the same time (load average "
               f"{meta['load_start']} at the start, {meta['load_end']} at the end), so every "
               f"figure is noisy; runs are interleaved round-robin so that the load falls on "
-              f"every tool alike, and each figure is the median of {meta['runs']} runs. Every "
-              f"tool runs under `nice /usr/bin/time -v`; the checkpoint is in the page cache "
+              f"every tool alike, and each figure is the median of {meta['runs']} runs (fewer "
+              f"where noted). Every tool runs under `nice /usr/bin/time -v`; the checkpoint is in the page cache "
               f"(read once before the runs). Peak RSS is the largest process's maximum resident "
               f"set (`/usr/bin/time -v`), which counts the pages of memory-mapped checkpoint files "
               f"as they are read (clean page-cache pages the kernel can drop); peak anon is the "
@@ -363,7 +364,14 @@ def main() -> int:
     ap.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS)
     ap.add_argument("--resume", action="store_true", help="keep finished runs of results.json")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    ap.add_argument("--render", action="store_true",
+                    help="only rewrite docs/benchmarks.md from bench/work/results.json")
     args = ap.parse_args()
+    if args.render:
+        results = json.loads(RESULTS.read_text())
+        meta = results.pop("_meta")
+        report.update_section("build", render(results, meta))
+        return 0
     if not MOBIUS_BIN.exists():
         sys.exit(f"bench_build: {MOBIUS_BIN} is missing: build mobius (Release) first")
     for tool, venv in (("mobius-onnx", MOBIUS_ONNX), ("ort-genai", GENAI)):
