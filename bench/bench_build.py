@@ -11,7 +11,8 @@ for the peers that copy one), then builds it with
   cp -r        the physical floor (read the checkpoint once, write it once)
 each under `nice /usr/bin/time -v` (wall time, peak RSS), --runs times, round-robin so that the
 load of a shared machine falls on every tool alike; the table (medians, ratios, targets) goes to
-docs/benchmarks.md. Results are kept in bench/work/results.json; --resume skips finished runs.
+docs/benchmarks.md. Runs are kept in bench/work/results.json (--results); --resume skips
+finished runs; --render only rewrites the table from that file.
 
 Run with the project's Python (transformers, torch, safetensors):
     .venv/bin/python bench/bench_build.py --runs 3
@@ -38,7 +39,6 @@ import report  # noqa: E402
 REPO = report.REPO
 BENCH = REPO / "bench"
 WORK = BENCH / "work"
-RESULTS = WORK / "results.json"
 MODELS = ["qwen2.5-0.5b", "llama-3.2-1b"]
 SHARD_BYTES = 500 * 10**6
 PEER_TIMEOUT_S = 15 * 60
@@ -147,9 +147,12 @@ def command(tool: str, ckpt: Path, out: Path, dtype: str, cache: Path) -> list[s
     raise ValueError(tool)
 
 
-def parse_time_v(text: str) -> tuple[float | None, int | None, str | None]:
-    """(wall seconds, max RSS KiB, signal note) from `/usr/bin/time -v` output."""
-    wall = rss = None
+def parse_time_v(text: str) -> tuple[float | None, int | None, float | None, str | None]:
+    """(wall seconds, max RSS KiB, user + system CPU seconds, signal note) from `time -v`."""
+    wall = rss = cpu = None
+    m = re.search(r"User time \(seconds\): ([\d.]+)\s+System time \(seconds\): ([\d.]+)", text)
+    if m:
+        cpu = float(m.group(1)) + float(m.group(2))
     m = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)", text)
     if m:
         wall = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
@@ -157,7 +160,7 @@ def parse_time_v(text: str) -> tuple[float | None, int | None, str | None]:
     if m:
         rss = int(m.group(1))
     m = re.search(r"Command terminated by signal (\d+)", text)
-    return wall, rss, (f"killed by signal {m.group(1)}" if m else None)
+    return wall, rss, cpu, (f"killed by signal {m.group(1)}" if m else None)
 
 
 def failure_reason(stderr: str, rc: int) -> str:
@@ -209,12 +212,12 @@ def run_once(tool: str, model: str, ckpt: Path, dtype: str) -> dict:
         se.seek(0)
         p = subprocess.CompletedProcess(cmd, proc.returncode, so.read(), se.read())
     elapsed = time.monotonic() - t0
-    wall, rss, signal = parse_time_v(timefile.read_text() if timefile.exists() else "")
+    wall, rss, cpu, signal = parse_time_v(timefile.read_text() if timefile.exists() else "")
     log = WORK / "logs" / f"{tool}-{model}-{dtype}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(f"$ {' '.join(cmd)}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}\n")
     res = {"wall_s": wall if wall is not None else elapsed, "rss_kib": rss,
-           "anon_kib": anon_kib, "rc": p.returncode}
+           "anon_kib": anon_kib, "cpu_s": cpu, "rc": p.returncode}
     if p.returncode != 0:
         if p.returncode in (137, -9) and elapsed >= timeout - 1:
             res["fail"] = f"timed out after {timeout // 60} min"
@@ -265,6 +268,8 @@ def summarize(entry: dict) -> dict | None:
     return {"wall": statistics.median(r["wall_s"] for r in ok),
             "rss": statistics.median(r["rss_kib"] for r in ok),
             "anon": statistics.median(r.get("anon_kib", 0) for r in ok),
+            "cpu": (statistics.median(r["cpu_s"] for r in ok)
+                    if all(r.get("cpu_s") is not None for r in ok) else None),
             "walls": [r["wall_s"] for r in ok], "n": len(ok),
             "out": ok[-1].get("out_bytes", 0)}
 
@@ -287,7 +292,9 @@ def render(results: dict, meta: dict) -> str:
               f"(read once before the runs). Peak RSS is the largest process's maximum resident "
               f"set (`/usr/bin/time -v`), which counts the pages of memory-mapped checkpoint files "
               f"as they are read (clean page-cache pages the kernel can drop); peak anon is the "
-              f"largest sum of `RssAnon` (heap) over the process tree, sampled every 0.2 s. "
+              f"largest sum of `RssAnon` (heap) over the process tree, sampled every 0.2 s; "
+              f"CPU s is user + system time (median), which the sharing disturbs less than the "
+              f"wall time. "
               f"Run on {meta['date']}.", ""]
     lines += ["Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()) + ".", ""]
     lines += ["Checkpoints: the real configs in `bench/configs/` (Qwen2.5-0.5B, Llama-3.2-1B; "
@@ -302,24 +309,25 @@ def render(results: dict, meta: dict) -> str:
         for dtype in DTYPES:
             lines += [f"### {model}, {dtype} output (checkpoint {ck['bytes'] / 1e9:.2f} GB bf16, "
                       f"{ck['shards']} shards)", "",
-                      "| tool | wall s (median) | runs (s) | peak RSS MiB | peak anon MiB "
+                      "| tool | wall s (median) | runs (s) | CPU s | peak RSS MiB | peak anon MiB "
                       "| output GB | mobius/tool wall | mobius/tool RSS |",
-                      "|---|---:|---|---:|---:|---:|---:|---:|"]
+                      "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
             mob = summarize(results.get(f"{model}/{dtype}/mobius", {}))
             for tool in TOOLS:
                 key = f"{model}/cp/cp" if tool == "cp" else f"{model}/{dtype}/{tool}"
                 entry = results.get(key, {})
                 s = summarize(entry)
                 if (tool, dtype) in UNSUPPORTED:
-                    lines.append(f"| {LABEL[tool]} | {UNSUPPORTED[tool, dtype]} | | | | | | |")
+                    lines.append(f"| {LABEL[tool]} | {UNSUPPORTED[tool, dtype]} | | | | | | | |")
                     continue
                 if s is None:
                     fails = [r["fail"] for r in entry.get("runs", []) if "fail" in r]
                     why = f"failed: {fails[0]}" if fails else "not run"
-                    lines.append(f"| {LABEL[tool]} | {why} | | | | | | |")
+                    lines.append(f"| {LABEL[tool]} | {why} | | | | | | | |")
                     continue
                 walls = ", ".join(f"{w:.1f}" for w in s["walls"])
-                row = (f"| {LABEL[tool]} | {s['wall']:.2f} | {walls} | {s['rss'] / 1024:.0f} "
+                cpu = "–" if s["cpu"] is None else f"{s['cpu']:.1f}"
+                row = (f"| {LABEL[tool]} | {s['wall']:.2f} | {walls} | {cpu} | {s['rss'] / 1024:.0f} "
                        f"| {s['anon'] / 1024:.0f} | {s['out'] / 1e9:.2f} |")
                 if tool == "mobius" or mob is None:
                     rss_ok = mob is not None and mob["rss"] < RSS_MAX_KIB
@@ -365,10 +373,13 @@ def main() -> int:
     ap.add_argument("--resume", action="store_true", help="keep finished runs of results.json")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     ap.add_argument("--render", action="store_true",
-                    help="only rewrite docs/benchmarks.md from bench/work/results.json")
+                    help="only rewrite docs/benchmarks.md from the results file")
+    ap.add_argument("--results", type=Path, default=WORK / "results.json",
+                    help="where runs are kept (default bench/work/results.json)")
     args = ap.parse_args()
+    results_path = args.results
     if args.render:
-        results = json.loads(RESULTS.read_text())
+        results = json.loads(results_path.read_text())
         meta = results.pop("_meta")
         report.update_section("build", render(results, meta))
         return 0
@@ -378,7 +389,7 @@ def main() -> int:
         if tool in args.tools and not venv.exists():
             sys.exit(f"bench_build: {venv} is missing: run bench/setup_bench.sh first")
     WORK.mkdir(parents=True, exist_ok=True)
-    results = json.loads(RESULTS.read_text()) if args.resume and RESULTS.exists() else {}
+    results = json.loads(results_path.read_text()) if args.resume and results_path.exists() else {}
     meta = results.pop("_meta", {}) if args.resume else {}
     meta.update(machine=report.machine(), runs=args.runs, versions=versions(),
                 date=time.strftime("%Y-%m-%d"))
@@ -387,7 +398,7 @@ def main() -> int:
 
     def save():
         meta["load_end"] = report.load_average()
-        RESULTS.write_text(json.dumps({**results, "_meta": meta}, indent=1) + "\n")
+        results_path.write_text(json.dumps({**results, "_meta": meta}, indent=1) + "\n")
         if not args.no_doc:
             report.update_section("build", render(results, meta))
 
