@@ -3,11 +3,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "ir/serialize.h"
 #include "util/error.h"
@@ -68,6 +73,112 @@ class DataWriter {
   int fd_ = -1;
 };
 
+// One piece of the data file: rows [row_begin, row_end) of a binding's initializer.
+struct Chunk {
+  const WeightBinding* binding;
+  int64_t row_begin, row_end;
+  uint64_t offset;  // in the data file
+  size_t bytes;
+};
+
+// Splits every binding into chunks of whole rows of at most `chunk_bytes` (at least one row; a
+// tensor whose checkpoint cannot stream it is one chunk), in data-file order.
+std::vector<Chunk> plan_chunks(const WeightPlan& plan,
+                               const std::map<std::string, ExternalLocation>& layout, size_t chunk_bytes) {
+  std::vector<Chunk> chunks;
+  for (const WeightBinding& b : plan.bindings()) {
+    const ExternalLocation& loc = layout.at(b.init->value->name);
+    const int64_t rows = b.rows();
+    if (loc.length == 0 || rows == 0) continue;
+    const size_t row_bytes = loc.length / static_cast<size_t>(rows);
+    const int64_t step = b.streams() ? std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / row_bytes)) : rows;
+    for (int64_t r = 0; r < rows; r += step) {
+      const int64_t end = std::min(rows, r + step);
+      chunks.push_back({&b, r, end, loc.offset + static_cast<uint64_t>(r) * row_bytes,
+                        static_cast<size_t>(end - r) * row_bytes});
+    }
+  }
+  return chunks;
+}
+
+// Converts the chunks on every core and writes them in order: workers claim chunks in order and
+// convert each into one of `slots` reusable buffers; this thread writes each buffer as soon as
+// its chunk is next, then frees the slot. A worker waits while all slots are taken, so at most
+// `slots` chunks are in memory. The first error stops everything and is rethrown here.
+void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress& bar) {
+  const size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  const size_t slots = workers + 2;
+  struct Slot {
+    std::vector<uint8_t> buffer;
+    size_t chunk = SIZE_MAX;  // the chunk whose bytes `buffer` holds, once converted
+  };
+  std::vector<Slot> slot(slots);
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t next = 0, written = 0;
+  bool stop = false;
+  std::exception_ptr error;
+
+  auto work = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || next == chunks.size() || next < written + slots; });
+        if (stop || next == chunks.size()) return;
+        i = next++;
+      }
+      const Chunk& c = chunks[i];
+      Slot& s = slot[i % slots];  // free: chunk i - slots has been written
+      try {
+        s.buffer.resize(c.bytes);
+        with_context("while writing " + c.binding->init->value->name + " from " + *c.binding->source->file,
+                     [&] { c.binding->produce(c.row_begin, c.row_end, {s.buffer.data(), c.bytes}); });
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!error) error = std::current_exception();
+        stop = true;
+        changed.notify_all();
+        return;
+      }
+      std::lock_guard lock(mutex);
+      s.chunk = i;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mutex);
+      stop = true;
+    }
+    changed.notify_all();
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+  };
+  for (size_t w = 0; w < workers; ++w) threads.emplace_back(work);
+  try {
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      Slot& s = slot[i % slots];
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || s.chunk == i; });
+        if (stop) break;
+      }
+      data.write_at(chunks[i].offset, s.buffer.data(), chunks[i].bytes);
+      bar.advance(chunks[i].bytes);
+      std::lock_guard lock(mutex);
+      ++written;
+      changed.notify_all();
+    }
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 void check_output_dir(const std::string& output_dir, bool force) {
@@ -108,17 +219,9 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
 
   DataWriter data(tmp.path / kDataFile);
   if (plan) {
-    Progress bar("writing weights", total, options.progress);
-    std::vector<uint8_t> buffer;
-    for (const WeightBinding& b : plan->bindings()) {
-      const ExternalLocation& loc = layout.at(b.init->value->name);
-      buffer.resize(loc.length);
-      with_context("while writing " + b.init->value->name + " from " + *b.source->file,
-                   [&] { b.produce(buffer); });
-      data.write_at(loc.offset, buffer.data(), buffer.size());
-      bar.advance(loc.length);
-    }
     MOBIUS_ASSERT(plan->bindings().size() == weights.size(), "plan does not cover every weight");
+    Progress bar("writing weights", total, options.progress);
+    stream_chunks(plan_chunks(*plan, layout, options.chunk_bytes), data, bar);
   }
   data.resize(total);
   data.close();

@@ -1,8 +1,12 @@
 // Package writer: OUTPUT_DIR/model.onnx + OUTPUT_DIR/model.onnx.data (every weight in one
 // external-data file, 64-byte aligned offsets). Everything is written to a temporary sibling
 // directory first and renamed into place, so a failure leaves no partial output and an existing
-// OUTPUT_DIR is untouched. Weights stream one tensor at a time from the mapped checkpoint
-// through their conversion into the data file: memory holds one tensor, never the model.
+// OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
+// into the data file in chunks of whole output rows (8 MiB by default), converted on every core
+// (std::thread::hardware_concurrency workers) and written in file order by one thread with large
+// sequential writes; at most workers + 2 chunks are in memory, and the checkpoint releases the
+// source pages each chunk read (Checkpoint::streams). A tensor whose checkpoint cannot stream it
+// (a dequantized GGUF tensor) is one chunk.
 #pragma once
 
 #include <functional>
@@ -22,6 +26,7 @@ struct WriteOptions {
   // Runs on the complete package in the temporary directory, after extra_files, before the
   // rename: throwing aborts the write (the temporary directory is removed, OUTPUT_DIR untouched).
   std::function<void(const std::string& dir)> check;
+  size_t chunk_bytes = size_t{8} << 20;  // output bytes per streamed chunk (whole rows, at least one)
 };
 
 // Writes the package. `plan` null = --no-weights: weight initializers point into a sparse

@@ -1,4 +1,5 @@
-// IEEE binary16 and bfloat16 conversions, round-to-nearest-even, NaN and Inf preserved
+// IEEE binary16 and bfloat16 conversions, round-to-nearest-even, Inf preserved, NaN kept as a
+// quiet NaN of the same sign (payload truncated when narrowing); bf16_to_f32 is the exact widening
 // (IEEE 754-2008; bfloat16 as the upper half of binary32).
 #pragma once
 
@@ -32,7 +33,8 @@ inline float f16_to_f32(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13));  // Inf / NaN
+  // Inf; NaN quieted with its payload kept, as IEEE 754 conversions and F16C's vcvtph2ps do.
+  if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant ? 0x400000u : 0u) | (mant << 13));
   if (exp == 0) {
     if (mant == 0) return bits_f32(sign);
     // subnormal: value = mant * 2^-24

@@ -1,6 +1,7 @@
 // Checkpoint: the tensors of a model as the Hugging Face state dict names and shapes them,
 // whatever the file format. WeightPlan binds graph initializers to these tensors; the package
-// writer asks the checkpoint to produce each one into the output buffer, one tensor at a time.
+// writer asks the checkpoint to produce each one into output buffers, in chunks of rows where the
+// checkpoint can (streams()), else one tensor at a time.
 //   SafetensorsCheckpoint (weights/safetensors.h)  a checkpoint directory: convert + transpose
 //   GgufCheckpoint (weights/gguf_checkpoint.h)     a .gguf file: dequantize, undo the GGUF
 //                                                  converter's transforms, then convert
@@ -30,12 +31,18 @@ class Checkpoint {
   // Every tensor name, sorted. Names that map to no Hugging Face key (GGUF tensors of an unknown
   // role) are listed as they are in the file, so that binding reports them as unused.
   virtual std::vector<std::string> names() const = 0;
-  // Writes tensor `t` (a result of this checkpoint's find()) converted to the float type `dst`,
-  // transposed ([rows, cols] -> [cols, rows]) when `transpose`, into `out`, which holds exactly
-  // elements * dtype_size(dst) bytes. Throws mobius::Error naming the file and tensor when the
-  // conversion is not possible. Memory: at most one float32 copy of the tensor besides `out`.
-  virtual void produce(const TensorInfo& t, DataType dst, bool transpose,
-                       std::span<uint8_t> out) const = 0;
+  // Writes output rows [row_begin, row_end) of tensor `t` (a result of this checkpoint's find())
+  // converted to the float type `dst`, transposed ([rows, cols] -> [cols, rows]) when
+  // `transpose`, into `out`; the output is viewed as [output_rows(t.shape, transpose), last dim]
+  // (weights/convert.h) and `out` holds exactly the range's elements * dtype_size(dst) bytes.
+  // Throws mobius::Error naming the file and tensor when the conversion is not possible.
+  // Unless streams(t), only the whole range [0, output_rows) is accepted.
+  virtual void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+                       int64_t row_end, std::span<uint8_t> out) const = 0;
+  // Whether produce() takes any row range of `t` (memory: the range's output, and the source
+  // pages it read are released afterwards); false when it needs the whole tensor at once
+  // (memory: at most one float32 copy of the tensor besides `out`).
+  virtual bool streams(const TensorInfo& t) const = 0;
 };
 
 }  // namespace mobius

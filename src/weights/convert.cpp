@@ -1,113 +1,91 @@
 #include "weights/convert.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.h"
-#include "util/float16.h"
 
 namespace mobius {
 namespace {
 
-template <DataType T> struct Elem;
-// load() widens to float (double for DOUBLE); store() rounds once from either.
-template <> struct Elem<DataType::FLOAT> {
-  using type = float;
-  static float load(float x) { return x; }
-  static float store(float x) { return x; }
-  static float store(double x) { return static_cast<float>(x); }
-};
-template <> struct Elem<DataType::DOUBLE> {
-  using type = double;
-  static double load(double x) { return x; }
-};
-template <> struct Elem<DataType::FLOAT16> {
-  using type = uint16_t;
-  static float load(uint16_t x) { return f16_to_f32(x); }
-  static uint16_t store(float x) { return f32_to_f16(x); }
-  static uint16_t store(double x) { return f64_to_f16(x); }
-};
-template <> struct Elem<DataType::BFLOAT16> {
-  using type = uint16_t;
-  static float load(uint16_t x) { return bf16_to_f32(x); }
-  static uint16_t store(float x) { return f32_to_bf16(x); }
-  static uint16_t store(double x) { return f64_to_bf16(x); }
-};
+constexpr int64_t kTile = 64;
 
-template <DataType S, DataType D>
-void convert_loop(const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols, bool transpose) {
-  using SrcT = typename Elem<S>::type;
-  using DstT = typename Elem<D>::type;
-  const SrcT* s = reinterpret_cast<const SrcT*>(in);
-  DstT* d = reinterpret_cast<DstT*>(out);
-  if (!transpose) {
-    const int64_t n = rows * cols;
-    for (int64_t i = 0; i < n; ++i) d[i] = Elem<D>::store(Elem<S>::load(s[i]));
-    return;
-  }
-  constexpr int64_t B = 64;  // cache blocking
-  for (int64_t r0 = 0; r0 < rows; r0 += B)
-    for (int64_t c0 = 0; c0 < cols; c0 += B)
-      for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
-        for (int64_t c = c0; c < std::min(cols, c0 + B); ++c)
-          d[c * rows + r] = Elem<D>::store(Elem<S>::load(s[r * cols + c]));
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
 }
 
-template <DataType D>
-void convert_from(DataType src, const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols, bool t) {
-  switch (src) {
-    case DataType::FLOAT: return convert_loop<DataType::FLOAT, D>(in, out, rows, cols, t);
-    case DataType::DOUBLE: return convert_loop<DataType::DOUBLE, D>(in, out, rows, cols, t);
-    case DataType::FLOAT16: return convert_loop<DataType::FLOAT16, D>(in, out, rows, cols, t);
-    case DataType::BFLOAT16: return convert_loop<DataType::BFLOAT16, D>(in, out, rows, cols, t);
-    default: MOBIUS_ASSERT(false, "convert_from: unsupported source");
-  }
+// Copies a converted tile (tile[r][c], `tw` elements per row, row stride kTile) transposed into
+// `out` (element (r, c) at out[c * stride + r]).
+template <size_t Size>
+void untile(const uint8_t* tile, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+  for (int64_t c = 0; c < tw; ++c)
+    for (int64_t r = 0; r < th; ++r)
+      std::memcpy(out + (c * stride + r) * Size, tile + (r * kTile + c) * Size, Size);
 }
 
-void transpose_bytes(const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols, size_t esize) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      std::memcpy(out + (c * rows + r) * esize, in + (r * cols + c) * esize, esize);
-}
-
-// One [rows, cols] matrix (or a flat run when rows == 1 and !transpose) from `in` to `out`.
-void convert_matrix(const TensorView& src, DataType dst, bool transpose, const uint8_t* in,
-                    uint8_t* out, int64_t rows, int64_t cols) {
-  if (src.dtype == dst) {
-    transpose_bytes(in, out, rows, cols, dtype_size(dst));
-    return;
-  }
-  if (!is_float(src.dtype) || !is_float(dst) || dst == DataType::DOUBLE)
-    throw Error(*src.file + ": tensor '" + src.name + "': cannot convert " +
-                dtype_name(src.dtype) + " to " + dtype_name(dst));
-  switch (dst) {
-    case DataType::FLOAT: return convert_from<DataType::FLOAT>(src.dtype, in, out, rows, cols, transpose);
-    case DataType::FLOAT16: return convert_from<DataType::FLOAT16>(src.dtype, in, out, rows, cols, transpose);
-    case DataType::BFLOAT16: return convert_from<DataType::BFLOAT16>(src.dtype, in, out, rows, cols, transpose);
-    default: break;
+void untile(size_t size, const uint8_t* tile, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+  switch (size) {
+    case 1: return untile<1>(tile, th, tw, out, stride);
+    case 2: return untile<2>(tile, th, tw, out, stride);
+    case 4: return untile<4>(tile, th, tw, out, stride);
+    default: return untile<8>(tile, th, tw, out, stride);
   }
 }
 
 }  // namespace
 
-void convert_tensor(const TensorView& src, DataType dst, bool transpose, std::span<uint8_t> out) {
-  int64_t n = 1;
-  for (int64_t d : src.shape) n *= d;
-  MOBIUS_ASSERT(out.size() == static_cast<size_t>(n) * dtype_size(dst), "convert_tensor: output size");
-  MOBIUS_ASSERT(!transpose || src.shape.size() >= 2, "convert_tensor: transpose needs >= 2-D");
-  // A transpose swaps the last two axes of each matrix in the batch of leading axes.
+int64_t output_rows(const std::vector<int64_t>& shape, bool transpose) {
+  if (shape.empty()) return 1;
+  const int64_t last = transpose ? shape[shape.size() - 2] : shape.back();
+  return last == 0 ? 0 : elements(shape) / last;
+}
+
+void convert_rows(const TensorView& src, DataType dst, bool transpose, int64_t row_begin,
+                  int64_t row_end, std::span<uint8_t> out, Isa isa) {
+  const ConvertFn kernel = convert_kernel(src.dtype, dst, isa);
+  if (!kernel)
+    throw Error(*src.file + ": tensor '" + src.name + "': cannot convert " +
+                dtype_name(src.dtype) + " to " + dtype_name(dst));
+  MOBIUS_ASSERT(!transpose || src.shape.size() >= 2, "convert_rows: transpose needs >= 2-D");
+  MOBIUS_ASSERT(0 <= row_begin && row_begin <= row_end && row_end <= output_rows(src.shape, transpose),
+                "convert_rows: row range");
+  const size_t ssize = dtype_size(src.dtype), dsize = dtype_size(dst);
   const size_t rank = src.shape.size();
-  const int64_t rows = transpose ? src.shape[rank - 2] : 1;
-  const int64_t cols = transpose ? src.shape[rank - 1] : n;
-  const int64_t batch = n / std::max<int64_t>(rows * cols, 1);
-  if (src.dtype == dst && !transpose) {
-    std::memcpy(out.data(), src.data.data(), out.size());
+  if (!transpose) {
+    const int64_t cols = rank ? src.shape.back() : 1;
+    const size_t n = static_cast<size_t>((row_end - row_begin) * cols);
+    MOBIUS_ASSERT(out.size() == n * dsize, "convert_rows: output size");
+    kernel(src.data.data() + static_cast<size_t>(row_begin * cols) * ssize, out.data(), n);
     return;
   }
-  const size_t in_step = static_cast<size_t>(rows * cols) * dtype_size(src.dtype);
-  const size_t out_step = static_cast<size_t>(rows * cols) * dtype_size(dst);
-  for (int64_t i = 0; i < batch; ++i)
-    convert_matrix(src, dst, transpose, src.data.data() + i * in_step, out.data() + i * out_step,
-                   rows, cols);
+  // Source matrices [rows, cols]; output row R is column R % cols of matrix R / cols.
+  const int64_t rows = src.shape[rank - 2], cols = src.shape[rank - 1];
+  MOBIUS_ASSERT(out.size() == static_cast<size_t>((row_end - row_begin) * rows) * dsize,
+                "convert_rows: output size");
+  alignas(64) uint8_t tile[kTile * kTile * 8];
+  for (int64_t R = row_begin; R < row_end;) {
+    const int64_t m = R / cols, c0 = R % cols, c1 = std::min(cols, c0 + (row_end - R));
+    const uint8_t* matrix = src.data.data() + static_cast<size_t>(m * rows * cols) * ssize;
+    uint8_t* dst_rows = out.data() + static_cast<size_t>((R - row_begin) * rows) * dsize;
+    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+      const int64_t th = std::min(kTile, rows - r0);
+      for (int64_t tc = c0; tc < c1; tc += kTile) {
+        const int64_t tw = std::min(kTile, c1 - tc);
+        for (int64_t r = 0; r < th; ++r)
+          kernel(matrix + static_cast<size_t>((r0 + r) * cols + tc) * ssize,
+                 tile + static_cast<size_t>(r * kTile) * dsize, static_cast<size_t>(tw));
+        untile(dsize, tile, th, tw, dst_rows + static_cast<size_t>((tc - c0) * rows + r0) * dsize, rows);
+      }
+    }
+    R += c1 - c0;
+  }
+}
+
+void convert_tensor(const TensorView& src, DataType dst, bool transpose, std::span<uint8_t> out,
+                    Isa isa) {
+  convert_rows(src, dst, transpose, 0, output_rows(src.shape, transpose), out, isa);
 }
 
 }  // namespace mobius

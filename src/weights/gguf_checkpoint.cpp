@@ -293,13 +293,21 @@ std::vector<std::string> GgufCheckpoint::names() const {
   return out;
 }
 
-void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, std::span<uint8_t> out) const {
+bool GgufCheckpoint::streams(const TensorInfo& t) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  return plain_dtype(e.source->type) != DataType::UNDEFINED && e.unpermute_heads == 0 && e.shift == 0.0f;
+}
+
+void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+                             int64_t row_end, std::span<uint8_t> out) const {
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
-  if (plain_dtype(src.type) != DataType::UNDEFINED && e.unpermute_heads == 0 && e.shift == 0.0f) {
-    convert_tensor(TensorView{e, src.data}, dst, transpose, out);  // stored plainly
+  if (streams(t)) {  // stored plainly
+    convert_rows(TensorView{e, src.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
+  MOBIUS_ASSERT(row_begin == 0 && row_end == output_rows(e.shape, transpose),
+                "GgufCheckpoint::produce: a dequantized tensor is produced whole");
   const int64_t n = src.num_elements();
   std::vector<float> scratch;
   float* f;

@@ -46,9 +46,12 @@ class GgufCheckpoint final : public Checkpoint {
 
   const TensorInfo* find(const std::string& name) const override;
   std::vector<std::string> names() const override;
-  // Dequantizes to float32, undoes the converter's transform, then converts to `dst`.
-  void produce(const TensorInfo& t, DataType dst, bool transpose,
-               std::span<uint8_t> out) const override;
+  // Dequantizes to float32, undoes the converter's transform, then converts to `dst`. Tensors
+  // stored plainly (F32/F16/BF16/F64, no transform) stream by row ranges; the others are
+  // produced whole.
+  void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+               int64_t row_end, std::span<uint8_t> out) const override;
+  bool streams(const TensorInfo& t) const override;
 
  private:
   struct Entry : TensorInfo {

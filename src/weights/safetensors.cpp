@@ -38,6 +38,16 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   ::close(fd);
 }
 
+void MappedFile::release(std::span<const uint8_t> range) const {
+  if (range.empty()) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(range.data()) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(range.data()) + range.size() + page - 1) / page * page;
+  MOBIUS_ASSERT(range.data() >= data_ && range.data() + range.size() <= data_ + size_,
+                "MappedFile::release: range outside the mapping");
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // advisory: errors ignored
+}
+
 MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
@@ -170,6 +180,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
       auto [it, inserted] = index_.emplace(name, &view);
       if (!inserted)
         throw Error(p + ": tensor '" + name + "' also in " + *it->second->file);
+      mapping_[&view] = &files_.back()->mapping();
     }
   }
 }
@@ -186,8 +197,24 @@ std::vector<std::string> SafetensorsCheckpoint::names() const {
 }
 
 void SafetensorsCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose,
-                                    std::span<uint8_t> out) const {
-  convert_tensor(static_cast<const TensorView&>(t), dst, transpose, out);
+                                    int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const {
+  const TensorView& view = static_cast<const TensorView&>(t);
+  convert_rows(view, dst, transpose, row_begin, row_end, out);
+  if (row_end == row_begin) return;
+  // The source bytes the range read: its elements, or every matrix it took columns from.
+  const size_t esize = dtype_size(view.dtype);
+  size_t begin, end;
+  if (!transpose) {
+    const size_t cols = view.shape.empty() ? 1 : static_cast<size_t>(view.shape.back());
+    begin = static_cast<size_t>(row_begin) * cols * esize;
+    end = static_cast<size_t>(row_end) * cols * esize;
+  } else {
+    const size_t rank = view.shape.size(), cols = static_cast<size_t>(view.shape[rank - 1]);
+    const size_t matrix = static_cast<size_t>(view.shape[rank - 2]) * cols * esize;
+    begin = static_cast<size_t>(row_begin) / cols * matrix;
+    end = (static_cast<size_t>(row_end) + cols - 1) / cols * matrix;
+  }
+  if (end > begin) mapping_.at(&view)->release(view.data.subspan(begin, end - begin));
 }
 
 }  // namespace mobius

@@ -33,6 +33,10 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Drops the pages of `range` (a part of bytes(), widened to whole pages) from this process's
+  // resident set (madvise MADV_DONTNEED); they stay in the page cache and are mapped again on the
+  // next access. The mapping is read-only, so no data is lost.
+  void release(std::span<const uint8_t> range) const;
 
  private:
   std::string path_;
@@ -46,6 +50,7 @@ class SafetensorsFile {
   explicit SafetensorsFile(const std::string& path);
   const std::string& path() const { return file_.path(); }
   const std::map<std::string, TensorView>& tensors() const { return tensors_; }
+  const MappedFile& mapping() const { return file_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
@@ -59,7 +64,8 @@ DataType safetensors_dtype(const std::string& s);
 
 // All tensors of a checkpoint directory: model.safetensors, or the shards listed in
 // model.safetensors.index.json, or (without an index) every *.safetensors file in the directory.
-// produce() is convert_tensor (weights/convert.h) from the mapped bytes.
+// produce() is convert_rows (weights/convert.h) from the mapped bytes, any row range; the source
+// pages a range read are released from the resident set after it (MappedFile::release).
 class SafetensorsCheckpoint final : public Checkpoint {
  public:
   // Throws mobius::Error when the directory has no safetensors files, the index is malformed or
@@ -67,13 +73,15 @@ class SafetensorsCheckpoint final : public Checkpoint {
   explicit SafetensorsCheckpoint(const std::string& dir);
   const TensorView* find(const std::string& name) const override;
   std::vector<std::string> names() const override;
-  void produce(const TensorInfo& t, DataType dst, bool transpose,
-               std::span<uint8_t> out) const override;
+  void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+               int64_t row_end, std::span<uint8_t> out) const override;
+  bool streams(const TensorInfo&) const override { return true; }
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
 
  private:
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::map<std::string, const TensorView*> index_;
+  std::map<const TensorView*, const MappedFile*> mapping_;  // the file each tensor lives in
 };
 
 }  // namespace mobius

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "util/error.h"
+#include "weights/convert.h"
 
 namespace mobius {
 
@@ -28,8 +29,10 @@ std::vector<std::string> nearest_names(const std::string& name,
   return out;
 }
 
-void WeightBinding::produce(std::span<uint8_t> out) const {
-  checkpoint->produce(*source, init->value->dtype, init->weight->transpose, out);
+int64_t WeightBinding::rows() const { return output_rows(source->shape, init->weight->transpose); }
+
+void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const {
+  checkpoint->produce(*source, init->value->dtype, init->weight->transpose, row_begin, row_end, out);
 }
 
 static std::string dims_str(const std::vector<int64_t>& d) {

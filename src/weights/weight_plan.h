@@ -17,8 +17,12 @@ struct WeightBinding {
   const Initializer* init;
   const TensorInfo* source;
   const Checkpoint* checkpoint;  // the checkpoint `source` belongs to
-  // Writes the initializer's bytes (converted and transposed as the WeightRef says) to `out`.
-  void produce(std::span<uint8_t> out) const;
+  // Rows of the initializer viewed as [rows, last dim] (weights/convert.h output_rows).
+  int64_t rows() const;
+  // Writes rows [row_begin, row_end) of the initializer's bytes (converted and transposed as the
+  // WeightRef says) to `out` (Checkpoint::produce); any range when streams(), else all rows.
+  void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
+  bool streams() const { return checkpoint->streams(*source); }
 };
 
 class WeightPlan {

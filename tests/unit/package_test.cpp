@@ -9,6 +9,7 @@
 #include "builder/ops.h"
 #include "test_util.h"
 #include "util/float16.h"
+#include "weights/convert.h"
 #include "weights/safetensors.h"
 
 namespace mobius {
@@ -146,6 +147,34 @@ TEST_F(PackageTest, ExtraFilesGoIntoThePackageAtomically) {
   o.extra_files = [](const std::string& dir) { throw Error(dir + "/tokenizer.json: cannot copy"); };
   expect_error([&] { write_package(out.string(), model, nullptr, o); }, {"tokenizer.json: cannot copy"});
   EXPECT_TRUE(entries(root.path).empty());
+}
+
+// Tiny chunks: many more chunks than workers and buffer slots, transposed and plain tensors split
+// mid-tensor; the data file equals each tensor converted whole.
+TEST_F(PackageTest, ChunkedWriteEqualsWholeTensors) {
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  Value* x = b.input("x", DataType::BFLOAT16, {"batch", 30});
+  Value* w = b.weight("w", DataType::BFLOAT16, {30, 40}, {"w", true});
+  Value* e = b.weight("e", DataType::BFLOAT16, {40, 30}, {"e", false});
+  b.output(op.MatMul(op.MatMul(x, w), e), "y", {"batch", 30});
+  const std::vector<float> wd = test::iota_f32(40 * 30, -3.0f, 0.0071f), ed = test::iota_f32(40 * 30, 2.0f, -0.013f);
+  fs::create_directories(root.path / "ckpt");
+  test::SafetensorsWriter().f32("w", {40, 30}, wd).f32("e", {40, 30}, ed).write(root.path / "ckpt/model.safetensors");
+  SafetensorsCheckpoint c(root.str("ckpt"));
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  WriteOptions o;
+  o.chunk_bytes = 3 * 60 + 1;  // three rows of either tensor
+  write_package(out.string(), model, &plan, o);
+  auto loc = locations(read_model());
+  const std::string data = test::read_file(out / "model.onnx.data");
+  for (const WeightBinding& wb : plan.bindings()) {
+    std::vector<uint8_t> want(1200 * 2);
+    convert_tensor(static_cast<const TensorView&>(*wb.source), DataType::BFLOAT16, wb.init->weight->transpose, want);
+    const auto& [offset, length] = loc[wb.init->value->name];
+    ASSERT_EQ(length, want.size());
+    EXPECT_EQ(data.substr(offset, length), std::string(want.begin(), want.end())) << wb.init->value->name;
+  }
 }
 
 // A DOUBLE initializer binds to a float tensor but the conversion to DOUBLE throws mid-write.

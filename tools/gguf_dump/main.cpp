@@ -10,6 +10,7 @@
 
 #include "util/error.h"
 #include "weights/gguf.h"
+#include "weights/convert.h"
 #include "weights/gguf_checkpoint.h"
 #include "weights/gguf_quants.h"
 
@@ -66,7 +67,8 @@ int run(const std::vector<std::string>& a) {
     size_t n = 1;
     for (int64_t d : t->shape) n *= static_cast<size_t>(d);
     std::vector<float> v(n);
-    c.produce(*t, mobius::DataType::FLOAT, false, {reinterpret_cast<uint8_t*>(v.data()), n * 4});
+    c.produce(*t, mobius::DataType::FLOAT, false, 0, mobius::output_rows(t->shape, false),
+              {reinterpret_cast<uint8_t*>(v.data()), n * 4});
     write_file(a[3], v);
   } else {
     std::cerr << "usage: mobius-gguf-dump info FILE | config FILE | tensor FILE NAME OUT | "
