@@ -1,16 +1,19 @@
 #include "package/writer.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -79,6 +82,7 @@ struct Chunk {
   int64_t row_begin, row_end;
   uint64_t offset;  // in the data file
   size_t bytes;
+  bool last;  // the last chunk of its tensor
 };
 
 // Splits every binding into chunks of whole rows of at most `chunk_bytes` (at least one row; a
@@ -95,11 +99,34 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
     for (int64_t r = 0; r < rows; r += step) {
       const int64_t end = std::min(rows, r + step);
       chunks.push_back({&b, r, end, loc.offset + static_cast<uint64_t>(r) * row_bytes,
-                        static_cast<size_t>(end - r) * row_bytes});
+                        static_cast<size_t>(end - r) * row_bytes, end == rows});
     }
   }
   return chunks;
 }
+
+// A reusable chunk buffer: 2 MiB-aligned and advised for transparent huge pages, because a
+// transposed chunk is written with strides of a whole output row (one page each with 4 KiB pages).
+class ChunkBuffer {
+ public:
+  uint8_t* reserve(size_t n) {
+    if (n > capacity_) {
+      constexpr size_t kHuge = size_t{2} << 20;
+      capacity_ = (n + kHuge - 1) / kHuge * kHuge;
+      data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kHuge, capacity_)));
+      if (!data_) throw std::bad_alloc();
+      ::madvise(data_.get(), capacity_, MADV_HUGEPAGE);  // advisory: errors ignored
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+  size_t capacity_ = 0;
+};
 
 // Converts the chunks on every core and writes them in order: workers claim chunks in order and
 // convert each into one of `slots` reusable buffers; this thread writes each buffer as soon as
@@ -109,7 +136,7 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   const size_t workers = std::max(1u, std::thread::hardware_concurrency());
   const size_t slots = workers + 2;
   struct Slot {
-    std::vector<uint8_t> buffer;
+    ChunkBuffer buffer;
     size_t chunk = SIZE_MAX;  // the chunk whose bytes `buffer` holds, once converted
   };
   std::vector<Slot> slot(slots);
@@ -131,9 +158,9 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
       const Chunk& c = chunks[i];
       Slot& s = slot[i % slots];  // free: chunk i - slots has been written
       try {
-        s.buffer.resize(c.bytes);
+        uint8_t* buffer = s.buffer.reserve(c.bytes);
         with_context("while writing " + c.binding->init->value->name + " from " + *c.binding->source->file,
-                     [&] { c.binding->produce(c.row_begin, c.row_end, {s.buffer.data(), c.bytes}); });
+                     [&] { c.binding->produce(c.row_begin, c.row_end, {buffer, c.bytes}); });
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();
@@ -165,8 +192,15 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
         changed.wait(lock, [&] { return stop || s.chunk == i; });
         if (stop) break;
       }
-      data.write_at(chunks[i].offset, s.buffer.data(), chunks[i].bytes);
-      bar.advance(chunks[i].bytes);
+      const Chunk& c = chunks[i];
+      data.write_at(c.offset, s.buffer.reserve(c.bytes), c.bytes);
+      bar.advance(c.bytes);
+      // Written: drop the source pages from the resident set. A transposed tensor reads its whole
+      // source matrices for every chunk, so it is released after its last chunk.
+      if (!c.binding->init->weight->transpose)
+        c.binding->release(c.row_begin, c.row_end);
+      else if (c.last)
+        c.binding->release(0, c.binding->rows());
       std::lock_guard lock(mutex);
       ++written;
       changed.notify_all();

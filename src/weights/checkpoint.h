@@ -39,10 +39,13 @@ class Checkpoint {
   // Unless streams(t), only the whole range [0, output_rows) is accepted.
   virtual void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                        int64_t row_end, std::span<uint8_t> out) const = 0;
-  // Whether produce() takes any row range of `t` (memory: the range's output, and the source
-  // pages it read are released afterwards); false when it needs the whole tensor at once
-  // (memory: at most one float32 copy of the tensor besides `out`).
+  // Whether produce() takes any row range of `t` (memory: the range's output); false when it
+  // needs the whole tensor at once (memory: at most one float32 copy of the tensor besides `out`).
   virtual bool streams(const TensorInfo& t) const = 0;
+  // Drops from this process's resident set the source pages that produce() read for output rows
+  // [row_begin, row_end) of `t` (a transposed range reads every source matrix it takes columns
+  // from); they stay in the page cache. Only an optimisation: the default does nothing.
+  virtual void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {}
 };
 
 }  // namespace mobius

@@ -2,13 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "util/error.h"
+
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
 
 namespace mobius {
 namespace {
 
-constexpr int64_t kTile = 64;
+// Transposes convert a panel of kTile source rows x kPanel columns (rows read sequentially), then
+// write it out transposed in kTile x kTile tiles.
+constexpr int64_t kTile = 64, kPanel = 512;
 
 int64_t elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -16,21 +23,77 @@ int64_t elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// Copies a converted tile (tile[r][c], `tw` elements per row, row stride kTile) transposed into
-// `out` (element (r, c) at out[c * stride + r]).
+// Copies a converted tile (tile[r][c], th x tw elements, row stride ld) transposed into `out`
+// (element (r, c) at out[c * stride + r]).
 template <size_t Size>
-void untile(const uint8_t* tile, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
-  for (int64_t c = 0; c < tw; ++c)
-    for (int64_t r = 0; r < th; ++r)
-      std::memcpy(out + (c * stride + r) * Size, tile + (r * kTile + c) * Size, Size);
+void untile_scalar(const uint8_t* tile, int64_t ld, int64_t r0, int64_t th, int64_t c0, int64_t tw,
+                   uint8_t* out, int64_t stride) {
+  for (int64_t c = c0; c < tw; ++c)
+    for (int64_t r = r0; r < th; ++r)
+      std::memcpy(out + (c * stride + r) * Size, tile + (r * ld + c) * Size, Size);
 }
 
-void untile(size_t size, const uint8_t* tile, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+#ifdef __SSE2__
+// 8 x 8 blocks of 16-bit elements: three rounds of interleaves (SSE2, baseline on x86-64).
+void untile_2(const uint8_t* tile, int64_t ld, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+  const int64_t bh = th / 8 * 8, bw = tw / 8 * 8;
+  for (int64_t r = 0; r < bh; r += 8)
+    for (int64_t c = 0; c < bw; c += 8) {
+      __m128i x[8], y[8];
+      for (int i = 0; i < 8; ++i)
+        x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + ((r + i) * ld + c) * 2));
+      for (int i = 0; i < 4; ++i) {
+        y[2 * i] = _mm_unpacklo_epi16(x[2 * i], x[2 * i + 1]);
+        y[2 * i + 1] = _mm_unpackhi_epi16(x[2 * i], x[2 * i + 1]);
+      }
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          x[4 * i + 2 * j] = _mm_unpacklo_epi32(y[4 * i + j], y[4 * i + j + 2]);
+          x[4 * i + 2 * j + 1] = _mm_unpackhi_epi32(y[4 * i + j], y[4 * i + j + 2]);
+        }
+      for (int i = 0; i < 4; ++i) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + ((c + 2 * i) * stride + r) * 2),
+                         _mm_unpacklo_epi64(x[i], x[i + 4]));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + ((c + 2 * i + 1) * stride + r) * 2),
+                         _mm_unpackhi_epi64(x[i], x[i + 4]));
+      }
+    }
+  untile_scalar<2>(tile, ld, bh, th, 0, tw, out, stride);
+  untile_scalar<2>(tile, ld, 0, bh, bw, tw, out, stride);
+}
+
+// 4 x 4 blocks of 32-bit elements (_MM_TRANSPOSE4_PS).
+void untile_4(const uint8_t* tile, int64_t ld, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+  const int64_t bh = th / 4 * 4, bw = tw / 4 * 4;
+  for (int64_t r = 0; r < bh; r += 4)
+    for (int64_t c = 0; c < bw; c += 4) {
+      auto row = [&](int64_t i) { return _mm_loadu_ps(reinterpret_cast<const float*>(tile + ((r + i) * ld + c) * 4)); };
+      __m128 a = row(0), b = row(1), d = row(2), e = row(3);
+      _MM_TRANSPOSE4_PS(a, b, d, e);
+      float* o = reinterpret_cast<float*>(out + (c * stride + r) * 4);
+      _mm_storeu_ps(o, a);
+      _mm_storeu_ps(o + stride, b);
+      _mm_storeu_ps(o + 2 * stride, d);
+      _mm_storeu_ps(o + 3 * stride, e);
+    }
+  untile_scalar<4>(tile, ld, bh, th, 0, tw, out, stride);
+  untile_scalar<4>(tile, ld, 0, bh, bw, tw, out, stride);
+}
+#else
+void untile_2(const uint8_t* tile, int64_t ld, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+  untile_scalar<2>(tile, ld, 0, th, 0, tw, out, stride);
+}
+void untile_4(const uint8_t* tile, int64_t ld, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
+  untile_scalar<4>(tile, ld, 0, th, 0, tw, out, stride);
+}
+#endif
+
+void untile(size_t size, const uint8_t* tile, int64_t ld, int64_t th, int64_t tw, uint8_t* out, int64_t stride) {
   switch (size) {
-    case 1: return untile<1>(tile, th, tw, out, stride);
-    case 2: return untile<2>(tile, th, tw, out, stride);
-    case 4: return untile<4>(tile, th, tw, out, stride);
-    default: return untile<8>(tile, th, tw, out, stride);
+    case 1: return untile_scalar<1>(tile, ld, 0, th, 0, tw, out, stride);
+    case 2: return untile_2(tile, ld, th, tw, out, stride);
+    case 4: return untile_4(tile, ld, th, tw, out, stride);
+    default: return untile_scalar<8>(tile, ld, 0, th, 0, tw, out, stride);
   }
 }
 
@@ -64,19 +127,21 @@ void convert_rows(const TensorView& src, DataType dst, bool transpose, int64_t r
   const int64_t rows = src.shape[rank - 2], cols = src.shape[rank - 1];
   MOBIUS_ASSERT(out.size() == static_cast<size_t>((row_end - row_begin) * rows) * dsize,
                 "convert_rows: output size");
-  alignas(64) uint8_t tile[kTile * kTile * 8];
+  std::vector<uint8_t> panel(static_cast<size_t>(kTile * kPanel) * dsize);
   for (int64_t R = row_begin; R < row_end;) {
     const int64_t m = R / cols, c0 = R % cols, c1 = std::min(cols, c0 + (row_end - R));
     const uint8_t* matrix = src.data.data() + static_cast<size_t>(m * rows * cols) * ssize;
     uint8_t* dst_rows = out.data() + static_cast<size_t>((R - row_begin) * rows) * dsize;
     for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
       const int64_t th = std::min(kTile, rows - r0);
-      for (int64_t tc = c0; tc < c1; tc += kTile) {
-        const int64_t tw = std::min(kTile, c1 - tc);
+      for (int64_t p0 = c0; p0 < c1; p0 += kPanel) {
+        const int64_t pw = std::min(kPanel, c1 - p0);
         for (int64_t r = 0; r < th; ++r)
-          kernel(matrix + static_cast<size_t>((r0 + r) * cols + tc) * ssize,
-                 tile + static_cast<size_t>(r * kTile) * dsize, static_cast<size_t>(tw));
-        untile(dsize, tile, th, tw, dst_rows + static_cast<size_t>((tc - c0) * rows + r0) * dsize, rows);
+          kernel(matrix + static_cast<size_t>((r0 + r) * cols + p0) * ssize,
+                 panel.data() + static_cast<size_t>(r * kPanel) * dsize, static_cast<size_t>(pw));
+        for (int64_t tc = 0; tc < pw; tc += kTile)
+          untile(dsize, panel.data() + static_cast<size_t>(tc) * dsize, kPanel, th, std::min(kTile, pw - tc),
+                 dst_rows + static_cast<size_t>((p0 - c0 + tc) * rows + r0) * dsize, rows);
       }
     }
     R += c1 - c0;

@@ -198,12 +198,15 @@ std::vector<std::string> SafetensorsCheckpoint::names() const {
 
 void SafetensorsCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose,
                                     int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const {
+  convert_rows(static_cast<const TensorView&>(t), dst, transpose, row_begin, row_end, out);
+}
+
+void SafetensorsCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin,
+                                    int64_t row_end) const {
+  if (row_end <= row_begin) return;
   const TensorView& view = static_cast<const TensorView&>(t);
-  convert_rows(view, dst, transpose, row_begin, row_end, out);
-  if (row_end == row_begin) return;
-  // The source bytes the range read: its elements, or every matrix it took columns from.
   const size_t esize = dtype_size(view.dtype);
-  size_t begin, end;
+  size_t begin, end;  // the source bytes the range read: its elements, or its matrices
   if (!transpose) {
     const size_t cols = view.shape.empty() ? 1 : static_cast<size_t>(view.shape.back());
     begin = static_cast<size_t>(row_begin) * cols * esize;
@@ -214,7 +217,7 @@ void SafetensorsCheckpoint::produce(const TensorInfo& t, DataType dst, bool tran
     begin = static_cast<size_t>(row_begin) / cols * matrix;
     end = (static_cast<size_t>(row_end) + cols - 1) / cols * matrix;
   }
-  if (end > begin) mapping_.at(&view)->release(view.data.subspan(begin, end - begin));
+  mapping_.at(&view)->release(view.data.subspan(begin, end - begin));
 }
 
 }  // namespace mobius

@@ -64,8 +64,8 @@ DataType safetensors_dtype(const std::string& s);
 
 // All tensors of a checkpoint directory: model.safetensors, or the shards listed in
 // model.safetensors.index.json, or (without an index) every *.safetensors file in the directory.
-// produce() is convert_rows (weights/convert.h) from the mapped bytes, any row range; the source
-// pages a range read are released from the resident set after it (MappedFile::release).
+// produce() is convert_rows (weights/convert.h) from the mapped bytes, any row range; release()
+// is MappedFile::release of the bytes a range read.
 class SafetensorsCheckpoint final : public Checkpoint {
  public:
   // Throws mobius::Error when the directory has no safetensors files, the index is malformed or
@@ -76,6 +76,7 @@ class SafetensorsCheckpoint final : public Checkpoint {
   void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                int64_t row_end, std::span<uint8_t> out) const override;
   bool streams(const TensorInfo&) const override { return true; }
+  void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const override;
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
 
  private:

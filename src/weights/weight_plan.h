@@ -23,6 +23,10 @@ struct WeightBinding {
   // WeightRef says) to `out` (Checkpoint::produce); any range when streams(), else all rows.
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
   bool streams() const { return checkpoint->streams(*source); }
+  // Checkpoint::release of the source pages rows [row_begin, row_end) read.
+  void release(int64_t row_begin, int64_t row_end) const {
+    checkpoint->release(*source, init->weight->transpose, row_begin, row_end);
+  }
 };
 
 class WeightPlan {

@@ -270,19 +270,19 @@ TEST(Convert, Transpose) {
 }
 
 // Any range of output rows equals the same rows of the whole conversion: plain and transposed,
-// ranges that cross tile edges and (for a batch of matrices) matrix boundaries, every isa.
+// ranges that cross tile and panel edges and (for a batch of matrices) matrix boundaries, every isa.
 TEST(Convert, RowRangesEqualTheWholeTensor) {
-  const std::vector<float> x = test::iota_f32(3 * 70 * 130, -500.0f, 0.0371f);
+  const std::vector<float> x = test::iota_f32(3 * 70 * 600, -500.0f, 0.0371f);
   const std::string bytes = as_bytes(x);
   std::vector<Isa> isas{Isa::kScalar};
   if (best_isa() != Isa::kScalar) isas.push_back(best_isa());
   for (bool transpose : {false, true}) {
-    const TensorView src = view(bytes, DataType::FLOAT, {3, 70, 130});
-    const int64_t rows = output_rows(src.shape, transpose), width = transpose ? 70 : 130;
-    EXPECT_EQ(rows, transpose ? 3 * 130 : 3 * 70);
+    const TensorView src = view(bytes, DataType::FLOAT, {3, 70, 600});
+    const int64_t rows = output_rows(src.shape, transpose), width = transpose ? 70 : 600;
+    EXPECT_EQ(rows, transpose ? 3 * 600 : 3 * 70);
     const std::vector<uint16_t> whole = convert<uint16_t>(src, DataType::BFLOAT16, transpose);
     for (Isa isa : isas)
-      for (auto [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, rows}, {0, 1}, {5, 69}, {63, 131}, {100, 200}, {rows - 1, rows}, {7, 7}}) {
+      for (auto [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, rows}, {0, 1}, {5, 69}, {63, 131}, {100, 200}, {rows / 3 - 30, rows / 3 + 30}, {rows / 4, rows / 2}, {rows - 1, rows}, {7, 7}}) {
         std::vector<uint16_t> part(static_cast<size_t>((end - begin) * width));
         convert_rows(src, DataType::BFLOAT16, transpose, begin, end, {reinterpret_cast<uint8_t*>(part.data()), part.size() * 2}, isa);
         EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + begin * width))
