@@ -296,6 +296,12 @@ def render(results: dict, meta: dict) -> str:
               f"CPU s is user + system time (median), which the sharing disturbs less than the "
               f"wall time. "
               f"Run on {meta['date']}.", ""]
+    if meta.get("earlier"):
+        e = meta["earlier"]
+        lines += [f"The runs of {', '.join(e['tools'])} are from an earlier session on {e['date']} "
+                  f"(load average {e['load_start']} at its start, {e['load_end']} at its end; "
+                  f"those tools did not change); the other tools were measured again for this "
+                  f"commit, so their ratios compare runs under different load.", ""]
     lines += ["Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()) + ".", ""]
     lines += ["Checkpoints: the real configs in `bench/configs/` (Qwen2.5-0.5B, Llama-3.2-1B; "
               "tied embeddings, so no `lm_head` tensor) with random bf16 weights in ~500 MB "
@@ -372,6 +378,9 @@ def main() -> int:
     ap.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS)
     ap.add_argument("--resume", action="store_true", help="keep finished runs of results.json")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    ap.add_argument("--rerun", nargs="+", default=[], choices=TOOLS,
+                    help="with --resume: measure these tools again and keep the other tools' "
+                         "runs from results.json (the table says which runs are older)")
     ap.add_argument("--render", action="store_true",
                     help="only rewrite docs/benchmarks.md from the results file")
     ap.add_argument("--results", type=Path, default=WORK / "results.json",
@@ -391,6 +400,13 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     results = json.loads(results_path.read_text()) if args.resume and results_path.exists() else {}
     meta = results.pop("_meta", {}) if args.resume else {}
+    if args.rerun:
+        kept = sorted({k.split("/")[2] for k in results} - set(args.rerun))
+        if kept and "earlier" not in meta:
+            meta["earlier"] = {"tools": kept, "date": meta.get("date"),
+                               "load_start": meta.get("load_start"), "load_end": meta.get("load_end")}
+        results = {k: v for k, v in results.items() if k.split("/")[2] not in args.rerun}
+        meta.pop("load_start", None)
     meta.update(machine=report.machine(), runs=args.runs, versions=versions(),
                 date=time.strftime("%Y-%m-%d"))
     meta.setdefault("load_start", report.load_average())

@@ -1,19 +1,16 @@
 #include "package/writer.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -105,29 +102,6 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
   return chunks;
 }
 
-// A reusable chunk buffer: 2 MiB-aligned and advised for transparent huge pages, because a
-// transposed chunk is written with strides of a whole output row (one page each with 4 KiB pages).
-class ChunkBuffer {
- public:
-  uint8_t* reserve(size_t n) {
-    if (n > capacity_) {
-      constexpr size_t kHuge = size_t{2} << 20;
-      capacity_ = (n + kHuge - 1) / kHuge * kHuge;
-      data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kHuge, capacity_)));
-      if (!data_) throw std::bad_alloc();
-      ::madvise(data_.get(), capacity_, MADV_HUGEPAGE);  // advisory: errors ignored
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> data_;
-  size_t capacity_ = 0;
-};
-
 // Converts the chunks on every core and writes them in order: workers claim chunks in order and
 // convert each into one of `slots` reusable buffers; this thread writes each buffer as soon as
 // its chunk is next, then frees the slot. A worker waits while all slots are taken, so at most
@@ -136,7 +110,7 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   const size_t workers = std::max(1u, std::thread::hardware_concurrency());
   const size_t slots = workers + 2;
   struct Slot {
-    ChunkBuffer buffer;
+    std::vector<uint8_t> buffer;
     size_t chunk = SIZE_MAX;  // the chunk whose bytes `buffer` holds, once converted
   };
   std::vector<Slot> slot(slots);
@@ -158,9 +132,9 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
       const Chunk& c = chunks[i];
       Slot& s = slot[i % slots];  // free: chunk i - slots has been written
       try {
-        uint8_t* buffer = s.buffer.reserve(c.bytes);
+        s.buffer.resize(std::max(s.buffer.size(), c.bytes));
         with_context("while writing " + c.binding->init->value->name + " from " + *c.binding->source->file,
-                     [&] { c.binding->produce(c.row_begin, c.row_end, {buffer, c.bytes}); });
+                     [&] { c.binding->produce(c.row_begin, c.row_end, {s.buffer.data(), c.bytes}); });
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();
@@ -193,7 +167,7 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
         if (stop) break;
       }
       const Chunk& c = chunks[i];
-      data.write_at(c.offset, s.buffer.reserve(c.bytes), c.bytes);
+      data.write_at(c.offset, s.buffer.data(), c.bytes);
       bar.advance(c.bytes);
       // Written: drop the source pages from the resident set. A transposed tensor reads its whole
       // source matrices for every chunk, so it is released after its last chunk.
