@@ -51,15 +51,18 @@ struct Node {
   std::string domain;  // "" = ai.onnx
   std::string name;
   std::vector<Value*> inputs;  // nullptr = omitted optional input
-  std::vector<Value*> outputs;
+  std::vector<Value*> outputs;  // nullptr = omitted optional output
   std::vector<Attribute> attributes;
 };
 
 // How a weight initializer gets its bytes: from checkpoint tensor `source_key`, converted to the
 // initializer's dtype, optionally with its last two axes swapped ([..., out, in] -> [..., in, out]).
+// With `concat`, the tensors named there follow source_key along the initializer's last axis,
+// each converted and transposed the same way (packed projections, passes/pack_matmuls.cpp).
 struct WeightRef {
   std::string source_key;
   bool transpose = false;
+  std::vector<std::string> concat = {};
 };
 
 struct Initializer {

@@ -100,7 +100,7 @@ onnx::ModelProto to_model_proto(const Model& model,
     node->set_domain(n.domain);
     node->set_name(n.name);
     for (const Value* in : n.inputs) node->add_input(in ? in->name : "");
-    for (const Value* out : n.outputs) node->add_output(out->name);
+    for (const Value* out : n.outputs) node->add_output(out ? out->name : "");  // null: omitted
     for (const Attribute& attr : n.attributes) {
       auto* a = node->add_attribute();
       a->set_name(attr.name);

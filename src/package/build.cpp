@@ -51,6 +51,9 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
   if (o.dtype != DataType::FLOAT)
     throw Error("--try-generic runs its self-check on a float32 build: use --dtype f32 (the default)");
   if (!o.weights) throw Error("--try-generic needs the weights (its self-check runs the model): drop --no-weights");
+  if (o.ep != "default")
+    throw Error("--try-generic runs its self-check on the canonical graph (mobius' reference evaluator has no "
+                "com.microsoft ops): build with --ep default");
   return create_llama;
 }
 
@@ -96,7 +99,10 @@ BuildReport build_package(const BuildOptions& o) {
   Model model = arch->build_model();
   model.metadata["model_type"] = report.model_type;
   model.metadata["task"] = report.task;
-  report.num_nodes = model.graph.nodes.size();
+  const ExecutionProvider ep = parse_execution_provider(o.ep);
+  report.passes = Pipeline::for_ep(ep).run(model, {.ep = ep, .max_sequence_length = context_length(*cfg)});
+  if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
+  report.num_nodes = model.graph.nodes.size();  // after the lowering
   std::optional<WeightPlan> plan;
   if (o.weights) {
     if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(o.config_dir);
@@ -110,7 +116,12 @@ BuildReport build_package(const BuildOptions& o) {
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
   if (o.runtime == "ort-genai" && lm) {
     w.extra_files = [&](const std::string& dir) {
-      nlohmann::json g = genai_config(*lm, *cfg, o.config_dir, {.ep = o.ep});  // GGUF: config_dir ""
+      GenaiOptions go{.ep = o.ep,
+                      .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),
+                      .position_ids = model.graph.find_value("position_ids") != nullptr &&
+                                      std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
+                                                 model.graph.find_value("position_ids")) > 0};
+      nlohmann::json g = genai_config(*lm, *cfg, o.config_dir, go);  // GGUF: config_dir ""
       std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
       report.tokenizer_files = copy_tokenizer_files(o.config_dir, dir);
     };

@@ -7,6 +7,7 @@
 
 #include "eval/self_check.h"
 #include "ir/dtype.h"
+#include "passes/passes.h"
 
 namespace mobius {
 
@@ -19,7 +20,9 @@ struct BuildOptions {
   bool force = false;
   bool progress = false;
   std::string runtime = "ort-genai";  // ort-genai: also write genai_config.json + tokenizer files
-  std::string ep = "cpu";             // execution provider named in genai_config.json
+  // --ep: the execution-provider lowering (passes/passes.h) and the provider named in
+  // genai_config.json: default, onnx-standard, cpu, cuda, dml or webgpu.
+  std::string ep = "default";
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
@@ -34,6 +37,7 @@ struct BuildReport {
   std::vector<std::string> unused_tensors;  // checkpoint tensors the model does not read
   bool generic = false;                     // built with the generic Llama decoder (--try-generic)
   std::optional<eval::SelfCheckResult> self_check;  // the passed self-check, when generic
+  std::vector<PassReport> passes;           // the --ep lowering: rewrites per pass
 };
 
 // Reads config.json (or synthesizes it from the GGUF metadata, weights/gguf_checkpoint.h), builds

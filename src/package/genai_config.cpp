@@ -47,6 +47,18 @@ nlohmann::json read_json(const fs::path& p) {
 
 }  // namespace
 
+int64_t context_length(const HfConfig& config) {
+  int64_t context = first_int(
+      config, {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len"}, 4096);
+  // Dynamic NTK rope extends the usable context by its factor beyond max_position_embeddings.
+  for (const char* key : {"rope_parameters", "rope_scaling"}) {
+    std::optional<HfConfig> rope = config.sub(key);
+    if (rope && rope->string_or("rope_type", rope->string_or("type", "")) == "dynamic")
+      context = static_cast<int64_t>(static_cast<double>(context) * rope->float_or("factor", 1.0));
+  }
+  return context;
+}
+
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& o) {
   const CacheLayout c = model.cache_layout();
@@ -68,14 +80,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   nlohmann::json pad = pick("pad_token_id");
   if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
 
-  int64_t context = first_int(
-      config, {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len"}, 4096);
-  // Dynamic NTK rope extends the usable context by its factor beyond max_position_embeddings.
-  for (const char* key : {"rope_parameters", "rope_scaling"}) {
-    std::optional<HfConfig> rope = config.sub(key);
-    if (rope && rope->string_or("rope_type", rope->string_or("type", "")) == "dynamic")
-      context = static_cast<int64_t>(static_cast<double>(context) * rope->float_or("factor", 1.0));
-  }
+  const int64_t context = context_length(config);
   const std::string model_type = config.get_string("model_type");
   nlohmann::json provider = nlohmann::json::array();
   if (o.ep != "cpu" && o.ep != "default" && o.ep != "onnx-standard")
@@ -93,13 +98,14 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
       {"inputs",
        {{"input_ids", "input_ids"},
         {"attention_mask", "attention_mask"},
-        {"position_ids", "position_ids"},
         {"past_key_names", "past_key_values.%d.key"},
         {"past_value_names", "past_key_values.%d.value"}}},
       {"outputs",
        {{"logits", "logits"},
         {"present_key_names", "present.%d.key"},
         {"present_value_names", "present.%d.value"}}}};
+
+  if (o.position_ids) decoder["inputs"]["position_ids"] = "position_ids";
 
   auto gen_or = [&](const char* key, nlohmann::json fallback) {
     return gen.contains(key) && !gen[key].is_null() ? gen[key] : fallback;

@@ -12,10 +12,17 @@
 namespace mobius {
 
 struct GenaiOptions {
-  std::string ep = "cpu";                   // execution provider for session_options
-  bool past_present_share_buffer = false;   // true only when the graph uses GroupQueryAttention
+  std::string ep = "cpu";                   // execution provider for session_options (--ep)
+  // true only when the graph uses GroupQueryAttention: genai then allocates past and present as
+  // one max_length buffer per layer and feeds it as both (the op writes the new keys in place)
+  bool past_present_share_buffer = false;
+  bool position_ids = true;                 // the model has a position_ids input
   std::string filename = "model.onnx";
 };
+
+// The model's context length: max_position_embeddings (or n_positions, seq_length, max_seq_len;
+// 4096 when none is set), times the factor of a "dynamic" RoPE, which extends it.
+int64_t context_length(const HfConfig& config);
 
 // The genai_config.json for a text-generation model. Model facts come from the architecture
 // (cache layout, vocab size) and config.json (hidden size, heads, context length, bos/eos/pad

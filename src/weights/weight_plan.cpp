@@ -1,6 +1,7 @@
 #include "weights/weight_plan.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "util/error.h"
@@ -29,10 +30,52 @@ std::vector<std::string> nearest_names(const std::string& name,
   return out;
 }
 
+namespace {
+
+// The shape a checkpoint tensor takes in the graph (last two axes swapped with `transpose`).
+std::vector<int64_t> graph_shape(const TensorInfo& t, bool transpose) {
+  std::vector<int64_t> s = t.shape;
+  if (transpose && s.size() >= 2) std::swap(s[s.size() - 2], s[s.size() - 1]);
+  return s;
+}
+
+}  // namespace
+
 int64_t WeightBinding::rows() const { return output_rows(source->shape, init->weight->transpose); }
 
+bool WeightBinding::streams() const {
+  bool all = checkpoint->streams(*source);
+  for (const TensorInfo* t : concat) all = all && checkpoint->streams(*t);
+  return all;
+}
+
+void WeightBinding::release(int64_t row_begin, int64_t row_end) const {
+  checkpoint->release(*source, init->weight->transpose, row_begin, row_end);
+  for (const TensorInfo* t : concat) checkpoint->release(*t, init->weight->transpose, row_begin, row_end);
+}
+
 void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const {
-  checkpoint->produce(*source, init->value->dtype, init->weight->transpose, row_begin, row_end, out);
+  const DataType dt = init->value->dtype;
+  const bool transpose = init->weight->transpose;
+  if (concat.empty()) {
+    checkpoint->produce(*source, dt, transpose, row_begin, row_end, out);
+    return;
+  }
+  std::vector<const TensorInfo*> parts{source};
+  parts.insert(parts.end(), concat.begin(), concat.end());
+  const size_t es = dtype_size(dt);
+  const size_t row_bytes = static_cast<size_t>(init->value->shape->back().value) * es;
+  const size_t rows = static_cast<size_t>(row_end - row_begin);
+  std::vector<uint8_t> buffer;
+  size_t offset = 0;  // bytes into each output row
+  for (const TensorInfo* t : parts) {
+    const size_t part_row = static_cast<size_t>(graph_shape(*t, transpose).back()) * es;
+    buffer.resize(rows * part_row);
+    checkpoint->produce(*t, dt, transpose, row_begin, row_end, buffer);
+    for (size_t r = 0; r < rows; ++r)
+      std::memcpy(out.data() + r * row_bytes + offset, buffer.data() + r * part_row, part_row);
+    offset += part_row;
+  }
 }
 
 static std::string dims_str(const std::vector<int64_t>& d) {
@@ -44,9 +87,7 @@ static std::string dims_str(const std::vector<int64_t>& d) {
 WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   WeightPlan plan;
   std::set<std::string> used;
-  for (const Initializer& init : graph.initializers) {
-    if (!init.weight) continue;
-    const std::string& key = init.weight->source_key;
+  auto lookup = [&](const std::string& key) {
     const TensorInfo* t = ckpt.find(key);
     if (!t) {
       std::string msg = "missing tensor '" + key + "' in the checkpoint";
@@ -58,17 +99,38 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
       }
       throw Error(msg);
     }
+    used.insert(key);
+    return t;
+  };
+  for (const Initializer& init : graph.initializers) {
+    if (!init.weight) continue;
+    const WeightRef& ref = *init.weight;
     std::vector<int64_t> want;
     for (const Dim& d : *init.value->shape) want.push_back(d.value);
-    if (init.weight->transpose) std::swap(want[want.size() - 2], want[want.size() - 1]);
-    if (t->shape != want)
-      throw Error(*t->file + ": tensor '" + key + "' has shape " + dims_str(t->shape) +
-                  ", expected " + dims_str(want));
-    if (t->dtype != init.value->dtype && !(is_float(t->dtype) && is_float(init.value->dtype)))
-      throw Error(*t->file + ": tensor '" + key + "' has dtype " + dtype_name(t->dtype) +
-                  ", expected a float tensor");
-    plan.bindings_.push_back({&init, t, &ckpt});
-    used.insert(key);
+    std::vector<const TensorInfo*> parts{lookup(ref.source_key)};
+    for (const auto& key : ref.concat) parts.push_back(lookup(key));
+    int64_t last = 0;  // concatenated: every part fits `want` but in the last axis, which adds up
+    for (const TensorInfo* t : parts) {
+      std::vector<int64_t> got = graph_shape(*t, ref.transpose);
+      if (!ref.concat.empty() && got.size() == want.size() && !got.empty()) {
+        last += got.back();
+        got.back() = want.back();
+      }
+      if (got != want) {
+        std::vector<int64_t> expected = want;
+        if (ref.transpose && expected.size() >= 2) std::swap(expected[expected.size() - 2], expected.back());
+        throw Error(*t->file + ": tensor '" + t->name + "' has shape " + dims_str(t->shape) +
+                    ", expected " + dims_str(expected) +
+                    (ref.concat.empty() ? "" : " (but the last axis: packed with others)"));
+      }
+      if (t->dtype != init.value->dtype && !(is_float(t->dtype) && is_float(init.value->dtype)))
+        throw Error(*t->file + ": tensor '" + t->name + "' has dtype " + dtype_name(t->dtype) +
+                    ", expected a float tensor");
+    }
+    if (!ref.concat.empty() && last != want.back())
+      throw Error(*parts[0]->file + ": tensors packed into '" + init.value->name + "' have " +
+                  std::to_string(last) + " columns, expected " + std::to_string(want.back()));
+    plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
   }
   for (const auto& name : ckpt.names())
     if (!used.count(name)) plan.unused_.push_back(name);

@@ -17,21 +17,25 @@ struct WeightBinding {
   const Initializer* init;
   const TensorInfo* source;
   const Checkpoint* checkpoint;  // the checkpoint `source` belongs to
+  // WeightRef::concat: the further tensors, concatenated after `source` along the last axis.
+  std::vector<const TensorInfo*> concat = {};
   // Rows of the initializer viewed as [rows, last dim] (weights/convert.h output_rows).
   int64_t rows() const;
   // Writes rows [row_begin, row_end) of the initializer's bytes (converted and transposed as the
   // WeightRef says) to `out` (Checkpoint::produce); any range when streams(), else all rows.
+  // With `concat`, each part's rows are produced into a buffer of their own size and copied into
+  // place: memory holds one part's range besides `out`.
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
-  bool streams() const { return checkpoint->streams(*source); }
-  // Checkpoint::release of the source pages rows [row_begin, row_end) read.
-  void release(int64_t row_begin, int64_t row_end) const {
-    checkpoint->release(*source, init->weight->transpose, row_begin, row_end);
-  }
+  bool streams() const;  // every part streams
+  // Checkpoint::release of the source pages rows [row_begin, row_end) read (of every part).
+  void release(int64_t row_begin, int64_t row_end) const;
 };
 
 class WeightPlan {
  public:
-  // Throws mobius::Error on the first missing tensor, shape or dtype mismatch.
+  // Throws mobius::Error on the first missing tensor, shape or dtype mismatch (for a concatenated
+  // initializer: parts that differ from it in any but the last axis, or whose last axes do not
+  // add up to its own).
   static WeightPlan bind(const Graph& graph, const Checkpoint& checkpoint);
   const std::vector<WeightBinding>& bindings() const { return bindings_; }
   const std::vector<std::string>& unused() const { return unused_; }

@@ -739,13 +739,19 @@ def io_problems(sess: ort.InferenceSession, expected_inputs: set, expected_outpu
 
 
 class OnnxLM:
-    def __init__(self, path: Path, config, dtype=np.float32):
+    def __init__(self, path: Path, config, dtype=np.float32, position_ids_optional=False):
+        """position_ids_optional: the model may lack the position_ids input (an --ep lowering that
+        computes positions from the attention mask drops it); it is then not fed."""
         self.sess = ort_session(path)
         self.layers, self.kv_heads, self.key_dim, self.value_dim = kv_shape(config)
         self.vocab = config.vocab_size
         self.dtype = dtype
         past = [f"past_key_values.{i}.{kv}" for i in range(self.layers) for kv in ("key", "value")]
-        self.expected_inputs = {"input_ids", "attention_mask", "position_ids", *past}
+        has_pos = any(i.name == "position_ids" for i in self.sess.get_inputs())
+        self.feeds_position_ids = has_pos or not position_ids_optional
+        self.expected_inputs = {"input_ids", "attention_mask", *past}
+        if self.feeds_position_ids:
+            self.expected_inputs.add("position_ids")
         self.expected_outputs = {"logits", *(p.replace("past_key_values", "present") for p in past)}
 
     def io_problems(self) -> list[str]:
@@ -762,6 +768,8 @@ class OnnxLM:
         """Returns (logits, past for the next step)."""
         feeds = {"input_ids": np.asarray(ids, np.int64), "attention_mask": np.asarray(mask, np.int64),
                  "position_ids": np.asarray(pos, np.int64)}
+        if not self.feeds_position_ids:
+            del feeds["position_ids"]
         feeds.update(past if past is not None else self.empty_past(feeds["input_ids"].shape[0]))
         names = [o.name for o in self.sess.get_outputs()]
         res = dict(zip(names, self.sess.run(names, feeds)))
@@ -871,8 +879,10 @@ def check_model(path: Path, row: dict) -> list[str]:
         return [f"onnx.checker: {str(e).splitlines()[0]}"]
 
 
-def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[str]:
-    """Fills `row` with measurements; returns the failed checks (empty list = pass)."""
+def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
+    """Fills `row` with measurements; returns the failed checks (empty list = pass).
+    build_args: further `mobius build` options (--ep ...), for every build of the row; with --ep
+    the model may drop its position_ids input."""
     failures = []
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = write_checkpoint(model_type, overrides, hf_dir)
@@ -888,10 +898,10 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
         f"config.json reloads with {rope}, expected {model.config.rope_parameters}"
 
     genai = overrides.get("_runtime", "ort-genai") == "ort-genai"
-    path = build(hf_dir, out_dir, *([] if genai else ["--runtime", "none"]))
+    path = build(hf_dir, out_dir, *build_args, *([] if genai else ["--runtime", "none"]))
     failures += check_model(path, row)
 
-    lm = OnnxLM(path, cfg)
+    lm = OnnxLM(path, cfg, position_ids_optional="--ep" in build_args)
     problems = lm.io_problems()
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
@@ -934,7 +944,7 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[
     # (d) the consumer: ONNX Runtime GenAI loads the package (genai_config.json) and generates
     # genai stops at an end-of-sequence token: compare with the reference up to its first one
     if not genai:
-        r = run_mobius("build", "--config", hf_dir, work / "genai-refused")
+        r = run_mobius("build", "--config", hf_dir, work / "genai-refused", *build_args)
         row["genai"] = "n/a"
         if r.returncode == 0 or "onnxruntime-genai cannot run this model" not in r.stderr:
             failures.append(f"the default build (--runtime ort-genai) must refuse this model: "

@@ -1,6 +1,6 @@
 """pytest plugin (registered by tests/conftest.py, so that the xdist controller loads it too; a
 conftest.py below tests/ is only seen by the workers): collects the per-row JSON files written by
-test_decoder_parity and test_encoder_parity (one per row, from any worker) into a table printed at the end of the session
+test_decoder_parity, test_encoder_parity and test_ep_lowering (one per row, from any worker) into a table printed at the end of the session
 and into build/parity-results/results.json."""
 
 import json
@@ -43,6 +43,8 @@ def pytest_terminal_summary(terminalreporter, config):
                       f"{r['tokens'] or '-':>7} {r.get('genai') or '-':>6}  {r['checker'] or '-':<7} {r['status']}")
         if r.get("routing"):
             tr.write_line(f"{'':<14}  experts picked on the prompt: {r['routing']}")
+        if r.get("lowered"):
+            tr.write_line(f"{'':<14}  lowered: {r['lowered']}")
         for f in r["failures"]:
             tr.write_line(f"{'':<14}! {f[:200]}")
     passed = sum(r["status"] == "pass" for r in rows)

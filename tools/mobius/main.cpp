@@ -55,6 +55,13 @@ int main(int argc, char** argv) {
                   "An unregistered model_type whose config.json is Llama-like: build it with the generic "
                   "Llama decoder and write the package only if its prefill/decode self-check passes "
                   "(float32, needs the weights)");
+  build->add_option("--ep", opts.ep,
+                    "Execution provider to lower for: default (the canonical graph, standard ops), "
+                    "onnx-standard (standard ops, packed q/k/v), cpu, cuda, webgpu "
+                    "(com.microsoft GroupQueryAttention with rotary, SkipSimplifiedLayerNormalization, "
+                    "packed q/k/v) or dml (the same, rotary outside attention)")
+      ->check(CLI::IsMember({"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}))
+      ->capture_default_str();
 
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");
@@ -84,7 +91,12 @@ int main(int argc, char** argv) {
       std::cout << "self-check passed: prefill and decode-step logits agree, " << mobius::eval::describe(*r.self_check)
                 << "\n";
     std::cout << "built " << r.model_type << (r.generic ? " as the generic Llama decoder" : "") << " (" << r.task << "): " << r.num_nodes << " nodes, "
-              << r.num_weights << " weights -> " << opts.output_dir << "\n";
+              << r.num_weights << " weights";
+    if (!r.passes.empty()) {
+      std::cout << ", --ep " << opts.ep << ":";
+      for (const auto& p : r.passes) std::cout << " " << p.pass << " " << p.rewrites;
+    }
+    std::cout << " -> " << opts.output_dir << "\n";
     return 0;
   } catch (const mobius::Error& e) {
     std::cerr << "mobius: error: " << e.what() << "\n";

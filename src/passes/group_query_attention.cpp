@@ -1,0 +1,330 @@
+// group_query_attention: the canonical attention of a decoder layer
+//   q4, k4, v4 [batch, seq, heads, head_dim] → Transpose(0, 2, 1, 3) → (q, k: RotaryEmbedding with
+//   cos/sin [batch, seq, rotary_dim / 2]) → Attention(q, k, v, mask, past_key, past_value)
+//   → Transpose(0, 2, 1, 3) → Reshape [0, 0, -1]
+// → com.microsoft GroupQueryAttention(q, k, v [batch, seq, heads * head_dim], past_key,
+//   past_value, seqlens_k, total_sequence_length, cos_cache, sin_cache, -, attention_bias = mask)
+// (contrib op GroupQueryAttention, onnxruntime 1.31: BNSH caches, outputs y [batch, seq, hidden]
+// and the present caches; past and present may share one buffer, past_present_share_buffer).
+//
+// Left padding. onnxruntime's CPU kernel reads seqlens_k[b] + 1 as the number of valid keys of
+// row b counted from the left (right padding), and with do_rotary it rotates query i of row b at
+// position seqlens_k[b] + 1 - seq + i (prompt: i). With sum(attention_mask) - 1 a left-padded row
+// would attend its padding and miss its last tokens (measured: max|Δ| ~2 on the parity batch), so
+// every row is given the full length: seqlens_k = total_sequence_length - 1, and the canonical
+// additive mask (causal, padding, sliding window, ALiBi) goes in as attention_bias. Rotation then
+// uses the key's index in the cache, not position_ids: a left-padded row is rotated PAD positions
+// further than transformers rotates it, for queries and keys alike, which RoPE's scores do not
+// see (they depend on position differences only). This holds for the static tables (default,
+// linear, llama3, yarn); "dynamic" and "longrope" pick their frequencies from max(position_ids),
+// so their RotaryEmbedding nodes stay outside (do_rotary 0), as they do for dml.
+//
+// Conservative: the layer stays canonical unless the Attention has past and present caches (graph
+// inputs [batch, kv_heads, past, head_dim]), no softcap / is_causal / qk output, q, k and v come
+// from [batch, seq, heads, head_dim] tensors through Transpose(0, 2, 1, 3) with the head count
+// readable from a Reshape, equal head sizes, float or float16, and q and k rotated alike or not at
+// all. GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal
+// mask (blocks/attention.h causal_mask); otherwise causal = 0 and the mask alone decides.
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "passes/graph_edit.h"
+#include "passes/passes.h"
+#include "util/float16.h"
+
+namespace mobius {
+namespace {
+
+struct RopeTable {
+  std::vector<float> inv_freq;  // [rotary_dim / 2]
+  float attention_factor = 1.0f;
+  DataType dtype;
+};
+
+// The head count of x [batch, seq, heads, head_dim]: from the Reshape that made it, through
+// element-wise and normalization nodes (q/k norms, clipping) and Reshape(y, Shape(z)).
+std::optional<int64_t> heads_of(GraphEditor& e, Value* x, int64_t head_dim) {
+  for (int step = 0; step < 16; ++step) {
+    auto p = e.producer(x);
+    if (!p) return std::nullopt;
+    Node& n = e.graph().nodes[*p];
+    if (!n.domain.empty()) return std::nullopt;
+    if (n.op_type == "Reshape") {
+      if (auto s = e.ints(n.inputs[1])) {
+        if (s->size() == 4 && (*s)[2] > 0 && ((*s)[3] == head_dim || (*s)[3] == -1)) return (*s)[2];
+        return std::nullopt;
+      }
+      Node* shape = e.producer_op(n.inputs[1], "Shape");
+      if (!shape || !shape->attributes.empty()) return std::nullopt;
+      x = shape->inputs[0];
+      continue;
+    }
+    static const char* kPassThrough[] = {"RMSNormalization", "LayerNormalization", "Mul", "Add",
+                                         "Sub", "Div", "Max", "Min", "Cast", "Identity"};
+    bool through = false;
+    for (const char* op : kPassThrough) through |= n.op_type == op;
+    if (!through) return std::nullopt;
+    x = n.inputs[0];
+  }
+  return std::nullopt;
+}
+
+// cos = [Cast](Cos(f) [* af]), sin = [Cast](Sin(f) [* af]) with
+// f = Unsqueeze(Cast(position_ids, float), -1) * inv_freq (blocks/rope.cpp rope_tables, static
+// frequencies): the table as constants, or nullopt (dynamic frequencies, anything else).
+std::optional<RopeTable> static_rope_table(GraphEditor& e, Value* cos, Value* sin) {
+  RopeTable t{{}, 1.0f, cos->dtype};
+  auto strip = [&](Value* v, const char* trig, float* af) -> Value* {
+    if (Node* c = e.producer_op(v, "Cast")) v = c->inputs[0];
+    if (Node* m = e.producer_op(v, "Mul")) {
+      auto s = e.floats(m->inputs[1]);
+      if (!s || s->size() != 1) return nullptr;
+      *af = (*s)[0];
+      v = m->inputs[0];
+    }
+    Node* f = e.producer_op(v, trig);
+    return f ? f->inputs[0] : nullptr;
+  };
+  float af_cos = 1.0f, af_sin = 1.0f;
+  Value* f = strip(cos, "Cos", &af_cos);
+  if (!f || f != strip(sin, "Sin", &af_sin) || af_cos != af_sin || sin->dtype != cos->dtype) return std::nullopt;
+  t.attention_factor = af_cos;
+  Node* mul = e.producer_op(f, "Mul");
+  if (!mul) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    auto inv = e.floats(mul->inputs[1 - i]);
+    Node* unsq = e.producer_op(mul->inputs[i], "Unsqueeze");
+    if (!inv || mul->inputs[1 - i]->dtype != DataType::FLOAT || !unsq) continue;
+    auto axes = e.ints(unsq->inputs[1]);
+    Node* cast = e.producer_op(unsq->inputs[0], "Cast");
+    if (!axes || *axes != std::vector<int64_t>{-1} || !cast || cast->inputs[0]->name != "position_ids" ||
+        GraphEditor::attr_int(*cast, "to", 0) != static_cast<int64_t>(DataType::FLOAT))
+      continue;
+    t.inv_freq = *inv;
+    return t;
+  }
+  return std::nullopt;
+}
+
+// The packed projection P [batch, seq, (heads + 2 kv_heads) * head_dim] when q4, k4, v4 are
+// Reshape(Split(P, [heads * d, kv * d, kv * d], axis -1)[j], [0, 0, n_j, d]) and P is a MatMul of a
+// 2-D weight (passes/pack_matmuls.cpp), possibly plus a bias: GroupQueryAttention's packed query.
+Value* packed_qkv(GraphEditor& e, Value* const x4[3], int64_t heads, int64_t kv, int64_t d) {
+  Node* split = nullptr;
+  for (int j = 0; j < 3; ++j) {
+    Node* r = e.producer_op(x4[j], "Reshape");
+    auto shape = r ? e.ints(r->inputs[1]) : std::nullopt;
+    if (!shape || *shape != std::vector<int64_t>{0, 0, j ? kv : heads, d}) return nullptr;
+    Node* s = e.producer_op(r->inputs[0], "Split");
+    if (!s || (split && s != split) || s->outputs.size() != 3 || s->outputs[j] != r->inputs[0]) return nullptr;
+    split = s;
+  }
+  auto sizes = split->inputs.size() == 2 ? e.ints(split->inputs[1]) : std::nullopt;
+  if (GraphEditor::attr_int(*split, "axis", 0) != -1 || !sizes ||
+      *sizes != std::vector<int64_t>{heads * d, kv * d, kv * d})
+    return nullptr;
+  Value* p = split->inputs[0];
+  Value* mm = p;
+  if (Node* add = e.producer_op(p, "Add")) mm = add->inputs[0];
+  Node* matmul = e.producer_op(mm, "MatMul");
+  const Initializer* w = matmul ? e.initializer(matmul->inputs[1]) : nullptr;
+  return w && w->value->shape && w->value->shape->size() == 2 ? p : nullptr;
+}
+
+bool from_causal_mask(GraphEditor& e, Value* mask) {
+  for (int step = 0; step < 8; ++step) {
+    auto p = e.producer(mask);
+    if (!p) return false;
+    const Node& n = e.graph().nodes[*p];
+    if (n.op_type == "Where") return n.name.find("causal_mask/") != std::string::npos;
+    if (n.op_type != "Add") return false;  // + ALiBi bias: the causal part is the first operand
+    mask = n.inputs[0];
+  }
+  return false;
+}
+
+std::vector<uint8_t> to_bytes(const std::vector<float>& v, DataType dt) {
+  std::vector<uint8_t> out(v.size() * dtype_size(dt));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dt == DataType::FLOAT) {
+      std::memcpy(out.data() + 4 * i, &v[i], 4);
+    } else {
+      uint16_t h = f32_to_f16(v[i]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  }
+  return out;
+}
+
+class GroupQueryAttentionPass : public Pass {
+ public:
+  explicit GroupQueryAttentionPass(bool rotary_inside) : rotary_inside_(rotary_inside) {}
+  const char* name() const override { return "group_query_attention"; }
+
+  int run(Model& model, const PassContext& ctx) const override {
+    GraphEditor e(model);
+    Graph& g = model.graph;
+    Value* mask_input = g.find_value("attention_mask");
+    if (!mask_input) return 0;
+    Value *seqlens_k = nullptr, *total = nullptr;
+    std::map<Value*, std::pair<Value*, Value*>> caches;  // cos table value → (cos_cache, sin_cache)
+    int rewrites = 0;
+    const size_t n_nodes = g.nodes.size();
+    for (size_t i = 0; i < n_nodes; ++i) {
+      Node& att = g.nodes[i];
+      if (!att.domain.empty() || att.op_type != "Attention") continue;
+      if (att.inputs.size() != 6 || att.outputs.size() != 3) continue;
+      bool plain = true;
+      for (const Attribute& a : att.attributes)
+        plain &= a.name == "scale" || (a.name == "is_causal" && std::get<int64_t>(a.value) == 0);
+      if (!plain) continue;
+      Value *q = att.inputs[0], *k = att.inputs[1], *v = att.inputs[2], *mask = att.inputs[3];
+      Value *past_k = att.inputs[4], *past_v = att.inputs[5];
+      const DataType dt = q->dtype;
+      if ((dt != DataType::FLOAT && dt != DataType::FLOAT16) || !mask || mask->dtype != dt) continue;
+      if (!past_k || !past_v || !mask || e.producer(past_k) || e.producer(past_v)) continue;
+      if (!past_k->shape || !past_v->shape || past_k->shape->size() != 4 || past_v->shape->size() != 4) continue;
+      const Dim &kv_dim = (*past_k->shape)[1], &d_dim = (*past_k->shape)[3];
+      if (kv_dim.is_symbolic() || d_dim.is_symbolic() || (*past_v->shape)[3].is_symbolic() ||
+          (*past_v->shape)[3].value != d_dim.value)
+        continue;
+      const int64_t kv_heads = kv_dim.value, head_dim = d_dim.value;
+
+      // q, k, v: [RotaryEmbedding](Transpose(x4, 0 2 1 3))
+      Node *rot[2] = {nullptr, nullptr};
+      Value* x4[3] = {q, k, v};
+      Value* rotated[2] = {q, k};
+      bool ok = true;
+      for (int j = 0; j < 3 && ok; ++j) {
+        if (j < 2 && (rot[j] = e.producer_op(x4[j], "RotaryEmbedding"))) x4[j] = rot[j]->inputs[0];
+        Node* t = e.producer_op(x4[j], "Transpose");
+        ok = t && GraphEditor::attr_ints(*t, "perm") == std::vector<int64_t>{0, 2, 1, 3};
+        if (ok) x4[j] = t->inputs[0];
+      }
+      if (!ok || !rot[0] != !rot[1]) continue;
+      auto heads = heads_of(e, x4[0], head_dim);
+      if (!heads || *heads % kv_heads != 0) continue;
+      const int64_t num_heads = *heads;
+
+      // rotary: inside (static table) or outside (the RotaryEmbedding nodes stay)
+      std::optional<RopeTable> table;
+      if (rot[0]) {
+        const Node &rq = *rot[0], &rk = *rot[1];
+        if (rq.inputs.size() != 3 || rk.inputs.size() != 3 || rq.inputs[1] != rk.inputs[1] ||
+            rq.inputs[2] != rk.inputs[2] || rq.attributes.size() != rk.attributes.size())
+          continue;
+        const int64_t interleaved = GraphEditor::attr_int(rq, "interleaved", 0);
+        const int64_t rdim = GraphEditor::attr_int(rq, "rotary_embedding_dim", 0);
+        if (interleaved != GraphEditor::attr_int(rk, "interleaved", 0) ||
+            rdim != GraphEditor::attr_int(rk, "rotary_embedding_dim", 0))
+          continue;
+        if (rotary_inside_) table = static_rope_table(e, rq.inputs[1], rq.inputs[2]);
+        if (table && static_cast<int64_t>(table->inv_freq.size()) * 2 != (rdim ? rdim : head_dim))
+          table.reset();
+        if (table && table->dtype != dt) table.reset();
+      }
+      auto bsd = [&](Value* x, int64_t heads_n) {  // [b, s, h, d] → [b, s, h * d]
+        return e.add1("Reshape", {x, e.const_i64({0, 0, heads_n * head_dim}, {3})}, dt);
+      };
+      auto bsd_from_bnsh = [&](Value* x, int64_t heads_n) {
+        return bsd(e.add1("Transpose", {x}, dt, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}), heads_n);
+      };
+      Value *gq, *gk = nullptr, *gv = nullptr;
+      if (Value* packed = !rot[0] || table ? packed_qkv(e, x4, num_heads, kv_heads, head_dim) : nullptr) {
+        gq = packed;  // key and value omitted: query holds all three
+      } else if (!rot[0] || table) {
+        gq = bsd(x4[0], num_heads);
+        gk = bsd(x4[1], kv_heads);
+      } else {
+        gq = bsd_from_bnsh(rotated[0], num_heads);
+        gk = bsd_from_bnsh(rotated[1], kv_heads);
+      }
+      if (!gv && gk) gv = bsd(x4[2], kv_heads);
+
+      if (!seqlens_k) {  // once: total_sequence_length and seqlens_k from the attention mask
+        const std::vector<Attribute> to32{{"to", static_cast<int64_t>(DataType::INT32)}};
+        Value* total64 = e.add1("Shape", {mask_input}, DataType::INT64, {{"start", int64_t{1}}, {"end", int64_t{2}}});
+        Value* batch = e.add1("Shape", {mask_input}, DataType::INT64, {{"start", int64_t{0}}, {"end", int64_t{1}}});
+        total = e.new_value("total_sequence_length", DataType::INT32);
+        e.add("Squeeze", {e.add1("Cast", {total64}, DataType::INT32, to32), e.const_i64({0}, {1})}, {total});
+        Value* last = e.add1("Cast", {e.add1("Sub", {total64, e.const_i64({1}, {1})}, DataType::INT64)},
+                             DataType::INT32, to32);
+        seqlens_k = e.new_value("seqlens_k", DataType::INT32);
+        e.add("Expand", {last, batch}, {seqlens_k});
+      }
+      Value *cos_cache = nullptr, *sin_cache = nullptr;
+      if (table) {
+        Value* key = rot[0]->inputs[1];
+        if (!caches.count(key)) caches[key] = make_caches(e, *table, ctx.max_sequence_length);
+        std::tie(cos_cache, sin_cache) = caches[key];
+      }
+      const float scale = GraphEditor::attr_float(att, "scale")
+                              .value_or(1.0f / std::sqrt(static_cast<float>(head_dim)));
+      std::vector<Attribute> attrs{{"num_heads", num_heads}, {"kv_num_heads", kv_heads}, {"scale", scale}};
+      if (table) {
+        attrs.push_back({"do_rotary", int64_t{1}});
+        if (GraphEditor::attr_int(*rot[0], "interleaved", 0)) attrs.push_back({"rotary_interleaved", int64_t{1}});
+      }
+      if (!from_causal_mask(e, mask)) attrs.push_back({"causal", int64_t{0}});
+      Value* y = e.new_value(att.name + "/GroupQueryAttention", dt);
+      e.add("GroupQueryAttention",
+            {gq, gk, gv, past_k, past_v, seqlens_k, total, cos_cache, sin_cache, nullptr, mask},
+            {y, att.outputs[1], att.outputs[2]}, std::move(attrs), "com.microsoft");
+      replace_output(e, att.outputs[0], y, num_heads, head_dim);
+      e.remove(i);
+      ++rewrites;
+    }
+    e.commit();
+    return rewrites;
+  }
+
+ private:
+  // Attention's y [b, heads, s, d] was read through Transpose(0 2 1 3) → Reshape [0, 0, -1]; GQA's
+  // y is that [b, s, heads * d] already.
+  static void replace_output(GraphEditor& e, Value* old_y, Value* y, int64_t heads, int64_t head_dim) {
+    auto c = e.consumers(old_y);
+    if (c.size() == 1 && !e.is_output(old_y)) {
+      Node& t = e.graph().nodes[c[0]];
+      auto c2 = e.consumers(t.outputs[0]);
+      if (t.domain.empty() && t.op_type == "Transpose" &&
+          GraphEditor::attr_ints(t, "perm") == std::vector<int64_t>{0, 2, 1, 3} && c2.size() == 1 &&
+          !e.is_output(t.outputs[0])) {
+        Node& r = e.graph().nodes[c2[0]];
+        auto s = r.op_type == "Reshape" ? e.ints(r.inputs[1]) : std::nullopt;
+        if (s && (*s == std::vector<int64_t>{0, 0, -1} || *s == std::vector<int64_t>{0, 0, heads * head_dim}) &&
+            !e.is_output(r.outputs[0])) {
+          e.replace_uses(r.outputs[0], y);
+          return;
+        }
+      }
+    }
+    Value* y4 = e.add1("Reshape", {y, e.const_i64({0, 0, heads, head_dim}, {4})}, y->dtype);
+    e.replace_uses(old_y, e.add1("Transpose", {y4}, y->dtype, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
+  }
+
+  // cos_cache / sin_cache [max_sequence_length, rotary_dim / 2]: cos(p * inv_freq) * af, computed
+  // in float32 as the canonical graph computes it per position, then stored in the model dtype.
+  static std::pair<Value*, Value*> make_caches(GraphEditor& e, const RopeTable& t, int64_t rows) {
+    const int64_t half = static_cast<int64_t>(t.inv_freq.size());
+    std::vector<float> c(static_cast<size_t>(rows * half)), s(c.size());
+    for (int64_t p = 0; p < rows; ++p)
+      for (int64_t i = 0; i < half; ++i) {
+        const float f = static_cast<float>(p) * t.inv_freq[static_cast<size_t>(i)];
+        c[static_cast<size_t>(p * half + i)] = std::cos(f) * t.attention_factor;
+        s[static_cast<size_t>(p * half + i)] = std::sin(f) * t.attention_factor;
+      }
+    return {e.constant("cos_cache", t.dtype, {rows, half}, to_bytes(c, t.dtype)),
+            e.constant("sin_cache", t.dtype, {rows, half}, to_bytes(s, t.dtype))};
+  }
+
+  bool rotary_inside_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_group_query_attention(bool rotary_inside) {
+  return std::make_unique<GroupQueryAttentionPass>(rotary_inside);
+}
+
+}  // namespace mobius

@@ -1,0 +1,87 @@
+// Execution-provider lowering: a pipeline of rewrites over the canonical graph (the standard
+// Attention / RotaryEmbedding / RMSNormalization ops every architecture builds), chosen by an
+// explicit option (`mobius build --ep`), never by global state.
+//
+//   ep             passes (in order)
+//   default        none: the canonical graph
+//   onnx-standard  pack_matmuls (default-domain ops only)
+//   cpu, cuda,     pack_matmuls, group_query_attention (rotary inside, do_rotary=1, where the RoPE
+//   webgpu           table is static), skip_simplified_layer_norm
+//   dml            pack_matmuls, group_query_attention without rotary (do_rotary=0),
+//                    skip_simplified_layer_norm
+//
+// The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
+// provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
+// GroupQueryAttention (float, float16) and SkipSimplifiedLayerNormalization (float, float16,
+// bfloat16). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace mobius {
+
+enum class ExecutionProvider { default_, onnx_standard, cpu, cuda, dml, webgpu };
+
+// "default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"; throws mobius::Error naming the
+// accepted values otherwise.
+ExecutionProvider parse_execution_provider(const std::string& name);
+std::string to_string(ExecutionProvider ep);
+
+struct PassContext {
+  ExecutionProvider ep = ExecutionProvider::default_;
+  // Rows of the rotary cos/sin caches GroupQueryAttention reads (positions 0 .. n-1): the model's
+  // context length (package/genai_config.h context_length()).
+  int64_t max_sequence_length = 4096;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual const char* name() const = 0;
+  // Rewrites `model` in place; returns the number of patterns rewritten.
+  virtual int run(Model& model, const PassContext& ctx) const = 0;
+};
+
+struct PassReport {
+  std::string pass;
+  int rewrites;
+};
+
+class Pipeline {
+ public:
+  // The passes of `ep` (table above).
+  static Pipeline for_ep(ExecutionProvider ep);
+  // Runs the passes in order; afterwards drops the position_ids graph input if nothing reads it
+  // any more and imports opset com.microsoft 1 if a com.microsoft node is present.
+  std::vector<PassReport> run(Model& model, const PassContext& ctx) const;
+  std::vector<std::unique_ptr<Pass>> passes;
+};
+
+// The passes (one per file in src/passes/).
+//
+// pack_matmuls.cpp: two or three MatMuls reading the same activation with exclusively-used weight
+// initializers [in, n_i] of one dtype (q/k/v projections; gate/up) become one MatMul with the
+// weights concatenated along the last axis at write time (WeightRef::concat) and a Split; biases
+// added right after every one of them are packed the same way.
+std::unique_ptr<Pass> make_pack_matmuls();
+// group_query_attention.cpp: see the file's comment.
+std::unique_ptr<Pass> make_group_query_attention(bool rotary_inside);
+// skip_simplified_layer_norm.cpp: RMSNormalization(Add(a, b), gamma) over the last axis, a and b
+// activations and gamma 1-D → com.microsoft SkipSimplifiedLayerNormalization(a, b, gamma), whose
+// 4th output (input_skip_bias_sum) replaces the Add where the residual stream reads it.
+std::unique_ptr<Pass> make_skip_simplified_layer_norm();
+
+// True when the graph has past_key_values.* inputs and every node reading one is a
+// GroupQueryAttention: the caches can then be one max_length buffer per layer that past and
+// present share (genai_config.json past_present_share_buffer), which a canonical Attention layer,
+// concatenating past and new keys, cannot take.
+bool caches_only_in_group_query_attention(const Graph& graph);
+
+// Number of nodes of `op_type` in `domain` (tests, reports).
+size_t count_ops(const Graph& graph, const std::string& op_type, const std::string& domain = "");
+
+}  // namespace mobius

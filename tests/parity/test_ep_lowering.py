@@ -1,0 +1,74 @@
+"""T3 on the execution-provider lowering: every decoder row of the parity table, built with
+`mobius build --ep cpu` (GroupQueryAttention, SkipSimplifiedLayerNormalization, packed
+projections: src/passes/passes.h), against transformers with the same checks and tolerance as
+test_decoder_parity.py (padded batch prefill, decode step, 24 greedy tokens through onnxruntime and
+onnxruntime-genai). The Llama-like rows must actually be lowered; what every row lowered goes to
+build/parity-results/ (variant "<name>@ep-cpu") and the printed table.
+
+Also: `--ep default` and `--ep onnx-standard` builds of every row contain no custom-domain op.
+"""
+
+from collections import Counter
+
+import onnx
+import pytest
+
+import harness as H
+
+ROWS = [pytest.param(i, mt, name, ov, id=f"{mt}-{name}") for i, (mt, name, ov) in enumerate(H.rows())]
+
+# Llama-like: every layer's attention becomes GroupQueryAttention, every residual add + RMSNorm a
+# SkipSimplifiedLayerNormalization (all but layer 0's input norm, which reads the embeddings), and
+# with a static RoPE table the rotary goes inside the op (dynamic NTK and longrope pick their
+# frequencies from the positions at run time: their RotaryEmbedding nodes stay outside).
+LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3")
+DYNAMIC_ROPE = ("dynamic", "longrope")
+
+
+def lowered_ops(path) -> tuple[Counter, list]:
+    model = onnx.load(str(path), load_external_data=False)
+    ops = Counter((n.domain, n.op_type) for n in model.graph.node)
+    gqa = [n for n in model.graph.node if n.op_type == "GroupQueryAttention"]
+    return ops, gqa
+
+
+@pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
+def test_ep_cpu_parity(index, model_type, name, overrides, tmp_path_factory):
+    row = dict(index=index, model_type=model_type, variant=f"{name}@ep-cpu", prefill=None, decode=None,
+               tokens=None, genai=None, checker=None, status="error", failures=[])
+    work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
+    try:
+        failures = H.run_parity(model_type, overrides, work, row, build_args=("--ep", "cpu"))
+        ops, gqa = lowered_ops(work / "onnx" / "model.onnx")
+        layers = H.load_reference(work / "hf", overrides=overrides).config.num_hidden_layers
+        rotary = sum(1 for n in gqa for a in n.attribute if a.name == "do_rotary" and a.i == 1)
+        ssln = ops[("com.microsoft", "SkipSimplifiedLayerNormalization")]
+        row["lowered"] = f"GQA {len(gqa)}/{layers} (rotary inside {rotary}), SkipSimplifiedLayerNorm {ssln}"
+        if model_type in LLAMA_LIKE:
+            want_rotary = 0 if any(name.startswith(d) for d in DYNAMIC_ROPE) else layers
+            if (len(gqa), rotary, ssln) != (layers, want_rotary, 2 * layers):
+                failures.append(f"lowering: {row['lowered']}, expected GQA {layers}/{layers} "
+                                f"(rotary inside {want_rotary}), SkipSimplifiedLayerNorm {2 * layers}")
+            if ops[("", "Attention")]:
+                failures.append(f"lowering: {ops[('', 'Attention')]} Attention nodes left")
+        row.update(failures=failures, status="fail" if failures else "pass")
+    except BaseException as e:
+        row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
+        raise
+    finally:
+        H.write_row(row)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("ep", ["default", "onnx-standard"])
+@pytest.mark.parametrize("model_type,name,overrides",
+                         [pytest.param(mt, n, ov, id=f"{mt}-{n}")
+                          for mt, n, ov in H.rows() + H.encoder_rows() if n == "default"])
+def test_standard_eps_have_no_custom_ops(ep, model_type, name, overrides, tmp_path):
+    """The graph only (--no-weights) of each type's default row: default-domain ops only."""
+    H.make_config(model_type, overrides).save_pretrained(tmp_path / "hf")
+    path = H.build(tmp_path / "hf", tmp_path / "onnx", "--no-weights", "--runtime", "none", "--ep", ep)
+    model = onnx.load(str(path), load_external_data=False)
+    custom = sorted({f"{n.domain}.{n.op_type}" for n in model.graph.node if n.domain not in ("", "ai.onnx")})
+    assert not custom, f"--ep {ep}: custom-domain ops {custom}"
+    assert {o.domain for o in model.opset_import} <= {"", "ai.onnx"}

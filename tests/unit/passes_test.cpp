@@ -1,0 +1,290 @@
+// Execution-provider lowering (passes/passes.h): which patterns each pass rewrites, the node
+// signatures it emits (contrib op schemas of onnxruntime 1.31: GroupQueryAttention,
+// SkipSimplifiedLayerNormalization), and the packed weights' bytes at write time.
+#include <cmath>
+#include <cstring>
+
+#include "blocks/decoder.h"
+#include "builder/ops.h"
+#include "passes/passes.h"
+#include "test_util.h"
+#include "util/float16.h"
+#include "weights/safetensors.h"
+#include "weights/weight_plan.h"
+
+namespace mobius {
+namespace {
+
+using test::op_counts;
+
+DecoderSpec llama_spec(const std::string& rope_type = "default") {
+  DecoderSpec s;
+  s.vocab_size = 64;
+  s.hidden_size = 32;
+  s.num_hidden_layers = 2;
+  s.layer_types = {"full_attention", "full_attention"};
+  s.attention = {.hidden_size = 32, .num_attention_heads = 4, .num_key_value_heads = 2, .head_dim = 8};
+  s.mlp = {.hidden_size = 32, .intermediate_size = 48};
+  s.rope.head_dim = 8;
+  s.rope.max_position_embeddings = 128;
+  s.rope.rope_type = rope_type;
+  s.rope.factor = 2.0;
+  return s;
+}
+
+Model lowered(const DecoderSpec& s, ExecutionProvider ep, std::vector<PassReport>* report = nullptr) {
+  Model m = DecoderCausalLM(s).build_model();
+  auto r = Pipeline::for_ep(ep).run(m, {.ep = ep, .max_sequence_length = 96});
+  if (report) *report = r;
+  return m;
+}
+
+const Node& only(const Graph& g, const std::string& op) {
+  const Node* found = nullptr;
+  for (const Node& n : g.nodes)
+    if (n.op_type == op) found = &n;
+  EXPECT_NE(found, nullptr) << op;
+  return *found;
+}
+
+std::map<std::string, Attribute> attrs(const Node& n) {
+  std::map<std::string, Attribute> out;
+  for (const Attribute& a : n.attributes) out.emplace(a.name, a);
+  return out;
+}
+
+std::vector<std::string> input_names(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Value* v : g.inputs) out.push_back(v->name);
+  return out;
+}
+
+std::vector<float> floats_of(const Initializer& init) {
+  std::vector<float> v(init.data.size() / 4);
+  std::memcpy(v.data(), init.data.data(), init.data.size());
+  return v;
+}
+
+TEST(ExecutionProvider, ParsesTheCliNames) {
+  for (const char* n : {"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"})
+    EXPECT_EQ(to_string(parse_execution_provider(n)), n);
+  test::expect_error([] { parse_execution_provider("tensorrt"); }, {"'tensorrt'", "onnx-standard"});
+}
+
+TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
+  std::vector<PassReport> report;
+  Model m = lowered(llama_spec(), ExecutionProvider::cpu, &report);
+  const Graph& g = m.graph;
+  auto c = op_counts(g);
+  EXPECT_EQ(c["GroupQueryAttention"], 2);
+  EXPECT_EQ(c["Attention"], 0);
+  EXPECT_EQ(c["RotaryEmbedding"], 0);
+  EXPECT_EQ(c["Cos"], 0);  // the in-graph table is gone with position_ids
+  // layer 0's input norm reads the embeddings (no residual add); the other 4 follow an Add
+  EXPECT_EQ(c["SkipSimplifiedLayerNormalization"], 4);
+  EXPECT_EQ(c["RMSNormalization"], 1);
+  EXPECT_EQ(c["MatMul"], 4 * 2 + 1);  // qkv, o, gate_up, down per layer; lm_head
+  EXPECT_EQ(c["Split"], 2);  // gate/up; GroupQueryAttention reads the packed q/k/v whole
+  ASSERT_EQ(report.size(), 3u);
+  EXPECT_EQ(report[0].pass, "pack_matmuls");
+  EXPECT_EQ(report[0].rewrites, 4);
+  EXPECT_EQ(report[1].rewrites, 2);
+  EXPECT_EQ(report[2].rewrites, 4);
+  EXPECT_EQ(input_names(g), (std::vector<std::string>{"input_ids", "attention_mask", "past_key_values.0.key",
+                                                      "past_key_values.0.value", "past_key_values.1.key",
+                                                      "past_key_values.1.value"}));
+  bool imported = false;
+  for (const auto& o : m.opsets) imported |= o.domain == "com.microsoft" && o.version == 1;
+  EXPECT_TRUE(imported);
+  EXPECT_TRUE(caches_only_in_group_query_attention(g));
+  EXPECT_FALSE(caches_only_in_group_query_attention(DecoderCausalLM(llama_spec()).build_model().graph));
+}
+
+TEST(CpuLowering, GroupQueryAttentionSignature) {
+  Model m = lowered(llama_spec(), ExecutionProvider::cpu);
+  const Graph& g = m.graph;
+  const Node& gqa = only(g, "GroupQueryAttention");
+  EXPECT_EQ(gqa.domain, "com.microsoft");
+  ASSERT_EQ(gqa.inputs.size(), 11u);  // query key value past_key past_value seqlens_k
+                                      // total_sequence_length cos_cache sin_cache position_ids attention_bias
+  // the packed q/k/v projection as the query, key and value omitted
+  const Node* mm = nullptr;
+  for (const Node& n : g.nodes)
+    if (!n.outputs.empty() && n.outputs[0] == gqa.inputs[0]) mm = &n;
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->op_type, "MatMul");
+  EXPECT_EQ(mm->inputs[1]->name, "model.layers.1.self_attn.q_proj_k_proj_v_proj.weight");
+  EXPECT_EQ(gqa.inputs[1], nullptr);
+  EXPECT_EQ(gqa.inputs[2], nullptr);
+  EXPECT_EQ(gqa.inputs[3]->name, "past_key_values.1.key");
+  EXPECT_EQ(gqa.inputs[4]->name, "past_key_values.1.value");
+  EXPECT_EQ(gqa.inputs[5]->name, "seqlens_k");
+  EXPECT_EQ(gqa.inputs[5]->dtype, DataType::INT32);
+  EXPECT_EQ(gqa.inputs[6]->name, "total_sequence_length");
+  EXPECT_EQ(gqa.inputs[6]->dtype, DataType::INT32);
+  EXPECT_EQ(gqa.inputs[9], nullptr);
+  EXPECT_NE(gqa.inputs[10], nullptr);  // the causal + padding mask
+  ASSERT_EQ(gqa.outputs.size(), 3u);
+  EXPECT_EQ(gqa.outputs[1]->name, "present.1.key");
+  EXPECT_EQ(gqa.outputs[2]->name, "present.1.value");
+  auto a = attrs(gqa);
+  EXPECT_EQ(std::get<int64_t>(a.at("num_heads").value), 4);
+  EXPECT_EQ(std::get<int64_t>(a.at("kv_num_heads").value), 2);
+  EXPECT_EQ(std::get<int64_t>(a.at("do_rotary").value), 1);
+  EXPECT_FLOAT_EQ(std::get<float>(a.at("scale").value), 1.0f / std::sqrt(8.0f));
+  EXPECT_EQ(a.count("causal"), 0u);  // default 1: the mask is the decoder's causal mask
+  EXPECT_EQ(a.count("rotary_interleaved"), 0u);
+
+  // cos/sin caches [max_sequence_length, head_dim / 2]: cos(p * theta^(-2i / d)), RoFormer eq. 34
+  const Initializer* cos = g.find_initializer(gqa.inputs[7]->name);
+  const Initializer* sin = g.find_initializer(gqa.inputs[8]->name);
+  ASSERT_TRUE(cos && sin);
+  EXPECT_EQ(shape_str(*cos->value->shape), "[96, 4]");
+  std::vector<float> cv = floats_of(*cos), sv = floats_of(*sin);
+  for (int p : {0, 1, 17, 95})
+    for (int i = 0; i < 4; ++i) {
+      const double angle = p * std::pow(10000.0, -2.0 * i / 8.0);
+      EXPECT_NEAR(cv[p * 4 + i], std::cos(angle), 2e-5) << p << "," << i;
+      EXPECT_NEAR(sv[p * 4 + i], std::sin(angle), 2e-5) << p << "," << i;
+    }
+  // one table for every layer
+  for (const Node& n : g.nodes)
+    if (n.op_type == "GroupQueryAttention") EXPECT_EQ(n.inputs[7], gqa.inputs[7]);
+}
+
+TEST(CpuLowering, PackedProjectionWeights) {
+  Model m = lowered(llama_spec(), ExecutionProvider::cpu);
+  const Initializer* qkv = m.graph.find_initializer("model.layers.0.self_attn.q_proj_k_proj_v_proj.weight");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(shape_str(*qkv->value->shape), "[32, 64]");  // [hidden, q 32 + k 16 + v 16]
+  ASSERT_TRUE(qkv->weight);
+  EXPECT_EQ(qkv->weight->source_key, "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_TRUE(qkv->weight->transpose);
+  EXPECT_EQ(qkv->weight->concat, (std::vector<std::string>{"model.layers.0.self_attn.k_proj.weight",
+                                                           "model.layers.0.self_attn.v_proj.weight"}));
+  EXPECT_EQ(m.graph.find_initializer("model.layers.0.self_attn.q_proj.weight"), nullptr);
+  EXPECT_NE(m.graph.find_initializer("model.layers.1.mlp.gate_proj_up_proj.weight"), nullptr);
+}
+
+TEST(DmlLowering, RotaryStaysOutsideAttention) {
+  Model m = lowered(llama_spec(), ExecutionProvider::dml);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["GroupQueryAttention"], 2);
+  EXPECT_EQ(c["RotaryEmbedding"], 4);
+  auto a = attrs(only(m.graph, "GroupQueryAttention"));
+  EXPECT_EQ(a.count("do_rotary"), 0u);
+  const Node& gqa = only(m.graph, "GroupQueryAttention");
+  EXPECT_EQ(gqa.inputs[7], nullptr);
+  EXPECT_NE(gqa.inputs[1], nullptr);  // rotated outside: q, k, v separately
+  EXPECT_EQ(input_names(m.graph)[2], "position_ids");
+}
+
+TEST(CpuLowering, DynamicRopeKeepsRotaryOutside) {
+  // dynamic NTK picks its frequencies from max(position_ids): no static cos/sin table
+  Model m = lowered(llama_spec("dynamic"), ExecutionProvider::cpu);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["GroupQueryAttention"], 2);
+  EXPECT_EQ(c["RotaryEmbedding"], 4);
+  EXPECT_EQ(attrs(only(m.graph, "GroupQueryAttention")).count("do_rotary"), 0u);
+}
+
+TEST(CpuLowering, LinearRopeTableIsScaled) {
+  Model m = lowered(llama_spec("linear"), ExecutionProvider::cpu);
+  const Node& gqa = only(m.graph, "GroupQueryAttention");
+  std::vector<float> cv = floats_of(*m.graph.find_initializer(gqa.inputs[7]->name));
+  const double angle = 50 * std::pow(10000.0, -2.0 * 1 / 8.0) / 2.0;  // factor 2
+  EXPECT_NEAR(cv[50 * 4 + 1], std::cos(angle), 2e-5);
+}
+
+TEST(StandardLowering, NoCustomDomainOps) {
+  for (ExecutionProvider ep : {ExecutionProvider::default_, ExecutionProvider::onnx_standard}) {
+    Model m = lowered(llama_spec(), ep);
+    for (const Node& n : m.graph.nodes) EXPECT_EQ(n.domain, "") << to_string(ep) << " " << n.op_type;
+    EXPECT_EQ(m.opsets.size(), 1u);
+  }
+  Model canonical = DecoderCausalLM(llama_spec()).build_model();
+  EXPECT_EQ(lowered(llama_spec(), ExecutionProvider::default_).graph.nodes.size(), canonical.graph.nodes.size());
+  EXPECT_EQ(op_counts(lowered(llama_spec(), ExecutionProvider::onnx_standard).graph)["MatMul"], 9);
+}
+
+TEST(CpuLowering, BFloat16AttentionStaysCanonical) {
+  // onnxruntime's CPU GroupQueryAttention has float and float16 kernels only
+  DecoderSpec s = llama_spec();
+  s.dtype = s.attention.dtype = s.mlp.dtype = DataType::BFLOAT16;
+  Model m = lowered(s, ExecutionProvider::cpu);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["GroupQueryAttention"], 0);
+  EXPECT_EQ(c["Attention"], 2);
+  EXPECT_EQ(c["SkipSimplifiedLayerNormalization"], 4);  // it has a bfloat16 kernel
+  EXPECT_FALSE(caches_only_in_group_query_attention(m.graph));
+}
+
+// SkipSimplifiedLayerNormalization: only an Add of two activations of one shape.
+TEST(SkipSimplifiedLayerNorm, FusesActivationAddsOnly) {
+  Model m;
+  GraphBuilder b(m.graph);
+  Ops op(b);
+  Value* x = b.input("x", DataType::FLOAT, {"batch", 4, 8});
+  Value* y = b.input("y", DataType::FLOAT, {"batch", 4, 8});
+  Value* gamma = b.weight("norm.weight", DataType::FLOAT, {8}, {"norm.weight"});
+  Value* bias = b.weight("bias", DataType::FLOAT, {8}, {"bias"});
+  Value* s = op.Add(x, y);
+  b.output(op.RMSNormalization(s, gamma, {.epsilon = 1e-6f}), "n1", {"batch", 4, 8});
+  b.output(op.Mul(s, 2.0), "residual", {"batch", 4, 8});  // the sum is read on
+  Value* biased = op.Add(x, bias);  // broadcasts: stays
+  b.output(op.RMSNormalization(biased, gamma, {}), "n2", {"batch", 4, 8});
+  make_skip_simplified_layer_norm()->run(m, {});
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["SkipSimplifiedLayerNormalization"], 1);
+  EXPECT_EQ(c["RMSNormalization"], 1);
+  EXPECT_EQ(c["Add"], 1);
+  const Node& n = only(m.graph, "SkipSimplifiedLayerNormalization");
+  EXPECT_EQ(n.inputs[0]->name, "x");
+  EXPECT_EQ(n.inputs[1]->name, "y");
+  EXPECT_EQ(n.inputs[2]->name, "norm.weight");
+  ASSERT_EQ(n.outputs.size(), 4u);  // output, mean, inv_std_var, input_skip_bias_sum
+  EXPECT_EQ(n.outputs[0]->name, "n1");
+  EXPECT_EQ(n.outputs[1], nullptr);
+  EXPECT_EQ(n.outputs[2], nullptr);
+  EXPECT_FLOAT_EQ(std::get<float>(attrs(n).at("epsilon").value), 1e-6f);
+  const Node& mul = only(m.graph, "Mul");
+  EXPECT_EQ(mul.inputs[0], n.outputs[3]);
+}
+
+// The packed initializer's bytes: each part converted and transposed, side by side in each row.
+TEST(PackedWeights, ConcatenatedAlongTheLastAxisAtWriteTime) {
+  test::TempDir dir;
+  std::vector<float> q = test::iota_f32(4 * 3), k = test::iota_f32(2 * 3, 100.0f, 1.0f);
+  test::SafetensorsWriter().f32("q.weight", {4, 3}, q).f32("k.weight", {2, 3}, k).write(dir.path / "model.safetensors");
+  SafetensorsCheckpoint ckpt(dir.str());
+  Graph g;
+  GraphBuilder b(g);
+  b.weight("qk.weight", DataType::FLOAT16, {3, 6}, {"q.weight", true, {"k.weight"}});
+  WeightPlan plan = WeightPlan::bind(g, ckpt);
+  ASSERT_EQ(plan.bindings().size(), 1u);
+  EXPECT_TRUE(plan.unused().empty());
+  const WeightBinding& b = plan.bindings()[0];
+  ASSERT_EQ(b.rows(), 3);
+  std::vector<uint8_t> out(3 * 6 * 2);
+  if (b.streams()) {  // in row ranges, as the writer streams it
+    b.produce(0, 1, {out.data(), 6 * 2});
+    b.produce(1, 3, {out.data() + 6 * 2, 2 * 6 * 2});
+  } else {
+    b.produce(0, 3, out);
+  }
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 6; ++c) {
+      uint16_t h;
+      std::memcpy(&h, out.data() + 2 * (r * 6 + c), 2);
+      // packed[r][c] = q^T[r][c] for c < 4, k^T[r][c - 4] after
+      const float want = c < 4 ? q[c * 3 + r] : k[(c - 4) * 3 + r];
+      EXPECT_EQ(f16_to_f32(h), static_cast<float>(test::round_f16(want))) << r << "," << c;
+    }
+  Graph bad;
+  GraphBuilder bb(bad);
+  bb.weight("qk.weight", DataType::FLOAT, {3, 7}, {"q.weight", true, {"k.weight"}});
+  test::expect_error([&] { WeightPlan::bind(bad, ckpt); }, {"'qk.weight'", "6 columns, expected 7"});
+}
+
+}  // namespace
+}  // namespace mobius
