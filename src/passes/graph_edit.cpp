@@ -123,7 +123,7 @@ Node& GraphEditor::add(const std::string& op_type, std::vector<Value*> inputs,
   Node n;
   n.op_type = op_type;
   n.domain = domain;
-  std::string base = "lowered/" + op_type;
+  std::string base = scope_ + "/" + op_type;
   n.name = base;
   for (int i = 0; node_names_.count(n.name); ++i) n.name = base + "_" + std::to_string(i);
   node_names_.insert(n.name);
@@ -136,7 +136,7 @@ Node& GraphEditor::add(const std::string& op_type, std::vector<Value*> inputs,
 
 Value* GraphEditor::add1(const std::string& op_type, std::vector<Value*> inputs, DataType out,
                          std::vector<Attribute> attrs, const std::string& domain) {
-  Value* v = new_value("lowered/" + op_type + "/output", out);
+  Value* v = new_value(scope_ + "/" + op_type + "/output", out);
   add(op_type, std::move(inputs), {v}, std::move(attrs), domain);
   return v;
 }
@@ -168,7 +168,7 @@ Value* GraphEditor::add_initializer(Initializer init) {
 Value* GraphEditor::const_i64(const std::vector<int64_t>& values, Shape shape) {
   std::vector<uint8_t> bytes(values.size() * 8);
   std::memcpy(bytes.data(), values.data(), bytes.size());
-  return constant("lowered/const", DataType::INT64, std::move(shape), std::move(bytes));
+  return constant(scope_ + "/const", DataType::INT64, std::move(shape), std::move(bytes));
 }
 
 void GraphEditor::replace_uses(Value* from, Value* to) {

@@ -41,6 +41,12 @@ class GraphEditor {
   static std::optional<float> attr_float(const Node& n, const std::string& name);
   static std::optional<std::vector<int64_t>> attr_ints(const Node& n, const std::string& name);
 
+  // Module path under which the next nodes and values are named ("<scope>/<op_type>"), e.g. the
+  // scope of the node being replaced: "model.layers.3.self_attn". Empty: "lowered".
+  void set_scope(const std::string& scope) { scope_ = scope.empty() ? "lowered" : scope; }
+  // The scope of a node name built by GraphBuilder ("model.layers.3.self_attn/MatMul_0").
+  static std::string scope_of(const Node& n) { return n.name.substr(0, n.name.rfind('/') == std::string::npos ? 0 : n.name.rfind('/')); }
+
   // Adds a node (kept aside until commit()); `outputs` may name existing values, which the node
   // then produces (their old producer must be removed); nullptr = an omitted optional output.
   Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs,
@@ -76,6 +82,7 @@ class GraphEditor {
   std::set<size_t> removed_;
   std::vector<Node> pending_;
   std::set<std::string> node_names_;
+  std::string scope_ = "lowered";
 };
 
 }  // namespace mobius

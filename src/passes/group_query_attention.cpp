@@ -17,13 +17,14 @@
 // further than transformers rotates it, for queries and keys alike, which RoPE's scores do not
 // see (they depend on position differences only). This holds for the static tables (default,
 // linear, llama3, yarn); "dynamic" and "longrope" pick their frequencies from max(position_ids),
-// so their RotaryEmbedding nodes stay outside (do_rotary 0), as they do for dml.
+// so their RotaryEmbedding nodes stay outside (do_rotary 0), as they do for dml and for rotary
+// parts onnxruntime rejects (rotary_dim / 2 not a multiple of 8).
 //
 // Conservative: the layer stays canonical unless the Attention has past and present caches (graph
 // inputs [batch, kv_heads, past, head_dim]), no softcap / is_causal / qk output, q, k and v come
 // from [batch, seq, heads, head_dim] tensors through Transpose(0, 2, 1, 3) with the head count
-// readable from a Reshape, equal head sizes, float or float16, and q and k rotated alike or not at
-// all. GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal
+// readable from a Reshape, equal head sizes that are a multiple of 8 (onnxruntime's kernel
+// requires it), float or float16, and q and k rotated alike or not at all. GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal
 // mask (blocks/attention.h causal_mask); otherwise causal = 0 and the mask alone decides.
 #include <cmath>
 #include <cstring>
@@ -190,6 +191,7 @@ class GroupQueryAttentionPass : public Pass {
           (*past_v->shape)[3].value != d_dim.value)
         continue;
       const int64_t kv_heads = kv_dim.value, head_dim = d_dim.value;
+      if (head_dim % 8 != 0) continue;  // onnxruntime 1.31: "head_size must be a multiple of 8"
 
       // q, k, v: [RotaryEmbedding](Transpose(x4, 0 2 1 3))
       Node *rot[2] = {nullptr, nullptr};
@@ -220,10 +222,13 @@ class GroupQueryAttentionPass : public Pass {
             rdim != GraphEditor::attr_int(rk, "rotary_embedding_dim", 0))
           continue;
         if (rotary_inside_) table = static_rope_table(e, rq.inputs[1], rq.inputs[2]);
-        if (table && static_cast<int64_t>(table->inv_freq.size()) * 2 != (rdim ? rdim : head_dim))
-          table.reset();
+        // onnxruntime 1.31 (group_query_attention_helper.h): "cos_cache dimension 1 must be <=
+        // head_size / 2 and a multiple of 8"; a smaller rotary part is rotated outside
+        const int64_t half = static_cast<int64_t>(table ? table->inv_freq.size() : 0);
+        if (table && (half * 2 != (rdim ? rdim : head_dim) || half % 8 != 0)) table.reset();
         if (table && table->dtype != dt) table.reset();
       }
+      e.set_scope(GraphEditor::scope_of(att));
       auto bsd = [&](Value* x, int64_t heads_n) {  // [b, s, h, d] → [b, s, h * d]
         return e.add1("Reshape", {x, e.const_i64({0, 0, heads_n * head_dim}, {3})}, dt);
       };
@@ -242,6 +247,7 @@ class GroupQueryAttentionPass : public Pass {
       }
       if (!gv && gk) gv = bsd(x4[2], kv_heads);
 
+      e.set_scope("model");
       if (!seqlens_k) {  // once: total_sequence_length and seqlens_k from the attention mask
         const std::vector<Attribute> to32{{"to", static_cast<int64_t>(DataType::INT32)}};
         Value* total64 = e.add1("Shape", {mask_input}, DataType::INT64, {{"start", int64_t{1}}, {"end", int64_t{2}}});
@@ -253,6 +259,7 @@ class GroupQueryAttentionPass : public Pass {
         seqlens_k = e.new_value("seqlens_k", DataType::INT32);
         e.add("Expand", {last, batch}, {seqlens_k});
       }
+      e.set_scope(GraphEditor::scope_of(att));
       Value *cos_cache = nullptr, *sin_cache = nullptr;
       if (table) {
         Value* key = rot[0]->inputs[1];

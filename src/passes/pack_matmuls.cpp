@@ -67,7 +67,7 @@ class PackMatMuls : public Pass {
     for (auto& [x, idx] : groups) {
       if (idx.size() < 2 || idx.size() > 3) continue;
       std::vector<Member> group;
-      for (size_t i : idx) group.push_back({i, e.initializer(g.nodes[i].inputs[1])});
+      for (size_t i : idx) group.push_back({i, e.initializer(g.nodes[i].inputs[1]), std::nullopt, nullptr});
       const WeightRef& ref0 = *group[0].weight->weight;
       const Value* w0 = group[0].weight->value;
       bool same = std::all_of(group.begin(), group.end(), [&](const Member& m) {
@@ -110,6 +110,8 @@ class PackMatMuls : public Pass {
           bkeys.push_back(m.bias->weight->source_key);
         }
       }
+      std::string scope = GraphEditor::scope_of(g.nodes[group[0].matmul]);  // ...self_attn.q_proj
+      e.set_scope(scope.substr(0, scope.rfind('.') == std::string::npos ? 0 : scope.rfind('.')));
       const int64_t in = (*w0->shape)[0].value;
       const DataType dt = w0->dtype;
       const bool transpose = ref0.transpose;

@@ -54,6 +54,7 @@ class SkipSimplifiedLayerNorm : public Pass {
       const bool sum_read = e.consumers(sum).size() > 1 || e.is_output(sum);
       std::vector<Value*> outs{norm.outputs[0]};
       if (sum_read) outs.insert(outs.end(), {nullptr, nullptr, sum});
+      e.set_scope(GraphEditor::scope_of(norm));
       e.add("SkipSimplifiedLayerNormalization", {a, b, norm.inputs[1]}, outs, {{"epsilon", eps}},
             "com.microsoft");
       e.remove(i);

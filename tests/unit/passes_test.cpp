@@ -20,12 +20,15 @@ using test::op_counts;
 DecoderSpec llama_spec(const std::string& rope_type = "default") {
   DecoderSpec s;
   s.vocab_size = 64;
-  s.hidden_size = 32;
+  s.hidden_size = 64;
   s.num_hidden_layers = 2;
   s.layer_types = {"full_attention", "full_attention"};
-  s.attention = {.hidden_size = 32, .num_attention_heads = 4, .num_key_value_heads = 2, .head_dim = 8};
-  s.mlp = {.hidden_size = 32, .intermediate_size = 48};
-  s.rope.head_dim = 8;
+  s.attention.hidden_size = 64;
+  s.attention.num_attention_heads = 4;
+  s.attention.num_key_value_heads = 2;
+  s.attention.head_dim = 16;
+  s.mlp = {.hidden_size = 64, .intermediate_size = 48};
+  s.rope.head_dim = 16;
   s.rope.max_position_embeddings = 128;
   s.rope.rope_type = rope_type;
   s.rope.factor = 2.0;
@@ -131,7 +134,7 @@ TEST(CpuLowering, GroupQueryAttentionSignature) {
   EXPECT_EQ(std::get<int64_t>(a.at("num_heads").value), 4);
   EXPECT_EQ(std::get<int64_t>(a.at("kv_num_heads").value), 2);
   EXPECT_EQ(std::get<int64_t>(a.at("do_rotary").value), 1);
-  EXPECT_FLOAT_EQ(std::get<float>(a.at("scale").value), 1.0f / std::sqrt(8.0f));
+  EXPECT_FLOAT_EQ(std::get<float>(a.at("scale").value), 0.25f);  // 1 / sqrt(head_dim)
   EXPECT_EQ(a.count("causal"), 0u);  // default 1: the mask is the decoder's causal mask
   EXPECT_EQ(a.count("rotary_interleaved"), 0u);
 
@@ -139,24 +142,27 @@ TEST(CpuLowering, GroupQueryAttentionSignature) {
   const Initializer* cos = g.find_initializer(gqa.inputs[7]->name);
   const Initializer* sin = g.find_initializer(gqa.inputs[8]->name);
   ASSERT_TRUE(cos && sin);
-  EXPECT_EQ(shape_str(*cos->value->shape), "[96, 4]");
+  EXPECT_EQ(shape_str(*cos->value->shape), "[96, 8]");
   std::vector<float> cv = floats_of(*cos), sv = floats_of(*sin);
   for (int p : {0, 1, 17, 95})
-    for (int i = 0; i < 4; ++i) {
-      const double angle = p * std::pow(10000.0, -2.0 * i / 8.0);
-      EXPECT_NEAR(cv[p * 4 + i], std::cos(angle), 2e-5) << p << "," << i;
-      EXPECT_NEAR(sv[p * 4 + i], std::sin(angle), 2e-5) << p << "," << i;
+    for (int i = 0; i < 8; ++i) {
+      const double angle = p * std::pow(10000.0, -2.0 * i / 16.0);
+      EXPECT_NEAR(cv[p * 8 + i], std::cos(angle), 2e-5) << p << "," << i;
+      EXPECT_NEAR(sv[p * 8 + i], std::sin(angle), 2e-5) << p << "," << i;
     }
   // one table for every layer
-  for (const Node& n : g.nodes)
-    if (n.op_type == "GroupQueryAttention") EXPECT_EQ(n.inputs[7], gqa.inputs[7]);
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "GroupQueryAttention") {
+      EXPECT_EQ(n.inputs[7], gqa.inputs[7]);
+    }
+  }
 }
 
 TEST(CpuLowering, PackedProjectionWeights) {
   Model m = lowered(llama_spec(), ExecutionProvider::cpu);
   const Initializer* qkv = m.graph.find_initializer("model.layers.0.self_attn.q_proj_k_proj_v_proj.weight");
   ASSERT_NE(qkv, nullptr);
-  EXPECT_EQ(shape_str(*qkv->value->shape), "[32, 64]");  // [hidden, q 32 + k 16 + v 16]
+  EXPECT_EQ(shape_str(*qkv->value->shape), "[64, 128]");  // [hidden, q 64 + k 32 + v 32]
   ASSERT_TRUE(qkv->weight);
   EXPECT_EQ(qkv->weight->source_key, "model.layers.0.self_attn.q_proj.weight");
   EXPECT_TRUE(qkv->weight->transpose);
@@ -192,8 +198,25 @@ TEST(CpuLowering, LinearRopeTableIsScaled) {
   Model m = lowered(llama_spec("linear"), ExecutionProvider::cpu);
   const Node& gqa = only(m.graph, "GroupQueryAttention");
   std::vector<float> cv = floats_of(*m.graph.find_initializer(gqa.inputs[7]->name));
-  const double angle = 50 * std::pow(10000.0, -2.0 * 1 / 8.0) / 2.0;  // factor 2
-  EXPECT_NEAR(cv[50 * 4 + 1], std::cos(angle), 2e-5);
+  const double angle = 50 * std::pow(10000.0, -2.0 * 1 / 16.0) / 2.0;  // factor 2
+  EXPECT_NEAR(cv[50 * 8 + 1], std::cos(angle), 2e-5);
+}
+
+TEST(CpuLowering, PartialRotaryInsideOnlyFromEightFrequencies) {
+  // onnxruntime's kernel wants cos_cache [max, n] with n a multiple of 8 and <= head_size / 2
+  DecoderSpec s = llama_spec();
+  s.rope.partial_rotary_factor = 0.5;  // 4 frequencies of head_dim 16: rotated outside
+  Model m = lowered(s, ExecutionProvider::cpu);
+  EXPECT_EQ(op_counts(m.graph)["RotaryEmbedding"], 4);
+  EXPECT_EQ(attrs(only(m.graph, "GroupQueryAttention")).count("do_rotary"), 0u);
+  s.attention.head_dim = s.rope.head_dim = 32;  // 8 of 16: inside
+  s.attention.num_attention_heads = 2;
+  s.attention.num_key_value_heads = 1;
+  m = lowered(s, ExecutionProvider::cpu);
+  EXPECT_EQ(op_counts(m.graph)["RotaryEmbedding"], 0);
+  const Node& gqa = only(m.graph, "GroupQueryAttention");
+  EXPECT_EQ(std::get<int64_t>(attrs(gqa).at("do_rotary").value), 1);
+  EXPECT_EQ(shape_str(*gqa.inputs[7]->shape), "[96, 8]");
 }
 
 TEST(StandardLowering, NoCustomDomainOps) {
