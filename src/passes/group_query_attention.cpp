@@ -21,11 +21,13 @@
 // parts onnxruntime rejects (rotary_dim / 2 not a multiple of 8).
 //
 // Conservative: the layer stays canonical unless the Attention has past and present caches (graph
-// inputs [batch, kv_heads, past, head_dim]), no softcap / is_causal / qk output, q, k and v come
-// from [batch, seq, heads, head_dim] tensors through Transpose(0, 2, 1, 3) with the head count
-// readable from a Reshape, equal head sizes that are a multiple of 8 (onnxruntime's kernel
-// requires it), float or float16, and q and k rotated alike or not at all. GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal
-// mask (blocks/attention.h causal_mask); otherwise causal = 0 and the mask alone decides.
+// inputs [batch, kv_heads, past, head_dim]), no is_causal / qk output (softcap carries over), q,
+// k and v come from [batch, seq, heads, head_dim] tensors through Transpose(0, 2, 1, 3) (then
+// maybe per-head RoPE, norms or scaling, which stay) with the head count readable from a Reshape,
+// equal head sizes that are a multiple of 8 (onnxruntime's kernel requires it), and float or
+// float16. Rotary goes inside only when q and k are rotated alike right before the Attention.
+// GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal mask
+// (blocks/attention.h causal_mask); otherwise causal = 0 and the mask alone decides.
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -133,6 +135,27 @@ Value* packed_qkv(GraphEditor& e, Value* const x4[3], int64_t heads, int64_t kv,
   return w && w->value->shape && w->value->shape->size() == 2 ? p : nullptr;
 }
 
+// The head count of x [batch, heads, seq, head_dim] (an Attention input): back through per-head
+// nodes (RoPE, q/k norms, scaling) to Transpose(y, 0 2 1 3), then heads_of(y).
+std::optional<int64_t> heads_of_bnsh(GraphEditor& e, Value* x, int64_t head_dim) {
+  static const char* kPerHead[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization",
+                                   "Mul", "Div", "Cast"};
+  for (int step = 0; step < 8; ++step) {
+    auto p = e.producer(x);
+    if (!p) return std::nullopt;
+    Node& n = e.graph().nodes[*p];
+    if (!n.domain.empty()) return std::nullopt;
+    if (n.op_type == "Transpose")
+      return GraphEditor::attr_ints(n, "perm") == std::vector<int64_t>{0, 2, 1, 3}
+                 ? heads_of(e, n.inputs[0], head_dim) : std::nullopt;
+    bool through = false;
+    for (const char* op : kPerHead) through |= n.op_type == op;
+    if (!through) return std::nullopt;
+    x = n.inputs[0];
+  }
+  return std::nullopt;
+}
+
 bool from_causal_mask(GraphEditor& e, Value* mask) {
   for (int step = 0; step < 8; ++step) {
     auto p = e.producer(mask);
@@ -178,7 +201,8 @@ class GroupQueryAttentionPass : public Pass {
       if (att.inputs.size() != 6 || att.outputs.size() != 3) continue;
       bool plain = true;
       for (const Attribute& a : att.attributes)
-        plain &= a.name == "scale" || (a.name == "is_causal" && std::get<int64_t>(a.value) == 0);
+        plain &= a.name == "scale" || a.name == "softcap" ||
+                 (a.name == "is_causal" && std::get<int64_t>(a.value) == 0);
       if (!plain) continue;
       Value *q = att.inputs[0], *k = att.inputs[1], *v = att.inputs[2], *mask = att.inputs[3];
       Value *past_k = att.inputs[4], *past_v = att.inputs[5];
@@ -193,21 +217,22 @@ class GroupQueryAttentionPass : public Pass {
       const int64_t kv_heads = kv_dim.value, head_dim = d_dim.value;
       if (head_dim % 8 != 0) continue;  // onnxruntime 1.31: "head_size must be a multiple of 8"
 
-      // q, k, v: [RotaryEmbedding](Transpose(x4, 0 2 1 3))
+      // q, k, v: [RotaryEmbedding](Transpose(x4, 0 2 1 3)); otherwise (q/k norms after RoPE, a
+      // query scale, ...) any [batch, heads, seq, head_dim] tensor, read as it is (rotary stays
+      // where it is), whose head count a walk back to such a Transpose finds
       Node *rot[2] = {nullptr, nullptr};
-      Value* x4[3] = {q, k, v};
-      Value* rotated[2] = {q, k};
-      bool ok = true;
-      for (int j = 0; j < 3 && ok; ++j) {
-        if (j < 2 && (rot[j] = e.producer_op(x4[j], "RotaryEmbedding"))) x4[j] = rot[j]->inputs[0];
-        Node* t = e.producer_op(x4[j], "Transpose");
-        ok = t && GraphEditor::attr_ints(*t, "perm") == std::vector<int64_t>{0, 2, 1, 3};
-        if (ok) x4[j] = t->inputs[0];
+      Value* x4[3] = {nullptr, nullptr, nullptr};
+      for (int j = 0; j < 3; ++j) {
+        Value* x = att.inputs[j];
+        if (j < 2 && (rot[j] = e.producer_op(x, "RotaryEmbedding"))) x = rot[j]->inputs[0];
+        Node* t = e.producer_op(x, "Transpose");
+        if (t && GraphEditor::attr_ints(*t, "perm") == std::vector<int64_t>{0, 2, 1, 3}) x4[j] = t->inputs[0];
       }
-      if (!ok || !rot[0] != !rot[1]) continue;
-      auto heads = heads_of(e, x4[0], head_dim);
+      const bool direct = x4[0] && x4[1] && x4[2] && !rot[0] == !rot[1];
+      auto heads = direct ? heads_of(e, x4[0], head_dim) : heads_of_bnsh(e, q, head_dim);
       if (!heads || *heads % kv_heads != 0) continue;
       const int64_t num_heads = *heads;
+      if (!direct) rot[0] = rot[1] = nullptr;
 
       // rotary: inside (static table) or outside (the RotaryEmbedding nodes stay)
       std::optional<RopeTable> table;
@@ -236,14 +261,18 @@ class GroupQueryAttentionPass : public Pass {
         return bsd(e.add1("Transpose", {x}, dt, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}), heads_n);
       };
       Value *gq, *gk = nullptr, *gv = nullptr;
-      if (Value* packed = !rot[0] || table ? packed_qkv(e, x4, num_heads, kv_heads, head_dim) : nullptr) {
+      if (!direct) {
+        gq = bsd_from_bnsh(q, num_heads);
+        gk = bsd_from_bnsh(k, kv_heads);
+        gv = x4[2] ? bsd(x4[2], kv_heads) : bsd_from_bnsh(v, kv_heads);
+      } else if (Value* packed = !rot[0] || table ? packed_qkv(e, x4, num_heads, kv_heads, head_dim) : nullptr) {
         gq = packed;  // key and value omitted: query holds all three
       } else if (!rot[0] || table) {
         gq = bsd(x4[0], num_heads);
         gk = bsd(x4[1], kv_heads);
       } else {
-        gq = bsd_from_bnsh(rotated[0], num_heads);
-        gk = bsd_from_bnsh(rotated[1], kv_heads);
+        gq = bsd_from_bnsh(q, num_heads);  // rotated outside
+        gk = bsd_from_bnsh(k, kv_heads);
       }
       if (!gv && gk) gv = bsd(x4[2], kv_heads);
 
@@ -274,6 +303,8 @@ class GroupQueryAttentionPass : public Pass {
         if (GraphEditor::attr_int(*rot[0], "interleaved", 0)) attrs.push_back({"rotary_interleaved", int64_t{1}});
       }
       if (!from_causal_mask(e, mask)) attrs.push_back({"causal", int64_t{0}});
+      if (auto softcap = GraphEditor::attr_float(att, "softcap"); softcap && *softcap != 0.0f)
+        attrs.push_back({"softcap", *softcap});
       Value* y = e.new_value(att.name + "/GroupQueryAttention", dt);
       e.add("GroupQueryAttention",
             {gq, gk, gv, past_k, past_v, seqlens_k, total, cos_cache, sin_cache, nullptr, mask},
