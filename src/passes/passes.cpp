@@ -42,6 +42,7 @@ std::vector<PassReport> Pipeline::run(Model& model, const PassContext& ctx) cons
   std::vector<PassReport> report;
   for (const auto& pass : passes) report.push_back({pass->name(), pass->run(model, ctx)});
   Graph& g = model.graph;
+  if (passes.empty()) return report;  // default: the canonical graph, unchanged
   if (Value* pos = g.find_value("position_ids")) {
     GraphEditor e(model);
     if (e.consumers(pos).empty())

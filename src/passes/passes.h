@@ -55,8 +55,9 @@ class Pipeline {
  public:
   // The passes of `ep` (table above).
   static Pipeline for_ep(ExecutionProvider ep);
-  // Runs the passes in order; afterwards drops the position_ids graph input if nothing reads it
-  // any more and imports opset com.microsoft 1 if a com.microsoft node is present.
+  // Runs the passes in order; afterwards (unless there are none: default) drops the position_ids
+  // graph input if nothing reads it and imports opset com.microsoft 1 if a com.microsoft node is
+  // present.
   std::vector<PassReport> run(Model& model, const PassContext& ctx) const;
   std::vector<std::unique_ptr<Pass>> passes;
 };
