@@ -157,10 +157,12 @@ def test_neutral_values_of_those_fields_are_accepted(renamed, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_try_generic_refuses_f16_and_no_weights(renamed, tmp_path):
+def test_try_generic_refuses_f16_no_weights_and_ep_lowering(renamed, tmp_path):
     hf = copy_of(renamed[0], tmp_path)
     expect_error(hf, "--try-generic", "float32", "--dtype f32", extra=("--try-generic", "--dtype", "f16"))
     expect_error(hf, "--try-generic", "weights", extra=("--try-generic", "--no-weights"))
+    # the self-check's evaluator runs the canonical graph, not an --ep lowering
+    expect_error(hf, "--try-generic", "--ep default", extra=("--try-generic", "--ep", "cpu"))
 
 
 def test_failing_self_check_writes_nothing(renamed, tmp_path):
