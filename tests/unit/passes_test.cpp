@@ -288,14 +288,14 @@ TEST(PackedWeights, ConcatenatedAlongTheLastAxisAtWriteTime) {
   WeightPlan plan = WeightPlan::bind(g, ckpt);
   ASSERT_EQ(plan.bindings().size(), 1u);
   EXPECT_TRUE(plan.unused().empty());
-  const WeightBinding& b = plan.bindings()[0];
-  ASSERT_EQ(b.rows(), 3);
+  const WeightBinding& packed = plan.bindings()[0];
+  ASSERT_EQ(packed.rows(), 3);
   std::vector<uint8_t> out(3 * 6 * 2);
-  if (b.streams()) {  // in row ranges, as the writer streams it
-    b.produce(0, 1, {out.data(), 6 * 2});
-    b.produce(1, 3, {out.data() + 6 * 2, 2 * 6 * 2});
+  if (packed.streams()) {  // in row ranges, as the writer streams it
+    packed.produce(0, 1, {out.data(), 6 * 2});
+    packed.produce(1, 3, {out.data() + 6 * 2, 2 * 6 * 2});
   } else {
-    b.produce(0, 3, out);
+    packed.produce(0, 3, out);
   }
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 6; ++c) {
