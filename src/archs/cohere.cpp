@@ -9,6 +9,7 @@
 //            sliding_window 4096); RoPE only on the sliding layers (none if sliding_window is null)
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/llama.h"
 #include "archs/layer_types.h"
 #include "blocks/decoder.h"
 
@@ -16,14 +17,8 @@ namespace mobius {
 namespace {
 
 DecoderSpec cohere_spec(const HfConfig& c, DataType dtype, double default_theta) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_kind = NormKind::LayerNorm;
+  DecoderSpec s = layernorm_decoder_sizes(c, dtype);
   s.norm_bias = false;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
   s.parallel_residual = s.shared_layernorm = true;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
   s.logit_scale = static_cast<float>(c.float_or("logit_scale", 0.0625));
@@ -35,7 +30,6 @@ DecoderSpec cohere_spec(const HfConfig& c, DataType dtype, double default_theta)
            false, dtype};
   s.rope = RopeConfig::from_hf(c, a.head_dim, {.rope_theta = default_theta});
   if (s.rope.rope_type == "default") s.rope.partial_rotary_factor = 1.0;
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return s;
 }
 

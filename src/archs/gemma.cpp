@@ -41,7 +41,6 @@ DecoderSpec gemma_spec(const HfConfig& c, DataType dtype, std::string hidden_act
   a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
   a.norm_eps = s.norm_eps;
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), std::move(hidden_act), false, dtype};
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return s;
 }
 

@@ -7,18 +7,14 @@
 //         before their residual adds
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/llama.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 namespace {
 
 DecoderSpec glm_spec(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1.5625e-07));
+  DecoderSpec s = decoder_sizes(c, dtype, 1.5625e-07);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   AttentionOptions& a = s.attention = read_attention(
       c, s.hidden_size, dtype, {.default_num_key_value_heads = 2, .default_head_dim = 128});
@@ -28,7 +24,6 @@ DecoderSpec glm_spec(const HfConfig& c, DataType dtype) {
            false, dtype};
   s.mlp.fused_gate_up = true;
   s.rope = RopeConfig::from_hf(c, a.head_dim, {.partial_rotary_factor = 0.5});
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return s;
 }
 

@@ -7,18 +7,13 @@
 // default; rotary_emb_base the older rope_theta).
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/llama.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_gpt_neox(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  DecoderSpec s = layernorm_decoder_sizes(c, dtype);
   s.parallel_residual = c.bool_or("use_parallel_residual", true);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.names = {.model = "gpt_neox", .embed_tokens = "embed_in", .norm = "final_layer_norm",
@@ -33,7 +28,6 @@ std::unique_ptr<Architecture> create_gpt_neox(const HfConfig& c, DataType dtype)
   s.rope = RopeConfig::from_hf(c, a.head_dim,
                                {.rope_theta = c.float_or("rotary_emb_base", 10000.0),
                                 .partial_rotary_factor = c.float_or("rotary_pct", 0.25)});
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -13,13 +13,21 @@
 
 namespace mobius {
 
-DecoderSpec decoder_sizes(const HfConfig& c, DataType dtype) {
+DecoderSpec decoder_sizes(const HfConfig& c, DataType dtype, double default_rms_norm_eps) {
   DecoderSpec s;
   s.dtype = dtype;
   s.vocab_size = c.get_int("vocab_size");
   s.hidden_size = c.get_int("hidden_size");
   s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-6));
+  s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", default_rms_norm_eps));
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return s;
+}
+
+DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = decoder_sizes(c, dtype);
+  s.norm_kind = NormKind::LayerNorm;
+  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
   return s;
 }
 
@@ -44,7 +52,6 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
   if (!is_known_activation(s.mlp.hidden_act))
     c.fail("hidden_act", "unsupported activation '" + s.mlp.hidden_act + "'");
   s.rope = RopeConfig::from_hf(c, a.head_dim);
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return s;
 }
 

@@ -8,9 +8,13 @@
 
 namespace mobius {
 
-// dtype, vocab_size, hidden_size, num_hidden_layers and rms_norm_eps (norm_eps, default 1e-6):
-// what every RMSNorm decoder reads alike. Throws mobius::Error naming a missing field.
-DecoderSpec decoder_sizes(const HfConfig& c, DataType dtype);
+// dtype, vocab_size, hidden_size, num_hidden_layers, rms_norm_eps (norm_eps, default
+// `default_rms_norm_eps`) and every layer "full_attention": what the RMSNorm decoders read alike.
+// Throws mobius::Error naming a missing field.
+DecoderSpec decoder_sizes(const HfConfig& c, DataType dtype, double default_rms_norm_eps = 1e-6);
+
+// decoder_sizes with LayerNorm (with bias) norms of epsilon layer_norm_eps (default 1e-5).
+DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype);
 
 // vocab_size, hidden_size, num_hidden_layers, rms_norm_eps (norm_eps), tie_word_embeddings,
 // num_attention_heads, num_key_value_heads, head_dim, attention_bias, intermediate_size,

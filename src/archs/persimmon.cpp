@@ -6,18 +6,13 @@
 // dense_4h_to_h with bias; model.final_layernorm.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/llama.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_persimmon(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  DecoderSpec s = layernorm_decoder_sizes(c, dtype);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.names.norm = "final_layernorm";
   AttentionOptions& a = s.attention = read_attention(
@@ -32,7 +27,6 @@ std::unique_ptr<Architecture> create_persimmon(const HfConfig& c, DataType dtype
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "relu2"),
            true, dtype, /*gated=*/false, /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
   s.rope = RopeConfig::from_hf(c, a.head_dim, {.partial_rotary_factor = 0.5});
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 

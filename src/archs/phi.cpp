@@ -5,18 +5,13 @@
 // fc1 -> hidden_act (gelu_new) -> fc2 with bias; model.final_layernorm; lm_head with bias.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/llama.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_phi(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  DecoderSpec s = layernorm_decoder_sizes(c, dtype);
   s.parallel_residual = s.shared_layernorm = true;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.lm_head_bias = true;
@@ -31,7 +26,6 @@ std::unique_ptr<Architecture> create_phi(const HfConfig& c, DataType dtype) {
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "gelu_new"),
            true, dtype, /*gated=*/false};
   s.rope = RopeConfig::from_hf(c, a.head_dim, {.partial_rotary_factor = 0.5});
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -5,17 +5,13 @@
 // on every layer when set.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/llama.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_phi3(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
-  s.norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-5));
+  DecoderSpec s = decoder_sizes(c, dtype, 1e-5);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype);
   a.fused_qkv = FusedQKV{.name = "qkv_proj"};
