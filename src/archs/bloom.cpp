@@ -8,6 +8,7 @@
 // the same product.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/gpt2.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
@@ -22,14 +23,8 @@ const char* present(const HfConfig& c, const char* key, const char* alias) {
 }  // namespace
 
 std::unique_ptr<Architecture> create_bloom(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int(present(c, "n_embed", "hidden_size"));
-  s.num_hidden_layers = c.get_int(present(c, "n_layer", "num_hidden_layers"));
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5));
-  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
+  DecoderSpec s = gpt_decoder_sizes(c, dtype, present(c, "n_embed", "hidden_size"),
+                                    present(c, "n_layer", "num_hidden_layers"));
   s.names = {.model = "transformer", .embed_tokens = "word_embeddings", .layers = "h",
              .norm = "ln_f", .self_attn = "self_attention"};
   s.embed_layernorm = true;
@@ -47,7 +42,6 @@ std::unique_ptr<Architecture> create_bloom(const HfConfig& c, DataType dtype) {
                          .positions = AlibiPositions::MaskCumsum};
   s.mlp = {s.hidden_size, 4 * s.hidden_size, "gelu_pytorch_tanh", true, dtype, /*gated=*/false,
            /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 

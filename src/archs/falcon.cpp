@@ -16,16 +16,14 @@
 
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/gpt2.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int(c.has("n_embed") ? "n_embed" : "hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
+  DecoderSpec s =
+      gpt_decoder_sizes(c, dtype, c.has("n_embed") ? "n_embed" : "hidden_size", "num_hidden_layers");
   const bool new_arch = c.bool_or("new_decoder_architecture", false);
   const bool multi_query = c.bool_or("multi_query", true);
   const bool parallel = c.bool_or("parallel_attn", true);
@@ -35,9 +33,6 @@ std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
   if (new_arch && !parallel) c.fail("parallel_attn", "must be true with new_decoder_architecture");
   if (!new_arch && parallel && num_ln == 2)
     c.fail("num_ln_in_parallel_attn", "2 requires new_decoder_architecture");
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5));
-  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
   s.names = {.model = "transformer", .embed_tokens = "word_embeddings", .layers = "h",
              .norm = "ln_f", .self_attn = "self_attention"};
   s.parallel_residual = parallel;
@@ -73,7 +68,6 @@ std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
   s.mlp = {s.hidden_size, c.int_or("ffn_hidden_size", 4 * s.hidden_size),
            read_activation(c, "activation", "gelu"), a.qkv_bias, dtype, /*gated=*/false,
            /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -10,17 +10,24 @@
 
 namespace mobius {
 
-DecoderSpec gpt2_layout_spec(const HfConfig& c, DataType dtype, const Gpt2Fields& f) {
-  if (c.bool_or("add_cross_attention", false))
-    c.fail("add_cross_attention", "cross-attention is not supported for text generation");
+DecoderSpec gpt_decoder_sizes(const HfConfig& c, DataType dtype, const char* hidden_size,
+                              const char* num_hidden_layers) {
   DecoderSpec s;
   s.dtype = dtype;
   s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int(f.hidden_size);
-  s.num_hidden_layers = c.get_int(f.num_layers);
+  s.hidden_size = c.get_int(hidden_size);
+  s.num_hidden_layers = c.get_int(num_hidden_layers);
   s.norm_kind = NormKind::LayerNorm;
   s.norm_eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5));
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
+  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
+  return s;
+}
+
+DecoderSpec gpt2_layout_spec(const HfConfig& c, DataType dtype, const Gpt2Fields& f) {
+  if (c.bool_or("add_cross_attention", false))
+    c.fail("add_cross_attention", "cross-attention is not supported for text generation");
+  DecoderSpec s = gpt_decoder_sizes(c, dtype, f.hidden_size, f.num_layers);
   s.names = {.model = "transformer", .embed_tokens = "wte", .layers = "h", .norm = "ln_f",
              .self_attn = "attn", .input_layernorm = "ln_1", .post_attention_layernorm = "ln_2"};
   s.position_embedding = PositionEmbeddingSpec{"wpe", c.get_int(f.max_positions)};
@@ -33,7 +40,6 @@ DecoderSpec gpt2_layout_spec(const HfConfig& c, DataType dtype, const Gpt2Fields
   s.mlp = {s.hidden_size, c.int_or(f.inner_dim, 4 * s.hidden_size),
            read_activation(c, "activation_function", f.default_activation), true, dtype,
            /*gated=*/false, /*fused_gate_up=*/false, "c_fc", "c_proj"};
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return s;
 }
 

@@ -11,6 +11,14 @@
 
 namespace mobius {
 
+// vocab_size, the width and depth in fields `hidden_size` and `num_hidden_layers` (each family's
+// names: n_embd / n_layer, d_model / n_layers, …), LayerNorm with bias of epsilon
+// layer_norm_epsilon (default 1e-5), lm_head tied to the embedding unless tie_word_embeddings is
+// false, every layer "full_attention": what the GPT-2-style configs (gpt2, gpt_bigcode, gpt_neo,
+// gptj, opt, bloom, mpt, falcon) read alike. Throws mobius::Error naming a missing field.
+DecoderSpec gpt_decoder_sizes(const HfConfig& c, DataType dtype, const char* hidden_size,
+                              const char* num_hidden_layers);
+
 // The config fields of each family (and the config class's defaults where they differ).
 struct Gpt2Fields {
   const char* hidden_size;

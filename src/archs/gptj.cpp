@@ -10,19 +10,14 @@
 //            as heads (CodeGenAttention.forward / _split_heads); split in the graph
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/gpt2.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 namespace {
 
 DecoderSpec gptj_spec(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("n_embd");
-  s.num_hidden_layers = c.get_int("n_layer");
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5));
+  DecoderSpec s = gpt_decoder_sizes(c, dtype, "n_embd", "n_layer");
   s.parallel_residual = s.shared_layernorm = true;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.lm_head_bias = true;
@@ -44,7 +39,6 @@ DecoderSpec gptj_spec(const HfConfig& c, DataType dtype) {
   s.rope.partial_rotary_factor = static_cast<double>(rotary_dim) / static_cast<double>(a.head_dim);
   s.rope.max_position_embeddings = c.int_or("n_positions", 2048);
   if (s.rope.rotary_dim() != rotary_dim) c.fail("rotary_dim", "not representable as a head fraction");
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return s;
 }
 

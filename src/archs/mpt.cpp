@@ -8,22 +8,16 @@
 // ignores attn_config.qk_ln, attn_type and expansion_ratio.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/gpt2.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_mpt(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("d_model");
-  s.num_hidden_layers = c.get_int("n_layers");
+  DecoderSpec s = gpt_decoder_sizes(c, dtype, "d_model", "n_layers");
   const HfConfig attn =
       c.sub("attn_config").value_or(HfConfig(nlohmann::json::object(), c.file(), "attn_config."));
-  s.norm_kind = NormKind::LayerNorm;
   s.norm_bias = false;
-  s.norm_eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5));
-  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
   s.names = {.model = "transformer", .embed_tokens = "wte", .layers = "blocks", .norm = "norm_f",
              .self_attn = "attn", .mlp = "ffn", .input_layernorm = "norm_1",
              .post_attention_layernorm = "norm_2"};
@@ -40,7 +34,6 @@ std::unique_ptr<Architecture> create_mpt(const HfConfig& c, DataType dtype) {
                          .positions = AlibiPositions::KeyIndex};
   s.mlp = {s.hidden_size, 4 * s.hidden_size, "gelu", false, dtype, /*gated=*/false,
            /*fused_gate_up=*/false, "up_proj", "down_proj"};
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 

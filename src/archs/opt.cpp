@@ -7,21 +7,16 @@
 // torch default); enable_bias on every projection.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
+#include "archs/gpt2.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
 
 std::unique_ptr<Architecture> create_opt(const HfConfig& c, DataType dtype) {
-  DecoderSpec s;
-  s.dtype = dtype;
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.num_hidden_layers = c.get_int("num_hidden_layers");
+  DecoderSpec s = gpt_decoder_sizes(c, dtype, "hidden_size", "num_hidden_layers");
   if (!c.bool_or("layer_norm_elementwise_affine", true))
     c.fail("layer_norm_elementwise_affine", "LayerNorm without weight and bias is not supported");
-  s.norm_kind = NormKind::LayerNorm;
-  s.norm_eps = 1e-5f;
-  s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
+  s.norm_eps = 1e-5f;  // OPTConfig has no epsilon field
   s.word_embed_proj_dim = c.int_or("word_embed_proj_dim", s.hidden_size);
   const bool pre_norm = c.bool_or("do_layer_norm_before", true);
   s.norm_after_residual = !pre_norm;
@@ -38,7 +33,6 @@ std::unique_ptr<Architecture> create_opt(const HfConfig& c, DataType dtype) {
   a.names.o_proj = "out_proj";
   s.mlp = {s.hidden_size, c.get_int("ffn_dim"), read_activation(c, "activation_function", "relu"),
            bias, dtype, /*gated=*/false, /*fused_gate_up=*/false, "fc1", "fc2"};
-  s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "full_attention");
   return std::make_unique<DecoderCausalLM>(s);
 }
 
