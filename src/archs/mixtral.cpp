@@ -30,6 +30,17 @@ void read_uniform_sliding_window(const HfConfig& c, DecoderSpec& s, bool enabled
 
 std::unique_ptr<Architecture> make(DecoderSpec s) { return std::make_unique<DecoderCausalLM>(s); }
 
+// `m` as Mixtral names it (mixtral, phimoe): block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) /
+// w2 (down).
+DecoderSpec block_sparse_moe(DecoderSpec s, MoEOptions m) {
+  m.gate_name = "w1";
+  m.up_name = "w3";
+  m.down_name = "w2";
+  s.moe = m;
+  s.names.mlp = "block_sparse_moe";
+  return s;
+}
+
 }  // namespace
 
 std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) {
@@ -37,12 +48,7 @@ std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) 
   read_uniform_sliding_window(c, s, true);
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
   m.router.norm_topk_prob = true;
-  m.gate_name = "w1";
-  m.up_name = "w3";
-  m.down_name = "w2";
-  s.moe = m;
-  s.names.mlp = "block_sparse_moe";
-  return make(s);
+  return make(block_sparse_moe(s, m));
 }
 
 std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig& c, DataType dtype) {
@@ -100,12 +106,7 @@ std::unique_ptr<Architecture> create_phimoe(const HfConfig& c, DataType dtype) {
   m.router.top_k = 2;  // sparsemixer always picks two experts
   if (m.router.num_experts < 2) c.fail("num_local_experts", "sparsemixer routing needs at least 2 experts");
   m.router.jitter_eps = static_cast<float>(c.float_or("router_jitter_noise", 0.01));
-  m.gate_name = "w1";
-  m.up_name = "w3";
-  m.down_name = "w2";
-  s.moe = m;
-  s.names.mlp = "block_sparse_moe";
-  return make(s);
+  return make(block_sparse_moe(s, m));
 }
 
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtype) {

@@ -93,11 +93,18 @@ double yarn_mscale(double scale, double mscale) {
   return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
+// yarn / longrope: `factor`, or when absent max_position_embeddings /
+// original_max_position_embeddings (transformers' _compute_yarn_parameters and
+// _compute_longrope_parameters).
+double extension_factor(const RopeConfig& r) {
+  return r.factor_set ? r.factor
+                      : static_cast<double>(r.max_position_embeddings) /
+                            static_cast<double>(r.original_max_position_embeddings);
+}
+
 RopeFrequencies yarn(const RopeConfig& r) {
   const int64_t dim = r.rotary_dim();
-  double factor = r.factor_set ? r.factor
-                               : static_cast<double>(r.max_position_embeddings) /
-                                     static_cast<double>(r.original_max_position_embeddings);
+  const double factor = extension_factor(r);
   RopeFrequencies f;
   if (r.attention_factor_set)
     f.attention_factor = static_cast<float>(r.attention_factor);
@@ -133,9 +140,7 @@ RopeFrequencies yarn(const RopeConfig& r) {
 
 RopeFrequencies longrope(const RopeConfig& r) {
   const int64_t dim = r.rotary_dim();
-  double factor = r.factor_set ? r.factor
-                               : static_cast<double>(r.max_position_embeddings) /
-                                     static_cast<double>(r.original_max_position_embeddings);
+  const double factor = extension_factor(r);
   RopeFrequencies f;
   if (r.attention_factor_set)
     f.attention_factor = static_cast<float>(r.attention_factor);

@@ -11,50 +11,18 @@
 #include "blocks/decoder.h"
 #include "blocks/mlp.h"
 #include "blocks/norms.h"
+#include "block_fixture.h"
 #include "test_util.h"
 #include "util/float16.h"
 
 namespace mobius {
 namespace {
 
+using test::BlockTest;
+using test::Counts;
 using test::op_counts;
-using Counts = std::map<std::string, int>;
-using ParamTable = std::vector<std::pair<std::string, std::string>>;  // name, shape
-
-ParamTable params(const Module& m) {
-  ParamTable out;
-  for (const Parameter* p : m.named_parameters()) out.emplace_back(p->name, shape_str(p->shape));
-  return out;
-}
-
-// A graph with x: [batch, seq, hidden] to run one block on.
-struct BlockTest : ::testing::Test {
-  Model model;
-  GraphBuilder b{model.graph};
-  Ops op{b};
-  Value* input(int64_t hidden, DataType dtype = DataType::FLOAT) {
-    return b.input("x", dtype, {"batch", "seq", hidden});
-  }
-  Counts counts() { return op_counts(model.graph); }
-  int weight_count() {
-    int n = 0;
-    for (const Initializer& i : model.graph.initializers) n += i.weight.has_value();
-    return n;
-  }
-  const Node& node(const std::string& op_type) {
-    for (const Node& n : model.graph.nodes)
-      if (n.op_type == op_type) return n;
-    ADD_FAILURE() << "no " << op_type << " node";
-    return model.graph.nodes.front();
-  }
-  template <typename T>
-  T attr(const Node& n, const std::string& name) {
-    for (const Attribute& a : n.attributes)
-      if (a.name == name) return std::get<T>(a.value);
-    ADD_FAILURE() << n.name << " has no attribute " << name;
-    return T{};
-  }
-};
+using test::params;
+using test::ParamTable;
 
 TEST_F(BlockTest, LinearWithBias) {
   Linear lin(LinearOptions{.in_features = 6, .out_features = 10, .bias = true, .dtype = DataType::FLOAT16});

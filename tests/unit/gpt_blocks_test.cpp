@@ -10,27 +10,16 @@
 #include "blocks/decoder.h"
 #include "blocks/mlp.h"
 #include "blocks/position_embedding.h"
+#include "block_fixture.h"
 #include "test_util.h"
 
 namespace mobius {
 namespace {
 
-using Counts = std::map<std::string, int>;
-using ParamTable = std::vector<std::pair<std::string, std::string>>;  // name, shape
-
-ParamTable params(const Module& m) {
-  ParamTable out;
-  for (const Parameter* p : m.named_parameters()) out.emplace_back(p->name, shape_str(p->shape));
-  return out;
-}
-
-struct GptBlockTest : ::testing::Test {
-  Model model;
-  GraphBuilder b{model.graph};
-  Ops op{b};
-  Value* input(int64_t hidden) { return b.input("x", DataType::FLOAT, {"batch", "seq", hidden}); }
-  Counts counts() { return test::op_counts(model.graph); }
-};
+using test::Counts;
+using test::params;
+using test::ParamTable;
+using GptBlockTest = test::BlockTest;
 
 TEST_F(GptBlockTest, Conv1DWeightIsStoredAsIs) {
   Linear lin(LinearOptions{.in_features = 6, .out_features = 10, .bias = true, .conv1d = true});
