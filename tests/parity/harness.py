@@ -1046,3 +1046,19 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict) 
 def write_row(row: dict) -> None:
     ROWS_DIR.mkdir(parents=True, exist_ok=True)
     (ROWS_DIR / f"{row['model_type']}--{row['variant']}.json").write_text(json.dumps(row, indent=1))
+
+
+@contextlib.contextmanager
+def recorded(index: int, model_type: str, variant: str):
+    """Yields the result row of one parity test (the table's columns, status "error" until the
+    test sets it) and writes it (write_row) when the block ends, however it ends; an exception is
+    first recorded in row["failures"] (its type and first line) and then re-raised."""
+    row = dict(index=index, model_type=model_type, variant=variant, prefill=None, decode=None,
+               tokens=None, genai=None, checker=None, status="error", failures=[])
+    try:
+        yield row
+    except BaseException as e:
+        row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
+        raise
+    finally:
+        write_row(row)

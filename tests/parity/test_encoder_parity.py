@@ -16,15 +16,8 @@ ROWS = [pytest.param(len(H.rows()) + i, mt, name, ov, id=f"{mt}-{name}")
 
 @pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
 def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
-    row = dict(index=index, model_type=model_type, variant=name, prefill=None, decode=None,
-               tokens=None, genai=None, checker=None, status="error", failures=[])
-    try:
+    with H.recorded(index, model_type, name) as row:
         failures = H.run_encoder_parity(model_type, overrides,
                                         tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
         row.update(failures=failures, status="fail" if failures else "pass")
-    except BaseException as e:
-        row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
-        raise
-    finally:
-        H.write_row(row)
     assert not failures, "\n".join(failures)

@@ -39,10 +39,8 @@ def lowered_ops(path) -> tuple[Counter, list]:
 
 @pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
 def test_ep_cpu_parity(index, model_type, name, overrides, tmp_path_factory):
-    row = dict(index=index, model_type=model_type, variant=f"{name}@ep-cpu", prefill=None, decode=None,
-               tokens=None, genai=None, checker=None, status="error", failures=[])
     work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
-    try:
+    with H.recorded(index, model_type, f"{name}@ep-cpu") as row:
         failures = H.run_parity(model_type, overrides, work, row, build_args=("--ep", "cpu"))
         ops, gqa = lowered_ops(work / "onnx" / "model.onnx")
         layers = H.load_reference(work / "hf", overrides=overrides).config.num_hidden_layers
@@ -60,11 +58,6 @@ def test_ep_cpu_parity(index, model_type, name, overrides, tmp_path_factory):
             if ops[("", "Attention")]:
                 failures.append(f"lowering: {ops[('', 'Attention')]} Attention nodes left")
         row.update(failures=failures, status="fail" if failures else "pass")
-    except BaseException as e:
-        row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
-        raise
-    finally:
-        H.write_row(row)
     assert not failures, "\n".join(failures)
 
 
