@@ -194,6 +194,10 @@ def run_once(tool: str, model: str, ckpt: Path, dtype: str) -> dict:
     for p in (out, cache):
         shutil.rmtree(p, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Every run starts with no dirty pages: the kernel throttles a writer once dirty pages pass
+    # (dirty_background_ratio + dirty_ratio) / 2 of memory, so the previous run's unwritten
+    # gigabytes would slow whichever tool runs next.
+    os.sync()
     timefile = WORK / "time.txt"
     timeout = PEER_TIMEOUT_S if tool in ("mobius-onnx", "ort-genai") else 3600
     cmd = ["nice", "/usr/bin/time", "-v", "-o", str(timefile), "timeout", "-s", "KILL",
