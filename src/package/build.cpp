@@ -67,9 +67,41 @@ void require_all_used(const std::vector<std::string>& unused, const Checkpoint& 
               "the checkpoint of model type '" + type + "' is not Llama-shaped");
 }
 
+// The --precision options (passes/passes.h QuantizeOptions), or nullopt for a float build.
+std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
+  if (o.precision.empty()) {
+    if (o.block_size != 32 || o.quant_scheme != "sym" || o.accuracy_level != 0 || o.quantize_lm_head)
+      throw Error("--block-size, --quant-scheme, --accuracy-level and --quantize-lm-head need --precision int4|int8");
+    return std::nullopt;
+  }
+  QuantizeOptions q;
+  if (o.precision == "int4" || o.precision == "int8")
+    q.scheme.bits = o.precision == "int4" ? 4 : 8;
+  else
+    throw Error("unknown --precision '" + o.precision + "' (expected int4 or int8)");
+  if (o.block_size != 32 && o.block_size != 64 && o.block_size != 128)
+    throw Error("--block-size " + std::to_string(o.block_size) + ": expected 32, 64 or 128");
+  q.scheme.block_size = o.block_size;
+  if (o.quant_scheme != "sym" && o.quant_scheme != "asym")
+    throw Error("unknown --quant-scheme '" + o.quant_scheme + "' (expected sym or asym)");
+  q.scheme.symmetric = o.quant_scheme == "sym";
+  if (o.accuracy_level < 0 || o.accuracy_level > 4)
+    throw Error("--accuracy-level " + std::to_string(o.accuracy_level) + ": expected 0 to 4");
+  q.accuracy_level = o.accuracy_level;
+  q.lm_head = o.quantize_lm_head;
+  if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
+    throw Error("--precision " + o.precision + " needs --dtype f32 or f16 (onnxruntime's MatMulNBits CPU kernel has no "
+                "bfloat16)");
+  if (o.try_generic)
+    throw Error("--try-generic runs its self-check on a float graph (mobius' reference evaluator has no MatMulNBits): "
+                "drop --precision");
+  return q;
+}
+
 }  // namespace
 
 BuildReport build_package(const BuildOptions& o) {
+  const std::optional<QuantizeOptions> quantize = quantize_options(o);
   if (o.config_dir.empty() == o.gguf_file.empty())
     throw Error("exactly one of --config DIR and --gguf FILE is required");
   check_output_dir(o.output_dir, o.force);
@@ -100,8 +132,10 @@ BuildReport build_package(const BuildOptions& o) {
   model.metadata["model_type"] = report.model_type;
   model.metadata["task"] = report.task;
   const ExecutionProvider ep = parse_execution_provider(o.ep);
-  report.passes = Pipeline::for_ep(ep).run(model, {.ep = ep, .max_sequence_length = context_length(*cfg)});
+  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = quantize};
+  report.passes = Pipeline::for_context(ctx).run(model, ctx);
   if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
+  if (quantize) model.metadata["precision"] = o.precision;
   report.num_nodes = model.graph.nodes.size();  // after the lowering
   std::optional<WeightPlan> plan;
   if (o.weights) {

@@ -23,6 +23,15 @@ struct BuildOptions {
   // --ep: the execution-provider lowering (passes/passes.h) and the provider named in
   // genai_config.json: default, onnx-standard, cpu, cuda, dml or webgpu.
   std::string ep = "default";
+  // --precision: "" (float, at `dtype`), "int4" or "int8": every Linear weight (and with
+  // quantize_lm_head the LM head) block-quantized into com.microsoft MatMulNBits (passes/passes.h
+  // QuantizeOptions, weights/quantize.h), blocks of block_size (32, 64 or 128) along the input
+  // features, quant_scheme "sym" or "asym", MatMulNBits accuracy_level 0..4 (0: unset).
+  std::string precision;
+  int64_t block_size = 32;
+  std::string quant_scheme = "sym";
+  int accuracy_level = 0;
+  bool quantize_lm_head = false;
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
@@ -46,6 +55,8 @@ struct BuildReport {
 // error nothing is left in output_dir. An unregistered model_type is an error naming the nearest
 // registered ones (and --try-generic when the config is Llama-like); with try_generic it is built
 // as described in package/generic.h, and a failed self-check is an error naming its figures.
+// Quantization options out of range, with --dtype bf16 (MatMulNBits has no CPU kernel for it) or
+// with --try-generic (its evaluator has no MatMulNBits), or set without --precision: an error.
 BuildReport build_package(const BuildOptions& options);
 
 }  // namespace mobius

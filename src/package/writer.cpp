@@ -92,7 +92,9 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
     const int64_t rows = b.rows();
     if (loc.length == 0 || rows == 0) continue;
     const size_t row_bytes = loc.length / static_cast<size_t>(rows);
-    const int64_t step = b.streams() ? std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / row_bytes)) : rows;
+    // a quantized row needs its float source rows too: they bound the chunk
+    const size_t row_memory = std::max(row_bytes, static_cast<size_t>(b.scratch_row_bytes()));
+    const int64_t step = b.streams() ? std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / row_memory)) : rows;
     for (int64_t r = 0; r < rows; r += step) {
       const int64_t end = std::min(rows, r + step);
       chunks.push_back({&b, r, end, loc.offset + static_cast<uint64_t>(r) * row_bytes,

@@ -2,7 +2,8 @@
 // external-data file, 64-byte aligned offsets). Everything is written to a temporary sibling
 // directory first and renamed into place, so a failure leaves no partial output and an existing
 // OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
-// into the data file in chunks of whole output rows (8 MiB by default), converted on every core
+// into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
+// weight's float source rows), converted on every core
 // (std::thread::hardware_concurrency workers) and written in file order by one thread with large
 // sequential writes; at most workers + 2 chunks are in memory, and the checkpoint releases the
 // source pages each chunk read (Checkpoint::streams). A tensor whose checkpoint cannot stream it

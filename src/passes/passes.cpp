@@ -38,12 +38,19 @@ Pipeline Pipeline::for_ep(ExecutionProvider ep) {
   return p;
 }
 
+Pipeline Pipeline::for_context(const PassContext& ctx) {
+  Pipeline p = for_ep(ctx.ep);
+  if (ctx.quantize) p.passes.push_back(make_matmul_nbits());
+  return p;
+}
+
 std::vector<PassReport> Pipeline::run(Model& model, const PassContext& ctx) const {
   std::vector<PassReport> report;
   for (const auto& pass : passes) report.push_back({pass->name(), pass->run(model, ctx)});
   Graph& g = model.graph;
   if (passes.empty()) return report;  // default: the canonical graph, unchanged
-  if (Value* pos = g.find_value("position_ids")) {
+  Value* pos = ctx.ep == ExecutionProvider::default_ ? nullptr : g.find_value("position_ids");
+  if (pos) {
     GraphEditor e(model);
     if (e.consumers(pos).empty())
       g.inputs.erase(std::remove(g.inputs.begin(), g.inputs.end(), pos), g.inputs.end());

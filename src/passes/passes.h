@@ -9,14 +9,16 @@
 //   webgpu           table is static), skip_simplified_layer_norm
 //   dml            pack_matmuls, group_query_attention without rotary (do_rotary=0),
 //                    skip_simplified_layer_norm
+// and with weight quantization (PassContext::quantize, any ep) matmul_nbits last.
 //
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
-// GroupQueryAttention (float, float16) and SkipSimplifiedLayerNormalization (float, float16,
-// bfloat16). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
+// GroupQueryAttention (float, float16), SkipSimplifiedLayerNormalization (float, float16,
+// bfloat16) and MatMulNBits (float, float16; bits 4 and 8). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,11 +33,22 @@ enum class ExecutionProvider { default_, onnx_standard, cpu, cuda, dml, webgpu }
 ExecutionProvider parse_execution_provider(const std::string& name);
 std::string to_string(ExecutionProvider ep);
 
+// Weight quantization (`mobius build --precision int4|int8`, passes/matmul_nbits.cpp).
+struct QuantizeOptions {
+  BlockQuantization scheme;  // bits 4 or 8, block_size, symmetric
+  // MatMulNBits accuracy_level (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8: the minimum precision
+  // of input A in the kernel's computation); 0 writes no attribute, as onnxruntime's quantizer.
+  int accuracy_level = 0;
+  bool lm_head = false;  // also quantize the LM head (tied or not)
+};
+
 struct PassContext {
   ExecutionProvider ep = ExecutionProvider::default_;
   // Rows of the rotary cos/sin caches GroupQueryAttention reads (positions 0 .. n-1): the model's
   // context length (package/genai_config.h context_length()).
   int64_t max_sequence_length = 4096;
+  // Set: matmul_nbits runs after the ep's passes.
+  std::optional<QuantizeOptions> quantize = std::nullopt;
 };
 
 class Pass {
@@ -55,8 +68,10 @@ class Pipeline {
  public:
   // The passes of `ep` (table above).
   static Pipeline for_ep(ExecutionProvider ep);
-  // Runs the passes in order; afterwards (unless there are none: default) drops the position_ids
-  // graph input if nothing reads it and imports opset com.microsoft 1 if a com.microsoft node is
+  // The passes of ctx.ep, then matmul_nbits when ctx.quantize is set (with any ep, default too).
+  static Pipeline for_context(const PassContext& ctx);
+  // Runs the passes in order; afterwards (unless ctx.ep is default) drops the position_ids graph
+  // input if nothing reads it, and imports opset com.microsoft 1 if a com.microsoft node is
   // present.
   std::vector<PassReport> run(Model& model, const PassContext& ctx) const;
   std::vector<std::unique_ptr<Pass>> passes;
@@ -71,6 +86,9 @@ class Pipeline {
 std::unique_ptr<Pass> make_pack_matmuls();
 // group_query_attention.cpp: see the file's comment.
 std::unique_ptr<Pass> make_group_query_attention(bool rotary_inside);
+// matmul_nbits.cpp: MatMul by a 2-D float checkpoint weight (and a tied LM head's Gemm) →
+// com.microsoft MatMulNBits with block-quantized initializers; see the file's comment.
+std::unique_ptr<Pass> make_matmul_nbits();
 // skip_simplified_layer_norm.cpp: RMSNormalization(Add(a, b), gamma) over the last axis, a and b
 // activations and gamma 1-D → com.microsoft SkipSimplifiedLayerNormalization(a, b, gamma), whose
 // 4th output (input_skip_bias_sum) replaces the Add where the residual stream reads it.

@@ -6,6 +6,8 @@
 
 #include "util/error.h"
 #include "weights/convert.h"
+#include "weights/quantize.h"
+#include "util/float16.h"
 
 namespace mobius {
 
@@ -41,7 +43,43 @@ std::vector<int64_t> graph_shape(const TensorInfo& t, bool transpose) {
 
 }  // namespace
 
-int64_t WeightBinding::rows() const { return output_rows(source->shape, init->weight->transpose); }
+namespace {
+
+// A quantized weight's parts are stacked along its rows (N): calls fn(part, local_begin,
+// local_end, rows_before) for each part that rows [row_begin, row_end) overlap, rows_before being
+// the rows of the range that precede the part's.
+template <typename Fn>
+void for_stacked_parts(const std::vector<const TensorInfo*>& parts, bool transpose, int64_t row_begin,
+                       int64_t row_end, Fn fn) {
+  int64_t start = 0;  // first row of the part
+  for (const TensorInfo* t : parts) {
+    const int64_t n = output_rows(t->shape, transpose);
+    const int64_t b = std::max(row_begin, start), e = std::min(row_end, start + n);
+    if (b < e) fn(*t, b - start, e - start, b - row_begin);
+    start += n;
+  }
+}
+
+// The K of a quantized weight: the last dim of its (transposed) source.
+int64_t quantized_k(const TensorInfo& t, bool transpose) {
+  return transpose ? t.shape.front() : t.shape.back();
+}
+
+}  // namespace
+
+int64_t WeightBinding::rows() const {
+  const bool transpose = init->weight->transpose;
+  int64_t n = output_rows(source->shape, transpose);
+  if (init->weight->quantize)
+    for (const TensorInfo* t : concat) n += output_rows(t->shape, transpose);
+  return n;
+}
+
+int64_t WeightBinding::scratch_row_bytes() const {
+  if (!init->weight->quantize) return 0;
+  const int64_t k = quantized_k(*source, init->weight->transpose);
+  return k * static_cast<int64_t>(4 + dtype_size(init->weight->quantize->float_dtype));
+}
 
 bool WeightBinding::streams() const {
   bool all = checkpoint->streams(*source);
@@ -50,13 +88,51 @@ bool WeightBinding::streams() const {
 }
 
 void WeightBinding::release(int64_t row_begin, int64_t row_end) const {
-  checkpoint->release(*source, init->weight->transpose, row_begin, row_end);
-  for (const TensorInfo* t : concat) checkpoint->release(*t, init->weight->transpose, row_begin, row_end);
+  const bool transpose = init->weight->transpose;
+  if (init->weight->quantize) {
+    std::vector<const TensorInfo*> parts{source};
+    parts.insert(parts.end(), concat.begin(), concat.end());
+    for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t) {
+      checkpoint->release(t, transpose, b, e);
+    });
+    return;
+  }
+  checkpoint->release(*source, transpose, row_begin, row_end);
+  for (const TensorInfo* t : concat) checkpoint->release(*t, transpose, row_begin, row_end);
 }
 
 void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const {
   const DataType dt = init->value->dtype;
   const bool transpose = init->weight->transpose;
+  if (const auto& q = init->weight->quantize) {
+    std::vector<const TensorInfo*> parts{source};
+    parts.insert(parts.end(), concat.begin(), concat.end());
+    const int64_t k = quantized_k(*source, transpose);
+    const int64_t row_bytes = static_cast<int64_t>(out.size()) / (row_end - row_begin);
+    std::vector<uint8_t> raw;
+    std::vector<float> values;
+    for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t before) {
+      const size_t n = static_cast<size_t>((e - b) * k);
+      values.resize(n);
+      if (q->float_dtype == DataType::FLOAT) {
+        checkpoint->produce(t, DataType::FLOAT, transpose, b, e,
+                            {reinterpret_cast<uint8_t*>(values.data()), n * sizeof(float)});
+      } else {  // FLOAT16: round to the build dtype first, as the float build would
+        raw.resize(n * 2);
+        checkpoint->produce(t, DataType::FLOAT16, transpose, b, e, raw);
+        for (size_t i = 0; i < n; ++i) {
+          uint16_t h;
+          std::memcpy(&h, raw.data() + 2 * i, 2);
+          values[i] = f16_to_f32(h);
+        }
+      }
+      uint8_t* dst = out.data() + before * row_bytes;
+      using Part = WeightQuantization::Part;
+      block_quantize_rows(values.data(), e - b, k, q->scheme, q->float_dtype, q->part == Part::data ? dst : nullptr,
+                          q->part == Part::scales ? dst : nullptr, q->part == Part::zero_points ? dst : nullptr);
+    });
+    return;
+  }
   if (concat.empty()) {
     checkpoint->produce(*source, dt, transpose, row_begin, row_end, out);
     return;
@@ -84,6 +160,29 @@ static std::string dims_str(const std::vector<int64_t>& d) {
   return s + "]";
 }
 
+// A quantized initializer: every part a float matrix [N_i, K] (after the transpose), one K, and
+// the quantization of [sum N_i, K] has the initializer's shape.
+static void bind_quantized(const Initializer& init, const std::vector<const TensorInfo*>& parts) {
+  const WeightRef& ref = *init.weight;
+  int64_t n = 0, k = -1;
+  for (const TensorInfo* t : parts) {
+    std::vector<int64_t> got = graph_shape(*t, ref.transpose);
+    if (got.size() != 2 || (k >= 0 && got[1] != k))
+      throw Error(*t->file + ": tensor '" + t->name + "' has shape " + dims_str(t->shape) +
+                  ", expected a matrix" + (k >= 0 ? " with " + std::to_string(k) + " input features" : "") +
+                  " to quantize into '" + init.value->name + "'");
+    if (!is_float(t->dtype))
+      throw Error(*t->file + ": tensor '" + t->name + "' has dtype " + dtype_name(t->dtype) +
+                  ", expected a float tensor to quantize");
+    k = got[1];
+    n += got[0];
+  }
+  const Shape want = quant_shape(ref.quantize->part, n, k, ref.quantize->scheme);
+  if (shape_str(want) != shape_str(*init.value->shape))
+    throw Error(*parts[0]->file + ": tensor '" + parts[0]->name + "' quantizes to " + shape_str(want) +
+                ", expected " + shape_str(*init.value->shape) + " for '" + init.value->name + "'");
+}
+
 WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   WeightPlan plan;
   std::set<std::string> used;
@@ -109,6 +208,11 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
     for (const Dim& d : *init.value->shape) want.push_back(d.value);
     std::vector<const TensorInfo*> parts{lookup(ref.source_key)};
     for (const auto& key : ref.concat) parts.push_back(lookup(key));
+    if (ref.quantize) {
+      bind_quantized(init, parts);
+      plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
+      continue;
+    }
     int64_t last = 0;  // concatenated: every part fits `want` but in the last axis, which adds up
     for (const TensorInfo* t : parts) {
       std::vector<int64_t> got = graph_shape(*t, ref.transpose);

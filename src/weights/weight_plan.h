@@ -19,12 +19,17 @@ struct WeightBinding {
   const Checkpoint* checkpoint;  // the checkpoint `source` belongs to
   // WeightRef::concat: the further tensors, concatenated after `source` along the last axis.
   std::vector<const TensorInfo*> concat = {};
-  // Rows of the initializer viewed as [rows, last dim] (weights/convert.h output_rows).
+  // Rows of the initializer viewed as [rows, last dim] (weights/convert.h output_rows); for a
+  // quantized weight (WeightRef::quantize) N, the rows of the matrix [N, K] it quantizes.
   int64_t rows() const;
+  // Scratch bytes per row that produce() needs besides `out`: a quantized weight's source rows
+  // in float32 and in the build dtype (weights/quantize.h); 0 otherwise.
+  int64_t scratch_row_bytes() const;
   // Writes rows [row_begin, row_end) of the initializer's bytes (converted and transposed as the
   // WeightRef says) to `out` (Checkpoint::produce); any range when streams(), else all rows.
   // With `concat`, each part's rows are produced into a buffer of their own size and copied into
-  // place: memory holds one part's range besides `out`.
+  // place: memory holds one part's range besides `out`. A quantized weight's rows are its source
+  // rows (of the concatenated parts, stacked along N) block-quantized (weights/quantize.h).
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
   bool streams() const;  // every part streams
   // Checkpoint::release of the source pages rows [row_begin, row_end) read (of every part).
@@ -35,7 +40,8 @@ class WeightPlan {
  public:
   // Throws mobius::Error on the first missing tensor, shape or dtype mismatch (for a concatenated
   // initializer: parts that differ from it in any but the last axis, or whose last axes do not
-  // add up to its own).
+  // add up to its own; for a quantized one: parts that are not float matrices [N_i, K] whose
+  // quantization (weights/quantize.h quant_shape) has the initializer's shape).
   static WeightPlan bind(const Graph& graph, const Checkpoint& checkpoint);
   const std::vector<WeightBinding>& bindings() const { return bindings_; }
   const std::vector<std::string>& unused() const { return unused_; }

@@ -63,6 +63,28 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}))
       ->capture_default_str();
 
+  build->add_option("--precision", opts.precision,
+                    "Weight precision: absent = float at --dtype; int4 or int8 = every Linear weight "
+                    "block-quantized (round to nearest, as onnxruntime's quantizer) into com.microsoft "
+                    "MatMulNBits, with any --ep (default too); --dtype f32 or f16 (the scales' dtype)")
+      ->check(CLI::IsMember({"int4", "int8"}));
+  build->add_option("--block-size", opts.block_size,
+                    "Quantization block size along the input features: 32, 64 or 128 (a last short "
+                    "block is padded)")
+      ->check(CLI::IsMember({32, 64, 128}))
+      ->capture_default_str();
+  build->add_option("--quant-scheme", opts.quant_scheme,
+                    "sym (scales only) or asym (scales and zero points)")
+      ->check(CLI::IsMember({"sym", "asym"}))
+      ->capture_default_str();
+  build->add_option("--accuracy-level", opts.accuracy_level,
+                    "MatMulNBits accuracy_level: 0 (unset, not written), 1 fp32, 2 fp16, 3 bf16, 4 int8 "
+                    "(the minimum precision of the activations inside the kernel)")
+      ->check(CLI::Range(0, 4))
+      ->capture_default_str();
+  build->add_flag("--quantize-lm-head", opts.quantize_lm_head,
+                  "Also quantize the LM head (tied to the embeddings or not); default: kept in float");
+
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");
   list->require_subcommand(1);
@@ -93,7 +115,7 @@ int main(int argc, char** argv) {
     std::cout << "built " << r.model_type << (r.generic ? " as the generic Llama decoder" : "") << " (" << r.task << "): " << r.num_nodes << " nodes, "
               << r.num_weights << " weights";
     if (!r.passes.empty()) {
-      std::cout << ", --ep " << opts.ep << ":";
+      std::cout << ", --ep " << opts.ep << (opts.precision.empty() ? "" : " --precision " + opts.precision) << ":";
       for (const auto& p : r.passes) std::cout << " " << p.pass << " " << p.rewrites;
     }
     std::cout << " -> " << opts.output_dir << "\n";

@@ -1,0 +1,130 @@
+// matmul_nbits: y = MatMul(x, W) with W a checkpoint weight [K, N] (a Linear, possibly packed by
+// pack_matmuls) → y = com.microsoft MatMulNBits(x, B, scales[, zero_points]) {K, N, bits,
+// block_size[, accuracy_level]}, the three new initializers being the block quantization of the
+// matrix [N, K] = W^T (WeightRef::quantize, weights/quantize.h) produced by the writer row by row.
+// A tied LM head, Gemm(x, E, transB=1[, C]) with E the embedding [vocab, hidden] = [N, K], becomes
+// MatMulNBits(x, …) [+ C]. The LM head (the MatMul or Gemm the logits output is computed from)
+// stays float unless QuantizeOptions::lm_head. Weights of rank ≠ 2 (stacked MoE experts) stay float.
+// Bias Adds stay as they are. Operator: onnxruntime contrib op MatMulNBits (docs/ContribOperators.md;
+// onnxruntime/core/graph/contrib_ops/contrib_defs.cc), whose CPU kernel takes float and float16.
+#include <map>
+
+#include "passes/graph_edit.h"
+#include "passes/passes.h"
+#include "util/error.h"
+#include "weights/quantize.h"
+
+namespace mobius {
+namespace {
+
+using Part = WeightQuantization::Part;
+
+// The MatMul / Gemm node the logits output is computed from: walking back from the graph output
+// "logits" through the nodes' computed inputs (the first one where several), the first node that
+// multiplies by a checkpoint weight. nullopt if there is none within 16 nodes.
+std::optional<size_t> lm_head_node(GraphEditor& e) {
+  const Value* v = e.graph().find_value("logits");
+  if (!v || !e.is_output(v)) return std::nullopt;
+  for (int depth = 0; depth < 16; ++depth) {
+    auto p = e.producer(v);
+    if (!p) return std::nullopt;
+    const Node& n = e.graph().nodes[*p];
+    if (n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm") && n.inputs.size() > 1) {
+      const Initializer* w = e.initializer(n.inputs[1]);
+      if (w && w->weight) return p;
+    }
+    const Value* next = nullptr;
+    for (const Value* in : n.inputs)
+      if (in && e.producer(in)) {
+        next = in;
+        break;
+      }
+    if (!next) return std::nullopt;
+    v = next;
+  }
+  return std::nullopt;
+}
+
+// A float weight matrix this pass can quantize: a 2-D checkpoint weight with a static shape, not
+// yet quantized, of a dtype MatMulNBits' CPU kernel takes.
+const Initializer* quantizable(GraphEditor& e, const Value* v) {
+  const Initializer* w = e.initializer(v);
+  if (!w || !w->weight || w->weight->quantize || !v->shape || v->shape->size() != 2) return nullptr;
+  for (const Dim& d : *v->shape)
+    if (d.is_symbolic()) return nullptr;
+  return v->dtype == DataType::FLOAT || v->dtype == DataType::FLOAT16 ? w : nullptr;
+}
+
+class MatMulNBits : public Pass {
+ public:
+  const char* name() const override { return "matmul_nbits"; }
+
+  int run(Model& model, const PassContext& ctx) const override {
+    MOBIUS_ASSERT(ctx.quantize.has_value(), "matmul_nbits needs PassContext::quantize");
+    const QuantizeOptions& o = *ctx.quantize;
+    GraphEditor e(model);
+    Graph& g = model.graph;
+    const std::optional<size_t> lm_head = lm_head_node(e);
+    std::map<std::string, std::vector<Value*>> done;  // weight name → B, scales[, zero_points]
+    int rewrites = 0;
+    const size_t count = g.nodes.size();
+    for (size_t i = 0; i < count; ++i) {
+      const Node& n = g.nodes[i];
+      if (!n.domain.empty() || (n.op_type != "MatMul" && n.op_type != "Gemm")) continue;
+      if (lm_head == i && !o.lm_head) continue;
+      const bool gemm = n.op_type == "Gemm";
+      // Gemm: only y = x @ E^T [+ C] (alpha = beta = 1, transA = 0, transB = 1)
+      if (gemm && (GraphEditor::attr_int(n, "transA", 0) != 0 || GraphEditor::attr_int(n, "transB", 0) != 1 ||
+                   GraphEditor::attr_float(n, "alpha").value_or(1.0f) != 1.0f ||
+                   GraphEditor::attr_float(n, "beta").value_or(1.0f) != 1.0f))
+        continue;
+      const Initializer* w = quantizable(e, n.inputs[1]);
+      if (!w) continue;
+      const Shape& shape = *w->value->shape;
+      // the matrix [N, K]: MatMul's weight is [K, N], the Gemm's (transB) already [N, K]
+      const int64_t k = shape[gemm ? 1 : 0].value, nn = shape[gemm ? 0 : 1].value;
+      const std::string wname = w->value->name;
+      const DataType dt = w->value->dtype;
+      if (!done.count(wname)) {
+        WeightRef ref = *w->weight;                // copied: new initializers may move w
+        if (!gemm) ref.transpose = !ref.transpose;  // the source as [N, K]
+        e.set_scope(GraphEditor::scope_of(n));
+        std::vector<Value*> q;
+        const Part parts[] = {Part::data, Part::scales, Part::zero_points};
+        const char* suffix[] = {"_Q", "_scales", "_zero_points"};
+        for (int p = 0; p < (o.scheme.symmetric ? 2 : 3); ++p) {
+          ref.quantize = WeightQuantization{parts[p], o.scheme, dt};
+          std::string base = wname + suffix[p] + (p == 0 ? std::to_string(o.scheme.bits) : "");
+          q.push_back(e.weight(base, parts[p] == Part::scales ? dt : DataType::UINT8,
+                               quant_shape(parts[p], nn, k, o.scheme), ref));
+        }
+        done[wname] = q;
+      }
+      const Node& node = g.nodes[i];  // re-read: nothing moved the nodes, but be explicit
+      std::vector<Value*> inputs{node.inputs[0]};
+      for (Value* v : done[wname]) inputs.push_back(v);
+      std::vector<Attribute> attrs{{"K", k}, {"N", nn}, {"bits", int64_t{o.scheme.bits}},
+                                   {"block_size", o.scheme.block_size}};
+      if (o.accuracy_level) attrs.push_back({"accuracy_level", int64_t{o.accuracy_level}});
+      e.set_scope(GraphEditor::scope_of(node));
+      Value* out = node.outputs[0];
+      const bool bias = gemm && node.inputs.size() > 2 && node.inputs[2];
+      if (bias) {
+        Value* y = e.add1("MatMulNBits", inputs, dt, attrs, "com.microsoft");
+        e.add("Add", {y, node.inputs[2]}, {out});
+      } else {
+        e.add("MatMulNBits", inputs, {out}, attrs, "com.microsoft");
+      }
+      e.remove(i);
+      ++rewrites;
+    }
+    e.commit();
+    return rewrites;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_matmul_nbits() { return std::make_unique<MatMulNBits>(); }
+
+}  // namespace mobius
