@@ -90,8 +90,8 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
   q.accuracy_level = o.accuracy_level;
   q.lm_head = o.quantize_lm_head;
   if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
-    throw Error("--precision " + o.precision + " needs --dtype f32 or f16 (onnxruntime's MatMulNBits CPU kernel has no "
-                "bfloat16)");
+    throw Error("--precision " + o.precision + " with --dtype bf16: onnxruntime's MatMulNBits CPU kernel has no "
+                "bfloat16 (use --dtype f32 or f16)");
   if (o.try_generic)
     throw Error("--try-generic runs its self-check on a float graph (mobius' reference evaluator has no MatMulNBits): "
                 "drop --precision");

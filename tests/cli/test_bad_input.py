@@ -220,3 +220,24 @@ def test_unsupported_decoder_config(tmp_path, model_type, field, value):
     H.make_config(model_type, {}).save_pretrained(d)
     edit_config(d, **{field: value})
     expect_error(d, "config.json", field)
+
+
+# --- --precision (weight quantization) ---------------------------------------------------------
+@pytest.mark.parametrize("extra,needles", [
+    (("--precision", "int3"), ("--precision", "int3")),
+    (("--precision", "fp8"), ("--precision", "fp8")),
+    (("--precision", "int4", "--block-size", "48"), ("--block-size", "48")),
+    (("--precision", "int4", "--block-size", "16"), ("--block-size", "16")),
+    (("--precision", "int4", "--quant-scheme", "nf4"), ("--quant-scheme", "nf4")),
+    (("--precision", "int4", "--accuracy-level", "5"), ("--accuracy-level", "5")),
+    (("--precision", "int4", "--dtype", "bf16"), ("--precision int4", "bf16")),
+    (("--block-size", "64",), ("--precision",)),
+    (("--quantize-lm-head",), ("--precision",)),
+])
+def test_bad_quantization_options(ckpt, extra, needles):
+    expect_error(ckpt, *needles, extra=extra)
+
+
+def test_try_generic_refuses_precision(ckpt):
+    edit_config(ckpt, model_type="llamaish")
+    expect_error(ckpt, "--try-generic", "--precision", extra=("--try-generic", "--precision", "int4"))

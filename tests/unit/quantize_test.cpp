@@ -1,0 +1,179 @@
+// weights/quantize.h: the MatMulNBits block quantization (layout of onnxruntime's contrib op
+// spec, rounding of its quantizer, MLAS q4_dq.cpp; the bit-for-bit comparison with onnxruntime
+// itself is tests/parity/test_quantized.py), and quantized weights produced by the WeightPlan in
+// row ranges as the writer streams them.
+#include <cstring>
+
+#include "builder/builder.h"
+#include "test_util.h"
+#include "util/float16.h"
+#include "weights/quantize.h"
+#include "weights/safetensors.h"
+#include "weights/weight_plan.h"
+
+namespace mobius {
+namespace {
+
+using Part = WeightQuantization::Part;
+
+float f32_at(const std::vector<uint8_t>& bytes, size_t i) {
+  float f;
+  std::memcpy(&f, bytes.data() + 4 * i, 4);
+  return f;
+}
+
+int nibble(const std::vector<uint8_t>& bytes, size_t i) { return i % 2 ? bytes[i / 2] >> 4 : bytes[i / 2] & 15; }
+
+TEST(BlockQuantize, Shapes) {
+  const BlockQuantization q4{4, 32, false}, q8{8, 128, true};
+  EXPECT_EQ(shape_str(quant_shape(Part::data, 6, 80, q4)), shape_str({6, 3, 16}));
+  EXPECT_EQ(shape_str(quant_shape(Part::scales, 6, 80, q4)), shape_str({6, 3}));
+  EXPECT_EQ(shape_str(quant_shape(Part::zero_points, 6, 80, q4)), shape_str({6, 2}));  // 3 nibbles
+  EXPECT_EQ(shape_str(quant_shape(Part::data, 6, 80, q8)), shape_str({6, 1, 128}));
+  EXPECT_EQ(shape_str(quant_shape(Part::zero_points, 6, 300, q8)), shape_str({6, 3}));
+}
+
+// Symmetric 4 bits: scale = -m / 8 with m the value of largest magnitude; q = roundf(v / scale + 8)
+// (halves away from zero), element 2i in the low nibble; the short last block is padded with 0.
+TEST(BlockQuantize, Symmetric4BitsLayoutAndPadding) {
+  const int64_t k = 40;  // block 0: 32 values, block 1: 8 values + 24 padding
+  std::vector<float> w(k);
+  for (int i = 0; i < 32; ++i) w[i] = (i - 16) * 0.25f;  // [-4, 3.75]: m = -4, scale 0.5
+  for (int i = 32; i < 40; ++i) w[i] = (i - 32) * 0.5f;  // [0, 3.5]: m = 3.5, scale -0.4375
+  std::vector<uint8_t> data(2 * 16), scales(2 * 4);
+  block_quantize_rows(w.data(), 1, k, {4, 32, true}, DataType::FLOAT, data.data(), scales.data(), nullptr);
+  EXPECT_EQ(f32_at(scales, 0), 0.5f);
+  EXPECT_EQ(f32_at(scales, 1), -3.5f / 8);
+  for (int i = 0; i < 32; ++i)  // v / 0.5 + 8 = (i - 16) / 2 + 8: halves round up (away from 0)
+    EXPECT_EQ(nibble(data, i), std::min(15, (i + 1) / 2)) << i;
+  const float recip = 1.0f / (-3.5f / 8);
+  for (int i = 32; i < 40; ++i) EXPECT_EQ(nibble(data, i), static_cast<int>(std::roundf(w[i] * recip + 8))) << i;
+  EXPECT_EQ(nibble(data, 39), 0);  // 3.5 / -0.4375 = -8 → code 0
+  for (int i = 40; i < 64; ++i) EXPECT_EQ(nibble(data, i), 0) << i;
+}
+
+// Asymmetric 8 bits: lo = min(min, 0), hi = max(max, 0), scale = (hi - lo) / 255,
+// zero point roundf(-lo / scale), codes clamped to [0, 255].
+TEST(BlockQuantize, Asymmetric8Bits) {
+  std::vector<float> w{-1.0f, 3.0f, 0.0f, 1.0f};
+  for (int i = 4; i < 32; ++i) w.push_back(0.5f);
+  std::vector<uint8_t> data(32), scales(4), zp(1);
+  block_quantize_rows(w.data(), 1, 32, {8, 32, false}, DataType::FLOAT, data.data(), scales.data(), zp.data());
+  const float s = 4.0f / 255.0f;
+  EXPECT_EQ(f32_at(scales, 0), s);
+  EXPECT_EQ(zp[0], 64);  // 1 / (4 / 255) = 63.75
+  EXPECT_EQ(data[0], 0);    // -63.75 + 64 = 0.25
+  EXPECT_EQ(data[1], 255);  // 191.25 + 64 clamped
+  EXPECT_EQ(data[2], 64);
+  EXPECT_EQ(data[3], static_cast<int>(std::roundf(1.0f * (1.0f / s) + 64)));
+}
+
+// Asymmetric 4 bits: zero points two per byte (block 2j low nibble), a trailing half byte 0; an
+// all-zero block has scale 0, zero point 0 and codes 0; a block of one sign still spans 0.
+TEST(BlockQuantize, Asymmetric4BitsZeroPointsAndZeroBlock) {
+  const int64_t k = 96;
+  std::vector<float> w(k, 0.0f);
+  for (int i = 32; i < 64; ++i) w[i] = 1.0f + i;     // positive: lo = 0 → zero point 0
+  for (int i = 64; i < 96; ++i) w[i] = -1.0f - i;    // negative: hi = 0 → zero point 15
+  std::vector<uint8_t> data(3 * 16), scales(3 * 4), zp(2);
+  block_quantize_rows(w.data(), 1, k, {4, 32, false}, DataType::FLOAT, data.data(), scales.data(), zp.data());
+  EXPECT_EQ(f32_at(scales, 0), 0.0f);
+  EXPECT_EQ(f32_at(scales, 1), 64.0f / 15);
+  EXPECT_EQ(f32_at(scales, 2), 96.0f / 15);
+  EXPECT_EQ(zp[0], 0x00 | (0 << 4));
+  EXPECT_EQ(zp[1], 15);  // block 2 low nibble, the high nibble unused
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(nibble(data, i), 0);
+  EXPECT_EQ(nibble(data, 63), 15);  // the block maximum
+  EXPECT_EQ(nibble(data, 95), 0);   // the block minimum
+}
+
+// float16 scales: stored rounded to float16, and codes computed with the rounded scale.
+TEST(BlockQuantize, Float16Scales) {
+  std::vector<float> w(32);
+  for (int i = 0; i < 32; ++i) w[i] = static_cast<float>(test::round_f16(0.01f * (i - 10)));
+  std::vector<uint8_t> data(16), scales(2);
+  block_quantize_rows(w.data(), 1, 32, {4, 32, true}, DataType::FLOAT16, data.data(), scales.data(), nullptr);
+  uint16_t h;
+  std::memcpy(&h, scales.data(), 2);
+  EXPECT_EQ(h, f32_to_f16(-w[31] / 8));
+  const float recip = 1.0f / f16_to_f32(h);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(nibble(data, i), std::clamp(static_cast<int>(std::roundf(w[i] * recip + 8)), 0, 15)) << i;
+}
+
+TEST(BlockQuantize, RowsAreIndependent) {
+  const int64_t rows = 5, k = 72;
+  std::vector<float> w(rows * k);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * i) * (1 + i % 7);
+  for (bool sym : {true, false})
+    for (int bits : {4, 8}) {
+      const BlockQuantization q{bits, 32, sym};
+      const int64_t d = quant_k_blocks(k, q) * quant_blob_size(q), s = quant_k_blocks(k, q) * 4,
+                    z = quant_zero_point_bytes(k, q);
+      std::vector<uint8_t> data(rows * d), scales(rows * s), zp(rows * z);
+      block_quantize_rows(w.data(), rows, k, q, DataType::FLOAT, data.data(), scales.data(), sym ? nullptr : zp.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<uint8_t> d1(d), s1(s), z1(z);
+        block_quantize_rows(w.data() + r * k, 1, k, q, DataType::FLOAT, d1.data(), s1.data(), sym ? nullptr : z1.data());
+        EXPECT_TRUE(std::equal(d1.begin(), d1.end(), data.begin() + r * d)) << bits << sym << r;
+        EXPECT_TRUE(std::equal(s1.begin(), s1.end(), scales.begin() + r * s)) << bits << sym << r;
+        if (!sym) EXPECT_TRUE(std::equal(z1.begin(), z1.end(), zp.begin() + r * z)) << bits << sym << r;
+      }
+    }
+}
+
+// A quantized packed weight (q and k stacked along N) produced in row ranges, as the writer
+// streams it, equals the quantization of the stacked matrix; a transposed source ([K, N], GPT-2's
+// Conv1D) is quantized as its transpose.
+TEST(BlockQuantize, WeightPlanProducesStackedRowsInRanges) {
+  test::TempDir dir;
+  const int64_t k = 40;
+  std::vector<float> q(4 * k), kk(2 * k), c(k * 3);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = std::cos(0.11f * i) * 3;
+  for (size_t i = 0; i < kk.size(); ++i) kk[i] = std::sin(0.23f * i);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = 0.1f * static_cast<float>(i % 17) - 0.8f;
+  test::SafetensorsWriter().f32("q.weight", {4, k}, q).f32("k.weight", {2, k}, kk).f32("c.weight", {k, 3}, c)
+      .write(dir.path / "model.safetensors");
+  SafetensorsCheckpoint ckpt(dir.str());
+  const BlockQuantization scheme{4, 32, false};
+  for (Part part : {Part::data, Part::scales, Part::zero_points}) {
+    Graph g;
+    GraphBuilder b(g);
+    const DataType dt = part == Part::scales ? DataType::FLOAT : DataType::UINT8;
+    WeightRef packed{"q.weight", false, {"k.weight"}, WeightQuantization{part, scheme, DataType::FLOAT}};
+    WeightRef conv{"c.weight", true, {}, WeightQuantization{part, scheme, DataType::FLOAT}};
+    b.weight("qk", dt, quant_shape(part, 6, k, scheme), packed);
+    b.weight("c", dt, quant_shape(part, 3, k, scheme), conv);
+    WeightPlan plan = WeightPlan::bind(g, ckpt);
+    ASSERT_EQ(plan.bindings().size(), 2u);
+    // expected: the stacked [6, k] and the transposed [3, k] quantized whole
+    std::vector<float> stacked(q);
+    stacked.insert(stacked.end(), kk.begin(), kk.end());
+    std::vector<float> ct(3 * k);
+    for (int64_t r = 0; r < k; ++r)
+      for (int col = 0; col < 3; ++col) ct[col * k + r] = c[r * 3 + col];
+    const std::vector<float>* src[] = {&stacked, &ct};
+    for (int i = 0; i < 2; ++i) {
+      const WeightBinding& wb = plan.bindings()[i];
+      const int64_t rows = wb.rows();
+      ASSERT_EQ(rows, i == 0 ? 6 : 3);
+      EXPECT_EQ(wb.scratch_row_bytes(), k * 8);
+      const size_t row_bytes = wb.init->nbytes() / rows;
+      std::vector<uint8_t> want(wb.init->nbytes()), got(wb.init->nbytes());
+      block_quantize_rows(src[i]->data(), rows, k, scheme, DataType::FLOAT, part == Part::data ? want.data() : nullptr,
+                          part == Part::scales ? want.data() : nullptr, part == Part::zero_points ? want.data() : nullptr);
+      // ranges, one crossing the q / k boundary (row 4)
+      const std::vector<std::pair<int64_t, int64_t>> ranges =
+          i == 0 ? std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 5}, {5, 6}} : std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 3}};
+      for (auto [r, e] : ranges) wb.produce(r, e, {got.data() + r * row_bytes, static_cast<size_t>(e - r) * row_bytes});
+      EXPECT_EQ(got, want) << "part " << static_cast<int>(part) << " binding " << i;
+    }
+  }
+  Graph bad;
+  GraphBuilder bb(bad);
+  bb.weight("qk", DataType::UINT8, {5, 2, 16}, {"q.weight", false, {"k.weight"}, WeightQuantization{Part::data, scheme}});
+  test::expect_error([&] { WeightPlan::bind(bad, ckpt); }, {"quantizes to [6, 2, 16]", "'qk'"});
+}
+
+}  // namespace
+}  // namespace mobius
