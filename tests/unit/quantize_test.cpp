@@ -117,7 +117,9 @@ TEST(BlockQuantize, RowsAreIndependent) {
         block_quantize_rows(w.data() + r * k, 1, k, q, DataType::FLOAT, d1.data(), s1.data(), sym ? nullptr : z1.data());
         EXPECT_TRUE(std::equal(d1.begin(), d1.end(), data.begin() + r * d)) << bits << sym << r;
         EXPECT_TRUE(std::equal(s1.begin(), s1.end(), scales.begin() + r * s)) << bits << sym << r;
-        if (!sym) EXPECT_TRUE(std::equal(z1.begin(), z1.end(), zp.begin() + r * z)) << bits << sym << r;
+        if (!sym) {
+          EXPECT_TRUE(std::equal(z1.begin(), z1.end(), zp.begin() + r * z)) << bits << sym << r;
+        }
       }
     }
 }
