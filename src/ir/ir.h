@@ -67,6 +67,7 @@ struct BlockQuantization {
 // A quantized weight: which of MatMulNBits' three inputs this initializer is (B: uint8
 // [N, k_blocks, block_size * bits / 8], scales: float_dtype [N, k_blocks], zero_points: uint8
 // [N, ceil(k_blocks * bits / 8)]), from the float matrix [N, K] rounded to `float_dtype` first.
+// (GatherBlockQuantized's data is B as [N, K * bits / 8], K a multiple of block_size.)
 struct WeightQuantization {
   enum class Part { data, scales, zero_points };
   Part part = Part::data;

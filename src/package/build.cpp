@@ -70,8 +70,10 @@ void require_all_used(const std::vector<std::string>& unused, const Checkpoint& 
 // The --precision options (passes/passes.h QuantizeOptions), or nullopt for a float build.
 std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
   if (o.precision.empty()) {
-    if (o.block_size != 32 || o.quant_scheme != "sym" || o.accuracy_level != 0 || o.quantize_lm_head)
-      throw Error("--block-size, --quant-scheme, --accuracy-level and --quantize-lm-head need --precision int4|int8");
+    if (o.block_size != 32 || o.quant_scheme != "sym" || o.accuracy_level != 0 || o.quantize_lm_head ||
+        o.quantize_embeddings)
+      throw Error("--block-size, --quant-scheme, --accuracy-level, --quantize-lm-head and --quantize-embeddings need "
+                  "--precision int4|int8");
     return std::nullopt;
   }
   QuantizeOptions q;
@@ -89,6 +91,7 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
     throw Error("--accuracy-level " + std::to_string(o.accuracy_level) + ": expected 0 to 4");
   q.accuracy_level = o.accuracy_level;
   q.lm_head = o.quantize_lm_head;
+  q.embeddings = o.quantize_embeddings;
   if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
     throw Error("--precision " + o.precision + " with --dtype bf16: onnxruntime's MatMulNBits CPU kernel has no "
                 "bfloat16 (use --dtype f32 or f16)");

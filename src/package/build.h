@@ -32,6 +32,7 @@ struct BuildOptions {
   std::string quant_scheme = "sym";
   int accuracy_level = 0;
   bool quantize_lm_head = false;
+  bool quantize_embeddings = false;  // Gather of the embeddings → GatherBlockQuantized
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;

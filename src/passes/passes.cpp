@@ -41,6 +41,7 @@ Pipeline Pipeline::for_ep(ExecutionProvider ep) {
 Pipeline Pipeline::for_context(const PassContext& ctx) {
   Pipeline p = for_ep(ctx.ep);
   if (ctx.quantize) p.passes.push_back(make_matmul_nbits());
+  if (ctx.quantize && ctx.quantize->embeddings) p.passes.push_back(make_gather_block_quantized());
   return p;
 }
 

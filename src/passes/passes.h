@@ -9,7 +9,8 @@
 //   webgpu           table is static), skip_simplified_layer_norm
 //   dml            pack_matmuls, group_query_attention without rotary (do_rotary=0),
 //                    skip_simplified_layer_norm
-// and with weight quantization (PassContext::quantize, any ep) matmul_nbits last.
+// and with weight quantization (PassContext::quantize, any ep) matmul_nbits last, then with
+// QuantizeOptions::embeddings gather_block_quantized.
 //
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
@@ -40,6 +41,7 @@ struct QuantizeOptions {
   // of input A in the kernel's computation); 0 writes no attribute, as onnxruntime's quantizer.
   int accuracy_level = 0;
   bool lm_head = false;  // also quantize the LM head (tied or not)
+  bool embeddings = false;  // also quantize the embedding matrices (gather_block_quantized)
 };
 
 struct PassContext {
@@ -68,7 +70,8 @@ class Pipeline {
  public:
   // The passes of `ep` (table above).
   static Pipeline for_ep(ExecutionProvider ep);
-  // The passes of ctx.ep, then matmul_nbits when ctx.quantize is set (with any ep, default too).
+  // The passes of ctx.ep, then matmul_nbits when ctx.quantize is set (with any ep, default too)
+  // and gather_block_quantized when ctx.quantize->embeddings.
   static Pipeline for_context(const PassContext& ctx);
   // Runs the passes in order; afterwards (unless ctx.ep is default) drops the position_ids graph
   // input if nothing reads it, and imports opset com.microsoft 1 if a com.microsoft node is
@@ -89,6 +92,9 @@ std::unique_ptr<Pass> make_group_query_attention(bool rotary_inside);
 // matmul_nbits.cpp: MatMul by a 2-D float checkpoint weight (and a tied LM head's Gemm) →
 // com.microsoft MatMulNBits with block-quantized initializers; see the file's comment.
 std::unique_ptr<Pass> make_matmul_nbits();
+// gather_block_quantized.cpp: Gather of rows of a 2-D float checkpoint weight (the embeddings)
+// whose width is a multiple of the block size → com.microsoft GatherBlockQuantized; see the file.
+std::unique_ptr<Pass> make_gather_block_quantized();
 // skip_simplified_layer_norm.cpp: RMSNormalization(Add(a, b), gamma) over the last axis, a and b
 // activations and gamma 1-D → com.microsoft SkipSimplifiedLayerNormalization(a, b, gamma), whose
 // 4th output (input_skip_bias_sum) replaces the Add where the residual stream reads it.

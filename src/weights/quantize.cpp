@@ -57,7 +57,10 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = src + r * k;
     if (data) std::memset(data + r * kb * blob, 0, static_cast<size_t>(kb * blob));
-    if (zero_points) std::memset(zero_points + r * zp_bytes, 0, static_cast<size_t>(zp_bytes));
+    if (zero_points) {  // an unused trailing half byte holds 2^(bits-1), as onnxruntime writes it
+      std::memset(zero_points + r * zp_bytes, 0, static_cast<size_t>(zp_bytes));
+      if (q.bits == 4 && kb % 2) zero_points[r * zp_bytes + zp_bytes - 1] = static_cast<uint8_t>(mid << 4);
+    }
     for (int64_t b = 0; b < kb; ++b) {
       const int64_t begin = b * q.block_size, len = std::min(q.block_size, k - begin);
       float lo = std::numeric_limits<float>::max(), hi = -lo;

@@ -18,8 +18,9 @@
 //   B            uint8 [N, k_blocks, blob_size], blob_size = block_size * bits / 8; 4 bits: element
 //                2i in the low nibble of byte i, 2i+1 in the high nibble; padding elements are 0
 //   scales       scale dtype [N, k_blocks]
-//   zero_points  uint8 [N, zero_point_bytes]: 4 bits packed like B (block 2j low nibble), a
-//                trailing half byte 0; 8 bits one byte per block. Absent when symmetric.
+//   zero_points  uint8 [N, zero_point_bytes]: 4 bits packed like B (block 2j low nibble), an
+//                unused trailing half byte 8 (as onnxruntime's quantizer leaves it); 8 bits one
+//                byte per block. Absent when symmetric.
 #pragma once
 
 #include <cstdint>

@@ -177,8 +177,12 @@ static void bind_quantized(const Initializer& init, const std::vector<const Tens
     k = got[1];
     n += got[0];
   }
-  const Shape want = quant_shape(ref.quantize->part, n, k, ref.quantize->scheme);
-  if (shape_str(want) != shape_str(*init.value->shape))
+  const BlockQuantization& q = ref.quantize->scheme;
+  const Shape want = quant_shape(ref.quantize->part, n, k, q);
+  // GatherBlockQuantized's data: B with a row's blocks as one axis, [N, K * bits / 8]
+  const bool rows = ref.quantize->part == WeightQuantization::Part::data && k % q.block_size == 0 &&
+                    shape_str(*init.value->shape) == shape_str({n, k * q.bits / 8});
+  if (!rows && shape_str(want) != shape_str(*init.value->shape))
     throw Error(*parts[0]->file + ": tensor '" + parts[0]->name + "' quantizes to " + shape_str(want) +
                 ", expected " + shape_str(*init.value->shape) + " for '" + init.value->name + "'");
 }

@@ -41,7 +41,8 @@ class WeightPlan {
   // Throws mobius::Error on the first missing tensor, shape or dtype mismatch (for a concatenated
   // initializer: parts that differ from it in any but the last axis, or whose last axes do not
   // add up to its own; for a quantized one: parts that are not float matrices [N_i, K] whose
-  // quantization (weights/quantize.h quant_shape) has the initializer's shape).
+  // quantization (weights/quantize.h quant_shape) has the initializer's shape, or for the data
+  // part with K a multiple of the block size [N, K * bits / 8]).
   static WeightPlan bind(const Graph& graph, const Checkpoint& checkpoint);
   const std::vector<WeightBinding>& bindings() const { return bindings_; }
   const std::vector<std::string>& unused() const { return unused_; }

@@ -233,6 +233,7 @@ def test_unsupported_decoder_config(tmp_path, model_type, field, value):
     (("--precision", "int4", "--dtype", "bf16"), ("--precision int4", "bf16")),
     (("--block-size", "64",), ("--precision",)),
     (("--quantize-lm-head",), ("--precision",)),
+    (("--quantize-embeddings",), ("--precision",)),
 ])
 def test_bad_quantization_options(ckpt, extra, needles):
     expect_error(ckpt, *needles, extra=extra)

@@ -10,7 +10,8 @@
     by a 2-D weight but the LM head became MatMulNBits, and onnxruntime's prefill logits keep the
     top-1 token of transformers float32 on >= 90% of the non-padded positions. A smaller set of
     rows covers --ep default, int8, asym, block 64/128, the quantized LM head (tied and not),
-    float16.
+    quantized embeddings (GatherBlockQuantized), float16. Each row's logits also equal those of
+    onnxruntime's quantizer applied to mobius' float build (same weights, same kernel).
 """
 
 import json
@@ -111,10 +112,48 @@ def check_equal_to_ort(path, hf_dir, bits, block, scheme, dtype=np.float32):
         assert np.array_equal(s, rs), f"{key}: scales differ"
         assert np.array_equal(unpack(b, bits, k), unpack(rb, bits, k)), f"{key}: codes differ"
         if not sym:
-            kb = s.shape[1]
-            assert np.array_equal(unpack(z, bits, kb), unpack(rz, bits, kb)), f"{key}: zero points differ"
+            assert np.array_equal(z, rz), f"{key}: zero points differ"
         checked += 1
     return checked
+
+
+def check_embeddings_equal_to_ort(path, hf_dir, bits, block, scheme):
+    """GatherBlockQuantized: its data [vocab, dim * bits / 8] is the quantized embedding matrix
+    [vocab, dim] (N = vocab, K = dim), rows of blocks as onnxruntime's quantizer packs them."""
+    model, inits = load_package(path)
+    weights = checkpoint_weights(hf_dir)
+    sym = scheme == "sym"
+    nodes = [n for n in model.graph.node if n.op_type == "GatherBlockQuantized"]
+    for node in nodes:
+        attrs = {a.name: a.i for a in node.attribute}
+        assert (attrs["bits"], attrs["block_size"], attrs["gather_axis"], attrs["quantize_axis"]) == (bits, block, 0, 1)
+        key = node.input[0][: node.input[0].rindex("_gather_Q")]
+        e = weights[key]
+        vocab, dim = e.shape
+        d, s = inits[node.input[0]], inits[node.input[2]]
+        z = inits[node.input[3]] if len(node.input) > 3 and node.input[3] else None
+        assert d.shape == (vocab, dim * bits // 8) and s.shape == (vocab, dim // block)
+        rb, rs, rz = ort_quantize(np.ascontiguousarray(e.T), bits, block, sym)
+        assert np.array_equal(d, rb.reshape(vocab, -1)), f"{key}: data differs"
+        assert np.array_equal(s, rs), f"{key}: scales differ"
+        if not sym:
+            assert np.array_equal(z, rz), f"{key}: zero points differ"
+        assert np.array_equal(dequantize(d, s, z, dim, bits, block, sym), dequantize(rb, rs, rz, dim, bits, block, sym))
+    return len(nodes)
+
+
+@pytest.mark.parametrize("bits,block,scheme", [(4, 32, "sym"), (4, 64, "asym"), (8, 32, "asym"), (8, 64, "sym")])
+def test_embeddings_equal_onnxruntime_quantizer(bits, block, scheme, tmp_path):
+    """--quantize-embeddings with a tied LM head (gemma): the Gather becomes GatherBlockQuantized,
+    the head a MatMulNBits, both quantized as onnxruntime's quantizer does."""
+    hf = tmp_path / "hf"
+    H.write_checkpoint("gemma", H.variant("gemma", "default"), hf)
+    path = H.build(hf, tmp_path / "onnx", "--runtime", "none", "--precision", f"int{bits}", "--block-size", str(block),
+                   "--quant-scheme", scheme, "--quantize-embeddings", "--quantize-lm-head")
+    assert check_embeddings_equal_to_ort(path, hf, bits, block, scheme) == 1
+    assert check_equal_to_ort(path, hf, bits, block, scheme) == 15
+    model = onnx.load(str(path), load_external_data=False)
+    assert not [i.name for i in model.graph.initializer if i.name == "model.embed_tokens.weight"], "float embeddings left"
 
 
 @pytest.mark.parametrize("bits,block,scheme", SCHEMES)
@@ -200,7 +239,7 @@ def top1_row(model_type, overrides, work, build_args, lm_head_quantized=False, d
     ox_logits, _ = H.OnnxLM(path, ref.config, dtype=dtype, position_ids_optional=optional_pos)(ids, mask, pos)
     valid = mask.astype(bool)
     agree = float(np.mean(ox_logits[valid].argmax(-1) == hf_logits[valid].argmax(-1)))
-    if not lm_head_quantized:
+    if not lm_head_quantized and "--quantize-embeddings" not in build_args:
         ort_path, n = ort_quantized_reference(hf, work, build_args, runtime, model, dtype)
         if n != nbits:
             problems.append(f"onnxruntime's quantizer quantized {n} MatMuls, mobius {nbits}")
@@ -238,6 +277,9 @@ VARIANTS = [
     ("gemma", ("--precision", "int8", "--quantize-lm-head", "--ep", "cpu"), True, np.float32),  # tied LM head
     ("qwen3", ("--precision", "int8", "--quantize-lm-head", "--accuracy-level", "4"), True, np.float32),
     ("llama", ("--precision", "int8", "--dtype", "f16", "--ep", "cpu"), False, np.float16),
+    ("gemma2", ("--precision", "int8", "--quantize-embeddings", "--quantize-lm-head", "--ep", "cpu"), True, np.float32),
+    ("gpt2", ("--precision", "int8", "--quantize-embeddings", "--quant-scheme", "asym"), False, np.float32),
+    ("qwen2", ("--precision", "int8", "--quantize-embeddings", "--dtype", "f16"), False, np.float16),
 ]
 
 

@@ -68,7 +68,7 @@ TEST(BlockQuantize, Asymmetric8Bits) {
   EXPECT_EQ(data[3], static_cast<int>(std::roundf(1.0f * (1.0f / s) + 64)));
 }
 
-// Asymmetric 4 bits: zero points two per byte (block 2j low nibble), a trailing half byte 0; an
+// Asymmetric 4 bits: zero points two per byte (block 2j low nibble), a trailing half byte 8; an
 // all-zero block has scale 0, zero point 0 and codes 0; a block of one sign still spans 0.
 TEST(BlockQuantize, Asymmetric4BitsZeroPointsAndZeroBlock) {
   const int64_t k = 96;
@@ -81,7 +81,7 @@ TEST(BlockQuantize, Asymmetric4BitsZeroPointsAndZeroBlock) {
   EXPECT_EQ(f32_at(scales, 1), 64.0f / 15);
   EXPECT_EQ(f32_at(scales, 2), 96.0f / 15);
   EXPECT_EQ(zp[0], 0x00 | (0 << 4));
-  EXPECT_EQ(zp[1], 15);  // block 2 low nibble, the high nibble unused
+  EXPECT_EQ(zp[1], 15 | (8 << 4));  // block 2 low nibble, the unused high nibble 8
   for (int i = 0; i < 32; ++i) EXPECT_EQ(nibble(data, i), 0);
   EXPECT_EQ(nibble(data, 63), 15);  // the block maximum
   EXPECT_EQ(nibble(data, 95), 0);   // the block minimum

@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   build->add_flag("--quantize-lm-head", opts.quantize_lm_head,
                   "Also quantize the LM head (tied to the embeddings or not); default: kept in float");
+  build->add_flag("--quantize-embeddings", opts.quantize_embeddings,
+                  "Also quantize the embedding matrices (com.microsoft GatherBlockQuantized; those whose "
+                  "width is a multiple of the block size); default: kept in float");
 
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");

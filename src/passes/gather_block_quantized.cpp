@@ -1,0 +1,80 @@
+// gather_block_quantized: y = Gather(E, ids) (axis 0) with E a checkpoint embedding matrix
+// [vocab, dim], dim a multiple of the block size → com.microsoft GatherBlockQuantized(E_q, ids,
+// scales[, zero_points]) {bits, block_size, gather_axis 0, quantize_axis 1}: E_q uint8
+// [vocab, dim * bits / 8] holds the rows of E block-quantized as for MatMulNBits (the bytes of
+// its B [vocab, dim / block, blob] seen as one row each), scales [vocab, dim / block], zero points
+// packed the same way (weights/quantize.h). A symmetric matrix has no zero points: the op's
+// default for uint8 data is 2^(bits-1). Operator: onnxruntime contrib op GatherBlockQuantized
+// (docs/ContribOperators.md), CPU kernel for uint8 data with float / float16 scales.
+#include <map>
+
+#include "passes/graph_edit.h"
+#include "passes/passes.h"
+#include "util/error.h"
+#include "weights/quantize.h"
+
+namespace mobius {
+namespace {
+
+using Part = WeightQuantization::Part;
+
+class GatherBlockQuantized : public Pass {
+ public:
+  const char* name() const override { return "gather_block_quantized"; }
+
+  int run(Model& model, const PassContext& ctx) const override {
+    MOBIUS_ASSERT(ctx.quantize.has_value(), "gather_block_quantized needs PassContext::quantize");
+    const BlockQuantization& q = ctx.quantize->scheme;
+    GraphEditor e(model);
+    Graph& g = model.graph;
+    std::map<std::string, std::vector<Value*>> done;  // embedding name → data, scales[, zero points]
+    int rewrites = 0;
+    const size_t count = g.nodes.size();
+    for (size_t i = 0; i < count; ++i) {
+      const Node& n = g.nodes[i];
+      if (!n.domain.empty() || n.op_type != "Gather" || GraphEditor::attr_int(n, "axis", 0) != 0) continue;
+      const Initializer* w = e.initializer(n.inputs[0]);
+      const Value* v = n.inputs[0];
+      if (!w || !w->weight || w->weight->quantize || !w->weight->concat.empty() || !v->shape ||
+          v->shape->size() != 2 || (*v->shape)[0].is_symbolic() || (*v->shape)[1].is_symbolic() ||
+          (v->dtype != DataType::FLOAT && v->dtype != DataType::FLOAT16))
+        continue;
+      const int64_t vocab = (*v->shape)[0].value, dim = (*v->shape)[1].value;
+      if (dim % q.block_size != 0) continue;  // a padded block would not fit the op's layout
+      const std::string wname = v->name;
+      const DataType dt = v->dtype;
+      if (!done.count(wname)) {
+        WeightRef ref = *w->weight;  // copied: new initializers may move w
+        e.set_scope(GraphEditor::scope_of(n));
+        const Part parts[] = {Part::data, Part::scales, Part::zero_points};
+        const char* suffix[] = {"_gather_Q", "_gather_scales", "_gather_zero_points"};
+        std::vector<Value*> out;
+        for (int p = 0; p < (q.symmetric ? 2 : 3); ++p) {
+          ref.quantize = WeightQuantization{parts[p], q, dt};
+          Shape shape = parts[p] == Part::data ? Shape{vocab, dim * q.bits / 8} : quant_shape(parts[p], vocab, dim, q);
+          out.push_back(e.weight(wname + suffix[p] + (p == 0 ? std::to_string(q.bits) : ""),
+                                 parts[p] == Part::scales ? dt : DataType::UINT8, shape, ref));
+        }
+        done[wname] = out;
+      }
+      const Node& node = g.nodes[i];
+      std::vector<Value*> inputs{done[wname][0], node.inputs[1]};
+      for (size_t p = 1; p < done[wname].size(); ++p) inputs.push_back(done[wname][p]);
+      e.set_scope(GraphEditor::scope_of(node));
+      e.add("GatherBlockQuantized", inputs, {node.outputs[0]},
+            {{"bits", int64_t{q.bits}}, {"block_size", q.block_size}, {"gather_axis", int64_t{0}},
+             {"quantize_axis", int64_t{1}}},
+            "com.microsoft");
+      e.remove(i);
+      ++rewrites;
+    }
+    e.commit();
+    return rewrites;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_gather_block_quantized() { return std::make_unique<GatherBlockQuantized>(); }
+
+}  // namespace mobius
