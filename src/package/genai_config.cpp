@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <set>
+#include <map>
 
 #include "util/error.h"
 
@@ -12,13 +12,17 @@ namespace fs = std::filesystem;
 namespace mobius {
 namespace {
 
-// Decoder-only model types ONNX Runtime GenAI 0.18 accepts in model.type. Not "gpt2": genai's
-// Gpt_Model expects the combined past_%d cache of the old GPT-2 exports, mobius writes separate
-// key/value caches, so a gpt2 package is a generic "decoder".
-const std::set<std::string> kGenaiTypes = {
-    "chatglm", "ernie4_5", "gemma", "gemma2", "gemma3_text", "gptoss", "granite",
-    "internlm2", "llama", "mistral", "nemotron", "olmo", "phi", "phi3", "phimoe", "qwen2",
-    "qwen3", "smollm3"};
+// Decoder-only model types ONNX Runtime GenAI 0.18 accepts in model.type (its LLM type list), keyed
+// by the HF model_type that maps to each; the ORT GenAI model builder names them the same way.
+// Not "gpt2": genai's Gpt_Model expects the combined past_%d cache of the old GPT-2 exports, mobius
+// writes separate key/value caches, so a gpt2 package is a generic "decoder".
+const std::map<std::string, std::string> kGenaiTypes = {
+    {"chatglm", "chatglm"}, {"ernie4_5", "ernie4_5"}, {"gemma", "gemma"}, {"gemma2", "gemma2"},
+    {"gemma3_text", "gemma3_text"}, {"gpt_oss", "gptoss"}, {"granite", "granite"},
+    {"hunyuan_v1_dense", "hunyuandensev1"}, {"internlm2", "internlm2"}, {"llama", "llama"},
+    {"mistral", "mistral"}, {"nemotron", "nemotron"}, {"olmo", "olmo"}, {"phi", "phi"},
+    {"phi3", "phi3"}, {"phimoe", "phimoe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"},
+    {"smollm3", "smollm3"}};
 
 int64_t first_int(const HfConfig& c, std::initializer_list<const char*> keys, int64_t fallback) {
   for (const char* k : keys)
@@ -123,10 +127,11 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
       {"past_present_share_buffer", o.past_present_share_buffer},
       {"repetition_penalty", gen_or("repetition_penalty", 1.0)},
       {"temperature", gen_or("temperature", 1.0)},
-      {"top_k", gen_or("top_k", 1)},
+      {"top_k", gen_or("top_k", 50)},  // transformers' GenerationConfig default
       {"top_p", gen_or("top_p", 1.0)}};
 
-  nlohmann::json m = {{"type", kGenaiTypes.count(model_type) ? model_type : "decoder"},
+  const auto type = kGenaiTypes.find(model_type);
+  nlohmann::json m = {{"type", type != kGenaiTypes.end() ? type->second : "decoder"},
                       {"context_length", context},
                       {"vocab_size", model.vocab_size()},
                       {"decoder", decoder}};

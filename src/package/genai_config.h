@@ -28,7 +28,9 @@ int64_t context_length(const HfConfig& config);
 // (cache layout, vocab size) and config.json (hidden size, heads, context length, bos/eos/pad
 // token ids); search defaults from generation_config.json in `checkpoint_dir` when present
 // (`checkpoint_dir` empty: none, as for GGUF input).
-// model.type is the model_type when ONNX Runtime GenAI knows it, else "decoder". Throws
+// model.type is ONNX Runtime GenAI's name of the model_type when genai knows it (gpt_oss: "gptoss",
+// hunyuan_v1_dense: "hunyuandensev1"), else "decoder". Search options absent from
+// generation_config.json take transformers' GenerationConfig defaults (top_k 50, temperature 1). Throws
 // mobius::Error naming config.json when the value cache's head size differs from the key cache's
 // (DeepSeek multi-head latent attention), which onnxruntime-genai cannot allocate.
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,

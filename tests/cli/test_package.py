@@ -34,9 +34,20 @@ def test_genai_config(checkpoint, tmp_path):
     assert d["inputs"]["past_key_names"] == "past_key_values.%d.key"
     assert d["outputs"]["present_value_names"] == "present.%d.value"
     assert g["search"]["do_sample"] is True and g["search"]["temperature"] == 0.6
+    assert g["search"]["top_k"] == 50  # not in generation_config.json: transformers' default
     assert g["search"]["past_present_share_buffer"] is False  # no GroupQueryAttention in the graph
     for f in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
         assert (tmp_path / "out" / f).read_bytes() == (checkpoint / f).read_bytes()
+
+
+@pytest.mark.parametrize("model_type, genai_type", [("gpt_oss", "gptoss"), ("hunyuan_v1_dense", "hunyuandensev1"),
+                                                    ("qwen2", "qwen2"), ("gpt2", "decoder")])
+def test_genai_model_type(model_type, genai_type, tmp_path):
+    """model.type is onnxruntime-genai's name for the model type, "decoder" where genai has none
+    that fits (its gpt2 type expects the combined past cache of old GPT-2 exports)."""
+    H.write_checkpoint(model_type, {}, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "genai_config.json").read_text())["model"]["type"] == genai_type
 
 
 def test_runtime_none_writes_model_only(checkpoint, tmp_path):

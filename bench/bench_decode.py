@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Decode benchmark: mobius `--ep cpu` packages against the ONNX Runtime GenAI model builder's.
+
+For each model (Gemma 3 270M, the real float32 checkpoint from scripts/prepare_gemma3.py; a
+Qwen2.5-0.5B-shaped random bf16 checkpoint from bench_build.py's make_checkpoint) and precision
+(f32, int4) this builds or reuses one package per tool in bench/work/decode/MODEL/TOOL-PRECISION:
+  mobius   build/mobius build --config CKPT OUT --ep cpu --dtype f32 [--precision int4
+           --block-size 32 --accuracy-level 4 --quantize-lm-head]
+  builder  bench/.venv-genai/bin/python bench/genai_builder_compat.py -i CKPT -o OUT
+           -p fp32|int4 -e cpu    (the builder, with the RoPE fields that 0.18 reads under
+           transformers 5 restored: see that file; int4: its CPU defaults, block size 32, accuracy
+           level 4, and for these tied-embedding models the LM head quantized too, shared with the
+           embedding)
+and runs every package through the same generation loop (onnxruntime_genai, this file's --worker
+mode, one subprocess per package and round, ORT CPU EP with intra_op_num_threads = all cores):
+a warm-up generation, then per run a 128-token prompt fed as token ids (both tools alike: the
+random checkpoint has no real tokenizer) → the first token (prefill latency) and 63 more tokens
+(decode tokens/s; min_length = prompt + 64, so no run stops early at an end-of-sequence token;
+max_length 1024, the room genai allocates for the cache).
+Rounds go round-robin over the packages so that the load of a shared machine falls on each alike;
+the table takes medians over all runs, with the load average seen at each run.
+
+    .venv/bin/python bench/bench_decode.py --rounds 3        # after bench/setup_bench.sh genai
+    .venv/bin/python bench/bench_decode.py --render           # table from bench/work/decode.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report  # noqa: E402
+
+REPO = report.REPO
+BENCH = REPO / "bench"
+WORK = BENCH / "work" / "decode"
+RESULTS = BENCH / "work" / "decode.json"
+MOBIUS_BIN = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
+GENAI = BENCH / ".venv-genai"
+MODELS = ["gemma3-270m", "qwen2.5-0.5b"]
+PRECISIONS = ["f32", "int4"]
+TOOLS = ["mobius", "builder"]
+PROMPT_LEN, NEW_TOKENS = 128, 64
+# The KV buffer genai allocates (past_present_share_buffer): the builder's Gemma 3 package needs
+# room for its sliding window (512) or its GroupQueryAttention refuses the cache ("KV cache capacity
+# must be at least local_window_size"); every package gets the same.
+MAX_LENGTH = 1024
+# The builder's int4 CPU defaults (builder.py --extra_options help): block_size 32, accuracy_level 4
+# (int8 activations), and for a model with tied embeddings shared_embeddings=true, which quantizes
+# the LM head MatMul (and the embedding Gather, sharing its weights). mobius gets the same settings.
+MOBIUS_INT4 = ["--precision", "int4", "--block-size", "32", "--accuracy-level", "4", "--quantize-lm-head"]
+TARGET = 1.0  # mobius decode tokens/s >= 1.0 x the builder's
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoints and packages
+# ---------------------------------------------------------------------------------------------
+def checkpoint(model: str) -> Path:
+    if model == "gemma3-270m":
+        spec = importlib.util.spec_from_file_location("prepare_gemma3", REPO / "scripts" / "prepare_gemma3.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.prepare()
+    import bench_build
+
+    return bench_build.make_checkpoint(model)
+
+
+def build_command(tool: str, precision: str, ckpt: Path, out: Path) -> list[str]:
+    if tool == "mobius":
+        return [str(MOBIUS_BIN), "build", "--config", str(ckpt), str(out), "--ep", "cpu", "--dtype", "f32",
+                "--force", *(MOBIUS_INT4 if precision == "int4" else [])]
+    return [str(GENAI / "bin" / "python"), str(BENCH / "genai_builder_compat.py"), "-i", str(ckpt),
+            "-o", str(out), "-p", {"f32": "fp32", "int4": "int4"}[precision], "-e", "cpu",
+            "-c", str(out.parent / f"cache-{out.name}")]
+
+
+def package(model: str, tool: str, precision: str, ckpt: Path, rebuild: bool) -> Path:
+    """bench/work/decode/MODEL/TOOL-PRECISION, built unless a build by the same command (and, for
+    mobius, the same binary) is there."""
+    out = WORK / model / f"{tool}-{precision}"
+    cmd = build_command(tool, precision, ckpt, out)
+    stamp = {"cmd": cmd, "binary_mtime": MOBIUS_BIN.stat().st_mtime if tool == "mobius" else None}
+    stamp_file = out.parent / f".{out.name}.json"
+    if not rebuild and stamp_file.exists() and json.loads(stamp_file.read_text()) == stamp \
+            and (out / "genai_config.json").exists():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"bench_decode: building {model} {tool} {precision}: {' '.join(cmd)}", flush=True)
+    t0 = time.monotonic()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    r = subprocess.run(["nice", *cmd], capture_output=True, text=True, env=env, cwd=out.parent)
+    shutil.rmtree(out.parent / f"cache-{out.name}", ignore_errors=True)
+    if r.returncode != 0 or not (out / "genai_config.json").exists():
+        raise SystemExit(f"bench_decode: {tool} {precision} build of {model} failed ({r.returncode}):\n"
+                         f"{r.stderr[-3000:]}")
+    print(f"bench_decode:   {time.monotonic() - t0:.0f} s", flush=True)
+    stamp_file.write_text(json.dumps(stamp))
+    return out
+
+
+def prompt_ids(model: str, ckpt: Path) -> list[int]:
+    """PROMPT_LEN token ids: real text through the real tokenizer (Gemma), else seeded random ids
+    below the vocabulary size (the random checkpoint has no real tokenizer)."""
+    if (ckpt / "tokenizer.json").exists() and model == "gemma3-270m":
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(ckpt)
+        text = " ".join(f"Chapter {i}: the river runs past the old mill, under the stone bridge and "
+                        f"into the green valley where the farmers grow wheat." for i in range(20))
+        ids = tok(text)["input_ids"][:PROMPT_LEN]
+    else:
+        import random
+
+        vocab = json.loads((ckpt / "config.json").read_text())["vocab_size"]
+        rng = random.Random(0)
+        ids = [rng.randrange(1000, vocab - 1000) for _ in range(PROMPT_LEN)]
+    assert len(ids) == PROMPT_LEN
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
+# The generation loop (--worker): one package, in its own process
+# ---------------------------------------------------------------------------------------------
+def worker(pkg: Path, prompt: list[int], runs: int, warmup: int, threads: int) -> dict:
+    import numpy as np
+    import onnxruntime_genai as og
+
+    config = og.Config(str(pkg))
+    config.clear_providers()  # the CPU EP
+    config.overlay(json.dumps({"model": {"decoder": {"session_options": {
+        "intra_op_num_threads": threads, "inter_op_num_threads": 1}}}}))
+    model = og.Model(config)
+    ids = np.asarray(prompt, np.int32)
+    total = len(prompt) + NEW_TOKENS
+
+    def once() -> tuple[float, float, list[int]]:
+        params = og.GeneratorParams(model)
+        params.set_search_options(max_length=MAX_LENGTH, min_length=total, do_sample=False)
+        gen = og.Generator(model, params)
+        t0 = time.perf_counter()
+        gen.append_tokens(ids)
+        gen.generate_next_token()
+        t1 = time.perf_counter()
+        for _ in range(NEW_TOKENS - 1):
+            gen.generate_next_token()
+        t2 = time.perf_counter()
+        n = NEW_TOKENS
+        return (t1 - t0) * 1e3, (n - 1) / (t2 - t1), [int(t) for t in gen.get_sequence(0)[len(prompt):]]
+
+    for _ in range(warmup):
+        once()
+    out = {"prefill_ms": [], "decode_tps": [], "load": []}
+    for _ in range(runs):
+        load = report.load_average()
+        prefill, tps, tokens = once()
+        out["prefill_ms"].append(prefill)
+        out["decode_tps"].append(tps)
+        out["load"].append(load)
+        out["tokens"] = tokens
+    return out
+
+
+def run_worker(pkg: Path, prompt: list[int], runs: int, warmup: int, threads: int) -> dict:
+    prompt_file = WORK / "prompt.json"
+    prompt_file.write_text(json.dumps(prompt))
+    r = subprocess.run([sys.executable, __file__, "--worker", str(pkg), "--prompt-file", str(prompt_file),
+                        "--runs", str(runs), "--warmup", str(warmup), "--threads", str(threads)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench_decode: generation with {pkg} failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------------------------
+LABEL = {"mobius": "mobius `--ep cpu`", "builder": "ORT GenAI model builder `-e cpu`"}
+
+
+def versions() -> dict:
+    def pkg(python: Path, names: list[str]) -> str:
+        code = ("import importlib.metadata as m\n"
+                f"print(', '.join(n + ' ' + m.version(n) for n in {names!r}))")
+        r = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
+        return r.stdout.strip() or f"(not installed: {python})"
+
+    return {"mobius": f"commit {os.environ.get('MOBIUS_COMMIT') or report.git_commit()} (C++, Release build)",
+            "builder": pkg(GENAI / "bin" / "python", ["onnxruntime-genai", "onnx-ir", "torch", "transformers"]),
+            "runtime": pkg(Path(sys.executable), ["onnxruntime-genai", "onnxruntime"])}
+
+
+def render(results: dict) -> str:
+    meta = results["meta"]
+    lines = [
+        "## Decode: mobius `--ep cpu` vs the ORT GenAI model builder",
+        "",
+        f"`bench/bench_decode.py --rounds {meta['rounds']}`: batch 1, a {PROMPT_LEN}-token prompt "
+        f"(token ids), {NEW_TOKENS} new tokens, greedy, onnxruntime-genai on the ONNX Runtime CPU EP "
+        f"with {meta['threads']} intra-op threads (all cores). Prefill = the prompt to the first token; "
+        f"decode = the other {NEW_TOKENS - 1} tokens. One warm-up generation per process, then "
+        "medians over all runs; packages run round-robin, one process per package and round.",
+        f"int4: mobius `{' '.join(MOBIUS_INT4)}`, the builder's CPU defaults (block size 32, "
+        "accuracy level 4, LM head quantized and shared with the embedding for these tied-embedding "
+        "models). Gemma 3 270M: the real checkpoint, float32 (scripts/prepare_gemma3.py); "
+        "Qwen2.5-0.5B: the random bf16 checkpoint of bench_build.py, built to f32.",
+        "",
+        f"Machine: {meta['machine']}; load average (1, 5, 15 min) at the start of the runs: "
+        f"{meta['load_start']}, at the end: {meta['load_end']}. Target: mobius decode tokens/s "
+        f"≥ {TARGET} × the builder's, per model and precision.",
+        "",
+        "Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()),
+        "",
+    ]
+    for model in results["models"]:
+        for precision in PRECISIONS:
+            rows = {t: results["runs"].get(f"{model}/{t}-{precision}") for t in TOOLS}
+            if not any(rows.values()):
+                continue
+            lines += [f"### {model}, {precision}", "",
+                      "| package | prefill ms | decode tok/s | mobius / builder (decode) | "
+                      "mobius / builder (prefill speed) | load averages (1 min) during runs |",
+                      "|---|---:|---:|---:|---:|---|"]
+            med = {t: (statistics.median(r["prefill_ms"]), statistics.median(r["decode_tps"]))
+                   for t, r in rows.items() if r}
+            for t in TOOLS:
+                r = rows[t]
+                if not r:
+                    lines.append(f"| {LABEL[t]} | – | – | – | – | not run |")
+                    continue
+                p, d = med[t]
+                ratio_d = ratio_p = "–"
+                if t == "mobius" and "builder" in med:
+                    rd = d / med["builder"][1]
+                    ratio_d = f"{rd:.2f} ×" + ("" if rd >= TARGET else " (below target)")
+                    ratio_p = f"{med['builder'][0] / p:.2f} ×"
+                loads = ", ".join(l.split()[0] for l in r["load"])
+                lines.append(f"| {LABEL[t]} | {p:.0f} | {d:.1f} | {ratio_d} | {ratio_p} | {loads} |")
+            same = rows["mobius"] and rows["builder"] and rows["mobius"]["tokens"] == rows["builder"]["tokens"]
+            lines += ["", f"Generated tokens of the two packages: {'identical' if same else 'differ'}.", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
+    ap.add_argument("--precisions", nargs="+", default=PRECISIONS, choices=PRECISIONS)
+    ap.add_argument("--rounds", type=int, default=3, help="round-robin rounds (one measured run each)")
+    ap.add_argument("--runs", type=int, default=1, help="measured runs per process")
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--rebuild", action="store_true", help="rebuild every package")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the results file's other entries (default: start afresh)")
+    ap.add_argument("--render", action="store_true", help="only rewrite the doc from the results file")
+    ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--prompt-file", type=Path, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+
+    if a.worker:
+        print(json.dumps(worker(a.worker, json.loads(a.prompt_file.read_text()), a.runs, a.warmup, a.threads)))
+        return 0
+    if not a.render:
+        results = json.loads(RESULTS.read_text()) if a.keep and RESULTS.exists() else {"runs": {}}
+        WORK.mkdir(parents=True, exist_ok=True)
+        jobs = []
+        for model in a.models:
+            ckpt = checkpoint(model)
+            prompt = prompt_ids(model, ckpt)
+            for precision in a.precisions:
+                for tool in TOOLS:
+                    jobs.append((f"{model}/{tool}-{precision}", package(model, tool, precision, ckpt, a.rebuild),
+                                 prompt))
+        load_start = report.load_average()
+        runs: dict[str, dict] = {}
+        for rnd in range(a.rounds):
+            for key, pkg, prompt in jobs:
+                r = run_worker(pkg, prompt, a.runs, a.warmup, a.threads)
+                acc = runs.setdefault(key, {"prefill_ms": [], "decode_tps": [], "load": []})
+                for k in ("prefill_ms", "decode_tps", "load"):
+                    acc[k] += r[k]
+                acc["tokens"] = r["tokens"]
+                print(f"bench_decode: round {rnd + 1} {key}: prefill {r['prefill_ms'][-1]:.0f} ms, decode "
+                      f"{r['decode_tps'][-1]:.1f} tok/s (load {r['load'][-1]})", flush=True)
+        results["runs"].update(runs)
+        models = list(dict.fromkeys([*results.get("models", []), *a.models]))
+        results["models"] = [m for m in MODELS if m in models]
+        results["meta"] = {"rounds": a.rounds, "threads": a.threads, "machine": report.machine(),
+                           "load_start": load_start, "load_end": report.load_average(), "versions": versions()}
+        RESULTS.write_text(json.dumps(results, indent=1))
+    results = json.loads(RESULTS.read_text())
+    text = render(results)
+    print(text)
+    if not a.no_doc:
+        report.update_section("decode", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
