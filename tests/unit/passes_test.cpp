@@ -37,7 +37,8 @@ DecoderSpec llama_spec(const std::string& rope_type = "default") {
 
 Model lowered(const DecoderSpec& s, ExecutionProvider ep, std::vector<PassReport>* report = nullptr) {
   Model m = DecoderCausalLM(s).build_model();
-  auto r = Pipeline::for_ep(ep).run(m, {.ep = ep, .max_sequence_length = 96});
+  const PassContext ctx{.ep = ep, .max_sequence_length = 96};
+  auto r = Pipeline::for_context(ctx).run(m, ctx);
   if (report) *report = r;
   return m;
 }
@@ -88,11 +89,13 @@ TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
   EXPECT_EQ(c["RMSNormalization"], 1);
   EXPECT_EQ(c["MatMul"], 4 * 2 + 1);  // qkv, o, gate_up, down per layer; lm_head
   EXPECT_EQ(c["Split"], 2);  // gate/up; GroupQueryAttention reads the packed q/k/v whole
-  ASSERT_EQ(report.size(), 3u);
+  ASSERT_EQ(report.size(), 4u);
   EXPECT_EQ(report[0].pass, "pack_matmuls");
   EXPECT_EQ(report[0].rewrites, 4);
   EXPECT_EQ(report[1].rewrites, 2);
   EXPECT_EQ(report[2].rewrites, 4);
+  EXPECT_EQ(report[3].pass, "fused_matmul");
+  EXPECT_EQ(report[3].rewrites, 0);  // an untied lm_head is a plain MatMul already
   EXPECT_EQ(input_names(g), (std::vector<std::string>{"input_ids", "attention_mask", "past_key_values.0.key",
                                                       "past_key_values.0.value", "past_key_values.1.key",
                                                       "past_key_values.1.value"}));
@@ -101,6 +104,24 @@ TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
   EXPECT_TRUE(imported);
   EXPECT_TRUE(caches_only_in_group_query_attention(g));
   EXPECT_FALSE(caches_only_in_group_query_attention(DecoderCausalLM(llama_spec()).build_model().graph));
+}
+
+TEST(CpuLowering, TiedLmHeadBecomesFusedMatMul) {
+  DecoderSpec s = llama_spec();
+  s.tie_word_embeddings = true;
+  const Model canonical = DecoderCausalLM(s).build_model();
+  ASSERT_EQ(op_counts(canonical.graph)["Gemm"], 1);
+  Model m = lowered(s, ExecutionProvider::cpu);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["Gemm"], 0);
+  EXPECT_EQ(c["Reshape"], 0);  // neither the flattening nor the copy into the logits output
+  const Node& fused = only(m.graph, "FusedMatMul");
+  EXPECT_EQ(fused.domain, "com.microsoft");
+  EXPECT_EQ(std::get<int64_t>(attrs(fused).at("transB").value), 1);
+  EXPECT_EQ(fused.inputs[1]->name, "model.embed_tokens.weight");  // still the embedding's matrix
+  EXPECT_EQ(fused.outputs[0]->name, "logits");
+  // other providers keep the Gemm
+  EXPECT_EQ(op_counts(lowered(s, ExecutionProvider::cuda).graph)["Gemm"], 1);
 }
 
 TEST(CpuLowering, GroupQueryAttentionSignature) {

@@ -1,0 +1,80 @@
+// fused_matmul: the tied LM head (blocks/linear.h Embedding::attend)
+//   f = Reshape(x, [-1, K]);  y = Gemm(f, W, transB=1);  logits = Reshape(y, Concat(Shape(x)[0:2], [N]))
+//   → logits = com.microsoft FusedMatMul(x, W, transB=1)
+// (contrib op FusedMatMul: MatMul with transposed inputs and alpha; onnxruntime's CPU kernel is
+// its MatMul kernel, which prepacks the constant W transposed). The Gemm form keeps the tied
+// [vocab, hidden] matrix shared with the embedding, but its final Reshape writes a graph output,
+// which onnxruntime cannot alias: it copies every prefill logit (batch × seq × vocab floats, 134 MB
+// for a 128-token Gemma 3 prompt). FusedMatMul writes the logits in place, W still shared.
+// A LM head quantized by matmul_nbits (which runs before), Reshape → MatMulNBits → Reshape, loses
+// its two Reshapes the same way: MatMulNBits takes x [batch, seq, K] as it is.
+// Matched only as built: no bias (C), alpha 1, transA 0, W an initializer, x of rank 3 (where its
+// shape is known) and the output shape taken from x's first two dimensions, so that the logits are
+// [x.shape[0], x.shape[1], N] in both forms.
+#include "passes/graph_edit.h"
+#include "passes/passes.h"
+
+namespace mobius {
+namespace {
+
+class FusedMatMul : public Pass {
+ public:
+  const char* name() const override { return "fused_matmul"; }
+
+  int run(Model& model, const PassContext&) const override {
+    GraphEditor e(model);
+    Graph& g = model.graph;
+    int rewrites = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& gemm = g.nodes[i];
+      const bool nbits = gemm.domain == "com.microsoft" && gemm.op_type == "MatMulNBits";
+      if (!nbits) {
+        if (!gemm.domain.empty() || gemm.op_type != "Gemm" || gemm.inputs.size() != 2) continue;
+        if (GraphEditor::attr_int(gemm, "transB", 0) != 1 || GraphEditor::attr_int(gemm, "transA", 0) != 0 ||
+            GraphEditor::attr_float(gemm, "alpha").value_or(1.0f) != 1.0f)
+          continue;
+      }
+      Value* w = gemm.inputs[1];
+      if (!e.initializer(w)) continue;
+      Node* flat = e.producer_op(gemm.inputs[0], "Reshape");
+      if (!flat) continue;
+      Value* x = flat->inputs[0];
+      if (x->shape && x->shape->size() != 3) continue;
+      auto consumers = e.consumers(gemm.outputs[0]);
+      if (consumers.size() != 1 || e.is_output(gemm.outputs[0])) continue;
+      Node& unflat = g.nodes[consumers[0]];
+      if (!unflat.domain.empty() || unflat.op_type != "Reshape" || !leading_dims_of(e, unflat.inputs[1], x))
+        continue;
+      e.set_scope(GraphEditor::scope_of(gemm));
+      if (nbits) {
+        std::vector<Value*> inputs = gemm.inputs;
+        inputs[0] = x;
+        e.add("MatMulNBits", inputs, {unflat.outputs[0]}, gemm.attributes, "com.microsoft");
+      } else {
+        e.add("FusedMatMul", {x, w}, {unflat.outputs[0]}, {{"transB", int64_t{1}}}, "com.microsoft");
+      }
+      e.remove(i);
+      e.remove(consumers[0]);
+      ++rewrites;
+    }
+    e.commit();
+    return rewrites;
+  }
+
+ private:
+  // True when `shape` is Concat(Shape(x, start=0, end=2), [n]) for a constant n.
+  static bool leading_dims_of(GraphEditor& e, Value* shape, Value* x) {
+    Node* concat = e.producer_op(shape, "Concat");
+    if (!concat || concat->inputs.size() != 2) return false;
+    Node* dims = e.producer_op(concat->inputs[0], "Shape");
+    auto last = e.ints(concat->inputs[1]);
+    return dims && dims->inputs[0] == x && GraphEditor::attr_int(*dims, "start", 0) == 0 &&
+           GraphEditor::attr_int(*dims, "end", -1) == 2 && last && last->size() == 1;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_fused_matmul() { return std::make_unique<FusedMatMul>(); }
+
+}  // namespace mobius
