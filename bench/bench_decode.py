@@ -200,6 +200,32 @@ def versions() -> dict:
             "runtime": pkg(Path(sys.executable), ["onnxruntime-genai", "onnxruntime"])}
 
 
+NOTES = """\
+Where the time goes (onnxruntime profiling through genai's `session_options.enable_profiling`,
+Qwen2.5-0.5B f32, one decode step ≈ 300 ms in both packages): the MatMuls take ~93 % (each token
+reads every weight once: memory-bound), the LM head alone ~50 ms in both, GroupQueryAttention ~3 %.
+The two graphs differ in packing, not in kernels: mobius packs gate/up into one MatMul and a Split
+(the builder keeps two MatMuls; an isolated A/B of the two forms measured equal within the noise),
+both pack q/k/v. The tied LM head: mobius reads the embedding matrix [vocab, hidden] in place, the
+builder stores it as lm_head [hidden, vocab] and gets the embedding from a Transpose that onnxruntime
+folds at load (so it holds two copies in memory; equal package sizes).
+
+Found and fixed with this benchmark: mobius's tied LM head was Reshape → Gemm(transB) → Reshape, and
+the last Reshape writes the `logits` graph output, which onnxruntime cannot alias: it copied every
+prefill logit (98 ms of a 4.2 s Qwen prefill, 128 × 151936 floats; 134 MB for Gemma 3). `--ep cpu`
+now lowers it to one com.microsoft FusedMatMul(x, E, transB=1) (pass fused_matmul), which writes
+the logits in place and still shares E with the embedding.
+
+The builder (onnxruntime-genai 0.18) cannot build Gemma 3 under transformers 5 as it is
+(KeyError 'rope_type' on the per-layer-type `rope_parameters`), and would build Qwen2.5 with RoPE
+base 10000 instead of 1e6 (it reads `config.rope_theta`, gone in transformers 5): it runs through
+bench/genai_builder_compat.py, which only restores those fields. With that, both tools' packages
+generate the same tokens.
+
+The machine is shared (2 cores, other jobs running): the load averages beside each run say how
+much; ratios of runs made round-robin are steadier than the absolute figures."""
+
+
 def render(results: dict) -> str:
     meta = results["meta"]
     lines = [
@@ -222,6 +248,10 @@ def render(results: dict) -> str:
         "Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()),
         "",
     ]
+    measured = {k.split("-")[-1] for k in results["runs"]}
+    for precision in PRECISIONS:
+        if precision not in measured:
+            lines += [f"{precision}: not measured in this table (`--precisions {precision}` runs it).", ""]
     for model in results["models"]:
         for precision in PRECISIONS:
             rows = {t: results["runs"].get(f"{model}/{t}-{precision}") for t in TOOLS}
@@ -248,7 +278,7 @@ def render(results: dict) -> str:
                 lines.append(f"| {LABEL[t]} | {p:.0f} | {d:.1f} | {ratio_d} | {ratio_p} | {loads} |")
             same = rows["mobius"] and rows["builder"] and rows["mobius"]["tokens"] == rows["builder"]["tokens"]
             lines += ["", f"Generated tokens of the two packages: {'identical' if same else 'differ'}.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + [NOTES])
 
 
 def main() -> int:
