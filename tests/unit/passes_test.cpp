@@ -124,6 +124,27 @@ TEST(CpuLowering, TiedLmHeadBecomesFusedMatMul) {
   EXPECT_EQ(op_counts(lowered(s, ExecutionProvider::cuda).graph)["Gemm"], 1);
 }
 
+TEST(CpuLowering, QuantizedTiedLmHeadReadsTheActivationsAsTheyAre) {
+  DecoderSpec s = llama_spec();
+  s.tie_word_embeddings = true;
+  Model m = DecoderCausalLM(s).build_model();
+  const PassContext ctx{.ep = ExecutionProvider::cpu, .max_sequence_length = 96,
+                        .quantize = QuantizeOptions{.lm_head = true}};
+  auto report = Pipeline::for_context(ctx).run(m, ctx);
+  ASSERT_EQ(report.back().pass, "fused_matmul");  // after matmul_nbits, which quantized the Gemm
+  EXPECT_EQ(report.back().rewrites, 1);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["Gemm"], 0);
+  EXPECT_EQ(c["FusedMatMul"], 0);
+  EXPECT_EQ(c["Reshape"], 0);
+  const Node* head = nullptr;
+  for (const Node& n : m.graph.nodes)
+    if (n.op_type == "MatMulNBits" && n.outputs[0]->name == "logits") head = &n;
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(head->inputs[0]->name, "model.norm/RMSNormalization_0/output_0");  // [batch, seq, hidden]
+  EXPECT_EQ(std::get<int64_t>(attrs(*head).at("N").value), 64);  // vocab
+}
+
 TEST(CpuLowering, GroupQueryAttentionSignature) {
   Model m = lowered(llama_spec(), ExecutionProvider::cpu);
   const Graph& g = m.graph;
