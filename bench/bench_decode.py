@@ -224,8 +224,11 @@ bench/genai_builder_compat.py, which only restores those fields. With that, both
 generate the same tokens.
 
 int4: the builder quantizes the tied embedding too (GatherBlockQuantized reading the LM head's int4
-matrix), mobius keeps the embedding in float and quantizes the LM head (MatMulNBits, also without the
-Reshape pair around it); so the two int4 packages' tokens may differ (Gemma 3's do). Both take about
+matrix); the mobius int4 rows here were built before `--quantize-embeddings` reached main, so they
+keep the embedding in float and quantize the LM head (MatMulNBits, also without the Reshape pair
+around it): the two int4 packages' tokens may differ (Gemma 3's do). A lookup reads one row per
+token, so this changes memory, not decode speed; `--quantize-embeddings` in MOBIUS_INT4 makes the
+packages alike. Both take about
 as long for the prefill in int4 as in f32 on this CPU (accuracy level 4 quantizes the activations).
 
 The machine is shared (2 cores, other jobs running): the load averages beside each run say how
