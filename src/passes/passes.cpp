@@ -42,7 +42,7 @@ Pipeline Pipeline::for_context(const PassContext& ctx) {
   Pipeline p = for_ep(ctx.ep);
   if (ctx.quantize) p.passes.push_back(make_matmul_nbits());
   if (ctx.quantize && ctx.quantize->embeddings) p.passes.push_back(make_gather_block_quantized());
-  if (ctx.ep == ExecutionProvider::cpu) p.passes.push_back(make_fused_matmul());
+  if (ctx.ep == ExecutionProvider::cpu) p.passes.push_back(make_tied_lm_head());
   return p;
 }
 

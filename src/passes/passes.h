@@ -6,18 +6,18 @@
 //   default        none: the canonical graph
 //   onnx-standard  pack_matmuls (default-domain ops only)
 //   cpu            pack_matmuls, group_query_attention (rotary inside, do_rotary=1, where the RoPE
-//                    table is static), skip_simplified_layer_norm (and fused_matmul last, below)
-//   cuda, webgpu   as cpu, without fused_matmul
+//                    table is static), skip_simplified_layer_norm (and tied_lm_head last, below)
+//   cuda, webgpu   as cpu, without tied_lm_head
 //   dml            pack_matmuls, group_query_attention without rotary (do_rotary=0),
 //                    skip_simplified_layer_norm
 // and with weight quantization (PassContext::quantize, any ep) matmul_nbits, then with
-// QuantizeOptions::embeddings gather_block_quantized; last, for cpu, fused_matmul (after
+// QuantizeOptions::embeddings gather_block_quantized; last, for cpu, tied_lm_head (after
 // matmul_nbits, which then finds the tied LM head as the Gemm it quantizes).
 //
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
 // GroupQueryAttention (float, float16), SkipSimplifiedLayerNormalization (float, float16,
-// bfloat16) and FusedMatMul (float). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
+// bfloat16). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
 #pragma once
 
 #include <memory>
@@ -101,9 +101,10 @@ std::unique_ptr<Pass> make_gather_block_quantized();
 // activations and gamma 1-D → com.microsoft SkipSimplifiedLayerNormalization(a, b, gamma), whose
 // 4th output (input_skip_bias_sum) replaces the Add where the residual stream reads it.
 std::unique_ptr<Pass> make_skip_simplified_layer_norm();
-// fused_matmul.cpp: the tied LM head's Reshape → Gemm(transB) → Reshape → com.microsoft
-// FusedMatMul(x, W, transB=1), which writes the logits output without a copy.
-std::unique_ptr<Pass> make_fused_matmul();
+// tied_lm_head.cpp: the tied LM head's Reshape → Gemm(transB) → Reshape → MatMul(x, Transpose(W)),
+// which writes the logits output without a copy and, with the Transpose folded by onnxruntime at
+// load, multiplies by a [hidden, vocab] constant.
+std::unique_ptr<Pass> make_tied_lm_head();
 
 // True when the graph has past_key_values.* inputs and every node reading one is a
 // GroupQueryAttention: the caches can then be one max_length buffer per layer that past and
