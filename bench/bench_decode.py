@@ -212,11 +212,18 @@ both pack q/k/v. The tied LM head: mobius reads the embedding matrix [vocab, hid
 builder stores it as lm_head [hidden, vocab] and gets the embedding from a Transpose that onnxruntime
 folds at load (so it holds two copies in memory; equal package sizes).
 
-Found and fixed with this benchmark: mobius's tied LM head was Reshape → Gemm(transB) → Reshape, and
-the last Reshape writes the `logits` graph output, which onnxruntime cannot alias: it copied every
-prefill logit (98 ms of a 4.2 s Qwen prefill, 128 × 151936 floats; 134 MB for Gemma 3). `--ep cpu`
-now lowers it to one com.microsoft FusedMatMul(x, E, transB=1) (pass fused_matmul), which writes
-the logits in place and still shares E with the embedding.
+Found and fixed with this benchmark: (1) mobius's tied LM head was Reshape → Gemm(transB) →
+Reshape, and the last Reshape writes the `logits` graph output, which onnxruntime cannot alias: it
+copied every prefill logit (98 ms of a 4.2 s Qwen prefill, 128 × 151936 floats; 134 MB for Gemma 3).
+(2) Its first replacement, com.microsoft FusedMatMul(x, E, transB=1), made the decode step's LM
+head slower than the builder's: onnxruntime profiling of the 63 decode steps of one Gemma 3
+generation summed 2313 ms of FusedMatMul + 1559 ms of MatMul (mobius, 4383 ms of kernels in all)
+against 3477 ms of MatMul (builder, 3906 ms), about 6 ms a step more for the [1, 640] × [640,
+262144] product with a transposed B. `--ep cpu` now lowers the tied LM head to MatMul(x,
+Transpose(E)) (pass tied_lm_head): onnxruntime folds the Transpose at load, so the package keeps
+one copy of E and the session multiplies by a [hidden, vocab] constant, as the builder's does (its
+embedding is a folded Transpose of its LM head). Decode kernels of the same Gemma 3 generation
+after the change: 3845 ms (MatMul 3358 ms), below the builder's 3906 ms.
 
 The builder (onnxruntime-genai 0.18) cannot build Gemma 3 under transformers 5 as it is
 (KeyError 'rope_type' on the per-layer-type `rope_parameters`), and would build Qwen2.5 with RoPE
@@ -230,15 +237,12 @@ it once per layout: 356 MB against 257 MB for Gemma 3). Gemma 3's int4 tokens st
 between the two packages (not investigated; Qwen's are identical). Both take about as long for the
 prefill in int4 as in f32 on this CPU (accuracy level 4 quantizes the activations).
 
-f32 decode is 4 % below the builder's on both models (every one of the six round pairs at or below
-it). onnxruntime profiling of one Gemma 3 generation each (128-token prompt + 64 tokens, kernel
-times summed): mobius 5137 ms, builder 4911 ms; the MatMuls (mobius: MatMul 1795 + the LM head's
-FusedMatMul 2806; builder: MatMul 4447) +154 ms, Split +31 ms (mobius splits the packed gate/up
-output, the builder runs two MatMuls), Reshape +31 ms. An isolated LM head
-([1, 1, 640] × [640, 262144] MatMul against FusedMatMul(transB=1) on [262144, 640], 2 threads)
-takes 29.2 ms either way, so the decode step's LM head is not it (the extra MatMul time may sit in
-the prefill, whose latency is equal): the cause of the decode gap is open; the gate/up Split is the
-next thing to take apart (a per-step profile of decode only).
+The f32 rows were measured with 5 rounds after the tied_lm_head change (commit in the version
+line); the int4 rows with 3 rounds at commit 360e999, whose int4 graphs are the same (a quantized LM
+head is MatMulNBits, which tied_lm_head only frees of its Reshapes, unchanged since). The per-round
+ratios scatter by ±10 % (Qwen f32 0.89–1.07), so medians within ±1 % of 1.0 mean parity. In the
+decode-only kernel profile mobius is ahead on both models (Gemma 3: 3845 against 3906 ms; Qwen2.5:
+7105 against 7284 ms of kernels for 63 steps).
 
 The machine is shared (2 cores, other jobs running): the load averages beside each run say how
 much; ratios of runs made round-robin are steadier than the absolute figures."""
