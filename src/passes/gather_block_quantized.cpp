@@ -10,13 +10,11 @@
 
 #include "passes/graph_edit.h"
 #include "passes/passes.h"
+#include "passes/quantized_weights.h"
 #include "util/error.h"
-#include "weights/quantize.h"
 
 namespace mobius {
 namespace {
-
-using Part = WeightQuantization::Part;
 
 class GatherBlockQuantized : public Pass {
  public:
@@ -33,12 +31,9 @@ class GatherBlockQuantized : public Pass {
     for (size_t i = 0; i < count; ++i) {
       const Node& n = g.nodes[i];
       if (!n.domain.empty() || n.op_type != "Gather" || GraphEditor::attr_int(n, "axis", 0) != 0) continue;
-      const Initializer* w = e.initializer(n.inputs[0]);
       const Value* v = n.inputs[0];
-      if (!w || !w->weight || w->weight->quantize || !w->weight->concat.empty() || !v->shape ||
-          v->shape->size() != 2 || (*v->shape)[0].is_symbolic() || (*v->shape)[1].is_symbolic() ||
-          (v->dtype != DataType::FLOAT && v->dtype != DataType::FLOAT16))
-        continue;
+      const Initializer* w = quantizable_weight(e, v);
+      if (!w || !w->weight->concat.empty()) continue;
       const int64_t vocab = (*v->shape)[0].value, dim = (*v->shape)[1].value;
       if (dim % q.block_size != 0) continue;  // a padded block would not fit the op's layout
       const std::string wname = v->name;
@@ -46,16 +41,7 @@ class GatherBlockQuantized : public Pass {
       if (!done.count(wname)) {
         WeightRef ref = *w->weight;  // copied: new initializers may move w
         e.set_scope(GraphEditor::scope_of(n));
-        const Part parts[] = {Part::data, Part::scales, Part::zero_points};
-        const char* suffix[] = {"_gather_Q", "_gather_scales", "_gather_zero_points"};
-        std::vector<Value*> out;
-        for (int p = 0; p < (q.symmetric ? 2 : 3); ++p) {
-          ref.quantize = WeightQuantization{parts[p], q, dt};
-          Shape shape = parts[p] == Part::data ? Shape{vocab, dim * q.bits / 8} : quant_shape(parts[p], vocab, dim, q);
-          out.push_back(e.weight(wname + suffix[p] + (p == 0 ? std::to_string(q.bits) : ""),
-                                 parts[p] == Part::scales ? dt : DataType::UINT8, shape, ref));
-        }
-        done[wname] = out;
+        done[wname] = add_quantized_weight(e, ref, wname + "_gather", dt, vocab, dim, q, /*flat_data=*/true);
       }
       const Node& node = g.nodes[i];
       std::vector<Value*> inputs{done[wname][0], node.inputs[1]};

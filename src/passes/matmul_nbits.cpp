@@ -11,13 +11,11 @@
 
 #include "passes/graph_edit.h"
 #include "passes/passes.h"
+#include "passes/quantized_weights.h"
 #include "util/error.h"
-#include "weights/quantize.h"
 
 namespace mobius {
 namespace {
-
-using Part = WeightQuantization::Part;
 
 // The MatMul / Gemm node the logits output is computed from: walking back from the graph output
 // "logits" through the nodes' computed inputs (the first one where several), the first node that
@@ -45,16 +43,6 @@ std::optional<size_t> lm_head_node(GraphEditor& e) {
   return std::nullopt;
 }
 
-// A float weight matrix this pass can quantize: a 2-D checkpoint weight with a static shape, not
-// yet quantized, of a dtype MatMulNBits' CPU kernel takes.
-const Initializer* quantizable(GraphEditor& e, const Value* v) {
-  const Initializer* w = e.initializer(v);
-  if (!w || !w->weight || w->weight->quantize || !v->shape || v->shape->size() != 2) return nullptr;
-  for (const Dim& d : *v->shape)
-    if (d.is_symbolic()) return nullptr;
-  return v->dtype == DataType::FLOAT || v->dtype == DataType::FLOAT16 ? w : nullptr;
-}
-
 class MatMulNBits : public Pass {
  public:
   const char* name() const override { return "matmul_nbits"; }
@@ -78,7 +66,7 @@ class MatMulNBits : public Pass {
                    GraphEditor::attr_float(n, "alpha").value_or(1.0f) != 1.0f ||
                    GraphEditor::attr_float(n, "beta").value_or(1.0f) != 1.0f))
         continue;
-      const Initializer* w = quantizable(e, n.inputs[1]);
+      const Initializer* w = quantizable_weight(e, n.inputs[1]);
       if (!w) continue;
       const Shape& shape = *w->value->shape;
       // the matrix [N, K]: MatMul's weight is [K, N], the Gemm's (transB) already [N, K]
@@ -89,16 +77,7 @@ class MatMulNBits : public Pass {
         WeightRef ref = *w->weight;                // copied: new initializers may move w
         if (!gemm) ref.transpose = !ref.transpose;  // the source as [N, K]
         e.set_scope(GraphEditor::scope_of(n));
-        std::vector<Value*> q;
-        const Part parts[] = {Part::data, Part::scales, Part::zero_points};
-        const char* suffix[] = {"_Q", "_scales", "_zero_points"};
-        for (int p = 0; p < (o.scheme.symmetric ? 2 : 3); ++p) {
-          ref.quantize = WeightQuantization{parts[p], o.scheme, dt};
-          std::string base = wname + suffix[p] + (p == 0 ? std::to_string(o.scheme.bits) : "");
-          q.push_back(e.weight(base, parts[p] == Part::scales ? dt : DataType::UINT8,
-                               quant_shape(parts[p], nn, k, o.scheme), ref));
-        }
-        done[wname] = q;
+        done[wname] = add_quantized_weight(e, ref, wname, dt, nn, k, o.scheme);
       }
       const Node& node = g.nodes[i];  // re-read: nothing moved the nodes, but be explicit
       std::vector<Value*> inputs{node.inputs[0]};
