@@ -8,6 +8,8 @@ for the peers that copy one), then builds it with
   mobius       build/mobius build --config CKPT OUT --dtype f32|f16 --runtime none --force
   mobius-onnx  bench/.venv-mobius-onnx/bin/mobius build --config CKPT OUT --dtype f32|f16
   ort-genai    bench/.venv-genai/bin/python -m onnxruntime_genai.models.builder -p fp32 -e cpu
+  write        bench/write_floor.py: only writing mobius's output bytes (fallocate + 8 MiB pwrite),
+               the floor of what writing that output costs on this machine
   cp -r        the physical floor (read the checkpoint once, write it once)
 each under `nice /usr/bin/time -v` (wall time, peak RSS), --runs times, round-robin so that the
 load of a shared machine falls on every tool alike; the table (medians, ratios, targets) goes to
@@ -45,7 +47,7 @@ PEER_TIMEOUT_S = 15 * 60
 MOBIUS_BIN = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))  # as in the harness
 MOBIUS_ONNX = BENCH / ".venv-mobius-onnx"
 GENAI = BENCH / ".venv-genai"
-TOOLS = ["mobius", "mobius-onnx", "ort-genai", "cp"]
+TOOLS = ["mobius", "write", "mobius-onnx", "ort-genai", "cp"]
 DTYPES = ["f32", "f16"]
 # ONNX Runtime GenAI's builder lists its valid combinations as FP32 CPU, INT8 CPU, INT4 CPU
 # (fp16 is for CUDA, DML and TRT-RTX): no f16 comparison on CPU.
@@ -56,6 +58,8 @@ UNSUPPORTED = {("ort-genai", "f16"): "not supported on CPU: the builder's valid 
 # Targets (issue 5): mobius wall <= 2 x cp and <= 0.1 x each peer; peak RSS <= 0.25 x each peer
 # and < 1 GiB.
 WALL_VS_CP, WALL_VS_PEER, RSS_VS_PEER, RSS_MAX_KIB = 2.0, 0.1, 0.25, 2**20
+# A 1-minute load average above this before the first run means others were using the machine.
+SHARED_LOAD = 1.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,7 +135,7 @@ def dir_bytes(path: Path) -> int:
 # ---------------------------------------------------------------------------------------------
 # Running the tools
 # ---------------------------------------------------------------------------------------------
-def command(tool: str, ckpt: Path, out: Path, dtype: str, cache: Path) -> list[str]:
+def command(tool: str, ckpt: Path, out: Path, dtype: str, cache: Path, nbytes: int) -> list[str]:
     if tool == "mobius":
         return [str(MOBIUS_BIN), "build", "--config", str(ckpt), str(out),
                 "--dtype", dtype, "--runtime", "none", "--force"]
@@ -142,6 +146,8 @@ def command(tool: str, ckpt: Path, out: Path, dtype: str, cache: Path) -> list[s
         return [str(GENAI / "bin" / "python"), "-m", "onnxruntime_genai.models.builder",
                 "-i", str(ckpt), "-o", str(out), "-p", {"f32": "fp32", "f16": "fp16"}[dtype],
                 "-e", "cpu", "-c", str(cache)]
+    if tool == "write":
+        return [sys.executable, str(BENCH / "write_floor.py"), str(out), str(nbytes)]
     if tool == "cp":
         return ["cp", "-r", str(ckpt), str(out)]
     raise ValueError(tool)
@@ -188,7 +194,7 @@ def tree_rss_anon_kib(pid: int) -> int:
     return total
 
 
-def run_once(tool: str, model: str, ckpt: Path, dtype: str) -> dict:
+def run_once(tool: str, model: str, ckpt: Path, dtype: str, nbytes: int) -> dict:
     out = WORK / "out" / f"{tool}-{model}-{dtype}"
     cache = WORK / "cache" / f"{tool}-{model}-{dtype}"
     for p in (out, cache):
@@ -201,7 +207,7 @@ def run_once(tool: str, model: str, ckpt: Path, dtype: str) -> dict:
     timefile = WORK / "time.txt"
     timeout = PEER_TIMEOUT_S if tool in ("mobius-onnx", "ort-genai") else 3600
     cmd = ["nice", "/usr/bin/time", "-v", "-o", str(timefile), "timeout", "-s", "KILL",
-           str(timeout), *command(tool, ckpt, out, dtype, cache)]
+           str(timeout), *command(tool, ckpt, out, dtype, cache, nbytes)]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.monotonic()
     logs = WORK / "logs"
@@ -230,7 +236,7 @@ def run_once(tool: str, model: str, ckpt: Path, dtype: str) -> dict:
                            if rss else (signal or "killed"))
         else:
             res["fail"] = failure_reason(p.stderr, p.returncode)
-    elif tool != "cp" and not any(out.glob("*.onnx")):
+    elif tool not in ("cp", "write") and not any(out.glob("*.onnx")):
         res["fail"] = "no .onnx file written"
     if "fail" not in res:
         res["out_bytes"] = dir_bytes(out)
@@ -252,6 +258,7 @@ def versions() -> dict:
         "mobius-onnx": pkg(MOBIUS_ONNX, ["mobius-onnx", "onnxscript", "onnx-ir", "torch",
                                          "transformers"]),
         "ort-genai": pkg(GENAI, ["onnxruntime-genai", "onnx-ir", "onnx", "torch", "transformers"]),
+        "write": f"Python {sys.version.split()[0]} (os.posix_fallocate, os.pwrite)",
         "cp": subprocess.run(["cp", "--version"], capture_output=True,
                              text=True).stdout.splitlines()[0],
     }
@@ -260,7 +267,8 @@ def versions() -> dict:
 # ---------------------------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------------------------
-LABEL = {"mobius": "mobius", "mobius-onnx": "mobius-onnx (Python)",
+LABEL = {"mobius": "mobius", "write": "write mobius's output bytes (floor)",
+         "mobius-onnx": "mobius-onnx (Python)",
          "ort-genai": "ORT GenAI model builder", "cp": "`cp -r` (floor)"}
 
 
@@ -287,18 +295,23 @@ def fmt_ratio(x: float, target: float | None) -> str:
 
 def render(results: dict, meta: dict) -> str:
     lines = ["## Build: mobius vs the Python builders", ""]
-    lines += [f"Machine: {meta['machine']}. **The machine was shared**: 2 cores with several "
-              f"engineers building and testing at the same time (load average "
-              f"{meta['load_start']} at the start, {meta['load_end']} at the end), so every "
-              f"figure is noisy; runs are interleaved round-robin so that the load falls on "
+    shared = float(meta["load_start"].split()[0]) > SHARED_LOAD
+    load = (f"**The machine was shared**: 2 cores with other work running at the same time (load "
+            f"average {meta['load_start']} at the start, {meta['load_end']} at the end), so "
+            f"every figure is noisy; " if shared else
+            f"Nothing else ran on the machine (load average {meta['load_start']} at the start, "
+            f"before any run; {meta['load_end']} at the end, the benchmark's own load); ")
+    lines += [f"Machine: {meta['machine']}. {load}"
+              f"runs are interleaved round-robin so that any outside load falls on "
               f"every tool alike, and each figure is the median of {meta['runs']} runs (fewer "
               f"where noted). Every tool runs under `nice /usr/bin/time -v`; the checkpoint is in the page cache "
               f"(read once before the runs). Peak RSS is the largest process's maximum resident "
               f"set (`/usr/bin/time -v`), which counts the pages of memory-mapped checkpoint files "
               f"as they are read (clean page-cache pages the kernel can drop); peak anon is the "
               f"largest sum of `RssAnon` (heap) over the process tree, sampled every 0.2 s; "
-              f"CPU s is user + system time (median), which the sharing disturbs less than the "
-              f"wall time. "
+              f"CPU s is user + system time (median). The write floor is the same byte count "
+              f"as mobius's output written by `bench/write_floor.py` (blocks allocated first, "
+              f"8 MiB `pwrite`s) and nothing else. "
               f"Run on {meta['date']}.", ""]
     if meta.get("earlier"):
         e = meta["earlier"]
@@ -346,6 +359,8 @@ def render(results: dict, meta: dict) -> str:
                                       f"MiB ≥ 1 GiB")
                     row += (f" | {'< 1 GiB ✓' if rss_ok else '≥ 1 GiB ✗'} |" if tool == "mobius"
                             else " | |")
+                elif tool == "write":
+                    row += f" {fmt_ratio(mob['wall'] / s['wall'], None)} | |"
                 elif tool == "cp":
                     r = mob["wall"] / s["wall"]
                     row += f" {fmt_ratio(r, WALL_VS_CP)} (≤ {WALL_VS_CP:g}) | |"
@@ -422,6 +437,12 @@ def main() -> int:
         if not args.no_doc:
             report.update_section("build", render(results, meta))
 
+    def output_bytes(model: str, dtype: str) -> int:
+        """mobius's output size for the write floor: its latest run's, else the checkpoint's
+        bf16 bytes scaled to the dtype."""
+        ok = [r for r in results.get(f"{model}/{dtype}/mobius", {}).get("runs", []) if "out_bytes" in r]
+        return ok[-1]["out_bytes"] if ok else meta["checkpoints"][model]["bytes"] * {"f32": 2, "f16": 1}[dtype]
+
     ckpts = {}
     for model in args.models:
         print(f"checkpoint {model}", flush=True)
@@ -446,7 +467,7 @@ def main() -> int:
                         continue  # a failed or timed-out peer is not retried
                     print(f"[{time.strftime('%H:%M:%S')}] {key} run {r + 1}/{args.runs} ...",
                           end=" ", flush=True)
-                    res = run_once(tool, model, ckpt, dtype)
+                    res = run_once(tool, model, ckpt, dtype, output_bytes(model, dtype))
                     entry["runs"].append(res)
                     print(res.get("fail") or f"{res['wall_s']:.1f} s, "
                           f"{res['rss_kib'] / 1024:.0f} MiB", flush=True)

@@ -63,6 +63,17 @@ class DataWriter {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
       throw Error(path_ + ": cannot resize: " + std::strerror(errno));
   }
+  // Allocates the file's blocks before it is written (fallocate(2), mode 0: the size becomes
+  // `size`). Writing into allocated blocks skips the file system's per-page delayed allocation:
+  // on ext4 this makes page-cache writes about 3 x faster (bench/, docs/benchmarks.md), and a
+  // full disk fails here, before anything is converted. File systems without fallocate get a
+  // plain resize.
+  void allocate(uint64_t size) {
+    if (size == 0) return;
+    if (::fallocate(fd_, 0, 0, static_cast<off_t>(size)) == 0) return;
+    if (errno == EOPNOTSUPP || errno == ENOSYS) return resize(size);
+    throw Error(path_ + ": cannot allocate " + std::to_string(size) + " bytes: " + std::strerror(errno));
+  }
   void close() {
     if (::close(fd_) != 0) throw Error(path_ + ": close failed: " + std::strerror(errno));
     fd_ = -1;
@@ -230,6 +241,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   DataWriter data(tmp.path / kDataFile);
   if (plan) {
     MOBIUS_ASSERT(plan->bindings().size() == weights.size(), "plan does not cover every weight");
+    data.allocate(total);
     Progress bar("writing weights", total, options.progress);
     stream_chunks(plan_chunks(*plan, layout, options.chunk_bytes), data, bar);
   }

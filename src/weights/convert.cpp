@@ -13,9 +13,8 @@
 namespace mobius {
 namespace {
 
-// Transposes convert a panel of kTile source rows x kPanel columns (rows read sequentially), then
-// write it out transposed in kTile x kTile tiles.
-constexpr int64_t kTile = 64, kPanel = 512;
+// Transposes work in blocks of kBlockRows source rows x kBlockCols source columns.
+constexpr int64_t kBlockRows = 128, kBlockCols = 256;
 
 int64_t elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -123,25 +122,27 @@ void convert_rows(const TensorView& src, DataType dst, bool transpose, int64_t r
     kernel(src.data.data() + static_cast<size_t>(row_begin * cols) * ssize, out.data(), n);
     return;
   }
-  // Source matrices [rows, cols]; output row R is column R % cols of matrix R / cols.
+  // Source matrices [rows, cols]; output row R is column R % cols of matrix R / cols. Blocks of
+  // kBlockRows source rows x kBlockCols columns are transposed in the source dtype into `block`
+  // (reading kBlockRows source rows sequentially), then each block row, a run of kBlockRows
+  // elements of one output row, is converted straight into the output.
   const int64_t rows = src.shape[rank - 2], cols = src.shape[rank - 1];
   MOBIUS_ASSERT(out.size() == static_cast<size_t>((row_end - row_begin) * rows) * dsize,
                 "convert_rows: output size");
-  std::vector<uint8_t> panel(static_cast<size_t>(kTile * kPanel) * dsize);
+  std::vector<uint8_t> block(static_cast<size_t>(kBlockCols * kBlockRows) * ssize);
   for (int64_t R = row_begin; R < row_end;) {
     const int64_t m = R / cols, c0 = R % cols, c1 = std::min(cols, c0 + (row_end - R));
     const uint8_t* matrix = src.data.data() + static_cast<size_t>(m * rows * cols) * ssize;
     uint8_t* dst_rows = out.data() + static_cast<size_t>((R - row_begin) * rows) * dsize;
-    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-      const int64_t th = std::min(kTile, rows - r0);
-      for (int64_t p0 = c0; p0 < c1; p0 += kPanel) {
-        const int64_t pw = std::min(kPanel, c1 - p0);
-        for (int64_t r = 0; r < th; ++r)
-          kernel(matrix + static_cast<size_t>((r0 + r) * cols + p0) * ssize,
-                 panel.data() + static_cast<size_t>(r * kPanel) * dsize, static_cast<size_t>(pw));
-        for (int64_t tc = 0; tc < pw; tc += kTile)
-          untile(dsize, panel.data() + static_cast<size_t>(tc) * dsize, kPanel, th, std::min(kTile, pw - tc),
-                 dst_rows + static_cast<size_t>((p0 - c0 + tc) * rows + r0) * dsize, rows);
+    for (int64_t p0 = c0; p0 < c1; p0 += kBlockCols) {
+      const int64_t pw = std::min(kBlockCols, c1 - p0);
+      for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+        const int64_t th = std::min(kBlockRows, rows - r0);
+        untile(ssize, matrix + static_cast<size_t>(r0 * cols + p0) * ssize, cols, th, pw, block.data(),
+               kBlockRows);
+        for (int64_t c = 0; c < pw; ++c)
+          kernel(block.data() + static_cast<size_t>(c * kBlockRows) * ssize,
+                 dst_rows + static_cast<size_t>((p0 - c0 + c) * rows + r0) * dsize, static_cast<size_t>(th));
       }
     }
     R += c1 - c0;

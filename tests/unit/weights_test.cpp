@@ -243,9 +243,10 @@ TEST(Convert, F16AndBf16ToF32AreExact) {
   for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(f[i], static_cast<float>(d[i]));
 }
 
-// [rows, cols] -> [cols, rows], across the 64-element cache blocks; [..., rows, cols] per matrix.
+// [rows, cols] -> [cols, rows], across the 128-row x 256-column blocks and their 8 x 8 (16-bit)
+// and 4 x 4 (32-bit) tiles; [..., rows, cols] per matrix.
 TEST(Convert, Transpose) {
-  const int64_t rows = 70, cols = 130;
+  const int64_t rows = 301, cols = 530;
   const std::vector<float> x = test::iota_f32(rows * cols, -100.0f, 0.37f);
   const std::string bytes = as_bytes(x);
   const TensorView src = view(bytes, DataType::FLOAT, {rows, cols});
@@ -255,6 +256,19 @@ TEST(Convert, Transpose) {
     for (int64_t c = 0; c < cols; ++c) {
       EXPECT_EQ(same[c * rows + r], x[r * cols + c]);
       EXPECT_EQ(f16_to_f32(half[c * rows + r]), test::round_f16(x[r * cols + c]));
+    }
+  // 16-bit sources (a bf16 checkpoint), transposed before they are converted.
+  std::vector<uint16_t> b(x.size());
+  for (size_t i = 0; i < x.size(); ++i) b[i] = f32_to_bf16(x[i]);
+  const std::string b_bytes = as_bytes(b);
+  const TensorView b_src = view(b_bytes, DataType::BFLOAT16, {rows, cols});
+  std::vector<float> b_f32 = convert<float>(b_src, DataType::FLOAT, true);
+  std::vector<uint16_t> b_f16 = convert<uint16_t>(b_src, DataType::FLOAT16, true);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float v = bf16_to_f32(b[r * cols + c]);
+      EXPECT_EQ(b_f32[c * rows + r], v);
+      EXPECT_EQ(f16_to_f32(b_f16[c * rows + r]), test::round_f16(v));
     }
   // A batch of matrices (stacked experts): the last two axes swap, per matrix.
   const std::vector<float> batched = test::iota_f32(2 * 3 * 4);
@@ -270,16 +284,16 @@ TEST(Convert, Transpose) {
 }
 
 // Any range of output rows equals the same rows of the whole conversion: plain and transposed,
-// ranges that cross tile and panel edges and (for a batch of matrices) matrix boundaries, every isa.
+// ranges that cross tile and block edges and (for a batch of matrices) matrix boundaries, every isa.
 TEST(Convert, RowRangesEqualTheWholeTensor) {
-  const std::vector<float> x = test::iota_f32(3 * 70 * 600, -500.0f, 0.0371f);
+  const std::vector<float> x = test::iota_f32(3 * 140 * 600, -500.0f, 0.0371f);
   const std::string bytes = as_bytes(x);
   std::vector<Isa> isas{Isa::kScalar};
   if (best_isa() != Isa::kScalar) isas.push_back(best_isa());
   for (bool transpose : {false, true}) {
-    const TensorView src = view(bytes, DataType::FLOAT, {3, 70, 600});
-    const int64_t rows = output_rows(src.shape, transpose), width = transpose ? 70 : 600;
-    EXPECT_EQ(rows, transpose ? 3 * 600 : 3 * 70);
+    const TensorView src = view(bytes, DataType::FLOAT, {3, 140, 600});
+    const int64_t rows = output_rows(src.shape, transpose), width = transpose ? 140 : 600;
+    EXPECT_EQ(rows, transpose ? 3 * 600 : 3 * 140);
     const std::vector<uint16_t> whole = convert<uint16_t>(src, DataType::BFLOAT16, transpose);
     for (Isa isa : isas)
       for (auto [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, rows}, {0, 1}, {5, 69}, {63, 131}, {100, 200}, {rows / 3 - 30, rows / 3 + 30}, {rows / 4, rows / 2}, {rows - 1, rows}, {7, 7}}) {
