@@ -19,7 +19,8 @@ int64_t output_rows(const std::vector<int64_t>& shape, bool transpose);
 // Writes output rows [row_begin, row_end) of `src` converted to `dst` (when `transpose`, the last
 // two axes swapped: [..., r, c] -> [..., c, r]) into `out`, which must hold exactly
 // (row_end - row_begin) * last output dim * dtype_size(dst) bytes. A transposed range reads its
-// columns from every row of the source matrices it touches, in 64 x 64 tiles. Integer tensors are
+// columns from every row of the source matrices it touches, in blocks of 128 rows x 256 columns,
+// transposed in the source dtype and then converted. Integer tensors are
 // copied only to the same dtype. `isa` picks the kernels (default: the best this CPU has).
 // Throws mobius::Error naming the file and tensor for an unsupported conversion.
 void convert_rows(const TensorView& src, DataType dst, bool transpose, int64_t row_begin,
