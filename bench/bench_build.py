@@ -8,7 +8,7 @@ for the peers that copy one), then builds it with
   mobius       build/mobius build --config CKPT OUT --dtype f32|f16 --runtime none --force
   mobius-onnx  bench/.venv-mobius-onnx/bin/mobius build --config CKPT OUT --dtype f32|f16
   ort-genai    bench/.venv-genai/bin/python -m onnxruntime_genai.models.builder -p fp32 -e cpu
-  write        bench/write_floor.py: only writing mobius's output bytes (fallocate + 8 MiB pwrite),
+  write        bench/write_floor.py: only writing mobius's output bytes (fallocate + 256 KiB pwrite),
                the floor of what writing that output costs on this machine
   cp -r        the physical floor (read the checkpoint once, write it once)
 each under `nice /usr/bin/time -v` (wall time, peak RSS), --runs times, round-robin so that the
@@ -311,11 +311,11 @@ def render(results: dict, meta: dict) -> str:
               f"largest sum of `RssAnon` (heap) over the process tree, sampled every 0.2 s; "
               f"CPU s is user + system time (median). The write floor is the same byte count "
               f"as mobius's output written by `bench/write_floor.py` (blocks allocated first, "
-              f"8 MiB `pwrite`s) and nothing else. "
+              f"256 KiB `pwrite`s, as mobius writes) and nothing else. "
               f"Run on {meta['date']}.", ""]
     if meta.get("earlier"):
         e = meta["earlier"]
-        lines += [f"The runs of {', '.join(e['tools'])} are from an earlier session on {e['date']} "
+        lines += [f"The runs of {', '.join(e['tools'])} are from an earlier run on {e['date']} "
                   f"(load average {e['load_start']} at its start, {e['load_end']} at its end; "
                   f"those tools did not change); the other tools were measured again for this "
                   f"commit, so their ratios compare runs under different load.", ""]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The page-cache write floor: writes BYTES bytes into OUT/data the way a fast builder can (the
-file's blocks allocated first with fallocate, then 8 MiB pwrite calls from one reused buffer), and
+file's blocks allocated first with fallocate, then 256 KiB pwrite calls from one reused buffer), and
 nothing else: no reading, no conversion. bench_build.py runs it with the byte count of mobius's
 output, so its time is what writing that output alone costs on this machine.
 
@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-CHUNK = 8 << 20
+CHUNK = 256 << 10  # as mobius writes (src/package/writer.cpp, kWriteBytes)
 
 
 def main() -> int:

@@ -24,6 +24,7 @@ namespace mobius {
 namespace {
 
 constexpr uint64_t kAlign = 64;
+constexpr size_t kWriteBytes = size_t{256} << 10;  // per pwrite call (DataWriter::write_at)
 constexpr const char* kDataFile = "model.onnx.data";
 
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
@@ -47,9 +48,14 @@ class DataWriter {
   ~DataWriter() {
     if (fd_ >= 0) ::close(fd_);
   }
+  // Writes in pwrite calls of at most kWriteBytes. The page cache sizes the folios it allocates
+  // for a write by the write's length, and on a virtual machine that returns free memory to its
+  // host (virtio-balloon free page reporting, done in free blocks of 2 MiB and more) large folios
+  // land on memory the host must fault in again: writing 4.94 GB in 8 MiB calls took 5.0-7.3 s
+  // of system time on the benchmark machine, in 256 KiB calls 1.7-3.3 s (docs/benchmarks.md).
   void write_at(uint64_t offset, const uint8_t* p, size_t n) {
     while (n > 0) {
-      ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+      ssize_t w = ::pwrite(fd_, p, std::min(n, kWriteBytes), static_cast<off_t>(offset));
       if (w < 0) {
         if (errno == EINTR) continue;
         throw Error(path_ + ": write failed: " + std::strerror(errno));
