@@ -58,8 +58,6 @@ UNSUPPORTED = {("ort-genai", "f16"): "not supported on CPU: the builder's valid 
 # Targets (issue 5): mobius wall <= 2 x cp and <= 0.1 x each peer; peak RSS <= 0.25 x each peer
 # and < 1 GiB.
 WALL_VS_CP, WALL_VS_PEER, RSS_VS_PEER, RSS_MAX_KIB = 2.0, 0.1, 0.25, 2**20
-# A 1-minute load average above this before the first run means others were using the machine.
-SHARED_LOAD = 1.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,10 +293,9 @@ def fmt_ratio(x: float, target: float | None) -> str:
 
 def render(results: dict, meta: dict) -> str:
     lines = ["## Build: mobius vs the Python builders", ""]
-    shared = float(meta["load_start"].split()[0]) > SHARED_LOAD
     load = (f"**The machine was shared**: 2 cores with other work running at the same time (load "
             f"average {meta['load_start']} at the start, {meta['load_end']} at the end), so "
-            f"every figure is noisy; " if shared else
+            f"every figure is noisy; " if report.shared(meta["load_start"]) else
             f"Nothing else ran on the machine (load average {meta['load_start']} at the start, "
             f"before any run; {meta['load_end']} at the end, the benchmark's own load); ")
     lines += [f"Machine: {meta['machine']}. {load}"

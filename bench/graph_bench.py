@@ -84,7 +84,9 @@ def main() -> int:
              f"in one process. Configs: each type's first row of the parity harness "
              f"(tests/parity/harness.py `make_config`: hidden 64, 4 heads, vocab 256) with "
              f"`num_hidden_layers` = {LAYERS}. Graph size grows with depth, not width. Machine: "
-             f"{report.machine()}, **shared** with other engineers (load average {load}). "
+             f"{report.machine()}, "
+             f"{'**shared** with other work' if report.shared(load) else 'nothing else running'} "
+             f"(load average {load}). "
              f"mobius commit {report.git_commit()}, run on {time.strftime('%Y-%m-%d')}.", "",
              "| model_type | nodes | min ms | median ms | < 50 ms |", "|---|---:|---:|---:|:-:|"]
     for model_type, nodes, min_ms, median_ms in rows:

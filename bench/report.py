@@ -55,6 +55,15 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+# A 1-minute load average above this before a benchmark starts means others are using the machine.
+SHARED_LOAD = 1.5
+
+
+def shared(load: str) -> bool:
+    """Whether a load average read before a benchmark (load_average()) says the machine was shared."""
+    return float(load.split()[0]) > SHARED_LOAD
+
+
 def git_commit() -> str:
     r = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                        capture_output=True, text=True)

@@ -41,8 +41,9 @@ struct TempDir {
 
 class DataWriter {
  public:
-  explicit DataWriter(const fs::path& path) : path_(path.string()) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // Writes `path`; errors name `shown` (the file's path once the package is in place).
+  DataWriter(const fs::path& path, const fs::path& shown) : path_(shown.string()) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd_ < 0) throw Error(path_ + ": cannot create: " + std::strerror(errno));
   }
   ~DataWriter() {
@@ -244,7 +245,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   }
   const uint64_t total = offset;
 
-  DataWriter data(tmp.path / kDataFile);
+  DataWriter data(tmp.path / kDataFile, out / kDataFile);
   if (plan) {
     MOBIUS_ASSERT(plan->bindings().size() == weights.size(), "plan does not cover every weight");
     data.allocate(total);

@@ -5,7 +5,8 @@
 // into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
 // weight's float source rows), converted on every core
 // (std::thread::hardware_concurrency workers) and written in file order by one thread with large
-// sequential writes; at most workers + 2 chunks are in memory, and the checkpoint releases the
+// sequential writes (pwrite calls of 256 KiB into a data file whose blocks are allocated first,
+// docs/benchmarks.md "The weight path"); at most workers + 2 chunks are in memory, and the checkpoint releases the
 // source pages each chunk read (Checkpoint::streams). A tensor whose checkpoint cannot stream it
 // (a dequantized GGUF tensor) is one chunk.
 #pragma once
@@ -32,7 +33,8 @@ struct WriteOptions {
 
 // Writes the package. `plan` null = --no-weights: weight initializers point into a sparse
 // model.onnx.data of the right size (zeros). Throws mobius::Error when OUTPUT_DIR exists and is
-// not empty without `force`, or on any I/O error (naming the path).
+// not empty without `force`, or on any I/O error (naming the path), among them a file system
+// without room for model.onnx.data, which fails before any weight is converted.
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
 

@@ -8,7 +8,9 @@ data.
 
 import json
 import os
+import resource
 import shutil
+import signal
 import struct
 from pathlib import Path
 
@@ -65,11 +67,11 @@ def ckpt(pristine, tmp_path_factory) -> Path:
     return d
 
 
-def expect_error(ckpt: Path, *needles, out: Path | None = None, extra=()) -> str:
+def expect_error(ckpt: Path, *needles, out: Path | None = None, extra=(), preexec_fn=None) -> str:
     """Each needle is a string, or a tuple of which one must appear."""
     out = out or ckpt.parent / "out"
     before = {p: p.stat().st_mtime_ns for p in ckpt.parent.rglob("*")}
-    r = H.run_mobius("build", "--config", ckpt, out, *extra)
+    r = H.run_mobius("build", "--config", ckpt, out, *extra, preexec_fn=preexec_fn)
     lines = r.stderr.splitlines()
     assert r.returncode == 1, f"exit code {r.returncode}, stderr: {r.stderr!r}"
     assert len(lines) == 1 and lines[0].startswith("mobius: error:"), \
@@ -182,6 +184,18 @@ def test_existing_output_needs_force(ckpt):
     r = H.run_mobius("build", "--config", ckpt, out, "--force")
     assert r.returncode == 0, r.stderr
     assert (out / "model.onnx").is_file() and (out / "model.onnx.data").is_file()
+
+
+def test_no_room_for_the_data_file(ckpt):
+    # The data file's blocks are allocated before any weight is converted: a file system that
+    # cannot hold it (here a 16 KiB file-size limit, with SIGXFSZ ignored so the call fails with
+    # EFBIG like a full disk's ENOSPC) fails at once, naming the file, and leaves nothing behind.
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
+
+    line = expect_error(ckpt, "out/model.onnx.data: cannot allocate", "File too large", preexec_fn=small_files)
+    assert int(line.split("cannot allocate ")[1].split()[0]) > 16 << 10, line
 
 
 def test_no_weights_builds_without_safetensors(ckpt):

@@ -581,9 +581,10 @@ def mobius_bin() -> Path:
     return Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
 
 
-def run_mobius(*args, timeout: int = 300) -> subprocess.CompletedProcess:
+def run_mobius(*args, timeout: int = 300, preexec_fn=None) -> subprocess.CompletedProcess:
+    """`mobius ARGS...`; `preexec_fn` runs in the child before it starts (e.g. to set a limit)."""
     return subprocess.run([str(mobius_bin()), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, preexec_fn=preexec_fn)
 
 
 def build(hf_dir: Path, out_dir: Path, *extra: str, source: str = "--config") -> Path:
