@@ -249,27 +249,23 @@ TEST(Convert, Transpose) {
   const int64_t rows = 301, cols = 530;
   const std::vector<float> x = test::iota_f32(rows * cols, -100.0f, 0.37f);
   const std::string bytes = as_bytes(x);
-  const TensorView src = view(bytes, DataType::FLOAT, {rows, cols});
-  std::vector<float> same = convert<float>(src, DataType::FLOAT, true);
-  std::vector<uint16_t> half = convert<uint16_t>(src, DataType::FLOAT16, true);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      EXPECT_EQ(same[c * rows + r], x[r * cols + c]);
-      EXPECT_EQ(f16_to_f32(half[c * rows + r]), test::round_f16(x[r * cols + c]));
-    }
+  // Transposed to f32 and to f16, element (r, c) of the source whose values are value(r * cols + c).
+  auto expect_transposed = [&](const TensorView& src, auto value) {
+    const std::vector<float> f32 = convert<float>(src, DataType::FLOAT, true);
+    const std::vector<uint16_t> f16 = convert<uint16_t>(src, DataType::FLOAT16, true);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const float v = value(r * cols + c);
+        EXPECT_EQ(f32[c * rows + r], v);
+        EXPECT_EQ(f16_to_f32(f16[c * rows + r]), test::round_f16(v));
+      }
+  };
+  expect_transposed(view(bytes, DataType::FLOAT, {rows, cols}), [&](int64_t i) { return x[i]; });
   // 16-bit sources (a bf16 checkpoint), transposed before they are converted.
   std::vector<uint16_t> b(x.size());
   for (size_t i = 0; i < x.size(); ++i) b[i] = f32_to_bf16(x[i]);
   const std::string b_bytes = as_bytes(b);
-  const TensorView b_src = view(b_bytes, DataType::BFLOAT16, {rows, cols});
-  std::vector<float> b_f32 = convert<float>(b_src, DataType::FLOAT, true);
-  std::vector<uint16_t> b_f16 = convert<uint16_t>(b_src, DataType::FLOAT16, true);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      const float v = bf16_to_f32(b[r * cols + c]);
-      EXPECT_EQ(b_f32[c * rows + r], v);
-      EXPECT_EQ(f16_to_f32(b_f16[c * rows + r]), test::round_f16(v));
-    }
+  expect_transposed(view(b_bytes, DataType::BFLOAT16, {rows, cols}), [&](int64_t i) { return bf16_to_f32(b[i]); });
   // A batch of matrices (stacked experts): the last two axes swap, per matrix.
   const std::vector<float> batched = test::iota_f32(2 * 3 * 4);
   const std::string bbytes = as_bytes(batched);
