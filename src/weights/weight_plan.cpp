@@ -7,7 +7,6 @@
 #include "util/error.h"
 #include "weights/convert.h"
 #include "weights/quantize.h"
-#include "util/float16.h"
 
 namespace mobius {
 
@@ -120,11 +119,7 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
       } else {  // FLOAT16: round to the build dtype first, as the float build would
         raw.resize(n * 2);
         checkpoint->produce(t, DataType::FLOAT16, transpose, b, e, raw);
-        for (size_t i = 0; i < n; ++i) {
-          uint16_t h;
-          std::memcpy(&h, raw.data() + 2 * i, 2);
-          values[i] = f16_to_f32(h);
-        }
+        convert_kernel(DataType::FLOAT16, DataType::FLOAT, best_isa())(raw.data(), reinterpret_cast<uint8_t*>(values.data()), n);
       }
       uint8_t* dst = out.data() + before * row_bytes;
       using Part = WeightQuantization::Part;
