@@ -46,7 +46,7 @@ float store_scale(float s, DataType dt, uint8_t* out, int64_t i) {
 // call or a branch per element: v is clamped first (the same result for every non-NaN v; NaN
 // gives 0), then rounded up from its truncation when the fraction, exact below 2^23, is >= 0.5.
 // Checked against the roundf form for every float of magnitude <= 300 and a sample beyond, with
-// max 15 and 255; a Llama-3.2-1B int4 build went from 11.5 s to 6.2 s of CPU time.
+// max 15 and 255; a Llama-3.2-1B int4 build went from 11.5 to 6.2-7.3 s of user time.
 uint8_t round_code(float v, float max) {
   v = v > 0.0f ? v : 0.0f;
   v = v < max ? v : max;
