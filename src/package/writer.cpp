@@ -251,8 +251,9 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
     data.allocate(total);
     Progress bar("writing weights", total, options.progress);
     stream_chunks(plan_chunks(*plan, layout, options.chunk_bytes), data, bar);
+  } else {
+    data.resize(total);  // --no-weights: a sparse file of zeros
   }
-  data.resize(total);
   data.close();
 
   onnx::ModelProto proto = to_model_proto(model, layout);

@@ -17,7 +17,8 @@
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
 // GroupQueryAttention (float, float16), SkipSimplifiedLayerNormalization (float, float16,
-// bfloat16). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
+// bfloat16), MatMulNBits and GatherBlockQuantized (uint8 data of 4 or 8 bits, float or float16
+// scales). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
 #pragma once
 
 #include <memory>
@@ -72,8 +73,8 @@ class Pipeline {
  public:
   // The passes of `ep` (table above).
   static Pipeline for_ep(ExecutionProvider ep);
-  // The passes of ctx.ep, then matmul_nbits when ctx.quantize is set (with any ep, default too)
-  // and gather_block_quantized when ctx.quantize->embeddings.
+  // The passes of ctx.ep, then matmul_nbits when ctx.quantize is set (with any ep, default too),
+  // gather_block_quantized when ctx.quantize->embeddings, and tied_lm_head last for cpu.
   static Pipeline for_context(const PassContext& ctx);
   // Runs the passes in order; afterwards (unless ctx.ep is default) drops the position_ids graph
   // input if nothing reads it, and imports opset com.microsoft 1 if a com.microsoft node is
