@@ -6,4 +6,11 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 (cd build && ctest --output-on-failure --parallel "$(nproc)")
+# The pytest run needs about 6 GB free under the temp directory at its peak (the over-2-GiB package:
+# a 2.7 GB checkpoint and its 2.7 GB build): a warning up front explains builds failing on ENOSPC.
+tmp="${TMPDIR:-/tmp}"
+free_gb=$(( $(df -Pk "$tmp" | awk 'NR == 2 {print $4}') / 1024 / 1024 ))
+if (( free_gb < 6 )); then
+  echo "scripts/test.sh: warning: only ${free_gb} GB free under $tmp; the tests need about 6 GB" >&2
+fi
 .venv/bin/python -m pytest tests -n "$(nproc)" -q "$@"

@@ -18,10 +18,10 @@ TOL = 1e-4
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
-    work = tmp_path_factory.mktemp("large")
-    model = H.write_checkpoint("llama", {"intermediate_size": INTERMEDIATE}, work / "hf")
-    path = H.build(work / "hf", work / "onnx", "--runtime", "none")
-    return work, model, path
+    with H.scratch(tmp_path_factory, "large") as work:
+        model = H.write_checkpoint("llama", {"intermediate_size": INTERMEDIATE}, work / "hf")
+        path = H.build(work / "hf", work / "onnx", "--runtime", "none")
+        yield work, model, path
 
 
 def test_external_data_past_2gib(package):

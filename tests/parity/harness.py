@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -585,6 +586,18 @@ def run_mobius(*args, timeout: int = 300, preexec_fn=None) -> subprocess.Complet
     """`mobius ARGS...`; `preexec_fn` runs in the child before it starts (e.g. to set a limit)."""
     return subprocess.run([str(mobius_bin()), *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, preexec_fn=preexec_fn)
+
+
+@contextlib.contextmanager
+def scratch(tmp_path_factory, name: str):
+    """Yields a new directory for one module's package and deletes it when the module is done: the
+    real-checkpoint and over-2-GiB packages take 0.5-5.4 GB each, and the suite must not need the
+    sum of them on the disk at once (pytest itself keeps module directories until the run ends)."""
+    path = tmp_path_factory.mktemp(name)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def build(hf_dir: Path, out_dir: Path, *extra: str, source: str = "--config") -> Path:

@@ -52,9 +52,10 @@ def ref(hf_dir):
 
 
 @pytest.fixture(scope="module")
-def package(hf_dir, tmp_path_factory) -> Path:
+def package(hf_dir, tmp_path_factory):
     """The default build (--runtime ort-genai): model.onnx, genai_config.json, tokenizer files."""
-    return H.build(hf_dir, tmp_path_factory.mktemp("gemma3-270m") / "onnx").parent
+    with H.scratch(tmp_path_factory, "gemma3-270m") as work:
+        yield H.build(hf_dir, work / "onnx").parent
 
 
 @pytest.fixture(scope="module")

@@ -46,9 +46,9 @@ def ref(hf_dir):
 
 @pytest.fixture(scope="module")
 def int4(hf_dir, ref, tmp_path_factory):
-    out = tmp_path_factory.mktemp("gemma3-270m-int4") / "onnx"
-    H.build(hf_dir, out, "--precision", "int4", "--ep", "cpu", "--runtime", "none")
-    return H.OnnxLM(out / "model.onnx", ref.config, position_ids_optional=True)
+    with H.scratch(tmp_path_factory, "gemma3-270m-int4") as work:
+        H.build(hf_dir, work / "onnx", "--precision", "int4", "--ep", "cpu", "--runtime", "none")
+        yield H.OnnxLM(work / "onnx" / "model.onnx", ref.config, position_ids_optional=True)
 
 
 def test_int4_greedy_agrees_with_float(hf_dir, ref, int4):

@@ -42,18 +42,20 @@ def smollm2_path() -> Path:
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
     path = smollm2_path()
-    out = tmp_path_factory.mktemp("smollm2") / "onnx"
-    r = H.run_mobius("build", "--gguf", path, out)
-    assert r.returncode == 0, r.stderr
-    assert r.stderr == "", f"unexpected warnings: {r.stderr}"
-    with pytest.MonkeyPatch.context() as mp:
-        reader = functools.lru_cache(maxsize=None)(gguf.GGUFReader)
-        mp.setattr(gguf, "GGUFReader", reader)
-        mp.setattr(gguf, "get_tensor_name_map", functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map))
-        ref = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
-                                                   attn_implementation="eager").eval()
-        reader.cache_clear()
-    return out / "model.onnx", ref
+    with H.scratch(tmp_path_factory, "smollm2") as work:
+        out = work / "onnx"
+        r = H.run_mobius("build", "--gguf", path, out)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr == "", f"unexpected warnings: {r.stderr}"
+        with pytest.MonkeyPatch.context() as mp:
+            reader = functools.lru_cache(maxsize=None)(gguf.GGUFReader)
+            mp.setattr(gguf, "GGUFReader", reader)
+            names = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
+            mp.setattr(gguf, "get_tensor_name_map", names)
+            ref = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
+                                                       attn_implementation="eager").eval()
+            reader.cache_clear()
+        yield out / "model.onnx", ref
 
 
 def test_weights_bit_identical(smollm2):
