@@ -144,7 +144,7 @@ BuildReport build_package(const BuildOptions& o) {
   if (o.weights) {
     if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(o.config_dir);
     plan = WeightPlan::bind(model.graph, *ckpt);
-    report.num_weights = plan->bindings().size();
+    report.num_weights = plan->num_initializers();
     report.unused_tensors = plan->unused();
     if (report.generic)
       require_all_used(report.unused_tensors, *ckpt, report.model_type);

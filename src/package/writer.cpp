@@ -91,13 +91,18 @@ class DataWriter {
   int fd_ = -1;
 };
 
-// One piece of the data file: rows [row_begin, row_end) of a binding's initializer.
+// One piece of the work: rows [row_begin, row_end) of a binding's outputs (WeightBinding::outputs),
+// produced into one buffer and written as one segment per output.
 struct Chunk {
+  struct Segment {
+    uint64_t offset;  // in the data file
+    size_t bytes;
+  };
   const WeightBinding* binding;
   int64_t row_begin, row_end;
-  uint64_t offset;  // in the data file
-  size_t bytes;
-  bool last;  // the last chunk of its tensor
+  std::vector<Segment> segments;  // in the order produce() lays out the outputs
+  size_t bytes;                   // of all segments
+  bool last;                      // the last chunk of its binding
 };
 
 // Splits every binding into chunks of whole rows of at most `chunk_bytes` (at least one row; a
@@ -106,17 +111,25 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
                                const std::map<std::string, ExternalLocation>& layout, size_t chunk_bytes) {
   std::vector<Chunk> chunks;
   for (const WeightBinding& b : plan.bindings()) {
-    const ExternalLocation& loc = layout.at(b.init->value->name);
     const int64_t rows = b.rows();
-    if (loc.length == 0 || rows == 0) continue;
-    const size_t row_bytes = loc.length / static_cast<size_t>(rows);
+    std::vector<const ExternalLocation*> locs;
+    size_t row_bytes = 0;  // of all outputs
+    for (const Initializer* o : b.outputs()) {
+      locs.push_back(&layout.at(o->value->name));
+      row_bytes += rows ? locs.back()->length / static_cast<size_t>(rows) : 0;
+    }
+    if (row_bytes == 0) continue;
     // a quantized row needs its float source rows too: they bound the chunk
     const size_t row_memory = std::max(row_bytes, static_cast<size_t>(b.scratch_row_bytes()));
     const int64_t step = b.streams() ? std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / row_memory)) : rows;
     for (int64_t r = 0; r < rows; r += step) {
       const int64_t end = std::min(rows, r + step);
-      chunks.push_back({&b, r, end, loc.offset + static_cast<uint64_t>(r) * row_bytes,
-                        static_cast<size_t>(end - r) * row_bytes, end == rows});
+      Chunk c{&b, r, end, {}, static_cast<size_t>(end - r) * row_bytes, end == rows};
+      for (const ExternalLocation* loc : locs) {
+        const size_t out_row = loc->length / static_cast<size_t>(rows);
+        c.segments.push_back({loc->offset + static_cast<uint64_t>(r) * out_row, static_cast<size_t>(end - r) * out_row});
+      }
+      chunks.push_back(std::move(c));
     }
   }
   return chunks;
@@ -187,7 +200,11 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
         if (stop) break;
       }
       const Chunk& c = chunks[i];
-      data.write_at(c.offset, s.buffer.data(), c.bytes);
+      size_t at = 0;
+      for (const Chunk::Segment& seg : c.segments) {
+        data.write_at(seg.offset, s.buffer.data() + at, seg.bytes);
+        at += seg.bytes;
+      }
       bar.advance(c.bytes);
       // Written: drop the source pages from the resident set. A transposed tensor reads its whole
       // source matrices for every chunk, so it is released after its last chunk.
@@ -247,7 +264,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
 
   DataWriter data(tmp.path / kDataFile, out / kDataFile);
   if (plan) {
-    MOBIUS_ASSERT(plan->bindings().size() == weights.size(), "plan does not cover every weight");
+    MOBIUS_ASSERT(plan->num_initializers() == weights.size(), "plan does not cover every weight");
     data.allocate(total);
     Progress bar("writing weights", total, options.progress);
     stream_chunks(plan_chunks(*plan, layout, options.chunk_bytes), data, bar);

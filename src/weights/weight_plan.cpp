@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "util/error.h"
@@ -66,6 +67,12 @@ int64_t quantized_k(const TensorInfo& t, bool transpose) {
 
 }  // namespace
 
+std::vector<const Initializer*> WeightBinding::outputs() const {
+  std::vector<const Initializer*> all{init};
+  all.insert(all.end(), siblings.begin(), siblings.end());
+  return all;
+}
+
 int64_t WeightBinding::rows() const {
   const bool transpose = init->weight->transpose;
   int64_t n = output_rows(source->shape, transpose);
@@ -106,25 +113,45 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
   if (const auto& q = init->weight->quantize) {
     std::vector<const TensorInfo*> parts{source};
     parts.insert(parts.end(), concat.begin(), concat.end());
-    const int64_t k = quantized_k(*source, transpose);
-    const int64_t row_bytes = static_cast<int64_t>(out.size()) / (row_end - row_begin);
+    const int64_t k = quantized_k(*source, transpose), n = rows();
+    // each output's range in `out`, and its bytes per row
+    const std::vector<const Initializer*> outs = outputs();
+    std::vector<uint8_t*> region;
+    std::vector<int64_t> row_bytes;
+    uint8_t* at = out.data();
+    for (const Initializer* o : outs) {
+      region.push_back(at);
+      row_bytes.push_back(static_cast<int64_t>(o->nbytes()) / n);
+      at += (row_end - row_begin) * row_bytes.back();
+    }
+    MOBIUS_ASSERT(at == out.data() + out.size(), "quantized weight: output size mismatch");
     std::vector<uint8_t> raw;
     std::vector<float> values;
     for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t before) {
-      const size_t n = static_cast<size_t>((e - b) * k);
-      values.resize(n);
+      const size_t count = static_cast<size_t>((e - b) * k);
+      values.resize(count);
       if (q->float_dtype == DataType::FLOAT) {
         checkpoint->produce(t, DataType::FLOAT, transpose, b, e,
-                            {reinterpret_cast<uint8_t*>(values.data()), n * sizeof(float)});
+                            {reinterpret_cast<uint8_t*>(values.data()), count * sizeof(float)});
       } else {  // FLOAT16: round to the build dtype first, as the float build would
-        raw.resize(n * 2);
+        raw.resize(count * 2);
         checkpoint->produce(t, DataType::FLOAT16, transpose, b, e, raw);
-        convert_kernel(DataType::FLOAT16, DataType::FLOAT, best_isa())(raw.data(), reinterpret_cast<uint8_t*>(values.data()), n);
+        convert_kernel(DataType::FLOAT16, DataType::FLOAT, best_isa())(raw.data(), reinterpret_cast<uint8_t*>(values.data()), count);
       }
-      uint8_t* dst = out.data() + before * row_bytes;
+      // the first output of each part is quantized into, a further one (a tied copy) copied
+      uint8_t* first[3] = {};
+      std::vector<std::pair<size_t, uint8_t*>> copies;  // (output, its first of the part)
+      for (size_t i = 0; i < region.size(); ++i) {
+        uint8_t*& f = first[static_cast<int>(outs[i]->weight->quantize->part)];
+        uint8_t* dst = region[i] + before * row_bytes[i];
+        if (f) copies.emplace_back(i, f);
+        else f = dst;
+      }
       using Part = WeightQuantization::Part;
-      block_quantize_rows(values.data(), e - b, k, q->scheme, q->float_dtype, q->part == Part::data ? dst : nullptr,
-                          q->part == Part::scales ? dst : nullptr, q->part == Part::zero_points ? dst : nullptr);
+      block_quantize_rows(values.data(), e - b, k, q->scheme, q->float_dtype, first[static_cast<int>(Part::data)],
+                          first[static_cast<int>(Part::scales)], first[static_cast<int>(Part::zero_points)]);
+      for (auto [i, from] : copies)
+        std::memcpy(region[i] + before * row_bytes[i], from, static_cast<size_t>((e - b) * row_bytes[i]));
     });
     return;
   }
@@ -182,9 +209,27 @@ static void bind_quantized(const Initializer& init, const std::vector<const Tens
                 ", expected " + shape_str(*init.value->shape) + " for '" + init.value->name + "'");
 }
 
+// What a quantized initializer is made from: its source tensors, transpose, scheme and float
+// dtype. Initializers that agree on it differ only in the part they are, and share a binding.
+static std::string quantized_source(const WeightRef& ref) {
+  const WeightQuantization& q = *ref.quantize;
+  std::string key = ref.source_key;
+  for (const auto& c : ref.concat) key += "\n" + c;
+  return key + "\n" + std::to_string(ref.transpose) + " " + std::to_string(q.scheme.bits) + " " +
+         std::to_string(q.scheme.block_size) + " " + std::to_string(q.scheme.symmetric) + " " +
+         dtype_name(q.float_dtype);
+}
+
+size_t WeightPlan::num_initializers() const {
+  size_t n = 0;
+  for (const WeightBinding& b : bindings_) n += 1 + b.siblings.size();
+  return n;
+}
+
 WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   WeightPlan plan;
   std::set<std::string> used;
+  std::map<std::string, size_t> quantized;  // quantized_source -> its binding
   auto lookup = [&](const std::string& key) {
     const TensorInfo* t = ckpt.find(key);
     if (!t) {
@@ -209,7 +254,11 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
     for (const auto& key : ref.concat) parts.push_back(lookup(key));
     if (ref.quantize) {
       bind_quantized(init, parts);
-      plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
+      auto [it, first] = quantized.emplace(quantized_source(ref), plan.bindings_.size());
+      if (first)
+        plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
+      else
+        plan.bindings_[it->second].siblings.push_back(&init);
       continue;
     }
     int64_t last = 0;  // concatenated: every part fits `want` but in the last axis, which adds up

@@ -19,8 +19,15 @@ struct WeightBinding {
   const Checkpoint* checkpoint;  // the checkpoint `source` belongs to
   // WeightRef::concat: the further tensors, concatenated after `source` along the last axis.
   std::vector<const TensorInfo*> concat = {};
+  // A quantized weight's further initializers: those quantizing the same source tensors with the
+  // same transpose, scheme and float dtype (its scales and zero points; a tied matrix's second
+  // copy). produce() makes them all from one conversion of the source.
+  std::vector<const Initializer*> siblings = {};
+  // `init`, then `siblings`: the initializers produce() writes, in the order of its output.
+  std::vector<const Initializer*> outputs() const;
   // Rows of the initializer viewed as [rows, last dim] (weights/convert.h output_rows); for a
-  // quantized weight (WeightRef::quantize) N, the rows of the matrix [N, K] it quantizes.
+  // quantized weight (WeightRef::quantize) N, the rows of the matrix [N, K] it quantizes, which
+  // every sibling shares.
   int64_t rows() const;
   // Scratch bytes per row that produce() needs besides `out`: a quantized weight's source rows
   // in float32 and in the build dtype (weights/quantize.h); 0 otherwise.
@@ -29,7 +36,8 @@ struct WeightBinding {
   // WeightRef says) to `out` (Checkpoint::produce); any range when streams(), else all rows.
   // With `concat`, each part's rows are produced into a buffer of their own size and copied into
   // place: memory holds one part's range besides `out`. A quantized weight's rows are its source
-  // rows (of the concatenated parts, stacked along N) block-quantized (weights/quantize.h).
+  // rows (of the concatenated parts, stacked along N) block-quantized (weights/quantize.h); `out`
+  // then holds the range of each of outputs() in turn (nbytes() / rows() bytes a row each).
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
   bool streams() const;  // every part streams
   // Checkpoint::release of the source pages rows [row_begin, row_end) read (of every part).
@@ -45,6 +53,8 @@ class WeightPlan {
   // part with K a multiple of the block size [N, K * bits / 8]).
   static WeightPlan bind(const Graph& graph, const Checkpoint& checkpoint);
   const std::vector<WeightBinding>& bindings() const { return bindings_; }
+  // The initializers the bindings write: every weight initializer of the graph.
+  size_t num_initializers() const;
   const std::vector<std::string>& unused() const { return unused_; }
 
  private:

@@ -3,6 +3,7 @@
 // itself is tests/parity/test_quantized.py), and quantized weights produced by the WeightPlan in
 // row ranges as the writer streams them.
 #include <cstring>
+#include <map>
 
 #include "builder/builder.h"
 #include "test_util.h"
@@ -175,6 +176,83 @@ TEST(BlockQuantize, WeightPlanProducesStackedRowsInRanges) {
   GraphBuilder bb(bad);
   bb.weight("qk", DataType::UINT8, {5, 2, 16}, {"q.weight", false, {"k.weight"}, WeightQuantization{Part::data, scheme}});
   test::expect_error([&] { WeightPlan::bind(bad, ckpt); }, {"quantizes to [6, 2, 16]", "'qk'"});
+}
+
+// Counts the rows produced of each tensor: a source converted once has each row counted once.
+class CountingCheckpoint : public Checkpoint {
+ public:
+  explicit CountingCheckpoint(const Checkpoint& inner) : inner_(inner) {}
+  const TensorInfo* find(const std::string& name) const override { return inner_.find(name); }
+  std::vector<std::string> names() const override { return inner_.names(); }
+  void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin, int64_t row_end,
+               std::span<uint8_t> out) const override {
+    rows[t.name] += row_end - row_begin;
+    inner_.produce(t, dst, transpose, row_begin, row_end, out);
+  }
+  bool streams(const TensorInfo& t) const override { return inner_.streams(t); }
+  mutable std::map<std::string, int64_t> rows;
+
+ private:
+  const Checkpoint& inner_;
+};
+
+// A quantized weight's parts, and a second initializer quantizing the same matrix the same way
+// (a tied embedding's GatherBlockQuantized data), share one binding: its source rows are
+// converted once for all of them, and each output equals the quantization of the whole matrix.
+// Another scheme on the same source is a binding of its own.
+TEST(BlockQuantize, WeightPlanConvertsASourceOnceForAllItsParts) {
+  test::TempDir dir;
+  const int64_t k = 64;
+  std::vector<float> q(4 * k), kk(2 * k);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = std::cos(0.13f * i) * 2;
+  for (size_t i = 0; i < kk.size(); ++i) kk[i] = std::sin(0.29f * i) - 0.3f;
+  test::SafetensorsWriter().f32("q.weight", {4, k}, q).f32("k.weight", {2, k}, kk).write(dir.path / "model.safetensors");
+  SafetensorsCheckpoint file(dir.str());
+  CountingCheckpoint ckpt(file);
+  const BlockQuantization scheme{4, 32, false};
+  auto ref = [](Part part, BlockQuantization s) {
+    return WeightRef{"q.weight", false, {"k.weight"}, WeightQuantization{part, s, DataType::FLOAT}};
+  };
+  Graph g;
+  GraphBuilder b(g);
+  b.weight("qk.data", DataType::UINT8, quant_shape(Part::data, 6, k, scheme), ref(Part::data, scheme));
+  b.weight("qk.scales", DataType::FLOAT, quant_shape(Part::scales, 6, k, scheme), ref(Part::scales, scheme));
+  b.weight("qk.zero_points", DataType::UINT8, quant_shape(Part::zero_points, 6, k, scheme), ref(Part::zero_points, scheme));
+  b.weight("qk.rows", DataType::UINT8, {6, k * 4 / 8}, ref(Part::data, scheme));
+  const BlockQuantization q8{8, 32, false};
+  b.weight("qk.8bits", DataType::UINT8, quant_shape(Part::data, 6, k, q8), ref(Part::data, q8));
+  WeightPlan plan = WeightPlan::bind(g, ckpt);
+  ASSERT_EQ(plan.bindings().size(), 2u);
+  EXPECT_EQ(plan.num_initializers(), 5u);
+  const WeightBinding& wb = plan.bindings()[0];
+  std::vector<std::string> names;
+  for (const Initializer* o : wb.outputs()) names.push_back(o->value->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"qk.data", "qk.scales", "qk.zero_points", "qk.rows"}));
+  EXPECT_EQ(plan.bindings()[1].init->value->name, "qk.8bits");
+
+  std::vector<float> stacked(q);
+  stacked.insert(stacked.end(), kk.begin(), kk.end());
+  const size_t d = 6 * 2 * 16, sc = 6 * 2 * 4, z = 6 * 1;
+  std::vector<uint8_t> want_d(d), want_s(sc), want_z(z);
+  block_quantize_rows(stacked.data(), 6, k, scheme, DataType::FLOAT, want_d.data(), want_s.data(), want_z.data());
+  const std::vector<size_t> row_bytes{d / 6, sc / 6, z / 6, d / 6};
+  std::vector<std::vector<uint8_t>> got{std::vector<uint8_t>(d), std::vector<uint8_t>(sc), std::vector<uint8_t>(z),
+                                        std::vector<uint8_t>(d)};
+  for (auto [r, e] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {3, 6}}) {  // rows 0-3 are q's
+    std::vector<uint8_t> buffer(static_cast<size_t>(e - r) * (2 * d + sc + z) / 6);
+    wb.produce(r, e, buffer);
+    size_t at = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const size_t n = static_cast<size_t>(e - r) * row_bytes[i];
+      std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(at), n, got[i].begin() + static_cast<std::ptrdiff_t>(r * row_bytes[i]));
+      at += n;
+    }
+  }
+  EXPECT_EQ(got[0], want_d);
+  EXPECT_EQ(got[1], want_s);
+  EXPECT_EQ(got[2], want_z);
+  EXPECT_EQ(got[3], want_d);
+  EXPECT_EQ(ckpt.rows, (std::map<std::string, int64_t>{{"k.weight", 2}, {"q.weight", 4}}));
 }
 
 }  // namespace
