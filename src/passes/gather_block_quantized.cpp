@@ -6,6 +6,9 @@
 // packed the same way (weights/quantize.h). A symmetric matrix has no zero points: the op's
 // default for uint8 data is 2^(bits-1). Operator: onnxruntime contrib op GatherBlockQuantized
 // (docs/ContribOperators.md), CPU kernel for uint8 data with float / float16 scales.
+// A tied embedding whose LM head matmul_nbits (which runs before) quantized the same way shares
+// the head's initializers: GatherBlockQuantized(Reshape(B, [vocab, dim * bits / 8]), ids, scales
+// [, zero points]), as the ORT GenAI model builder does; the package stores the matrix once.
 #include <map>
 
 #include "passes/graph_edit.h"
@@ -15,6 +18,29 @@
 
 namespace mobius {
 namespace {
+
+// The data, scales[, zero points] that an earlier pass made by quantizing `ref`'s matrix with
+// `q` and scale dtype `dt` (each part an initializer of its own), or none.
+std::vector<Value*> quantized_like(const Graph& g, const WeightRef& ref, const BlockQuantization& q, DataType dt) {
+  using Part = WeightQuantization::Part;
+  Value* parts[3] = {};
+  for (const Initializer& init : g.initializers) {
+    if (!init.weight || !init.weight->quantize) continue;
+    const WeightRef& r = *init.weight;
+    const WeightQuantization& wq = *r.quantize;
+    if (r.source_key != ref.source_key || r.transpose != ref.transpose || !r.concat.empty() ||
+        wq.float_dtype != dt || wq.scheme.bits != q.bits || wq.scheme.block_size != q.block_size ||
+        wq.scheme.symmetric != q.symmetric)
+      continue;
+    parts[static_cast<int>(wq.part)] = init.value;
+  }
+  if (!parts[static_cast<int>(Part::data)] || !parts[static_cast<int>(Part::scales)] ||
+      (!q.symmetric && !parts[static_cast<int>(Part::zero_points)]))
+    return {};
+  std::vector<Value*> out{parts[0], parts[1]};
+  if (!q.symmetric) out.push_back(parts[2]);
+  return out;
+}
 
 class GatherBlockQuantized : public Pass {
  public:
@@ -41,7 +67,14 @@ class GatherBlockQuantized : public Pass {
       if (!done.count(wname)) {
         WeightRef ref = *w->weight;  // copied: new initializers may move w
         e.set_scope(GraphEditor::scope_of(n));
-        done[wname] = add_quantized_weight(e, ref, wname + "_gather", dt, vocab, dim, q, /*flat_data=*/true);
+        std::vector<Value*> head = quantized_like(g, ref, q, dt);
+        if (!head.empty()) {
+          head[0] = e.add1("Reshape", {head[0], e.const_i64({vocab, dim * q.bits / 8}, {2})}, DataType::UINT8);
+          head[0]->shape = Shape{vocab, dim * q.bits / 8};
+          done[wname] = head;
+        } else {
+          done[wname] = add_quantized_weight(e, ref, wname + "_gather", dt, vocab, dim, q, /*flat_data=*/true);
+        }
       }
       const Node& node = g.nodes[i];
       std::vector<Value*> inputs{done[wname][0], node.inputs[1]};

@@ -96,7 +96,8 @@ std::unique_ptr<Pass> make_group_query_attention(bool rotary_inside);
 // com.microsoft MatMulNBits with block-quantized initializers; see the file's comment.
 std::unique_ptr<Pass> make_matmul_nbits();
 // gather_block_quantized.cpp: Gather of rows of a 2-D float checkpoint weight (the embeddings)
-// whose width is a multiple of the block size → com.microsoft GatherBlockQuantized; see the file.
+// whose width is a multiple of the block size → com.microsoft GatherBlockQuantized (a tied
+// embedding reads the quantized LM head's initializers when matmul_nbits made them); see the file.
 std::unique_ptr<Pass> make_gather_block_quantized();
 // skip_simplified_layer_norm.cpp: RMSNormalization(Add(a, b), gamma) over the last axis, a and b
 // activations and gamma 1-D → com.microsoft SkipSimplifiedLayerNormalization(a, b, gamma), whose

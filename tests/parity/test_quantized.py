@@ -120,6 +120,18 @@ def check_equal_to_ort(path, hf_dir, bits, block, scheme, dtype=np.float32):
     return checked
 
 
+def embedding_data(model, inits, name):
+    """GatherBlockQuantized's data input: an initializer of its own, or (a tied embedding sharing
+    the LM head's quantization) Reshape(the head's MatMulNBits B). Returns (initializer name, array
+    as GatherBlockQuantized sees it)."""
+    if name in inits:
+        return name, inits[name]
+    reshape = next(n for n in model.graph.node if name in n.output)
+    assert reshape.op_type == "Reshape" and reshape.input[0] in inits, f"{name}: neither an initializer nor reshaped one"
+    b = inits[reshape.input[0]]
+    return reshape.input[0], b.reshape(b.shape[0], -1)
+
+
 def check_embeddings_equal_to_ort(path, hf_dir, bits, block, scheme):
     """GatherBlockQuantized: its data [vocab, dim * bits / 8] is the quantized embedding matrix
     [vocab, dim] (N = vocab, K = dim), rows of blocks as onnxruntime's quantizer packs them."""
@@ -130,10 +142,11 @@ def check_embeddings_equal_to_ort(path, hf_dir, bits, block, scheme):
     for node in nodes:
         attrs = {a.name: a.i for a in node.attribute}
         assert (attrs["bits"], attrs["block_size"], attrs["gather_axis"], attrs["quantize_axis"]) == (bits, block, 0, 1)
-        key = node.input[0][: node.input[0].rindex("_gather_Q")]
+        name, d = embedding_data(model, inits, node.input[0])
+        key = name[: name.rindex("_gather_Q" if "_gather_Q" in name else "_Q")]
         e = weights[key]
         vocab, dim = e.shape
-        d, s = inits[node.input[0]], inits[node.input[2]]
+        s = inits[node.input[2]]
         z = inits[node.input[3]] if len(node.input) > 3 and node.input[3] else None
         assert d.shape == (vocab, dim * bits // 8) and s.shape == (vocab, dim // block)
         rb, rs, rz = ort_quantize(np.ascontiguousarray(e.T), bits, block, sym)
@@ -157,6 +170,12 @@ def test_embeddings_equal_onnxruntime_quantizer(bits, block, scheme, tmp_path):
     assert check_equal_to_ort(path, hf, bits, block, scheme) == 15
     model = onnx.load(str(path), load_external_data=False)
     assert not [i.name for i in model.graph.initializer if i.name == "model.embed_tokens.weight"], "float embeddings left"
+    # one quantized matrix for both, as the ORT GenAI builder stores it: the Gather reads the head's
+    # B (through a Reshape), scales and zero points
+    head = next(n for n in model.graph.node if n.op_type == "MatMulNBits" and "embed_tokens" in n.input[1])
+    gather = next(n for n in model.graph.node if n.op_type == "GatherBlockQuantized")
+    reshape = next(n for n in model.graph.node if gather.input[0] in n.output)
+    assert reshape.input[0] == head.input[1] and gather.input[2:] == head.input[2:4], "the matrix is stored twice"
 
 
 @pytest.mark.parametrize("bits,block,scheme", SCHEMES)
