@@ -62,6 +62,7 @@ struct BlockQuantization {
   int bits = 4;
   int64_t block_size = 32;
   bool symmetric = true;
+  bool operator==(const BlockQuantization&) const = default;
 };
 
 // A quantized weight: which of MatMulNBits' three inputs this initializer is (B: uint8

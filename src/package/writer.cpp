@@ -112,11 +112,13 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
   std::vector<Chunk> chunks;
   for (const WeightBinding& b : plan.bindings()) {
     const int64_t rows = b.rows();
-    std::vector<const ExternalLocation*> locs;
-    size_t row_bytes = 0;  // of all outputs
+    if (rows == 0) continue;
+    std::vector<std::pair<uint64_t, size_t>> outputs;  // each output's offset and bytes per row
+    size_t row_bytes = 0;                              // of all outputs
     for (const Initializer* o : b.outputs()) {
-      locs.push_back(&layout.at(o->value->name));
-      row_bytes += rows ? locs.back()->length / static_cast<size_t>(rows) : 0;
+      const ExternalLocation& loc = layout.at(o->value->name);
+      outputs.emplace_back(loc.offset, loc.length / static_cast<size_t>(rows));
+      row_bytes += outputs.back().second;
     }
     if (row_bytes == 0) continue;
     // a quantized row needs its float source rows too: they bound the chunk
@@ -125,10 +127,8 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
     for (int64_t r = 0; r < rows; r += step) {
       const int64_t end = std::min(rows, r + step);
       Chunk c{&b, r, end, {}, static_cast<size_t>(end - r) * row_bytes, end == rows};
-      for (const ExternalLocation* loc : locs) {
-        const size_t out_row = loc->length / static_cast<size_t>(rows);
-        c.segments.push_back({loc->offset + static_cast<uint64_t>(r) * out_row, static_cast<size_t>(end - r) * out_row});
-      }
+      for (auto [offset, out_row] : outputs)
+        c.segments.push_back({offset + static_cast<uint64_t>(r) * out_row, static_cast<size_t>(end - r) * out_row});
       chunks.push_back(std::move(c));
     }
   }

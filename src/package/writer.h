@@ -3,12 +3,13 @@
 // directory first and renamed into place, so a failure leaves no partial output and an existing
 // OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
 // into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
-// weight's float source rows), converted on every core
-// (std::thread::hardware_concurrency workers) and written in file order by one thread with large
-// sequential writes (pwrite calls of 256 KiB into a data file whose blocks are allocated first,
-// docs/benchmarks.md "The weight path"); at most workers + 2 chunks are in memory, and the checkpoint releases the
-// source pages each chunk read (Checkpoint::streams). A tensor whose checkpoint cannot stream it
-// (a dequantized GGUF tensor) is one chunk.
+// weight's float source rows), converted on every core (std::thread::hardware_concurrency
+// workers) and written in file order by one thread with large sequential writes (pwrite calls of
+// 256 KiB into a data file whose blocks are allocated first, docs/benchmarks.md "The weight
+// path"); at most workers + 2 chunks are in memory, and the checkpoint releases the source pages
+// each chunk read (Checkpoint::streams). A tensor whose checkpoint cannot stream it (a dequantized
+// GGUF tensor) is one chunk; a quantized weight's parts (B, scales, zero points) are one
+// binding's chunks, written as one segment per part.
 #pragma once
 
 #include <functional>

@@ -29,8 +29,7 @@ std::vector<Value*> quantized_like(const Graph& g, const WeightRef& ref, const B
     const WeightRef& r = *init.weight;
     const WeightQuantization& wq = *r.quantize;
     if (r.source_key != ref.source_key || r.transpose != ref.transpose || !r.concat.empty() ||
-        wq.float_dtype != dt || wq.scheme.bits != q.bits || wq.scheme.block_size != q.block_size ||
-        wq.scheme.symmetric != q.symmetric)
+        wq.float_dtype != dt || wq.scheme != q)
       continue;
     parts[static_cast<int>(wq.part)] = init.value;
   }

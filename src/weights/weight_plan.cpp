@@ -138,7 +138,7 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
         checkpoint->produce(t, DataType::FLOAT16, transpose, b, e, raw);
         convert_kernel(DataType::FLOAT16, DataType::FLOAT, best_isa())(raw.data(), reinterpret_cast<uint8_t*>(values.data()), count);
       }
-      // the first output of each part is quantized into, a further one (a tied copy) copied
+      // the first output of each part is quantized into, a further one of that part copied
       uint8_t* first[3] = {};
       std::vector<std::pair<size_t, uint8_t*>> copies;  // (output, its first of the part)
       for (size_t i = 0; i < region.size(); ++i) {

@@ -20,8 +20,9 @@ struct WeightBinding {
   // WeightRef::concat: the further tensors, concatenated after `source` along the last axis.
   std::vector<const TensorInfo*> concat = {};
   // A quantized weight's further initializers: those quantizing the same source tensors with the
-  // same transpose, scheme and float dtype (its scales and zero points; a tied matrix's second
-  // copy). produce() makes them all from one conversion of the source.
+  // same transpose, scheme and float dtype (its scales and zero points; a second initializer of
+  // the same part, in another layout, gets a copy). produce() makes them all from one conversion
+  // of the source.
   std::vector<const Initializer*> siblings = {};
   // `init`, then `siblings`: the initializers produce() writes, in the order of its output.
   std::vector<const Initializer*> outputs() const;
