@@ -10,6 +10,7 @@
 #include "eval/self_check.h"
 #include "package/generic.h"
 #include "package/genai_config.h"
+#include "package/source_path.h"
 #include "package/writer.h"
 #include "registry/registry.h"
 #include "util/error.h"
@@ -35,7 +36,8 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
   const std::vector<std::string> missing = missing_llama_fields(cfg);
   if (!o.try_generic) {
     try {
-      find_architecture(type, cfg.file());  // throws: unknown model type, the nearest registered names
+      const std::optional<HfConfig> text = cfg.sub("text_config");
+      find_architecture(type, cfg.file(), text ? text->string_or("model_type", "") : "");  // throws: why
     } catch (const Error& e) {
       if (!missing.empty()) throw;
       throw Error(std::string(e.what()) + "; its fields describe a Llama-like decoder: --try-generic builds it "
@@ -67,31 +69,30 @@ void require_all_used(const std::vector<std::string>& unused, const Checkpoint& 
               "the checkpoint of model type '" + type + "' is not Llama-shaped");
 }
 
-// The --precision options (passes/passes.h QuantizeOptions), or nullopt for a float build.
-std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
+}  // namespace
+
+std::optional<QuantizeOptions> quantize_options(const BuildOptions& o, ExecutionProvider ep, bool tied_embeddings) {
   if (o.precision.empty()) {
-    if (o.block_size != 32 || o.quant_scheme != "sym" || o.accuracy_level != 0 || o.quantize_lm_head ||
+    if (o.block_size != 32 || o.quant_scheme != "sym" || o.accuracy_level || o.quantize_lm_head ||
         o.quantize_embeddings)
-      throw Error("--block-size, --quant-scheme, --accuracy-level, --quantize-lm-head and --quantize-embeddings need "
-                  "--precision int4|int8");
+      throw Error("--block-size, --quant-scheme, --accuracy-level, --[no-]quantize-lm-head and "
+                  "--[no-]quantize-embeddings need --precision int4|int8");
     return std::nullopt;
   }
-  QuantizeOptions q;
-  if (o.precision == "int4" || o.precision == "int8")
-    q.scheme.bits = o.precision == "int4" ? 4 : 8;
-  else
+  if (o.precision != "int4" && o.precision != "int8")
     throw Error("unknown --precision '" + o.precision + "' (expected int4 or int8)");
+  QuantizeOptions q = builder_quantize_defaults(ep, o.precision == "int4" ? 4 : 8, tied_embeddings);
   if (o.block_size != 32 && o.block_size != 64 && o.block_size != 128)
     throw Error("--block-size " + std::to_string(o.block_size) + ": expected 32, 64 or 128");
   q.scheme.block_size = o.block_size;
   if (o.quant_scheme != "sym" && o.quant_scheme != "asym")
     throw Error("unknown --quant-scheme '" + o.quant_scheme + "' (expected sym or asym)");
   q.scheme.symmetric = o.quant_scheme == "sym";
-  if (o.accuracy_level < 0 || o.accuracy_level > 4)
-    throw Error("--accuracy-level " + std::to_string(o.accuracy_level) + ": expected 0 to 4");
-  q.accuracy_level = o.accuracy_level;
-  q.lm_head = o.quantize_lm_head;
-  q.embeddings = o.quantize_embeddings;
+  q.accuracy_level = o.accuracy_level.value_or(q.accuracy_level);
+  if (q.accuracy_level < 0 || q.accuracy_level > 4)
+    throw Error("--accuracy-level " + std::to_string(q.accuracy_level) + ": expected 0 to 4");
+  q.lm_head = o.quantize_lm_head.value_or(q.lm_head);
+  q.embeddings = o.quantize_embeddings.value_or(q.embeddings);
   if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
     throw Error("--precision " + o.precision + " with --dtype bf16: onnxruntime's MatMulNBits CPU kernel has no "
                 "bfloat16 (use --dtype f32 or f16)");
@@ -101,24 +102,47 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
   return q;
 }
 
-}  // namespace
+void check_bfloat16(const BuildOptions& o, ExecutionProvider ep, std::vector<std::string>& warnings) {
+  if (o.dtype != DataType::BFLOAT16) return;
+  const std::string why = "onnxruntime's CPU provider has no bfloat16 kernel for MatMul";
+  if (ep == ExecutionProvider::cpu)
+    throw Error("--dtype bf16 --ep cpu: " + why + ", so the package would not load (use --dtype f32 or f16, or "
+                "--ep cuda|dml|webgpu for a GPU)");
+  if (ep == ExecutionProvider::default_ || ep == ExecutionProvider::onnx_standard)
+    warnings.push_back("--dtype bf16: " + why + ": this package runs on a GPU provider only (CUDA, DirectML, "
+                       "WebGPU), not on the CPU");
+}
 
-BuildReport build_package(const BuildOptions& o) {
-  const std::optional<QuantizeOptions> quantize = quantize_options(o);
+BuildSource open_source(const BuildOptions& o) {
   if (o.config_dir.empty() == o.gguf_file.empty())
     throw Error("exactly one of --config DIR and --gguf FILE is required");
-  check_output_dir(o.output_dir, o.force);
-  std::unique_ptr<Checkpoint> ckpt;
-  std::optional<HfConfig> cfg;
+  BuildSource src;
   if (!o.gguf_file.empty()) {
+    check_gguf_path(o.gguf_file);
     auto gguf = std::make_unique<GgufCheckpoint>(o.gguf_file);  // the config comes from it
-    cfg = gguf->config();
-    ckpt = std::move(gguf);
-  } else {
-    if (!fs::is_directory(o.config_dir)) throw Error(o.config_dir + ": not a directory");
-    cfg = HfConfig::load((fs::path(o.config_dir) / "config.json").string());
+    src.config = gguf->config();
+    src.checkpoint = std::move(gguf);
+    return src;
   }
+  src.config_dir = resolve_checkpoint_dir(o.config_dir);
+  const fs::path dir(src.config_dir);
+  if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))
+    throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
+                "builds text-generation and text-encoder models: see `mobius list models`)");
+  src.config = HfConfig::load((dir / "config.json").string());
+  return src;
+}
+
+BuildReport build_package(const BuildOptions& o) {
   BuildReport report;
+  const ExecutionProvider ep = parse_execution_provider(o.ep);
+  check_bfloat16(o, ep, report.warnings);
+  quantize_options(o, ep, false);  // checks the options before anything is read
+  check_output_dir(o.output_dir, o.force);
+  BuildSource src = open_source(o);
+  std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
+  const std::optional<HfConfig>& cfg = src.config;
+  const std::string& config_dir = src.config_dir;
   report.model_type = cfg->get_string("model_type");
   ArchFactory create;
   if (is_registered(report.model_type)) {
@@ -134,15 +158,15 @@ BuildReport build_package(const BuildOptions& o) {
   Model model = arch->build_model();
   model.metadata["model_type"] = report.model_type;
   model.metadata["task"] = report.task;
-  const ExecutionProvider ep = parse_execution_provider(o.ep);
-  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = quantize};
+  report.quantize = quantize_options(o, ep, has_tied_embeddings(model.graph));
+  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
   report.passes = Pipeline::for_context(ctx).run(model, ctx);
   if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
-  if (quantize) model.metadata["precision"] = o.precision;
+  if (report.quantize) model.metadata["precision"] = o.precision;
   report.num_nodes = model.graph.nodes.size();  // after the lowering
   std::optional<WeightPlan> plan;
   if (o.weights) {
-    if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(o.config_dir);
+    if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
     plan = WeightPlan::bind(model.graph, *ckpt);
     report.num_weights = plan->num_initializers();
     report.unused_tensors = plan->unused();
@@ -151,16 +175,17 @@ BuildReport build_package(const BuildOptions& o) {
   }
   WriteOptions w{o.force, o.progress, nullptr, nullptr};
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
-  if (o.runtime == "ort-genai" && lm) {
+  if (o.runtime == "ort-genai") {
     w.extra_files = [&](const std::string& dir) {
+      report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
+      if (!lm) return;
       GenaiOptions go{.ep = o.ep,
                       .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),
                       .position_ids = model.graph.find_value("position_ids") != nullptr &&
                                       std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
                                                  model.graph.find_value("position_ids")) > 0};
-      nlohmann::json g = genai_config(*lm, *cfg, o.config_dir, go);  // GGUF: config_dir ""
+      nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
       std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
-      report.tokenizer_files = copy_tokenizer_files(o.config_dir, dir);
     };
   }
   if (report.generic) {

@@ -1,13 +1,16 @@
 // The main job: a Hugging Face checkpoint directory (or a .gguf file) in, an ONNX package out.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/hf_config.h"
 #include "eval/self_check.h"
 #include "ir/dtype.h"
 #include "passes/passes.h"
+#include "weights/checkpoint.h"
 
 namespace mobius {
 
@@ -26,13 +29,15 @@ struct BuildOptions {
   // --precision: "" (float, at `dtype`), "int4" or "int8": every Linear weight (and with
   // quantize_lm_head the LM head) block-quantized into com.microsoft MatMulNBits (passes/passes.h
   // QuantizeOptions, weights/quantize.h), blocks of block_size (32, 64 or 128) along the input
-  // features, quant_scheme "sym" or "asym", MatMulNBits accuracy_level 0..4 (0: unset).
+  // features, quant_scheme "sym" or "asym", MatMulNBits accuracy_level 0..4 (0: unset). Unset
+  // optionals take the ORT GenAI model builder's default for `ep` (passes/passes.h
+  // builder_quantize_defaults).
   std::string precision;
   int64_t block_size = 32;
   std::string quant_scheme = "sym";
-  int accuracy_level = 0;
-  bool quantize_lm_head = false;
-  bool quantize_embeddings = false;  // Gather of the embeddings → GatherBlockQuantized
+  std::optional<int> accuracy_level;
+  std::optional<bool> quantize_lm_head;
+  std::optional<bool> quantize_embeddings;  // Gather of the embeddings → GatherBlockQuantized
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
@@ -48,7 +53,34 @@ struct BuildReport {
   bool generic = false;                     // built with the generic Llama decoder (--try-generic)
   std::optional<eval::SelfCheckResult> self_check;  // the passed self-check, when generic
   std::vector<PassReport> passes;           // the --ep lowering: rewrites per pass
+  std::optional<QuantizeOptions> quantize;  // the quantization applied, defaults resolved
+  std::vector<std::string> warnings;        // one line each, for the CLI to print
 };
+
+// The --precision options (passes/passes.h QuantizeOptions) of a build for `ep`, or nullopt for a
+// float build; what the command line leaves unset takes the ORT GenAI model builder's default for
+// the ep (builder_quantize_defaults), which depends on whether the model's embeddings are tied
+// (has_tied_embeddings of its canonical graph). Throws mobius::Error for options out of range,
+// set without --precision, or with --dtype bf16 or --try-generic.
+std::optional<QuantizeOptions> quantize_options(const BuildOptions& options, ExecutionProvider ep,
+                                                bool tied_embeddings);
+
+// What a build reads: a checkpoint directory (options.config_dir, or a Hugging Face id resolved from
+// the local cache, package/source_path.h) and its config.json, or options.gguf_file and the config
+// synthesized from its metadata (weights/gguf_checkpoint.h). Throws mobius::Error naming the path:
+// neither or both given, a directory given as the GGUF, a diffusers pipeline (model_index.json),
+// a missing or malformed config.json or GGUF.
+struct BuildSource {
+  std::string config_dir;                  // "" for a GGUF
+  std::optional<HfConfig> config;
+  std::unique_ptr<Checkpoint> checkpoint;  // the GGUF; for a directory, opened when weights are read
+};
+BuildSource open_source(const BuildOptions& options);
+
+// --dtype bf16 on onnxruntime's CPU provider, which has no bfloat16 kernel for MatMul (and most
+// other ops: the package would not load there): throws mobius::Error for --ep cpu; appends a
+// warning to `warnings` for --ep default and onnx-standard; nothing for a GPU provider.
+void check_bfloat16(const BuildOptions& options, ExecutionProvider ep, std::vector<std::string>& warnings);
 
 // Reads config.json (or synthesizes it from the GGUF metadata, weights/gguf_checkpoint.h), builds
 // the graph for its model_type, binds the checkpoint strictly (unless --no-weights) and writes the
@@ -58,6 +90,9 @@ struct BuildReport {
 // as described in package/generic.h, and a failed self-check is an error naming its figures.
 // Quantization options out of range, with --dtype bf16 (MatMulNBits has no CPU kernel for it) or
 // with --try-generic (its evaluator has no MatMulNBits), or set without --precision: an error.
+// --dtype bf16 with --ep cpu is an error (onnxruntime's CPU provider has no bfloat16 kernel for
+// MatMul and most other ops: the package would not load); with --ep default or onnx-standard, a
+// warning in BuildReport::warnings.
 BuildReport build_package(const BuildOptions& options);
 
 }  // namespace mobius

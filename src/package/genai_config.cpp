@@ -142,7 +142,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 }
 
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir) {
-  static const char* files[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+  static const char* files[] = {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
                                 "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
                                 "generation_config.json", "chat_template.jinja"};
   int n = 0;

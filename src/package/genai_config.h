@@ -36,10 +36,11 @@ int64_t context_length(const HfConfig& config);
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& options);
 
-// Copies the tokenizer files present in `checkpoint_dir` (tokenizer.json, tokenizer_config.json,
-// special_tokens_map.json, tokenizer.model, vocab.json, merges.txt, added_tokens.json,
-// generation_config.json, chat_template.jinja) into `out_dir`. Returns how many were copied
-// (none when `checkpoint_dir` is empty).
+// Copies the config and tokenizer files present in `checkpoint_dir` (config.json, tokenizer.json,
+// tokenizer_config.json, special_tokens_map.json, tokenizer.model, vocab.json, merges.txt,
+// added_tokens.json, generation_config.json, chat_template.jinja) into `out_dir`, for every task
+// (a feature-extraction package is usable alone). Returns how many were copied (none when
+// `checkpoint_dir` is empty).
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
 
 }  // namespace mobius

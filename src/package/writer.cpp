@@ -226,6 +226,13 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
 
 }  // namespace
 
+uint64_t external_data_bytes(const Graph& graph) {
+  uint64_t offset = 0;
+  for (const Initializer& init : graph.initializers)
+    if (init.weight) offset = align_up(offset) + init.nbytes();
+  return offset;
+}
+
 void check_output_dir(const std::string& output_dir, bool force) {
   std::error_code ec;
   if (fs::exists(output_dir, ec) && !force) {

@@ -39,6 +39,10 @@ struct WriteOptions {
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
 
+// The size write_package gives model.onnx.data for `graph`: every weight initializer in graph order,
+// each at a 64-byte aligned offset.
+uint64_t external_data_bytes(const Graph& graph);
+
 // Throws mobius::Error if `output_dir` exists, is not empty and `force` is false.
 void check_output_dir(const std::string& output_dir, bool force);
 

@@ -76,6 +76,27 @@ bool caches_only_in_group_query_attention(const Graph& graph) {
   return true;
 }
 
+QuantizeOptions builder_quantize_defaults(ExecutionProvider ep, int bits, bool tied_embeddings) {
+  QuantizeOptions q;
+  q.scheme.bits = bits;
+  q.accuracy_level = ep == ExecutionProvider::cpu || ep == ExecutionProvider::webgpu ? 4 : 0;
+  q.lm_head = true;
+  q.embeddings = tied_embeddings && bits == 4;
+  return q;
+}
+
+bool has_tied_embeddings(const Graph& graph) {
+  std::set<const Value*> gathered, multiplied;
+  for (const Node& n : graph.nodes) {
+    if (!n.domain.empty() || n.inputs.size() < 2) continue;
+    if (n.op_type == "Gather") gathered.insert(n.inputs[0]);
+    if (n.op_type == "Gemm") multiplied.insert(n.inputs[1]);
+  }
+  return std::any_of(graph.initializers.begin(), graph.initializers.end(), [&](const Initializer& i) {
+    return i.weight && gathered.count(i.value) && multiplied.count(i.value);
+  });
+}
+
 size_t count_ops(const Graph& graph, const std::string& op_type, const std::string& domain) {
   return std::count_if(graph.nodes.begin(), graph.nodes.end(), [&](const Node& n) {
     return n.op_type == op_type && n.domain == domain;

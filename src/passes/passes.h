@@ -47,6 +47,18 @@ struct QuantizeOptions {
   bool embeddings = false;  // also quantize the embedding matrices (gather_block_quantized)
 };
 
+// The ONNX Runtime GenAI model builder's quantization defaults for `ep` (onnxruntime-genai 0.18,
+// onnxruntime_genai/models/): accuracy_level 4 (int8 activations) for cpu and webgpu, 0 (unset)
+// for every other provider (quantization/quant_config.py QuantConfig.from_extra_options); the LM
+// head quantized like every MatMul (builders/base.py is_lm_head_quantized: op_types MatMul, no
+// /lm_head/MatMul excluded); the embeddings quantized when the model ties them to the LM head and
+// the weights are 4-bit (builder.py check_extra_options: shared_embeddings defaults to
+// tie_word_embeddings and adds Gather to op_types_to_quantize; builders/base.py
+// make_tied_embeddings_init: GatherBlockQuantized only for INT4). `default` and `onnx-standard`,
+// which the builder has no counterpart for, get accuracy_level 0 (the kernel's float activations),
+// the rest as for any provider. `bits` is 4 or 8; `tied_embeddings` as has_tied_embeddings().
+QuantizeOptions builder_quantize_defaults(ExecutionProvider ep, int bits, bool tied_embeddings);
+
 struct PassContext {
   ExecutionProvider ep = ExecutionProvider::default_;
   // Rows of the rotary cos/sin caches GroupQueryAttention reads (positions 0 .. n-1): the model's
@@ -113,6 +125,11 @@ std::unique_ptr<Pass> make_tied_lm_head();
 // present share (genai_config.json past_present_share_buffer), which a canonical Attention layer,
 // concatenating past and new keys, cannot take.
 bool caches_only_in_group_query_attention(const Graph& graph);
+
+// True when one checkpoint matrix is read both by a Gather (the embedding) and by a Gemm (the
+// tied LM head, blocks/linear.h Embedding::attend): the canonical graph of a model whose config
+// ties its word embeddings.
+bool has_tied_embeddings(const Graph& graph);
 
 // Number of nodes of `op_type` in `domain` (tests, reports).
 size_t count_ops(const Graph& graph, const std::string& op_type, const std::string& domain = "");

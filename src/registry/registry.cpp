@@ -98,18 +98,53 @@ std::optional<double> verified_max_delta(const std::string& model_type) {
   return std::nullopt;
 }
 
-const RegistryEntry& find_architecture(const std::string& model_type, const std::string& config_file) {
+const HfModelType* find_hf_model_type(const std::string& model_type) {
+  static const HfModelType rows[] = {
+#include "registry/hf_model_types.inc"
+  };
+  auto it = std::lower_bound(std::begin(rows), std::end(rows), model_type,
+                             [](const HfModelType& r, const std::string& t) { return r.model_type < t; });
+  return it != std::end(rows) && model_type == it->model_type ? &*it : nullptr;
+}
+
+namespace {
+
+bool registered(const std::string& model_type) {
+  return std::any_of(registry().begin(), registry().end(),
+                     [&](const RegistryEntry& e) { return model_type == e.model_type; });
+}
+
+std::string nearest_registered(const std::string& model_type) {
   std::vector<std::string> names;
-  for (const auto& e : registry()) {
+  for (const auto& e : registry()) names.push_back(e.model_type);
+  std::string msg = " (nearest:";
+  for (const auto& n : nearest_names(model_type, names)) msg += " " + n;
+  return msg + "; see `mobius list models`)";
+}
+
+}  // namespace
+
+std::string explain_unregistered(const std::string& model_type, const std::string& text_model_type) {
+  const HfModelType* hf = find_hf_model_type(model_type);
+  if (!hf) return "unknown model type '" + model_type + "'" + nearest_registered(model_type);
+  const std::string kind = hf->kind;
+  if (kind == "text-generation" || kind == "text encoder")
+    return kind + " model type '" + model_type + "' is not registered" + nearest_registered(model_type);
+  std::string msg = kind == "model part" || kind == "other"
+                        ? "model type '" + model_type + "' (a " + kind + " in transformers) is not supported"
+                        : kind + " models (" + model_type + ") are not supported yet";
+  const std::string text = text_model_type.empty() ? hf->text_part : text_model_type;
+  if (!text.empty() && registered(text))
+    return msg + "; its text part (config.json's text_config, model type '" + text + "') is supported: save it " +
+           "alone with transformers (README.md, \"The text part of a multimodal checkpoint\") and build that";
+  return msg + " (mobius builds text-generation and text-encoder models: see `mobius list models`)";
+}
+
+const RegistryEntry& find_architecture(const std::string& model_type, const std::string& config_file,
+                                       const std::string& text_model_type) {
+  for (const auto& e : registry())
     if (model_type == e.model_type) return e;
-    names.push_back(e.model_type);
-  }
-  std::string msg = config_file + ": field 'model_type': unknown model type '" + model_type + "'";
-  auto near = nearest_names(model_type, names);
-  msg += " (nearest:";
-  for (const auto& n : near) msg += " " + n;
-  msg += "; see `mobius list models`)";
-  throw Error(msg);
+  throw Error(config_file + ": field 'model_type': " + explain_unregistered(model_type, text_model_type));
 }
 
 }  // namespace mobius

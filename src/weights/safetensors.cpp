@@ -173,7 +173,15 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
       if (e.path().extension() == ".safetensors") paths.push_back(e.path().string());
     std::sort(paths.begin(), paths.end());
   }
-  if (paths.empty()) throw Error(dir + ": no *.safetensors files (use --no-weights to build without weights)");
+  if (paths.empty()) {
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".bin" || e.path().extension() == ".pt" || e.path().extension() == ".pth")
+        throw Error(e.path().string() + ": PyTorch pickle weights are not read (loading a pickle can run code), only "
+                    "*.safetensors: convert the checkpoint once with transformers, e.g. `AutoModelForCausalLM` "
+                    "(`AutoModel` for an encoder) `.from_pretrained(DIR).save_pretrained(NEW_DIR)`, which writes "
+                    "model.safetensors");
+    throw Error(dir + ": no *.safetensors files (use --no-weights to build without weights)");
+  }
   for (const auto& p : paths) {
     files_.push_back(std::make_unique<SafetensorsFile>(p));
     for (const auto& [name, view] : files_.back()->tensors()) {

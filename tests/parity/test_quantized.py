@@ -6,7 +6,9 @@
     dequantization of what onnxruntime.quantization's MatMulNBits quantizer (the pybind
     quantize_matmul_4bits / quantize_matmul_8bits that DefaultWeightOnlyQuantizer calls) makes of
     the same float weight: exactly equal (the scales and the packed codes too).
-(b) Every decoder type's default parity row built with `--precision int4 --ep cpu`: every MatMul
+(b) Every decoder type's default parity row built with `--precision int4 --ep cpu` and the flags of
+    the defaults these rows were written for (pinned(): accuracy level 0, LM head and embeddings in
+    float; the ORT GenAI builder's per-EP defaults are tests/cli/test_defaults.py's): every MatMul
     by a 2-D weight but the LM head became MatMulNBits; the top-1 agreement of onnxruntime's
     prefill logits with transformers float32 is recorded (build/parity-results/quantized-top1.jsonl)
     and asserted >= 90% for int8 only: on these tiny random models (vocab 256, near-tied logits)
@@ -190,7 +192,7 @@ def test_float16_scales_equal_onnxruntime_quantizer(tiny_llama, tmp_path):
     """--dtype f16: the weight rounded to float16 first, float16 scales, as the quantizer does on
     a float16 model."""
     path = H.build(tiny_llama, tmp_path / "onnx", "--runtime", "none", "--precision", "int4",
-                   "--dtype", "f16", "--quant-scheme", "asym")
+                   "--dtype", "f16", "--quant-scheme", "asym", "--no-quantize-lm-head")
     assert check_equal_to_ort(path, tiny_llama, 4, 32, "asym", np.float16) == 14
 
 
@@ -237,12 +239,22 @@ def ort_quantized_reference(hf, work, args, runtime, quantized_model, dtype):
     return out, len(include)
 
 
+def pinned(args) -> tuple:
+    """`args` with the flags of the defaults before the builder's per-EP ones: accuracy level 0, the
+    LM head and the embeddings in float, unless `args` asks otherwise."""
+    extra = [] if "--accuracy-level" in args else ["--accuracy-level", "0"]
+    extra += [] if "--quantize-lm-head" in args else ["--no-quantize-lm-head"]
+    extra += [] if "--quantize-embeddings" in args else ["--no-quantize-embeddings"]
+    return (*args, *extra)
+
+
 def top1_row(model_type, overrides, work, build_args, lm_head_quantized=False, dtype=np.float32):
     """Builds the row quantized; checks that every weight product (but the float LM head) is a
     MatMulNBits, that the logits equal those of onnxruntime's quantizer applied to the float build
     (max|Δ| <= H.TOL; without a quantized tied LM head, which its quantizer leaves as a Gemm), and
     for int8 the top-1 agreement with transformers float32 (>= TOP1). Returns (agreement,
     problems)."""
+    build_args = pinned(build_args)
     hf = work / "hf"
     H.write_checkpoint(model_type, overrides, hf)
     ref = H.load_reference(hf, overrides=overrides)

@@ -1,5 +1,7 @@
-"""The real Gemma 3 270M quantized: `mobius build --precision int4 --ep cpu` (MatMulNBits, 4-bit
-symmetric blocks of 32, round to nearest, LM head and embeddings float) of the float32 checkpoint
+"""The real Gemma 3 270M quantized: `mobius build --precision int4 --ep cpu --accuracy-level 0
+--no-quantize-lm-head --no-quantize-embeddings` (MatMulNBits, 4-bit symmetric blocks of 32, round to
+nearest, float activations, LM head and embeddings float: the issue-6 settings, not the ORT GenAI
+builder's per-EP defaults) of the float32 checkpoint
 that scripts/prepare_gemma3.py prepares.
 
 Issue 6: the int4 package generates coherent text whose first 16 greedy tokens agree with float's
@@ -47,7 +49,8 @@ def ref(hf_dir):
 @pytest.fixture(scope="module")
 def int4(hf_dir, ref, tmp_path_factory):
     with H.scratch(tmp_path_factory, "gemma3-270m-int4") as work:
-        H.build(hf_dir, work / "onnx", "--precision", "int4", "--ep", "cpu", "--runtime", "none")
+        H.build(hf_dir, work / "onnx", "--precision", "int4", "--ep", "cpu", "--runtime", "none",
+                "--accuracy-level", "0", "--no-quantize-lm-head", "--no-quantize-embeddings")
         yield H.OnnxLM(work / "onnx" / "model.onnx", ref.config, position_ids_optional=True)
 
 

@@ -1,15 +1,19 @@
 // mobius CLI: a thin layer over the library (package/build.h, registry/registry.h).
-#include <unistd.h>
-
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "package/build.h"
+#include "package/info.h"
 #include "registry/registry.h"
 #include "util/error.h"
+#include "weights/weight_plan.h"
 
 namespace {
 
@@ -25,11 +29,125 @@ int list_models() {
   return 0;
 }
 
+// An unknown first word is a mistyped command: name the nearest one (CLI11 alone would report
+// "arguments were not expected"). Returns the error line, or "" when argv[1] is fine.
+std::string unknown_command(int argc, char** argv, CLI::App& app) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::vector<std::string> names;
+  for (const CLI::App* sc : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sc->get_name());
+  if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return "";
+  std::string msg = "unknown command '" + std::string(argv[1]) + "' (did you mean " +
+                    mobius::nearest_names(argv[1], names, 1).front() + "? commands:";
+  for (const auto& n : names) msg += " " + n;
+  return msg + "; see --help)";
+}
+
+// What a pass did, in a user's words.
+std::string describe(const mobius::PassReport& p) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"pack_matmuls", "projections packed into one MatMul"},
+      {"group_query_attention", "attention layers as GroupQueryAttention"},
+      {"skip_simplified_layer_norm", "residual norms as SkipSimplifiedLayerNormalization"},
+      {"matmul_nbits", "weight MatMuls as MatMulNBits"},
+      {"gather_block_quantized", "embeddings as GatherBlockQuantized"},
+      {"tied_lm_head", "tied LM head as MatMul by the transposed embedding"}};
+  for (const auto& [pass, words] : kWords)
+    if (p.pass == pass) return std::to_string(p.rewrites) + " " + words;
+  return std::to_string(p.rewrites) + " " + p.pass;
+}
+
+std::string mib(uintmax_t bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return s;
+}
+
+// The human summary of a build on stdout.
+void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) {
+  namespace fs = std::filesystem;
+  std::cout << "built " << r.model_type << (r.generic ? " as the generic Llama decoder" : "") << " (" << r.task
+            << ") -> " << o.output_dir << "\n";
+  std::cout << "  graph: " << r.num_nodes << " nodes, " << r.num_weights << " weights"
+            << (o.weights ? "" : " (--no-weights: zeros)") << ", " << mobius::dtype_name(o.dtype) << "\n";
+  if (!r.passes.empty()) {
+    std::cout << "  --ep " << o.ep << ":";
+    const char* sep = " ";
+    for (const auto& p : r.passes)
+      if (p.rewrites > 0) std::cout << std::exchange(sep, ", ") << describe(p);
+    std::cout << "\n";
+  }
+  if (r.quantize) {
+    const mobius::QuantizeOptions& q = *r.quantize;
+    std::cout << "  --precision " << o.precision << ": blocks of " << q.scheme.block_size << ", "
+              << (q.scheme.symmetric ? "sym" : "asym") << ", accuracy level " << q.accuracy_level << ", LM head "
+              << (q.lm_head ? "quantized" : "float") << ", embeddings " << (q.embeddings ? "quantized" : "float")
+              << "\n";
+  }
+  std::vector<std::string> files;
+  for (const auto& f : fs::directory_iterator(o.output_dir)) files.push_back(f.path().filename().string());
+  std::sort(files.begin(), files.end());
+  std::cout << "  files:";
+  for (const auto& f : files) std::cout << " " << f;
+  std::cout << " (model.onnx.data " << mib(fs::file_size(fs::path(o.output_dir) / "model.onnx.data")) << ")\n";
+}
+
+std::string thousands(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// `mobius info PATH`: a .gguf file (or any regular file) is read as GGUF, else as a checkpoint
+// directory or a Hugging Face id.
+int print_info(const std::string& path, mobius::BuildOptions o) {
+  namespace fs = std::filesystem;
+  (fs::is_regular_file(path) || fs::path(path).extension() == ".gguf" ? o.gguf_file : o.config_dir) = path;
+  const mobius::CheckpointInfo info = mobius::inspect_checkpoint(o);
+  std::cout << "source:      " << info.source << " (" << info.format << ")\n";
+  std::cout << "model type:  " << info.model_type;
+  if (info.task.empty()) {
+    std::cout << ": not registered: " << info.not_registered
+              << (info.llama_like ? "; its config is Llama-like: --try-generic can build it" : "") << "\n";
+  } else {
+    auto delta = mobius::verified_max_delta(info.model_type);
+    char d[64] = "not verified";
+    if (delta) std::snprintf(d, sizeof d, "verified against transformers, max |delta| %.1e", *delta);
+    std::cout << " (" << info.task << "), registered, " << d << "\n";
+  }
+  if (!info.no_weights.empty()) {
+    std::cout << "parameters:  unknown: " << info.no_weights << "\n";
+    return 0;
+  }
+  std::cout << "parameters:  " << thousands(info.parameters) << "\n";
+  for (const auto& [dtype, s] : info.stored)
+    std::cout << "  " << dtype << ": " << s.tensors << " tensors, " << thousands(s.elements) << " elements, "
+              << mib(s.bytes) << "\n";
+  if (info.task.empty()) return 0;
+  std::cout << "build --dtype " << mobius::dtype_name(o.dtype) << " --ep " << o.ep
+            << (o.precision.empty() ? "" : " --precision " + o.precision) << ": model.onnx.data "
+            << mib(info.output_bytes) << ", peak memory about " << mib(info.peak_bytes) << " (weight path)\n";
+  std::cout << "execution providers (--ep):\n";
+  for (const auto& e : info.eps) {
+    std::printf("  %-14s", e.ep.c_str());
+    std::fflush(stdout);
+    if (!e.refused.empty()) {
+      std::cout << "refused: " << e.refused << "\n";
+      continue;
+    }
+    std::string done;
+    for (const auto& p : e.passes)
+      if (p.rewrites > 0) done += (done.empty() ? "" : ", ") + describe(p);
+    std::cout << (done.empty() ? "the canonical graph (standard ONNX ops)" : done) << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mobius: build ONNX models for Hugging Face architectures by constructing the graph"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("mobius ") + MOBIUS_VERSION);
 
   mobius::BuildOptions opts;
   std::string dtype = "f32";
@@ -77,21 +195,46 @@ int main(int argc, char** argv) {
                     "sym (scales only) or asym (scales and zero points)")
       ->check(CLI::IsMember({"sym", "asym"}))
       ->capture_default_str();
-  build->add_option("--accuracy-level", opts.accuracy_level,
-                    "MatMulNBits accuracy_level: 0 (unset, not written), 1 fp32, 2 fp16, 3 bf16, 4 int8 "
-                    "(the minimum precision of the activations inside the kernel)")
-      ->check(CLI::Range(0, 4))
+  build->add_option_function<int>("--accuracy-level", [&](const int& v) { opts.accuracy_level = v; },
+                                  "MatMulNBits accuracy_level: 0 (unset, not written), 1 fp32, 2 fp16, 3 bf16, 4 int8 "
+                                  "(the minimum precision of the activations inside the kernel); default: the ORT "
+                                  "GenAI builder's for --ep (4 for cpu and webgpu, else 0)")
+      ->check(CLI::Range(0, 4));
+  build->add_flag_function("--quantize-lm-head,!--no-quantize-lm-head",
+                           [&](int64_t n) { opts.quantize_lm_head = n > 0; },
+                           "Quantize the LM head (tied to the embeddings or not) or keep it in float; default: "
+                           "quantized, as the ORT GenAI builder");
+  build->add_flag_function("--quantize-embeddings,!--no-quantize-embeddings",
+                           [&](int64_t n) { opts.quantize_embeddings = n > 0; },
+                           "Quantize the embedding matrices (com.microsoft GatherBlockQuantized; those whose "
+                           "width is a multiple of the block size) or keep them in float; default: as the ORT "
+                           "GenAI builder, quantized for int4 when tied to the LM head (stored once)");
+
+  std::string info_path;
+  std::string info_dtype = "f32";
+  mobius::BuildOptions info_opts;
+  auto* info = app.add_subcommand("info", "What a build of a checkpoint directory, Hugging Face id or GGUF file would "
+                                          "be (headers only: no weight is read)");
+  info->add_option("path", info_path, "Checkpoint directory, Hugging Face id (ORG/NAME, from the local cache) or "
+                                      ".gguf file")
+      ->required();
+  info->add_option("--dtype", info_dtype, "Float dtype of the build: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
       ->capture_default_str();
-  build->add_flag("--quantize-lm-head", opts.quantize_lm_head,
-                  "Also quantize the LM head (tied to the embeddings or not); default: kept in float");
-  build->add_flag("--quantize-embeddings", opts.quantize_embeddings,
-                  "Also quantize the embedding matrices (com.microsoft GatherBlockQuantized; those whose "
-                  "width is a multiple of the block size); default: kept in float");
+  info->add_option("--ep", info_opts.ep, "Execution provider of the build the sizes are for")
+      ->check(CLI::IsMember({"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}))
+      ->capture_default_str();
+  info->add_option("--precision", info_opts.precision, "int4 or int8 (the builder's defaults for --ep)")
+      ->check(CLI::IsMember({"int4", "int8"}));
 
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");
   list->require_subcommand(1);
 
+  if (std::string e = unknown_command(argc, argv, app); !e.empty()) {
+    std::cerr << "mobius: error: " << e << "\n";
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,10 +245,15 @@ int main(int argc, char** argv) {
 
   try {
     if (models->parsed()) return list_models();
+    if (info->parsed()) {
+      info_opts.dtype = mobius::parse_cli_dtype(info_dtype);
+      return print_info(info_path, info_opts);
+    }
     opts.dtype = mobius::parse_cli_dtype(dtype);
     opts.weights = !no_weights;
-    opts.progress = ::isatty(STDERR_FILENO);
+    opts.progress = true;  // a bar on a terminal, else a line every few seconds (util/progress.h)
     mobius::BuildReport r = mobius::build_package(opts);
+    for (const auto& w : r.warnings) std::cerr << "mobius: warning: " << w << "\n";
     if (!r.unused_tensors.empty()) {
       std::cerr << "mobius: warning: " << r.unused_tensors.size()
                 << " checkpoint tensor(s) not used by the model:";
@@ -115,13 +263,7 @@ int main(int argc, char** argv) {
     if (r.self_check)
       std::cout << "self-check passed: prefill and decode-step logits agree, " << mobius::eval::describe(*r.self_check)
                 << "\n";
-    std::cout << "built " << r.model_type << (r.generic ? " as the generic Llama decoder" : "") << " (" << r.task << "): " << r.num_nodes << " nodes, "
-              << r.num_weights << " weights";
-    if (!r.passes.empty()) {
-      std::cout << ", --ep " << opts.ep << (opts.precision.empty() ? "" : " --precision " + opts.precision) << ":";
-      for (const auto& p : r.passes) std::cout << " " << p.pass << " " << p.rewrites;
-    }
-    std::cout << " -> " << opts.output_dir << "\n";
+    print_summary(opts, r);
     return 0;
   } catch (const mobius::Error& e) {
     std::cerr << "mobius: error: " << e.what() << "\n";

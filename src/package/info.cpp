@@ -1,0 +1,110 @@
+#include "package/info.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "package/generic.h"
+#include "package/genai_config.h"
+#include "package/writer.h"
+#include "registry/registry.h"
+#include "util/error.h"
+#include "weights/gguf_checkpoint.h"
+#include "weights/safetensors.h"
+
+namespace mobius {
+
+namespace {
+
+// Every tensor by its stored type: GGUF's own type (Q4_K, ...), else the checkpoint's dtype.
+void count_tensors(const Checkpoint& ckpt, CheckpointInfo& info) {
+  const auto* gguf = dynamic_cast<const GgufCheckpoint*>(&ckpt);
+  if (gguf) {
+    for (const GgufTensor& t : gguf->file().tensors()) {
+      const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(t.type));
+      StoredDtype& d = info.stored[traits ? traits->name : "?"];
+      d.tensors += 1;
+      d.elements += t.num_elements();
+      d.bytes += t.data.size();
+      info.parameters += t.num_elements();
+    }
+    return;
+  }
+  for (const std::string& name : ckpt.names()) {
+    const TensorInfo* t = ckpt.find(name);
+    uint64_t n = 1;
+    for (int64_t d : t->shape) n *= static_cast<uint64_t>(d);
+    StoredDtype& d = info.stored[dtype_name(t->dtype)];
+    d.tensors += 1;
+    d.elements += n;
+    d.bytes += n * dtype_size(t->dtype);
+    info.parameters += n;
+  }
+}
+
+// The weight path's peak (package/writer.h): workers + 2 chunks in flight, and a tensor the
+// checkpoint cannot stream held whole, as float32 and as its output.
+uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk_bytes) {
+  const uint64_t workers = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t unstreamed = 0;
+  for (const Initializer& init : graph.initializers) {
+    if (!init.weight) continue;
+    const TensorInfo* t = ckpt.find(init.weight->source_key);
+    if (!t || ckpt.streams(*t)) continue;
+    uint64_t n = 1;
+    for (int64_t d : t->shape) n *= static_cast<uint64_t>(d);
+    unstreamed = std::max<uint64_t>(unstreamed, n * sizeof(float) + init.nbytes());
+  }
+  return (workers + 2) * chunk_bytes + unstreamed;
+}
+
+}  // namespace
+
+CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
+  CheckpointInfo info;
+  BuildSource src = open_source(o);
+  info.source = src.config_dir.empty() ? o.gguf_file : src.config_dir;
+  info.format = src.config_dir.empty() ? "GGUF" : "safetensors";
+  try {
+    if (!src.checkpoint) src.checkpoint = std::make_unique<SafetensorsCheckpoint>(src.config_dir);
+    count_tensors(*src.checkpoint, info);
+  } catch (const Error& e) {
+    info.no_weights = e.what();
+  }
+  const HfConfig& cfg = *src.config;
+  info.model_type = cfg.get_string("model_type");
+  const auto& reg = registry();
+  auto entry = std::find_if(reg.begin(), reg.end(), [&](const RegistryEntry& e) { return info.model_type == e.model_type; });
+  if (entry == reg.end()) {
+    const std::optional<HfConfig> text = cfg.sub("text_config");
+    info.not_registered = explain_unregistered(info.model_type, text ? text->string_or("model_type", "") : "");
+    info.llama_like = missing_llama_fields(cfg).empty();
+    return info;
+  }
+  info.task = entry->task;
+  if (!src.checkpoint) return info;
+  for (const char* name : {"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}) {
+    EpReport r{name, {}, ""};
+    BuildOptions eo = o;
+    eo.ep = name;
+    const ExecutionProvider ep = parse_execution_provider(name);
+    try {
+      std::vector<std::string> warnings;
+      check_bfloat16(eo, ep, warnings);
+      std::unique_ptr<Architecture> arch = entry->create(cfg, o.dtype);
+      Model model = arch->build_model();
+      const PassContext ctx{.ep = ep, .max_sequence_length = context_length(cfg),
+                            .quantize = quantize_options(eo, ep, has_tied_embeddings(model.graph))};
+      r.passes = Pipeline::for_context(ctx).run(model, ctx);
+      if (name == o.ep) {
+        info.output_bytes = external_data_bytes(model.graph);
+        info.peak_bytes = estimated_peak(model.graph, *src.checkpoint, WriteOptions{}.chunk_bytes);
+      }
+    } catch (const Error& e) {
+      r.refused = e.what();
+    }
+    info.eps.push_back(std::move(r));
+  }
+  return info;
+}
+
+}  // namespace mobius

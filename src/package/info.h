@@ -1,0 +1,52 @@
+// `mobius info PATH`: what a build of a checkpoint would be, from headers only (safetensors JSON
+// headers, GGUF metadata and tensor infos; no weight is read) and the graph built without weights.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "package/build.h"
+#include "passes/passes.h"
+
+namespace mobius {
+
+struct StoredDtype {
+  uint64_t tensors = 0, elements = 0, bytes = 0;
+};
+
+struct EpReport {
+  std::string ep;                  // an --ep value
+  std::vector<PassReport> passes;  // the lowering's rewrites (empty for default)
+  std::string refused;             // why a build for this ep is refused ("" when it builds)
+};
+
+struct CheckpointInfo {
+  std::string source;  // the checkpoint directory (an id resolved from the cache) or .gguf file
+  std::string format;  // "safetensors" or "GGUF"
+  std::string model_type;
+  std::string task;            // the registered task; "" when not registered
+  std::string not_registered;  // why, registry/registry.h explain_unregistered(); "" when registered
+  bool llama_like = false;     // unregistered but Llama-like: --try-generic can build it
+  std::string no_weights;      // why the tensors could not be listed (no *.safetensors, ...), or ""
+  uint64_t parameters = 0;     // elements over every checkpoint tensor
+  std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...
+  // For a registered type, a build with the options' --dtype, --ep, --precision:
+  uint64_t output_bytes = 0;  // model.onnx.data (package/writer.h external_data_bytes)
+  // Estimated peak memory of that build's weight path (package/writer.h): workers + 2 chunks of
+  // chunk_bytes in flight, plus for a tensor the checkpoint cannot stream (a dequantized GGUF
+  // tensor) its float32 copy and its output at once; the mapped checkpoint pages are released as
+  // they are read.
+  uint64_t peak_bytes = 0;
+  std::vector<EpReport> eps;  // every --ep value
+};
+
+// Inspects options.config_dir (a directory or a Hugging Face id, package/source_path.h) or
+// options.gguf_file with options' dtype, ep and quantization. Throws mobius::Error as build_package
+// does for a source or config it cannot read (one line naming the file and field); an unregistered
+// model_type (not_registered) and a directory whose tensors cannot be listed (no_weights, e.g. a
+// .bin-only checkpoint) are reported, not thrown; a build's sizes then stay 0.
+CheckpointInfo inspect_checkpoint(const BuildOptions& options);
+
+}  // namespace mobius

@@ -1,0 +1,27 @@
+// The source a build or `mobius info` reads, as given on the command line: a checkpoint directory,
+// a Hugging Face model id (`--config Qwen/Qwen2.5-0.5B` reads the checkpoint that huggingface_hub
+// downloaded into its local cache; no network access), or a .gguf file.
+#pragma once
+
+#include <string>
+
+namespace mobius {
+
+// The hub cache directory as huggingface_hub computes it (huggingface_hub/constants.py):
+// $HF_HUB_CACHE, else $HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub, else
+// ${XDG_CACHE_HOME:-~/.cache}/huggingface/hub.
+std::string hf_hub_cache_dir();
+
+// A --config argument: an existing directory is returned as it is; otherwise an argument spelled
+// as a model id (ORG/NAME: letters, digits, '.', '_', '-') is the snapshot that the cache's
+// refs/main names: <cache>/models--ORG--NAME/snapshots/<refs/main>/ (huggingface_hub's cache
+// layout, file_download.py). Throws mobius::Error: "not a directory" for anything else; for an id
+// that is not in the cache, the directory looked in and the command that downloads it
+// (`hf download ORG/NAME`).
+std::string resolve_checkpoint_dir(const std::string& arg);
+
+// Throws mobius::Error when `path`, given as a .gguf file, is a directory: the message says so,
+// names a .gguf file found in it, and points a checkpoint directory to --config.
+void check_gguf_path(const std::string& path);
+
+}  // namespace mobius

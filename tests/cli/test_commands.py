@@ -1,0 +1,142 @@
+"""The CLI a user expects (issue 13, point 5): --version, a mistyped command, `mobius info` (read from
+headers only; its figures checked against the safetensors / gguf packages and against a real
+build), the config and tokenizer files copied for every task (a feature-extraction package used
+alone: its tokenizer + onnxruntime + mean pooling give sentence-transformers-style embeddings equal
+to transformers'), and the human build summary. Tiny models: about 15 s."""
+
+import re
+import shutil
+from pathlib import Path
+
+import gguf
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+from safetensors.numpy import load_file
+from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, BertTokenizerFast
+
+import gguf_testlib as G
+import harness as H
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tiny") / "hf"
+    H.write_checkpoint("llama", {}, d)
+    return d
+
+
+def test_version():
+    r = H.run_mobius("--version")
+    version = re.search(r"project\(mobius VERSION (\S+)", (REPO / "CMakeLists.txt").read_text()).group(1)
+    assert r.returncode == 0 and r.stdout.strip() == f"mobius {version}", r.stdout + r.stderr
+
+
+def test_mistyped_command():
+    r = H.run_mobius("biuld", "--config", "x", "y")
+    lines = r.stderr.splitlines()
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("mobius: error: unknown command 'biuld'") and "did you mean build?" in lines[0]
+
+
+def info(*args) -> str:
+    r = H.run_mobius("info", *args)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def field(text: str, label: str) -> str:
+    return re.search(rf"^{label}:\s+(.*)$", text, re.M).group(1)
+
+
+def mib(text: str) -> float:
+    return float(re.search(r"([\d.]+) MiB", text).group(1))
+
+
+@pytest.mark.parametrize("args", [(), ("--precision", "int4", "--ep", "cpu"), ("--dtype", "f16", "--ep", "cuda")])
+def test_info_checkpoint(args, tiny, tmp_path):
+    out = info(tiny, *args)
+    tensors = load_file(tiny / "model.safetensors")
+    assert field(out, "model type").startswith("llama (text-generation), registered, verified")
+    assert field(out, "parameters") == f"{sum(t.size for t in tensors.values()):,}"
+    f32 = re.search(r"^  FLOAT: (\d+) tensors, ([\d,]+) elements, ([\d.]+) MiB", out, re.M)
+    assert int(f32.group(1)) == len(tensors) and f32.group(2) == f"{sum(t.size for t in tensors.values()):,}"
+    # the output size is the build's: same options, the real model.onnx.data
+    H.build(tiny, tmp_path / "out", *args)
+    built = (tmp_path / "out" / "model.onnx.data").stat().st_size
+    line = next(x for x in out.splitlines() if x.startswith("build "))
+    assert mib(line) == round(built / 2**20, 1), (line, built)
+    eps = dict(re.findall(r"^  (\S+)\s+(.*)$", out.split("execution providers (--ep):\n")[1], re.M))
+    assert list(eps) == ["default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"]
+    if not args:
+        assert eps["default"] == "the canonical graph (standard ONNX ops)"
+    assert "2 attention layers as GroupQueryAttention" in eps["cpu"]
+
+
+def test_info_gguf(tmp_path):
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(H.make_config("llama", {}))
+    path = tmp_path / "tiny.gguf"
+    G.write_gguf(model, path, gguf.GGMLQuantizationType.Q8_0)
+    reader = gguf.GGUFReader(path)
+    out = info(path)
+    assert field(out, "source") == f"{path} (GGUF)"
+    assert field(out, "parameters") == f"{sum(int(t.n_elements) for t in reader.tensors):,}"
+    for qtype in {t.tensor_type for t in reader.tensors}:
+        ts = [t for t in reader.tensors if t.tensor_type == qtype]
+        m = re.search(rf"^  {qtype.name}: (\d+) tensors, ([\d,]+) elements", out, re.M)
+        assert m and int(m.group(1)) == len(ts) and m.group(2) == f"{sum(int(t.n_elements) for t in ts):,}", out
+
+
+def test_info_unregistered(tmp_path):
+    from transformers import CONFIG_MAPPING
+    CONFIG_MAPPING["t5"]().save_pretrained(tmp_path / "hf")
+    shutil.copy(REPO / "tests" / "cli" / "test_commands.py", tmp_path / "hf" / "unrelated.txt")
+    # no weights at all: said, and why it is not built
+    out = info(tmp_path / "hf")
+    assert field(out, "model type").startswith("t5: not registered: encoder-decoder models (t5) are not supported yet")
+    assert field(out, "parameters").startswith("unknown: ") and "no *.safetensors files" in out
+
+
+def test_feature_extraction_package_is_usable_alone(tmp_path):
+    """The package alone (no checkpoint at hand): its tokenizer and config load, and tokenizer +
+    onnxruntime + mean pooling give the embeddings of transformers on the checkpoint."""
+    hf = tmp_path / "hf"
+    model = H.write_checkpoint("bert", {}, hf)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(model.config.vocab_size - 5)]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(str(tmp_path / "vocab.txt")).save_pretrained(hf)
+    r = H.run_mobius("build", "--config", hf, tmp_path / "pkg")
+    assert r.returncode == 0, r.stderr
+    pkg = tmp_path / "pkg"
+    for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        assert (pkg / f).read_bytes() == (hf / f).read_bytes(), f
+    sentences = ["w1 w2 w3", "w7 w3 w9 w11 w2 w5"]
+    tok = AutoTokenizer.from_pretrained(pkg)  # the README's embedding quickstart, as written there
+    enc = tok(sentences, padding=True, return_tensors="np")
+    sess = ort.InferenceSession(str(pkg / "model.onnx"))
+    feeds = {i.name: enc[i.name].astype(np.int64) for i in sess.get_inputs()}
+    hidden = sess.run(["last_hidden_state"], feeds)[0]
+    mask = enc["attention_mask"][..., None]
+    ours = (hidden * mask).sum(1) / mask.sum(1)
+    ref = AutoModel.from_pretrained(hf).eval()
+    with torch.no_grad():
+        tenc = AutoTokenizer.from_pretrained(hf)(sentences, padding=True, return_tensors="pt")
+        h = ref(**tenc).last_hidden_state
+        m = tenc["attention_mask"][..., None]
+        want = ((h * m).sum(1) / m.sum(1)).numpy()
+    assert H.max_abs(ours, want) <= H.TOL
+
+
+def test_build_summary_in_words(tiny, tmp_path):
+    r = H.run_mobius("build", "--config", tiny, tmp_path / "out", "--ep", "cpu", "--precision", "int4")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"built llama (text-generation) -> {tmp_path / 'out'}\n"), r.stdout
+    for internal in ("pack_matmuls", "group_query_attention", "skip_simplified_layer_norm", "matmul_nbits"):
+        assert internal not in r.stdout
+    assert "2 attention layers as GroupQueryAttention" in r.stdout
+    assert "accuracy level 4, LM head quantized, embeddings float" in r.stdout  # untied llama: the builder's
+    assert "genai_config.json" in r.stdout and "config.json" in r.stdout
