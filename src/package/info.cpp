@@ -41,8 +41,9 @@ void count_tensors(const Checkpoint& ckpt, CheckpointInfo& info) {
   }
 }
 
-// The weight path's peak (package/writer.h): workers + 2 chunks in flight, and a tensor the
-// checkpoint cannot stream held whole, as float32 and as its output.
+// The weight path's peak (package/writer.h), an upper estimate: workers + 2 chunks in flight, each
+// with its mapped source pages and its output, and a tensor the checkpoint cannot stream held
+// whole, as float32 and as its output.
 uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk_bytes) {
   const uint64_t workers = std::max(1u, std::thread::hardware_concurrency());
   uint64_t unstreamed = 0;
@@ -54,7 +55,7 @@ uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk
     for (int64_t d : t->shape) n *= static_cast<uint64_t>(d);
     unstreamed = std::max<uint64_t>(unstreamed, n * sizeof(float) + init.nbytes());
   }
-  return (workers + 2) * chunk_bytes + unstreamed;
+  return 2 * (workers + 2) * chunk_bytes + unstreamed;
 }
 
 }  // namespace

@@ -34,10 +34,10 @@ struct CheckpointInfo {
   std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...
   // For a registered type, a build with the options' --dtype, --ep, --precision:
   uint64_t output_bytes = 0;  // model.onnx.data (package/writer.h external_data_bytes)
-  // Estimated peak memory of that build's weight path (package/writer.h): workers + 2 chunks of
-  // chunk_bytes in flight, plus for a tensor the checkpoint cannot stream (a dequantized GGUF
-  // tensor) its float32 copy and its output at once; the mapped checkpoint pages are released as
-  // they are read.
+  // Estimated peak memory of that build's weight path (package/writer.h), an upper estimate:
+  // workers + 2 chunks of chunk_bytes in flight, each with its mapped source pages (released once
+  // the chunk is written) and its output, plus for a tensor the checkpoint cannot stream (a
+  // dequantized GGUF tensor) its float32 copy and its output at once.
   uint64_t peak_bytes = 0;
   std::vector<EpReport> eps;  // every --ep value
 };

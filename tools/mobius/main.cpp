@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -43,17 +43,25 @@ std::string unknown_command(int argc, char** argv, CLI::App& app) {
 }
 
 // What a pass did, in a user's words.
-std::string describe(const mobius::PassReport& p) {
+std::string describe_pass(const mobius::PassReport& p) {
   static const std::pair<const char*, const char*> kWords[] = {
       {"pack_matmuls", "projections packed into one MatMul"},
       {"group_query_attention", "attention layers as GroupQueryAttention"},
       {"skip_simplified_layer_norm", "residual norms as SkipSimplifiedLayerNormalization"},
       {"matmul_nbits", "weight MatMuls as MatMulNBits"},
-      {"gather_block_quantized", "embeddings as GatherBlockQuantized"},
+      {"gather_block_quantized", "embedding Gathers as GatherBlockQuantized"},
       {"tied_lm_head", "tied LM head as MatMul by the transposed embedding"}};
   for (const auto& [pass, words] : kWords)
     if (p.pass == pass) return std::to_string(p.rewrites) + " " + words;
   return std::to_string(p.rewrites) + " " + p.pass;
+}
+
+// What a lowering did (the passes that rewrote something), or "" when nothing changed.
+std::string describe(const std::vector<mobius::PassReport>& passes) {
+  std::string words;
+  for (const auto& p : passes)
+    if (p.rewrites > 0) words += (words.empty() ? "" : ", ") + describe_pass(p);
+  return words;
 }
 
 std::string mib(uintmax_t bytes) {
@@ -69,13 +77,8 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
             << ") -> " << o.output_dir << "\n";
   std::cout << "  graph: " << r.num_nodes << " nodes, " << r.num_weights << " weights"
             << (o.weights ? "" : " (--no-weights: zeros)") << ", " << mobius::dtype_name(o.dtype) << "\n";
-  if (!r.passes.empty()) {
-    std::cout << "  --ep " << o.ep << ":";
-    const char* sep = " ";
-    for (const auto& p : r.passes)
-      if (p.rewrites > 0) std::cout << std::exchange(sep, ", ") << describe(p);
-    std::cout << "\n";
-  }
+  if (const std::string lowered = describe(r.passes); !lowered.empty())
+    std::cout << "  --ep " << o.ep << ": " << lowered << "\n";
   if (r.quantize) {
     const mobius::QuantizeOptions& q = *r.quantize;
     std::cout << "  --precision " << o.precision << ": blocks of " << q.scheme.block_size << ", "
@@ -99,7 +102,7 @@ std::string thousands(uint64_t n) {
 
 // `mobius info PATH`: a .gguf file (or any regular file) is read as GGUF, else as a checkpoint
 // directory or a Hugging Face id.
-int print_info(const std::string& path, mobius::BuildOptions o) {
+int print_info(const std::string& path, const std::string& dtype, mobius::BuildOptions o) {
   namespace fs = std::filesystem;
   (fs::is_regular_file(path) || fs::path(path).extension() == ".gguf" ? o.gguf_file : o.config_dir) = path;
   const mobius::CheckpointInfo info = mobius::inspect_checkpoint(o);
@@ -123,21 +126,21 @@ int print_info(const std::string& path, mobius::BuildOptions o) {
     std::cout << "  " << dtype << ": " << s.tensors << " tensors, " << thousands(s.elements) << " elements, "
               << mib(s.bytes) << "\n";
   if (info.task.empty()) return 0;
-  std::cout << "build --dtype " << mobius::dtype_name(o.dtype) << " --ep " << o.ep
-            << (o.precision.empty() ? "" : " --precision " + o.precision) << ": model.onnx.data "
-            << mib(info.output_bytes) << ", peak memory about " << mib(info.peak_bytes) << " (weight path)\n";
+  std::cout << "build --dtype " << dtype << " --ep " << o.ep << (o.precision.empty() ? "" : " --precision " + o.precision)
+            << ": ";
+  const auto chosen = std::find_if(info.eps.begin(), info.eps.end(), [&](const auto& e) { return e.ep == o.ep; });
+  if (chosen != info.eps.end() && !chosen->refused.empty())
+    std::cout << "refused: " << chosen->refused << "\n";
+  else
+    std::cout << "model.onnx.data " << mib(info.output_bytes) << ", peak memory about " << mib(info.peak_bytes)
+              << " (weight path)\n";
   std::cout << "execution providers (--ep):\n";
   for (const auto& e : info.eps) {
-    std::printf("  %-14s", e.ep.c_str());
-    std::fflush(stdout);
-    if (!e.refused.empty()) {
-      std::cout << "refused: " << e.refused << "\n";
-      continue;
-    }
-    std::string done;
-    for (const auto& p : e.passes)
-      if (p.rewrites > 0) done += (done.empty() ? "" : ", ") + describe(p);
-    std::cout << (done.empty() ? "the canonical graph (standard ONNX ops)" : done) << "\n";
+    const std::string done = describe(e.passes);
+    std::cout << "  " << std::left << std::setw(14) << e.ep
+              << (!e.refused.empty() ? "refused: " + e.refused
+                                     : done.empty() ? "the canonical graph (standard ONNX ops)" : done)
+              << "\n";
   }
   return 0;
 }
@@ -247,7 +250,7 @@ int main(int argc, char** argv) {
     if (models->parsed()) return list_models();
     if (info->parsed()) {
       info_opts.dtype = mobius::parse_cli_dtype(info_dtype);
-      return print_info(info_path, info_opts);
+      return print_info(info_path, info_dtype, info_opts);
     }
     opts.dtype = mobius::parse_cli_dtype(dtype);
     opts.weights = !no_weights;
