@@ -168,8 +168,8 @@ int main(int argc, char** argv) {
   build->add_flag("--no-weights", no_weights, "Build the graph only (weights are zeros)");
   build->add_flag("--force", opts.force, "Replace a non-empty output directory");
   build->add_option("--runtime", opts.runtime,
-                    "Target runtime: ort-genai (also writes genai_config.json and copies the "
-                    "tokenizer files; text-generation only) or none")
+                    "Target runtime: ort-genai (also copies config.json and the tokenizer files, and for "
+                    "text-generation writes genai_config.json) or none (the ONNX files only)")
       ->check(CLI::IsMember({"ort-genai", "none"}))
       ->capture_default_str();
   build->add_flag("--try-generic", opts.try_generic,
