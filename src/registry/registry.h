@@ -35,7 +35,7 @@ struct HfModelType {
 const HfModelType* find_hf_model_type(const std::string& model_type);
 
 // Why `model_type` is not registered, in transformers' terms: "vision-language models (llava) are
-// not supported yet", "encoder-decoder models (t5) are not supported yet", ...; a text part that
+// not supported yet", "speech models (whisper) are not supported yet", ...; a text part that
 // is registered (`text_model_type`, config.json's text_config.model_type, else the table's) is
 // named, with the README section that saves it alone; a text-generation or text-encoder type, or
 // one transformers does not know, gets the nearest registered names.

@@ -93,11 +93,11 @@ def test_info_gguf(tmp_path):
 
 def test_info_unregistered(tmp_path):
     from transformers import CONFIG_MAPPING
-    CONFIG_MAPPING["t5"]().save_pretrained(tmp_path / "hf")
+    CONFIG_MAPPING["whisper"]().save_pretrained(tmp_path / "hf")
     shutil.copy(REPO / "tests" / "cli" / "test_commands.py", tmp_path / "hf" / "unrelated.txt")
     # no weights at all: said, and why it is not built
     out = info(tmp_path / "hf")
-    assert field(out, "model type").startswith("t5: not registered: encoder-decoder models (t5) are not supported yet")
+    assert field(out, "model type").startswith("whisper: not registered: speech models (whisper) are not supported yet")
     assert field(out, "parameters").startswith("unknown: ") and "no *.safetensors files" in out
 
 

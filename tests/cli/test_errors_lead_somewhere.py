@@ -47,16 +47,24 @@ def test_table_is_transformers(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("model_type,mapping,kind", [
-    ("llava", "IMAGE_TEXT_TO_TEXT", "vision-language"),
-    ("t5", "SEQ_TO_SEQ_CAUSAL_LM", "encoder-decoder"),
-    ("whisper", "SPEECH_SEQ_2_SEQ", "speech"),
+def unregistered(*candidates: str) -> str:
+    """The first candidate mobius does not register (`mobius list models`): the examples of the issue
+    first, others of the same kind for when one becomes supported."""
+    listed = {line.split()[0] for line in H.run_mobius("list", "models").stdout.splitlines()[1:]}
+    return next(c for c in candidates if c not in listed)
+
+
+@pytest.mark.parametrize("candidates,mapping,kind", [
+    (("llava", "paligemma"), "IMAGE_TEXT_TO_TEXT", "vision-language"),
+    (("t5", "pegasus", "prophetnet"), "SEQ_TO_SEQ_CAUSAL_LM", "encoder-decoder"),
+    (("whisper", "speech_to_text"), "SPEECH_SEQ_2_SEQ", "speech"),
 ])
-def test_unsupported_kind_from_transformers(model_type, mapping, kind, tmp_path):
+def test_unsupported_kind_from_transformers(candidates, mapping, kind, tmp_path):
+    model_type = unregistered(*candidates)
     assert model_type in getattr(auto, f"MODEL_FOR_{mapping}_MAPPING_NAMES")  # transformers' own task knowledge
     hf = tmp_path / "hf"
     cfg = CONFIG_MAPPING[model_type]()
-    if model_type == "llava":  # its text part, unregistered here, so that the kind is the answer
+    if hasattr(cfg, "text_config"):  # a text part mobius does not build either, so that the kind is the answer
         cfg.text_config = CONFIG_MAPPING["mamba"]()
     cfg.save_pretrained(hf)
     line = expect_error("build", "--config", hf, tmp_path / "out",
