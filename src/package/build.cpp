@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "archs/archs.h"
@@ -13,6 +12,7 @@
 #include "package/writer.h"
 #include "registry/registry.h"
 #include "util/error.h"
+#include "util/input_files.h"
 #include "weights/gguf_checkpoint.h"
 #include "weights/safetensors.h"
 #include "weights/weight_plan.h"
@@ -107,7 +107,8 @@ BuildReport build_package(const BuildOptions& o) {
   const std::optional<QuantizeOptions> quantize = quantize_options(o);
   if (o.config_dir.empty() == o.gguf_file.empty())
     throw Error("exactly one of --config DIR and --gguf FILE is required");
-  check_output_dir(o.output_dir, o.force);
+  const std::vector<std::string> inputs = {o.gguf_file.empty() ? o.config_dir : o.gguf_file};
+  check_output_dir(o.output_dir, o.force, inputs);
   std::unique_ptr<Checkpoint> ckpt;
   std::optional<HfConfig> cfg;
   if (!o.gguf_file.empty()) {
@@ -116,7 +117,7 @@ BuildReport build_package(const BuildOptions& o) {
     ckpt = std::move(gguf);
   } else {
     if (!fs::is_directory(o.config_dir)) throw Error(o.config_dir + ": not a directory");
-    cfg = HfConfig::load((fs::path(o.config_dir) / "config.json").string());
+    cfg = HfConfig::load(checkpoint_file(o.config_dir, "config.json").string());
   }
   BuildReport report;
   report.model_type = cfg->get_string("model_type");
@@ -130,13 +131,21 @@ BuildReport build_package(const BuildOptions& o) {
     report.task = "text-generation";
     report.generic = true;
   }
-  std::unique_ptr<Architecture> arch = create(*cfg, o.dtype);
-  Model model = arch->build_model();
+  // A relation between fields checked on the built spec (blocks/spec_check.h) or a size the
+  // lowering refuses names no file: add it.
+  std::unique_ptr<Architecture> arch;
+  Model model;
+  const ExecutionProvider ep = parse_execution_provider(o.ep);
+  try {
+    arch = create(*cfg, o.dtype);
+    model = arch->build_model();
+    const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = quantize};
+    report.passes = Pipeline::for_context(ctx).run(model, ctx);
+  } catch (const FieldError& e) {
+    throw e.with_context(cfg->file());
+  }
   model.metadata["model_type"] = report.model_type;
   model.metadata["task"] = report.task;
-  const ExecutionProvider ep = parse_execution_provider(o.ep);
-  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = quantize};
-  report.passes = Pipeline::for_context(ctx).run(model, ctx);
   if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
   if (quantize) model.metadata["precision"] = o.precision;
   report.num_nodes = model.graph.nodes.size();  // after the lowering
@@ -149,7 +158,10 @@ BuildReport build_package(const BuildOptions& o) {
     if (report.generic)
       require_all_used(report.unused_tensors, *ckpt, report.model_type);
   }
-  WriteOptions w{o.force, o.progress, nullptr, nullptr};
+  WriteOptions w;
+  w.force = o.force;
+  w.inputs = inputs;
+  w.progress = o.progress;
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
   if (o.runtime == "ort-genai" && lm) {
     w.extra_files = [&](const std::string& dir) {
@@ -159,7 +171,7 @@ BuildReport build_package(const BuildOptions& o) {
                                       std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
                                                  model.graph.find_value("position_ids")) > 0};
       nlohmann::json g = genai_config(*lm, *cfg, o.config_dir, go);  // GGUF: config_dir ""
-      std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
+      write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
       report.tokenizer_files = copy_tokenizer_files(o.config_dir, dir);
     };
   }
