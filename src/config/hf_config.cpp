@@ -72,7 +72,7 @@ HfConfig HfConfig::load(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw Error(path + ": cannot open (is this a Hugging Face checkpoint directory?)");
-  nlohmann::json j = read_json_file(path);
+  nlohmann::json j = read_json_file(path, kMaxConfigBytes);
   if (!j.is_object()) throw Error(path + ": expected a JSON object");
   return HfConfig(std::move(j), path);
 }

@@ -96,7 +96,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   const fs::path gen_file = checkpoint_dir.empty() ? fs::path()
                                                      : checkpoint_file(checkpoint_dir, "generation_config.json");
   const nlohmann::json gen = gen_file.empty() || !fs::exists(gen_file) ? nlohmann::json::object()
-                                                                       : read_json_file(gen_file.string());
+                                                                       : read_json_file(gen_file.string(), kMaxConfigBytes);
   if (!gen.is_object()) throw Error(gen_file.string() + ": expected a JSON object");
   const nlohmann::json& cfg = config.json();
   auto pick = [&](const char* key) {

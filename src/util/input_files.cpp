@@ -166,6 +166,8 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
   return parse_json(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), file);
 }
 
-nlohmann::json read_json_file(const std::string& path) { return parse_json(read_regular_file(path), path); }
+nlohmann::json read_json_file(const std::string& path, size_t max_bytes) {
+  return parse_json(read_regular_file(path, max_bytes), path);
+}
 
 }  // namespace mobius

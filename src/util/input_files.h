@@ -21,10 +21,13 @@
 
 namespace mobius {
 
-// Limits on JSON text read from input files (config.json, model.safetensors.index.json,
-// generation_config.json, a safetensors header). 100,000,000 bytes is the safetensors crate's own
-// MAX_HEADER_SIZE; the deepest real files (config.json with rope_parameters per layer type) nest 4.
+// Limits on JSON text read from input files. A safetensors header may have 100,000,000 bytes (the
+// safetensors crate's own MAX_HEADER_SIZE); an index 64 MiB (DeepSeek-V3's 91k tensors take 9 MB);
+// config.json and generation_config.json 16 MiB (real ones take under 100 kB). The deepest real
+// files (config.json with rope_parameters per layer type) nest 4 levels.
 constexpr size_t kMaxJsonBytes = 100'000'000;
+constexpr size_t kMaxIndexBytes = size_t{64} << 20;
+constexpr size_t kMaxConfigBytes = size_t{16} << 20;
 constexpr int kMaxJsonDepth = 64;
 
 // `name` with every control byte written as \n, \t, \0 or \xHH, so a name from a file cannot
@@ -54,7 +57,7 @@ std::string read_regular_file(const std::string& path, size_t max_bytes = kMaxJs
 nlohmann::json parse_json(std::span<const uint8_t> text, const std::string& file);
 nlohmann::json parse_json(const std::string& text, const std::string& file);
 
-// read_regular_file + parse_json.
-nlohmann::json read_json_file(const std::string& path);
+// read_regular_file(path, max_bytes) + parse_json.
+nlohmann::json read_json_file(const std::string& path, size_t max_bytes);
 
 }  // namespace mobius

@@ -147,7 +147,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
   fs::path index = checkpoint_file(dir, "model.safetensors.index.json");
   std::error_code ec;
   if (fs::exists(index, ec)) {
-    const nlohmann::json j = read_json_file(index.string());
+    const nlohmann::json j = read_json_file(index.string(), kMaxIndexBytes);
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw Error(index.string() + ": missing object 'weight_map'");
     for (auto& [name, file] : j["weight_map"].items()) {

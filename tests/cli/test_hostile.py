@@ -188,6 +188,12 @@ def test_deeply_nested_json(ckpt):
     expect_error(ckpt, "config.json", "nested deeper than 64")
 
 
+def test_oversized_config(ckpt):
+    cfg = ckpt / "config.json"
+    cfg.write_text(cfg.read_text()[:-1] + ', "padding": "' + "x" * (16 << 20) + '"}')
+    expect_error(ckpt, "config.json", "more than the 16777216")
+
+
 def test_deeply_nested_safetensors_header(ckpt):
     p = ckpt / ST
     hb = ('{"x": ' + "[" * 10000 + "]" * 10000 + "}").encode()
