@@ -71,7 +71,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
   if (n > bytes.size() - 8)
     fail("header length " + std::to_string(n) + " runs past the end of the file (" +
          std::to_string(bytes.size()) + " bytes)");
-  const nlohmann::json header = parse_json(bytes.subspan(8, n), path + " (header)");
+  nlohmann::json header = parse_json(bytes.subspan(8, n), path + " (header)");  // not const: info["x"] of a missing x is null
   if (!header.is_object()) fail("header is not a JSON object");
   const uint64_t data_size = bytes.size() - 8 - n;
   const uint8_t* data = bytes.data() + 8 + n;

@@ -281,6 +281,13 @@ def test_duplicate_header_key(ckpt):
     expect_error(ckpt, ST, name, "appears twice")
 
 
+def test_header_entry_without_data_offsets(ckpt):
+    # found by fuzz_safetensors: reading a missing member of a const JSON object is undefined
+    p = ckpt / ST
+    write_st(p, read_st(p), edit=lambda h: h.update({"x": {"dtype": "F32", "shape": [1]}}))
+    expect_error(ckpt, ST, "'x'", "data_offsets")
+
+
 def test_shape_whose_byte_size_overflows_int64(ckpt):
     p = ckpt / ST
     write_st(p, read_st(p), edit=lambda h: h.update({"huge": {"dtype": "F32", "shape": [2**31, 2**30],
