@@ -32,7 +32,7 @@ const Range* field_range(const std::string& key) {
       t[k] = {0, double(kMaxHeadDim)};
     t["head_dim"].min = 1;
     t["vocab_size"] = {1, double(kMaxVocabSize)};
-    t["type_vocab_size"] = {1, double(kMaxVocabSize)};
+    t["type_vocab_size"] = {0, double(kMaxVocabSize)};
     for (const char* k : {"num_hidden_layers", "n_layer", "num_layers"}) t[k] = {1, double(kMaxLayers)};
     for (const char* k : {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len",
                           "original_max_position_embeddings"})

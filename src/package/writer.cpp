@@ -16,6 +16,7 @@
 #include "ir/serialize.h"
 #include "package/genai_config.h"
 #include "util/error.h"
+#include "util/input_files.h"
 #include "util/interrupt.h"
 #include "util/progress.h"
 
@@ -49,14 +50,6 @@ void sync_path(const fs::path& path) {
   const int err = errno;
   ::close(fd);
   if (!ok && err != EINVAL) throw Error(path.string() + ": sync failed: " + std::strerror(err));
-}
-
-// `p` is `root` or inside it (both absolute and normal).
-bool is_within(const fs::path& p, const fs::path& root) {
-  auto r = root.begin(), q = p.begin();
-  for (; r != root.end() && !r->empty(); ++r, ++q)
-    if (q == p.end() || *q != *r) return false;
-  return true;
 }
 
 // `p` with symbolic links resolved as far as it exists, absolute and normal.
@@ -328,7 +321,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   fs::create_directories(out.parent_path(), ec);
   // A name no one else uses: mkdtemp(3) creates it (mode 0700, widened below) or fails.
   const std::string dir = make_temp_dir_removed_on_interrupt(
-      (out.parent_path() / ("." + out.filename().string() + ".mobius-tmp-XXXXXX")).string());
+      (out.parent_path() / std::string(".").append(out.filename().string()).append(".mobius-tmp-XXXXXX")).string());
   if (dir.empty())
     throw Error(out.parent_path().string() + ": cannot create a temporary directory: " + std::strerror(errno));
   TempDir tmp{dir};

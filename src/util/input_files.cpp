@@ -17,14 +17,6 @@ namespace fs = std::filesystem;
 namespace mobius {
 namespace {
 
-// `p` is `root` or inside it (both canonical).
-bool is_within(const fs::path& p, const fs::path& root) {
-  auto r = root.begin(), q = p.begin();
-  for (; r != root.end(); ++r, ++q)
-    if (q == p.end() || *q != *r) return false;
-  return true;
-}
-
 std::string file_kind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISDIR(mode)) return "a directory";
@@ -56,6 +48,13 @@ int nesting_depth(std::span<const uint8_t> text, int limit) {
 }
 
 }  // namespace
+
+bool is_within(const fs::path& p, const fs::path& root) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end() && !r->empty(); ++r, ++q)  // a trailing '/' of root ends in an empty part
+    if (q == p.end() || *q != *r) return false;
+  return true;
+}
 
 std::string escaped(std::string_view name) {
   std::string out;

@@ -34,6 +34,9 @@ constexpr int kMaxJsonDepth = 64;
 // split or cut an error line (bytes from 0x80 up, UTF-8, are kept).
 std::string escaped(std::string_view name);
 
+// `p` is `root` or inside it, comparing path components (both absolute and normal, e.g. canonical).
+bool is_within(const std::filesystem::path& p, const std::filesystem::path& root);
+
 // The checkpoint-relative file `name` (from an index or a fixed file name) inside `dir`: the path
 // `dir / name`. Throws mobius::Error "<source>: <what> '<name>': ..." when `name` is absolute or
 // has a '..' component, or the file resolves outside `dir` (other than the Hugging Face cache
