@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: GoogleTest unit tests (ctest), then the pytest suites
-# (parity against transformers, bad-input CLI tests) on all cores.
+# Sets up, builds and runs every test: GoogleTest unit tests (ctest), a short run of every fuzz
+# target (scripts/fuzz.sh), then the pytest suites (parity against transformers, bad-input and
+# hostile-input CLI tests) on all cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 (cd build && ctest --output-on-failure --parallel "$(nproc)")
+# Every fuzz target for 20 s from the checked-in corpus (a crash, hang or runaway memory fails).
+bash scripts/fuzz.sh 20
 # The pytest run needs about 6 GB free under the temp directory at its peak (the over-2-GiB package:
 # a 2.7 GB checkpoint and its 2.7 GB build): a warning up front explains builds failing on ENOSPC.
 tmp="${TMPDIR:-/tmp}"

@@ -1,5 +1,7 @@
 #include "blocks/decoder.h"
 
+#include "blocks/spec_check.h"
+
 #include <cmath>
 #include <map>
 
@@ -103,6 +105,7 @@ TextDecoder::TextDecoder(const DecoderSpec& s) {
 }
 
 DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
+  check_spec(s);
   MOBIUS_ASSERT(s.layer_uses_rope.empty() || s.layer_uses_rope.size() == s.layer_types.size(),
                 "layer_uses_rope has one entry per layer");
   model = child<TextDecoder>(s.names.model, s);

@@ -1,5 +1,7 @@
 #include "blocks/encoder.h"
 
+#include "blocks/spec_check.h"
+
 #include "blocks/activation.h"
 
 namespace mobius {
@@ -52,6 +54,7 @@ Value* EncoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx) con
 }
 
 PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
+  check_spec(s);
   embeddings = child<EncoderEmbeddings>("embeddings", s);
   if (s.embedding_size && s.embedding_size != s.hidden_size)
     embeddings_project = child<Linear>(

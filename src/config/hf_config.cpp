@@ -1,20 +1,78 @@
 #include "config/hf_config.h"
 
-#include <fstream>
+#include <cmath>
+#include <filesystem>
+#include <map>
 
 #include "util/error.h"
+#include "util/input_files.h"
 
 namespace mobius {
+namespace {
+
+// The range of a field, by its name at any depth (rope_parameters.factor too).
+struct Range {
+  double min, max;
+  bool min_open = false;  // (min, max] instead of [min, max]
+};
+
+const Range* field_range(const std::string& key) {
+  static const std::map<std::string, Range> table = [] {
+    std::map<std::string, Range> t;
+    for (const char* k : {"hidden_size", "n_embd", "n_embed", "d_model", "embedding_size", "word_embed_proj_dim"})
+      t[k] = {1, double(kMaxHiddenSize)};
+    for (const char* k : {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "moe_intermediate_size",
+                          "shared_expert_intermediate_size"})
+      t[k] = {1, double(kMaxHiddenSize) * 8};
+    for (const char* k : {"num_attention_heads", "num_key_value_heads", "num_kv_heads", "n_head", "num_heads",
+                          "n_heads", "multi_query_group_num"})
+      t[k] = {1, double(kMaxHeads)};
+    for (const char* k : {"head_dim", "kv_channels", "v_head_dim", "qk_rope_head_dim", "qk_nope_head_dim",
+                          "rotary_dim", "kv_lora_rank", "q_lora_rank"})
+      t[k] = {0, double(kMaxHeadDim)};
+    t["head_dim"].min = 1;
+    t["vocab_size"] = {1, double(kMaxVocabSize)};
+    t["type_vocab_size"] = {0, double(kMaxVocabSize)};
+    for (const char* k : {"num_hidden_layers", "n_layer", "num_layers"}) t[k] = {1, double(kMaxLayers)};
+    for (const char* k : {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len",
+                          "original_max_position_embeddings"})
+      t[k] = {1, double(kMaxPositions)};
+    for (const char* k : {"sliding_window", "window_size"}) t[k] = {0, double(kMaxPositions)};
+    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts"})
+      t[k] = {0, 4096};
+    t["num_experts_per_tok"] = {1, 4096};
+    for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon", "norm_eps"})
+      t[k] = {0, 1, true};
+    for (const char* k : {"rope_theta", "rotary_emb_base", "rope_local_base_freq", "factor"})
+      t[k] = {0, 1e300, true};
+    for (const char* k : {"partial_rotary_factor", "rotary_pct"}) t[k] = {0, 1, true};
+    return t;
+  }();
+  auto it = table.find(key);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+// Throws unless `v` is in the range of `key` (when it has one).
+void check_range(const HfConfig& c, const std::string& key, double v) {
+  const Range* r = field_range(key);
+  if (!r) return;
+  if (v > r->max || v < r->min || (r->min_open && v == r->min)) {
+    char bound[96];
+    std::snprintf(bound, sizeof bound, "%s%.17g, %.17g]", r->min_open ? "(" : "[", r->min, r->max);
+    char got[40];
+    std::snprintf(got, sizeof got, "%.17g", v);
+    c.fail(key, std::string("expected a value in ") + bound + ", got " + got +
+                    (v > r->max ? " (mobius' limit for this field; larger values describe no real model)" : ""));
+  }
+}
+
+}  // namespace
 
 HfConfig HfConfig::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open (is this a Hugging Face checkpoint directory?)");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + ": invalid JSON: " + e.what());
-  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw Error(path + ": cannot open (is this a Hugging Face checkpoint directory?)");
+  nlohmann::json j = read_json_file(path, kMaxConfigBytes);
   if (!j.is_object()) throw Error(path + ": expected a JSON object");
   return HfConfig(std::move(j), path);
 }
@@ -40,6 +98,9 @@ int64_t HfConfig::get_int(const std::string& key) const {
   const auto* v = find(key);
   if (!v) fail(key, "missing");
   if (!v->is_number_integer()) fail(key, "expected an integer, got " + type_of(*v));
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    fail(key, "integer out of range");
+  check_range(*this, key, static_cast<double>(v->get<int64_t>()));
   return v->get<int64_t>();
 }
 
@@ -47,6 +108,8 @@ double HfConfig::get_float(const std::string& key) const {
   const auto* v = find(key);
   if (!v) fail(key, "missing");
   if (!v->is_number()) fail(key, "expected a number, got " + type_of(*v));
+  if (!std::isfinite(v->get<double>())) fail(key, "expected a finite number");
+  check_range(*this, key, v->get<double>());
   return v->get<double>();
 }
 
@@ -92,6 +155,7 @@ std::vector<double> HfConfig::float_list(const std::string& key) const {
   std::vector<double> out;
   for (const auto& x : *v) {
     if (!x.is_number()) fail(key, "expected a list of numbers, found " + type_of(x));
+    if (!std::isfinite(x.get<double>())) fail(key, "expected a list of finite numbers");
     out.push_back(x.get<double>());
   }
   return out;

@@ -12,9 +12,27 @@
 
 namespace mobius {
 
+// Caps on sizes read from an input: far above any released model (the largest have hidden 16384,
+// 126 layers, 256k vocabulary, 10M positions, head_dim 512), low enough that every product the
+// build forms (vocab x hidden, hidden x intermediate, positions x head_dim) fits in int64.
+constexpr int64_t kMaxHiddenSize = int64_t{1} << 17;
+constexpr int64_t kMaxHeads = int64_t{1} << 12;
+constexpr int64_t kMaxHeadDim = int64_t{1} << 14;
+constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
+constexpr int64_t kMaxLayers = int64_t{1} << 12;
+constexpr int64_t kMaxPositions = int64_t{1} << 24;
+
+// Every getter checks the type and, for the fields HF configs use for sizes, epsilons and RoPE
+// (hidden_size, intermediate_size, *_heads, head_dim, vocab_size, num_hidden_layers,
+// max_position_embeddings, sliding_window, experts, *_eps, rope_theta, factor,
+// partial_rotary_factor, and their GPT-2/-NeoX/Bloom spellings), the range: sizes within 1 (0 for
+// optional sizes such as sliding_window) and the caps above, eps in (0, 1], rope_theta and
+// scaling factors > 0, partial_rotary_factor in (0, 1]; every float finite, every integer in
+// int64. Out of range is an error "file: field 'key': expected a value in [min, max], got v".
 class HfConfig {
  public:
-  // Reads `path` (a config.json). Throws mobius::Error if missing or not a JSON object.
+  // Reads `path` (a config.json) through util/input_files.h (a regular file, JSON size and nesting
+  // limits). Throws mobius::Error if missing or not a JSON object.
   static HfConfig load(const std::string& path);
   HfConfig(nlohmann::json j, std::string file, std::string prefix = "");
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "archs/archs.h"
@@ -14,6 +13,7 @@
 #include "package/writer.h"
 #include "registry/registry.h"
 #include "util/error.h"
+#include "util/input_files.h"
 #include "weights/gguf_checkpoint.h"
 #include "weights/safetensors.h"
 #include "weights/weight_plan.h"
@@ -129,7 +129,7 @@ BuildSource open_source(const BuildOptions& o) {
   if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
                 "builds text-generation and text-encoder models: see `mobius list models`)");
-  src.config = HfConfig::load((dir / "config.json").string());
+  src.config = HfConfig::load(checkpoint_file(dir, "config.json").string());
   return src;
 }
 
@@ -138,8 +138,9 @@ BuildReport build_package(const BuildOptions& o) {
   const ExecutionProvider ep = parse_execution_provider(o.ep);
   check_bfloat16(o, ep, report.warnings);
   quantize_options(o, ep, false);  // checks the options before anything is read
-  check_output_dir(o.output_dir, o.force);
   BuildSource src = open_source(o);
+  const std::vector<std::string> inputs = {src.config_dir.empty() ? o.gguf_file : src.config_dir};
+  check_output_dir(o.output_dir, o.force, inputs);
   std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
   const std::optional<HfConfig>& cfg = src.config;
   const std::string& config_dir = src.config_dir;
@@ -154,13 +155,21 @@ BuildReport build_package(const BuildOptions& o) {
     report.task = "text-generation";
     report.generic = true;
   }
-  std::unique_ptr<Architecture> arch = create(*cfg, o.dtype);
-  Model model = arch->build_model();
+  // A relation between fields checked on the built spec (blocks/spec_check.h) or a size the
+  // lowering refuses names no file: add it.
+  std::unique_ptr<Architecture> arch;
+  Model model;
+  try {
+    arch = create(*cfg, o.dtype);
+    model = arch->build_model();
+    report.quantize = quantize_options(o, ep, has_tied_embeddings(model.graph));
+    const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
+    report.passes = Pipeline::for_context(ctx).run(model, ctx);
+  } catch (const FieldError& e) {
+    throw e.with_context(cfg->file());
+  }
   model.metadata["model_type"] = report.model_type;
   model.metadata["task"] = report.task;
-  report.quantize = quantize_options(o, ep, has_tied_embeddings(model.graph));
-  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
-  report.passes = Pipeline::for_context(ctx).run(model, ctx);
   if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
   if (report.quantize) model.metadata["precision"] = o.precision;
   report.num_nodes = model.graph.nodes.size();  // after the lowering
@@ -173,7 +182,10 @@ BuildReport build_package(const BuildOptions& o) {
     if (report.generic)
       require_all_used(report.unused_tensors, *ckpt, report.model_type);
   }
-  WriteOptions w{o.force, o.progress, nullptr, nullptr};
+  WriteOptions w;
+  w.force = o.force;
+  w.inputs = inputs;
+  w.progress = o.progress;
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
   if (o.runtime == "ort-genai") {
     w.extra_files = [&](const std::string& dir) {
@@ -185,7 +197,7 @@ BuildReport build_package(const BuildOptions& o) {
                                       std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
                                                  model.graph.find_value("position_ids")) > 0};
       nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
-      std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
+      write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
     };
   }
   if (report.generic) {

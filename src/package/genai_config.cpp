@@ -1,11 +1,13 @@
 #include "package/genai_config.h"
 
 #include <filesystem>
-#include <fstream>
+#include <cmath>
 #include <optional>
 #include <map>
 
+#include "package/writer.h"
 #include "util/error.h"
+#include "util/input_files.h"
 
 namespace fs = std::filesystem;
 
@@ -30,23 +32,37 @@ int64_t first_int(const HfConfig& c, std::initializer_list<const char*> keys, in
   return fallback;
 }
 
-// A token id field that may be an int or a list of ints (eos lists), or absent.
-nlohmann::json token_ids(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || j[key].is_null()) return nullptr;
+// A token id field that may be an int or a list of ints (eos lists), or absent; every id in
+// [0, vocab_size), else an error naming `file` and the field.
+nlohmann::json token_ids(const nlohmann::json& j, const char* key, const std::string& file, int64_t vocab_size) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return nullptr;
   const auto& v = j[key];
-  if (v.is_number_integer()) return v;
-  if (v.is_array() && !v.empty()) return v.size() == 1 ? v[0] : v;
-  return nullptr;
+  const nlohmann::json ids = v.is_array() ? v : nlohmann::json::array({v});
+  for (const auto& id : ids)
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size) {
+      if (std::string(key) == "pad_token_id" && id.is_number_integer() && id.get<int64_t>() < 0)
+        return nullptr;  // -1: "no pad token" in some configs
+      throw Error(file + ": field '" + key + "': expected token ids in [0, vocab_size " + std::to_string(vocab_size) +
+                  "), got " + (id.is_number_integer() ? std::to_string(id.get<int64_t>()) : id.type_name()));
+    }
+  if (ids.empty()) return nullptr;
+  return ids.size() == 1 ? ids[0] : ids;
 }
 
-nlohmann::json read_json(const fs::path& p) {
-  if (!fs::exists(p)) return nlohmann::json::object();
-  std::ifstream in(p);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(p.string() + ": invalid JSON: " + e.what());
-  }
+// The search option `key` of generation_config.json, or `fallback` when absent; of fallback's type
+// (an integer or number non-negative and finite), else an error naming `file` and the field.
+nlohmann::json search_option(const nlohmann::json& gen, const char* key, const nlohmann::json& fallback,
+                             const std::string& file) {
+  if (!gen.contains(key) || gen[key].is_null()) return fallback;
+  const nlohmann::json& v = gen[key];
+  const bool ok = fallback.is_boolean()          ? v.is_boolean()
+                  : fallback.is_number_integer() ? v.is_number_integer() && v.get<int64_t>() >= 0
+                                                 : v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+  if (!ok)
+    throw Error(file + ": field '" + key + "': expected " +
+                (fallback.is_boolean() ? "true or false" : fallback.is_number_integer() ? "a non-negative integer"
+                                                                                        : "a finite non-negative number"));
+  return v;
 }
 
 }  // namespace
@@ -57,10 +73,15 @@ int64_t context_length(const HfConfig& config) {
   // Dynamic NTK rope extends the usable context by its factor beyond max_position_embeddings.
   for (const char* key : {"rope_parameters", "rope_scaling"}) {
     std::optional<HfConfig> rope = config.sub(key);
-    if (rope && rope->string_or("rope_type", rope->string_or("type", "")) == "dynamic")
-      context = static_cast<int64_t>(static_cast<double>(context) * rope->float_or("factor", 1.0));
+    if (rope && rope->string_or("rope_type", rope->string_or("type", "")) == "dynamic") {
+      const double extended = static_cast<double>(context) * rope->float_or("factor", 1.0);
+      if (extended > static_cast<double>(kMaxPositions))
+        rope->fail("factor", "extends the context to " + std::to_string(extended) + " positions, over mobius' limit of " +
+                                 std::to_string(kMaxPositions));
+      context = static_cast<int64_t>(extended);
+    }
   }
-  return context;
+  return std::max<int64_t>(context, 1);
 }
 
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
@@ -72,12 +93,16 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
     throw Error(config.file() + ": onnxruntime-genai cannot run this model: its value cache has head size " +
                 std::to_string(c.v_head_dim) + ", its key cache " + std::to_string(c.head_dim) +
                 " (genai sizes both like the key); build with --runtime none");
-  const nlohmann::json gen = checkpoint_dir.empty() ? nlohmann::json::object()
-                                                    : read_json(fs::path(checkpoint_dir) / "generation_config.json");
+  const fs::path gen_file = checkpoint_dir.empty() ? fs::path()
+                                                     : checkpoint_file(checkpoint_dir, "generation_config.json");
+  const nlohmann::json gen = gen_file.empty() || !fs::exists(gen_file) ? nlohmann::json::object()
+                                                                       : read_json_file(gen_file.string(), kMaxConfigBytes);
+  if (!gen.is_object()) throw Error(gen_file.string() + ": expected a JSON object");
   const nlohmann::json& cfg = config.json();
   auto pick = [&](const char* key) {
-    nlohmann::json v = token_ids(gen, key);
-    return v.is_null() ? token_ids(cfg, key) : v;
+    nlohmann::json from_gen = token_ids(gen, key, gen_file.string(), model.vocab_size());
+    nlohmann::json from_cfg = token_ids(cfg, key, config.file(), model.vocab_size());  // checked either way
+    return from_gen.is_null() ? from_cfg : from_gen;
   };
   nlohmann::json eos = pick("eos_token_id");
   nlohmann::json bos = pick("bos_token_id");
@@ -112,7 +137,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   if (o.position_ids) decoder["inputs"]["position_ids"] = "position_ids";
 
   auto gen_or = [&](const char* key, nlohmann::json fallback) {
-    return gen.contains(key) && !gen[key].is_null() ? gen[key] : fallback;
+    return search_option(gen, key, fallback, gen_file.string());
   };
   nlohmann::json search = {
       {"diversity_penalty", 0.0},
@@ -142,17 +167,13 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 }
 
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir) {
-  static const char* files[] = {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                                "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
-                                "generation_config.json", "chat_template.jinja"};
   int n = 0;
   if (checkpoint_dir.empty()) return n;
-  for (const char* f : files) {
-    fs::path src = fs::path(checkpoint_dir) / f;
-    if (!fs::exists(src)) continue;
+  for (const char* f : kTokenizerFiles) {
+    const fs::path src = checkpoint_file(checkpoint_dir, f);
     std::error_code ec;
-    fs::copy_file(src, fs::path(out_dir) / f, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw Error(src.string() + ": cannot copy to " + out_dir + ": " + ec.message());
+    if (fs::symlink_status(src, ec).type() == fs::file_type::not_found) continue;
+    write_file_synced((fs::path(out_dir) / f).string(), read_regular_file(src.string(), size_t{1} << 30));
     ++n;
   }
   return n;

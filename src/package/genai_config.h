@@ -27,7 +27,10 @@ int64_t context_length(const HfConfig& config);
 // The genai_config.json for a text-generation model. Model facts come from the architecture
 // (cache layout, vocab size) and config.json (hidden size, heads, context length, bos/eos/pad
 // token ids); search defaults from generation_config.json in `checkpoint_dir` when present
-// (`checkpoint_dir` empty: none, as for GGUF input).
+// (`checkpoint_dir` empty: none, as for GGUF input). Token ids must be integers in
+// [0, vocab_size) (a negative pad_token_id, an old "none" convention, is dropped and pad falls
+// back to eos); do_sample a bool, top_k a non-negative integer, temperature, top_p and
+// repetition_penalty finite non-negative numbers: else mobius::Error naming the file and field.
 // model.type is ONNX Runtime GenAI's name of the model_type when genai knows it (gpt_oss: "gptoss",
 // hunyuan_v1_dense: "hunyuandensev1"), else "decoder". Search options absent from
 // generation_config.json take transformers' GenerationConfig defaults (top_k 50, temperature 1). Throws
@@ -36,11 +39,16 @@ int64_t context_length(const HfConfig& config);
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& options);
 
-// Copies the config and tokenizer files present in `checkpoint_dir` (config.json, tokenizer.json,
-// tokenizer_config.json, special_tokens_map.json, tokenizer.model, vocab.json, merges.txt,
-// added_tokens.json, generation_config.json, chat_template.jinja) into `out_dir`, for every task
-// (a feature-extraction package is usable alone). Returns how many were copied (none when
-// `checkpoint_dir` is empty).
+// The config, tokenizer and generation files copied next to the model, for every task (a
+// feature-extraction package is usable alone).
+inline constexpr const char* kTokenizerFiles[] = {
+    "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model", "vocab.json",
+    "merges.txt",     "added_tokens.json",     "generation_config.json",  "chat_template.jinja"};
+
+// Copies the kTokenizerFiles present in `checkpoint_dir` into `out_dir` (write_file_synced).
+// Returns how many were copied (none when `checkpoint_dir` is empty). Each must be a regular file
+// inside the checkpoint (util/input_files.h checkpoint_file; a symbolic link out of it is an
+// error) of at most 1 GiB; throws mobius::Error naming the file otherwise or on an I/O error.
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
 
 }  // namespace mobius

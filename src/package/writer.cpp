@@ -9,13 +9,15 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "ir/serialize.h"
+#include "package/genai_config.h"
 #include "util/error.h"
+#include "util/input_files.h"
+#include "util/interrupt.h"
 #include "util/progress.h"
 
 namespace fs = std::filesystem;
@@ -29,15 +31,47 @@ constexpr const char* kDataFile = "model.onnx.data";
 
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
-// Removes the temporary directory unless released.
+// Removes the temporary directory unless released; registered for removal on Ctrl-C meanwhile.
 struct TempDir {
   fs::path path;
   bool keep = false;
   ~TempDir() {
+    remove_on_interrupt("");
     std::error_code ec;
     if (!keep) fs::remove_all(path, ec);
   }
 };
+
+// fsync(2) of `path` (a file or a directory), checked.
+void sync_path(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot open to sync: " + std::strerror(errno));
+  const bool ok = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok && err != EINVAL) throw Error(path.string() + ": sync failed: " + std::strerror(err));
+}
+
+// `p` with symbolic links resolved as far as it exists, absolute and normal.
+fs::path resolved(const std::string& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
+  if (ec) r = fs::absolute(p).lexically_normal();
+  if (r.filename().empty()) r = r.parent_path();
+  return r;
+}
+
+// Only package files, all regular, model.onnx among them.
+bool is_previous_package(const fs::path& dir) {
+  bool model = false;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!is_package_file(name) || !e.is_regular_file() || e.is_symlink()) return false;
+    model = model || name == "model.onnx";
+  }
+  return !ec && model;
+}
 
 class DataWriter {
  public:
@@ -82,8 +116,10 @@ class DataWriter {
     throw Error(path_ + ": cannot allocate " + std::to_string(size) + " bytes: " + std::strerror(errno));
   }
   void close() {
-    if (::close(fd_) != 0) throw Error(path_ + ": close failed: " + std::strerror(errno));
+    if (::fsync(fd_) != 0) throw Error(path_ + ": sync failed: " + std::strerror(errno));
+    const int rc = ::close(fd_);
     fd_ = -1;
+    if (rc != 0) throw Error(path_ + ": close failed: " + std::strerror(errno));
   }
 
  private:
@@ -233,28 +269,71 @@ uint64_t external_data_bytes(const Graph& graph) {
   return offset;
 }
 
-void check_output_dir(const std::string& output_dir, bool force) {
-  std::error_code ec;
-  if (fs::exists(output_dir, ec) && !force) {
-    if (!fs::is_directory(output_dir))
-      throw Error(output_dir + ": exists and is not a directory (use --force to replace it)");
-    if (!fs::is_empty(output_dir))
-      throw Error(output_dir + ": output directory exists and is not empty (use --force to replace it)");
+bool is_package_file(const std::string& name) {
+  if (name == "model.onnx" || name == kDataFile || name == "genai_config.json") return true;
+  return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), name) != std::end(kTokenizerFiles);
+}
+
+void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs) {
+  const fs::path out = resolved(output_dir);
+  for (const std::string& input : inputs) {
+    const fs::path in = resolved(input);
+    if (is_within(in, out))
+      throw Error(output_dir + ": the output directory " + (in == out ? "is" : "contains") + " the input " + input +
+                  "; choose another output directory");
+    if (is_within(out, in))
+      throw Error(output_dir + ": the output directory is inside the input " + input + "; choose another one");
   }
+  std::error_code ec;
+  const fs::file_status st = fs::status(out, ec);
+  if (!fs::exists(st)) return;
+  if (!fs::is_directory(st))
+    throw Error(output_dir + ": exists and is not a directory; choose another output directory");
+  if (fs::is_empty(out, ec)) return;
+  if (!force)
+    throw Error(output_dir + ": output directory exists and is not empty (use --force to replace a previous mobius "
+                "package)");
+  if (!is_previous_package(out))
+    throw Error(output_dir + ": --force replaces only a previous mobius package (model.onnx, model.onnx.data, "
+                "genai_config.json, tokenizer files) or an empty directory, and this directory holds other files");
+}
+
+void write_file_synced(const std::string& path, std::string_view bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(path + ": cannot create: " + std::strerror(errno));
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    ::close(fd);
+    throw Error(path + ": " + what + ": " + std::strerror(err));
+  };
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + at, std::min(bytes.size() - at, kWriteBytes));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      fail("write failed");
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) fail("sync failed");
+  if (::close(fd) != 0) throw Error(path + ": close failed: " + std::strerror(errno));
 }
 
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options) {
-  check_output_dir(output_dir, options.force);
+  check_output_dir(output_dir, options.force, options.inputs);
   fs::path out = fs::absolute(output_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
-  TempDir tmp{out.parent_path() / ("." + out.filename().string() + ".mobius-tmp-" +
-                                   std::to_string(::getpid()))};
-  fs::remove_all(tmp.path, ec);
-  if (!fs::create_directory(tmp.path, ec))
-    throw Error(tmp.path.string() + ": cannot create directory: " + ec.message());
+  // A name no one else uses: mkdtemp(3) creates it (mode 0700, widened below) or fails.
+  const std::string dir = make_temp_dir_removed_on_interrupt(
+      (out.parent_path() / std::string(".").append(out.filename().string()).append(".mobius-tmp-XXXXXX")).string());
+  if (dir.empty())
+    throw Error(out.parent_path().string() + ": cannot create a temporary directory: " + std::strerror(errno));
+  TempDir tmp{dir};
+  fs::permissions(tmp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec, ec);
 
   // Layout: every weight initializer gets an aligned slot in the data file.
   std::map<std::string, ExternalLocation> layout;
@@ -280,26 +359,33 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   }
   data.close();
 
-  onnx::ModelProto proto = to_model_proto(model, layout);
-  {
-    std::ofstream f(tmp.path / "model.onnx", std::ios::binary);
-    if (!f || !proto.SerializeToOstream(&f))
-      throw Error((tmp.path / "model.onnx").string() + ": cannot write");
-  }
+  std::string serialized;
+  if (!to_model_proto(model, layout).SerializeToString(&serialized))
+    throw Error((out / "model.onnx").string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
+  write_file_synced((tmp.path / "model.onnx").string(), serialized);
 
   if (options.extra_files) options.extra_files(tmp.path.string());
   if (options.check) options.check(tmp.path.string());
+  sync_path(tmp.path);
 
+  // Into place: a previous package (check_output_dir allowed it) moves aside first and is removed
+  // only once the new one is in place.
+  auto rename = [](const fs::path& from, const fs::path& to) {
+    std::error_code e;
+    fs::rename(from, to, e);
+    if (e) throw Error(to.string() + ": cannot rename " + from.string() + " into place: " + e.message());
+  };
   if (fs::exists(out)) {
-    fs::path old = out.parent_path() / ("." + out.filename().string() + ".mobius-old-" +
-                                        std::to_string(::getpid()));
-    fs::rename(out, old);
-    fs::rename(tmp.path, out);
+    check_output_dir(output_dir, options.force, options.inputs);  // unchanged while we wrote?
+    const fs::path old = tmp.path.string() + ".old";
+    rename(out, old);
+    rename(tmp.path, out);
     fs::remove_all(old, ec);
   } else {
-    fs::rename(tmp.path, out);
+    rename(tmp.path, out);
   }
   tmp.keep = true;
+  sync_path(out.parent_path());
 }
 
 }  // namespace mobius

@@ -14,6 +14,8 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "ir/ir.h"
 #include "weights/weight_plan.h"
@@ -21,7 +23,8 @@
 namespace mobius {
 
 struct WriteOptions {
-  bool force = false;     // replace an existing non-empty OUTPUT_DIR
+  bool force = false;     // replace a previous mobius package in OUTPUT_DIR (check_output_dir)
+  std::vector<std::string> inputs;  // the checkpoint directory or GGUF file (check_output_dir)
   bool progress = false;  // draw a progress bar on stderr
   // Writes further package files (genai_config.json, tokenizer files) into the temporary
   // directory before it is renamed into place.
@@ -33,9 +36,12 @@ struct WriteOptions {
 };
 
 // Writes the package. `plan` null = --no-weights: weight initializers point into a sparse
-// model.onnx.data of the right size (zeros). Throws mobius::Error when OUTPUT_DIR exists and is
-// not empty without `force`, or on any I/O error (naming the path), among them a file system
-// without room for model.onnx.data, which fails before any weight is converted.
+// model.onnx.data of the right size (zeros). Every write, fsync and close is checked; the files
+// and the temporary directory are synced before it is renamed into place, and the parent after,
+// so a package in place is a complete one. While it is written the temporary directory is
+// registered with remove_on_interrupt (util/interrupt.h). Throws mobius::Error when
+// check_output_dir refuses OUTPUT_DIR, or on any I/O error (naming the path), among them a file
+// system without room for model.onnx.data, which fails before any weight is converted.
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
 
@@ -43,7 +49,19 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
 // each at a 64-byte aligned offset.
 uint64_t external_data_bytes(const Graph& graph);
 
-// Throws mobius::Error if `output_dir` exists, is not empty and `force` is false.
-void check_output_dir(const std::string& output_dir, bool force);
+// Throws mobius::Error naming `output_dir` when it is, contains or is inside one of `inputs` (the
+// checkpoint directory or GGUF file, compared after resolving symbolic links), when it exists and
+// is not a directory, or when it is a non-empty directory and either `force` is false or it is not
+// a previous mobius package: a directory holding only regular files named as package files
+// (is_package_file), model.onnx among them. So --force never deletes anything but mobius output.
+void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs);
+
+// A file name mobius writes into a package: model.onnx, model.onnx.data, genai_config.json or one
+// of the copied tokenizer files (package/genai_config.h kTokenizerFiles).
+bool is_package_file(const std::string& name);
+
+// Writes `bytes` to a new file `path` (refusing to replace one), fsyncs and closes it, checking
+// each call. Throws mobius::Error "<path>: write failed: <strerror>" (ENOSPC, EFBIG, EIO, ...).
+void write_file_synced(const std::string& path, std::string_view bytes);
 
 }  // namespace mobius

@@ -34,6 +34,7 @@
 
 #include "passes/graph_edit.h"
 #include "passes/passes.h"
+#include "util/error.h"
 #include "util/float16.h"
 
 namespace mobius {
@@ -343,8 +344,15 @@ class GroupQueryAttentionPass : public Pass {
 
   // cos_cache / sin_cache [max_sequence_length, rotary_dim / 2]: cos(p * inv_freq) * af, computed
   // in float32 as the canonical graph computes it per position, then stored in the model dtype.
+  // Both tables together may take kMaxCacheBytes in float32 (a 1M-token context with head_dim
+  // 128 takes 512 MiB): a longer context is refused, naming the field it comes from.
+  static constexpr int64_t kMaxCacheBytes = int64_t{2} << 30;
   static std::pair<Value*, Value*> make_caches(GraphEditor& e, const RopeTable& t, int64_t rows) {
     const int64_t half = static_cast<int64_t>(t.inv_freq.size());
+    if (rows < 1 || rows > kMaxCacheBytes / 8 / std::max<int64_t>(half, 1))
+      throw FieldError("field 'max_position_embeddings': a context of " + std::to_string(rows) + " positions needs " +
+                       "GroupQueryAttention cos/sin caches over mobius' limit of 2 GiB; build with --ep default or "
+                       "dml (RoPE computed per position at run time)");
     std::vector<float> c(static_cast<size_t>(rows * half)), s(c.size());
     for (int64_t p = 0; p < rows; ++p)
       for (int64_t i = 0; i < half; ++i) {

@@ -19,6 +19,13 @@ class Error : public std::runtime_error {
   Error with_context(const std::string& context) const { return Error(context + ": " + what()); }
 };
 
+// An error about a config.json field found where the file is not known (the relation checks on a
+// built DecoderSpec): "field 'x': message". build_package prepends config.json's path.
+class FieldError : public Error {
+ public:
+  using Error::Error;
+};
+
 class InternalError : public std::logic_error {
  public:
   explicit InternalError(const std::string& message) : std::logic_error(message) {}

@@ -6,6 +6,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define MOBIUS_X86_KERNELS 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -181,7 +182,11 @@ ConvertFn avx2_kernel(DataType src, DataType dst) {
 
 Isa best_isa() {
 #ifdef MOBIUS_X86_KERNELS
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): clang 16's __builtin_cpu_supports does not know "f16c".
+  static const bool avx2 = __builtin_cpu_supports("avx2") && [] {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  }();
   if (avx2) return Isa::kAvx2F16c;
 #endif
   return Isa::kScalar;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "util/error.h"
+#include "util/input_files.h"
 
 namespace mobius {
 namespace {
@@ -103,9 +104,9 @@ class Reader {
   uint64_t pos_ = 0;
 };
 
-std::string in_quotes(std::string_view s) {
+std::string in_quotes(std::string_view s) {  // one line: \n, \0 ... escaped
   std::string r(1, '\'');
-  r.append(s);
+  r += escaped(s);
   r += '\'';
   return r;
 }

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
+
+#include "config/hf_config.h"
 
 #include "util/error.h"
 #include "weights/convert.h"
@@ -23,23 +26,33 @@ class Meta {
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
     throw Error(f_.path() + ": key '" + key + "': " + msg);
   }
-  std::optional<int64_t> opt_count(const std::string& key) const {
+  // An integer in [1, max] (the caps of config/hf_config.h).
+  std::optional<int64_t> opt_count(const std::string& key, int64_t max = kMaxPositions) const {
+    const GgufValue* v = f_.find_key(key);
+    if (!v) return std::nullopt;
+    const std::optional<int64_t> n = integer(key);
+    if (*n < 1 || *n > max)
+      fail(key, "expected an integer from 1 to " + std::to_string(max) + ", got " + std::to_string(*n));
+    return n;
+  }
+  int64_t count(const std::string& key, int64_t max = kMaxPositions) const {
+    if (auto v = opt_count(key, max)) return *v;
+    fail(key, "missing");
+  }
+  // Any integer type, as int64 (a uint64 above INT64_MAX is out of range); nullopt when absent.
+  std::optional<int64_t> integer(const std::string& key) const {
     const GgufValue* v = f_.find_key(key);
     if (!v) return std::nullopt;
     if (!v->is_integer()) fail(key, "expected an integer, got " + gguf_value_type_name(v->type()));
     if (v->type() == GgufValueType::UINT64 && v->to_json().get<uint64_t>() > INT64_MAX)
       fail(key, "value out of range");
-    if (v->as_int() < 1) fail(key, "expected a positive integer, got " + std::to_string(v->as_int()));
     return v->as_int();
-  }
-  int64_t count(const std::string& key) const {
-    if (auto v = opt_count(key)) return *v;
-    fail(key, "missing");
   }
   std::optional<double> opt_real(const std::string& key) const {
     const GgufValue* v = f_.find_key(key);
     if (!v) return std::nullopt;
     if (!v->is_float()) fail(key, "expected a float, got " + gguf_value_type_name(v->type()));
+    if (!std::isfinite(v->as_float())) fail(key, "expected a finite number");
     return v->as_float();
   }
   double real(const std::string& key) const {
@@ -62,18 +75,18 @@ class Meta {
 // load_gguf_checkpoint for vocab_size, tie_word_embeddings and the special token ids).
 json common_config(const Meta& m) {
   json c;
-  c["hidden_size"] = m.count(m.key("embedding_length"));
-  c["intermediate_size"] = m.count(m.key("feed_forward_length"));
-  c["num_hidden_layers"] = m.count(m.key("block_count"));
-  const int64_t heads = m.count(m.key("attention.head_count"));
+  c["hidden_size"] = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["intermediate_size"] = m.count(m.key("feed_forward_length"), kMaxHiddenSize * 8);
+  c["num_hidden_layers"] = m.count(m.key("block_count"), kMaxLayers);
+  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
   c["num_attention_heads"] = heads;
-  c["num_key_value_heads"] = m.opt_count(m.key("attention.head_count_kv")).value_or(heads);
+  c["num_key_value_heads"] = m.opt_count(m.key("attention.head_count_kv"), kMaxHeads).value_or(heads);
   c["rms_norm_eps"] = m.real(m.key("attention.layer_norm_rms_epsilon"));
   c["max_position_embeddings"] = m.count(m.key("context_length"));
   // head_dim: attention.key_length, else hidden_size / heads (llama.cpp n_embd_head_k).
   const std::string kl = m.key("attention.key_length");
   int64_t head_dim;
-  if (auto k = m.opt_count(kl)) {
+  if (auto k = m.opt_count(kl, kMaxHeadDim)) {
     head_dim = *k;
   } else {
     if (c["hidden_size"].get<int64_t>() % heads != 0)
@@ -88,10 +101,13 @@ json common_config(const Meta& m) {
     m.fail(m.key("rope.dimension_count"), "partial rotary (" + std::to_string(*r) + " of " +
                                               std::to_string(head_dim) + " channels) is not supported");
   c["head_dim"] = head_dim;
-  if (auto v = m.opt_count(m.key("vocab_size"))) {
+  if (auto v = m.opt_count(m.key("vocab_size"), kMaxVocabSize)) {
     c["vocab_size"] = *v;
   } else if (const GgufValue* t = m.file().find_key("tokenizer.ggml.tokens");
              t && t->type() == GgufValueType::ARRAY) {
+    if (t->size() < 1 || t->size() > static_cast<uint64_t>(kMaxVocabSize))
+      m.fail("tokenizer.ggml.tokens", std::to_string(t->size()) + " tokens, expected 1 to " +
+                                          std::to_string(kMaxVocabSize));
     c["vocab_size"] = t->size();
   } else if (const GgufTensor* e = m.file().find_tensor("token_embd.weight"); e && e->ne.size() == 2) {
     c["vocab_size"] = e->ne[1];
@@ -102,7 +118,7 @@ json common_config(const Meta& m) {
   for (const char* id : {"bos", "eos", "pad"}) {
     const std::string k = std::string("tokenizer.ggml.") + (std::strcmp(id, "pad") ? id : "padding") + "_token_id";
     if (const GgufValue* v = m.file().find_key(k); v && v->is_integer())
-      c[std::string(id) + "_token_id"] = v->as_int();
+      c[std::string(id) + "_token_id"] = *m.integer(k);
   }
   if (m.file().find_tensor("rope_freqs.weight"))
     throw Error(m.file().path() + ": tensor 'rope_freqs.weight': per-frequency rope factors (llama3 rope "

@@ -9,18 +9,17 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "util/input_files.h"
 #include "weights/convert.h"
 
 namespace mobius {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  int fd = open_regular_file(path);  // refuses a FIFO or device before reading
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
@@ -72,12 +71,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
   if (n > bytes.size() - 8)
     fail("header length " + std::to_string(n) + " runs past the end of the file (" +
          std::to_string(bytes.size()) + " bytes)");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<ptrdiff_t>(n));
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(std::string("invalid JSON header: ") + e.what());
-  }
+  nlohmann::json header = parse_json(bytes.subspan(8, n), path + " (header)");  // not const: info["x"] of a missing x is null
   if (!header.is_object()) fail("header is not a JSON object");
   const uint64_t data_size = bytes.size() - 8 - n;
   const uint8_t* data = bytes.data() + 8 + n;
@@ -93,12 +87,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
         if (v.is_string()) metadata_[k] = v.get<std::string>();
       continue;
     }
-    auto tfail = [&](const std::string& msg) { fail("tensor '" + name + "': " + msg); };
+    auto tfail = [&](const std::string& msg) { fail("tensor '" + escaped(name) + "': " + msg); };
     if (!info.is_object()) tfail("entry is not an object");
     if (!info.contains("dtype") || !info["dtype"].is_string()) tfail("missing dtype");
     std::string ds = info["dtype"].get<std::string>();
     DataType dt = safetensors_dtype(ds);
-    if (dt == DataType::UNDEFINED) tfail("unknown dtype '" + ds + "'");
+    if (dt == DataType::UNDEFINED) tfail("unknown dtype '" + escaped(ds) + "'");
     if (!info.contains("shape") || !info["shape"].is_array()) tfail("missing shape");
     std::vector<int64_t> shape;
     uint64_t count = 1;
@@ -112,6 +106,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     uint64_t nbytes = 0;
     if (__builtin_mul_overflow(count, dtype_size(dt), &nbytes))
       tfail("shape is too large (byte size overflows 64 bits)");
+    if (nbytes > static_cast<uint64_t>(INT64_MAX)) tfail("shape is too large (byte size overflows int64)");
     auto& off = info["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
         !off[1].is_number_unsigned())
@@ -123,8 +118,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
             "] out of range: data buffer has " + std::to_string(data_size) +
             " bytes (file truncated?)");
     if (end - begin != nbytes)
-      tfail(std::to_string(end - begin) + " bytes for " + std::to_string(count) + " elements of " +
-            ds);
+      tfail(std::to_string(end - begin) + " bytes for " + std::to_string(count) + " elements of " + ds);
     tensors_[name] = TensorView{{name, dt, shape, &file_.path()}, {data + begin, end - begin}};
     spans.push_back({begin, end, name});
   }
@@ -134,10 +128,10 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
   std::string prev;
   for (const Span& s : spans) {
     if (s.begin < pos)
-      fail("tensor '" + s.name + "' overlaps tensor '" + prev + "' (offset " +
+      fail("tensor '" + escaped(s.name) + "' overlaps tensor '" + escaped(prev) + "' (offset " +
            std::to_string(s.begin) + " < " + std::to_string(pos) + ")");
     if (s.begin > pos)
-      fail("gap in data buffer before tensor '" + s.name + "' (offset " + std::to_string(s.begin) +
+      fail("gap in data buffer before tensor '" + escaped(s.name) + "' (offset " + std::to_string(s.begin) +
            ", expected " + std::to_string(pos) + ")");
     pos = s.end;
     prev = s.name;
@@ -150,27 +144,27 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
 SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
-  fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  if (fs::exists(index)) {
-    std::ifstream in(index);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(index.string() + ": invalid JSON: " + e.what());
-    }
+  fs::path index = checkpoint_file(dir, "model.safetensors.index.json");
+  std::error_code ec;
+  if (fs::exists(index, ec)) {
+    const nlohmann::json j = read_json_file(index.string(), kMaxIndexBytes);
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw Error(index.string() + ": missing object 'weight_map'");
     for (auto& [name, file] : j["weight_map"].items()) {
-      if (!file.is_string()) throw Error(index.string() + ": weight_map['" + name + "'] is not a file name");
-      std::string p = (fs::path(dir) / file.get<std::string>()).string();
+      if (!file.is_string())
+        throw Error(index.string() + ": weight_map['" + escaped(name) + "'] is not a file name");
+      std::string p = with_context(index.string() + ": weight_map['" + escaped(name) + "']", [&] {
+        return checkpoint_file(dir, file.get<std::string>()).string();
+      });
       if (!fs::exists(p))
-        throw Error(index.string() + ": weight_map['" + name + "'] names missing file " + p);
+        throw Error(index.string() + ": weight_map['" + escaped(name) + "'] names missing file " + escaped(p));
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
     }
   } else {
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".safetensors") paths.push_back(e.path().string());
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".safetensors")
+        paths.push_back(checkpoint_file(dir, e.path().filename().string()).string());
+    if (ec) throw Error(dir + ": cannot list: " + ec.message());
     std::sort(paths.begin(), paths.end());
   }
   if (paths.empty()) {
@@ -187,7 +181,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
     for (const auto& [name, view] : files_.back()->tensors()) {
       auto [it, inserted] = index_.emplace(name, &view);
       if (!inserted)
-        throw Error(p + ": tensor '" + name + "' also in " + *it->second->file);
+        throw Error(p + ": tensor '" + escaped(name) + "' also in " + *it->second->file);
       mapping_[&view] = &files_.back()->mapping();
     }
   }

@@ -2,7 +2,8 @@
 // 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets}},
 // then the data buffer. Files are memory-mapped; tensors are views into the mapping.
 // Validation on open (each failure is a mobius::Error naming the file and the tensor):
-// header length within the file, valid JSON object, known dtype, non-negative shape,
+// header length within the file, valid JSON object within util/input_files.h's limits (size,
+// nesting, no duplicate key), known dtype, non-negative shape, byte size within int64,
 // offsets ordered and inside the data buffer, byte size = elements * dtype size, tensors
 // contiguous without overlap or gaps and covering the whole buffer.
 #pragma once
@@ -24,7 +25,8 @@ struct TensorView : TensorInfo {
   std::span<const uint8_t> data;  // points into the mapped file
 };
 
-// A read-only memory mapping of a whole file. Throws mobius::Error naming the file.
+// A read-only memory mapping of a whole regular file (util/input_files.h open_regular_file: a FIFO
+// or device is refused without blocking). Throws mobius::Error naming the file.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path);
@@ -69,7 +71,8 @@ DataType safetensors_dtype(const std::string& s);
 class SafetensorsCheckpoint final : public Checkpoint {
  public:
   // Throws mobius::Error when the directory has no safetensors files, the index is malformed or
-  // names a missing file, or two files hold the same tensor name.
+  // names a missing file, a file resolves outside the directory or is not a regular file
+  // (util/input_files.h checkpoint_file), or two files hold the same tensor name.
   explicit SafetensorsCheckpoint(const std::string& dir);
   const TensorView* find(const std::string& name) const override;
   std::vector<std::string> names() const override;

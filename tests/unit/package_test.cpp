@@ -127,12 +127,32 @@ TEST_F(PackageTest, RefusesNonEmptyOutputWithoutForce) {
   EXPECT_TRUE(fs::exists(out / "model.onnx"));
 }
 
-TEST_F(PackageTest, ForceReplacesTheOutput) {
+TEST_F(PackageTest, ForceReplacesOnlyAPreviousPackage) {
   build(DataType::FLOAT, DataType::FLOAT);
   keep_existing();
+  expect_error([&] { write_package(out.string(), model, nullptr, forced()); },
+               {out.string(), "only a previous mobius package"});
+  expect_existing_untouched();
+  fs::remove(out / "keep.txt");
+  write_package(out.string(), model, nullptr, {});
+  test::write_file(out / "tokenizer.json", "{}");  // a package with a copied tokenizer file
   write_package(out.string(), model, nullptr, forced());
   EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
   EXPECT_EQ(entries(root.path), std::set<std::string>{"out"});  // the old tree is gone too
+}
+
+TEST_F(PackageTest, RefusesAnOutputThatIsContainsOrIsInsideAnInput) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  const std::string ckpt = root.str("ckpt");
+  fs::create_directories(ckpt);
+  test::write_file(fs::path(ckpt) / "config.json", "{}");
+  WriteOptions o = forced();
+  o.inputs = {ckpt};
+  expect_error([&] { write_package(ckpt, model, nullptr, o); }, {ckpt, "is the input"});
+  expect_error([&] { write_package(root.str(""), model, nullptr, o); }, {"contains the input"});
+  expect_error([&] { write_package(ckpt + "/onnx", model, nullptr, o); }, {"inside the input"});
+  EXPECT_EQ(entries(ckpt), std::set<std::string>{"config.json"});
+  EXPECT_EQ(entries(root.path), std::set<std::string>{"ckpt"});
 }
 
 TEST_F(PackageTest, ExtraFilesGoIntoThePackageAtomically) {
@@ -186,9 +206,10 @@ TEST_F(PackageTest, FailingWeightLeavesNothingBehind) {
   expect_error([&] { write_package(out.string(), model, &plan, {}); }, {where, "cannot convert FLOAT to DOUBLE"});
   EXPECT_EQ(entries(root.path), std::set<std::string>{"ckpt"});
 
-  keep_existing();  // with --force an existing output stays as it was
+  write_package(out.string(), model, nullptr, {});  // with --force a previous package stays as it was
+  const std::string before = test::read_file(out / "model.onnx");
   expect_error([&] { write_package(out.string(), model, &plan, forced()); }, {where});
-  expect_existing_untouched();
+  EXPECT_EQ(test::read_file(out / "model.onnx"), before);
   EXPECT_EQ(entries(root.path), (std::set<std::string>{"ckpt", "out"}));
 }
 

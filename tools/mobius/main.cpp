@@ -13,6 +13,8 @@
 #include "package/info.h"
 #include "registry/registry.h"
 #include "util/error.h"
+#include "util/input_files.h"
+#include "util/interrupt.h"
 #include "weights/weight_plan.h"
 
 namespace {
@@ -148,6 +150,7 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
 }  // namespace
 
 int main(int argc, char** argv) {
+  mobius::install_interrupt_cleanup();  // before any thread: Ctrl-C removes a partial package
   CLI::App app{"mobius: build ONNX models for Hugging Face architectures by constructing the graph"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("mobius ") + MOBIUS_VERSION);
@@ -260,7 +263,8 @@ int main(int argc, char** argv) {
     if (!r.unused_tensors.empty()) {
       std::cerr << "mobius: warning: " << r.unused_tensors.size()
                 << " checkpoint tensor(s) not used by the model:";
-      for (size_t i = 0; i < r.unused_tensors.size() && i < 5; ++i) std::cerr << " " << r.unused_tensors[i];
+      for (size_t i = 0; i < r.unused_tensors.size() && i < 5; ++i)
+        std::cerr << " " << mobius::escaped(r.unused_tensors[i]);
       std::cerr << (r.unused_tensors.size() > 5 ? " ...\n" : "\n");
     }
     if (r.self_check)
@@ -269,9 +273,13 @@ int main(int argc, char** argv) {
     print_summary(opts, r);
     return 0;
   } catch (const mobius::Error& e) {
-    std::cerr << "mobius: error: " << e.what() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "mobius: error: " << e.what() << "\n";
+    std::cerr << "mobius: error: " << mobius::escaped(e.what()) << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mobius: error: out of memory: the model the input describes does not fit in this machine's memory\n";
+  } catch (const std::exception&) {
+    // An InternalError (a broken invariant) or a library's exception: its text is not for users.
+    std::cerr << "mobius: error: internal error while building " << opts.output_dir
+              << " (a bug in mobius: please report it with the input); nothing was written\n";
   }
   return 1;
 }

@@ -1,0 +1,82 @@
+"""Writes the fuzz targets' seed corpus into fuzz/corpus/<target>/ (checked in; rerun after adding a
+model type): one valid tiny config.json per parity row (tests/parity/harness.py, every registered
+model type), a tiny llama and gemma3 GGUF (tests/gguf/gguf_testlib.py, as llama.cpp converts them),
+a safetensors file, a model.safetensors.index.json and a generation_config.json.
+
+    .venv/bin/python fuzz/make_corpus.py
+"""
+
+import hashlib
+import json
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests" / "parity"), str(ROOT / "tests" / "gguf")]
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
+
+import harness as H  # noqa: E402
+from gguf_testlib import write_gguf  # noqa: E402
+
+CORPUS = ROOT / "fuzz" / "corpus"
+
+
+def put(target: str, data: bytes) -> None:
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
+
+
+def configs() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for model_type, name, overrides in H.rows() + H.encoder_rows():
+            if any(k.startswith("_") and k != "_json" for k in overrides):
+                continue  # harness options (shards, attention implementation): same config
+            cfg = H.make_config(model_type, overrides)
+            d = Path(tmp) / f"{model_type}-{name}"
+            cfg.save_pretrained(d)
+            if any(k in overrides for k in H.OLD_KEYS):
+                H._rewrite_old_schema(d / "config.json", overrides)
+            if "_json" in overrides:
+                H._edit_json(d / "config.json", overrides["_json"])
+            put("config", json.dumps(json.loads((d / "config.json").read_text()), separators=(",", ":")).encode())
+
+
+def ggufs() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for model_type in ("llama", "gemma3_text"):
+            torch.manual_seed(0)
+            extra = {"sliding_window": 4, "layer_types": None} if model_type == "gemma3_text" else {}
+            config = AutoConfig.for_model(model_type, vocab_size=32, hidden_size=16, intermediate_size=32,
+                                          num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                                          head_dim=8, max_position_embeddings=64, **extra)
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+            path = Path(tmp) / f"{model_type}.gguf"
+            write_gguf(model, path)
+            put("gguf", path.read_bytes())
+
+
+def safetensors() -> bytes:
+    data = np.arange(6, dtype=np.float32).tobytes() + np.arange(4, dtype=np.float16).tobytes()
+    header = {"__metadata__": {"format": "pt"},
+              "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+              "b": {"dtype": "F16", "shape": [4], "data_offsets": [24, 32]}}
+    hb = json.dumps(header).encode()
+    return struct.pack("<Q", len(hb)) + hb + data
+
+
+if __name__ == "__main__":
+    configs()
+    ggufs()
+    put("safetensors", safetensors())
+    put("safetensors_index", json.dumps({"metadata": {"total_size": 16},
+                                         "weight_map": {"a": "a.safetensors", "b": "b.safetensors"}}).encode())
+    put("side_files", json.dumps({"bos_token_id": 1, "eos_token_id": [2, 3], "pad_token_id": 0, "do_sample": True,
+                                  "temperature": 0.7, "top_k": 20, "top_p": 0.9, "repetition_penalty": 1.1}).encode())
+    for d in sorted(CORPUS.iterdir()):
+        print(f"{d.name}: {len(list(d.iterdir()))} seeds")

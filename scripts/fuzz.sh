@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang with AddressSanitizer and UndefinedBehaviorSanitizer)
+# into build-fuzz/ and runs each for SECONDS (default 600), seeded from the checked-in corpus
+# fuzz/corpus/<target>/ (new inputs go to build-fuzz/corpus/<target>/, crashes to
+# build-fuzz/findings/). Prints one line per target: executions, coverage (cov: edges, ft:
+# features), corpus size. Exits 1 when a target crashes, leaks, times out or runs out of memory.
+#
+#   bash scripts/fuzz.sh                 # every target, 10 minutes each (one after the other)
+#   bash scripts/fuzz.sh 20              # the CI run (scripts/test.sh): 20 s each
+#   bash scripts/fuzz.sh 600 fuzz_config # one target
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-600}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(fuzz_safetensors fuzz_safetensors_index fuzz_config fuzz_gguf fuzz_side_files)
+
+CC=clang-16 CXX=clang++-16 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DMOBIUS_FUZZ=ON \
+  -DMOBIUS_BUILD_TESTS=OFF >/dev/null
+cmake --build build-fuzz --parallel "$(nproc)" --target "${targets[@]}"
+
+# symbolized stack traces in the reports
+ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)
+export ASAN_SYMBOLIZER_PATH
+failed=0
+for t in "${targets[@]}"; do
+  seeds=fuzz/corpus/${t#fuzz_}
+  mkdir -p "build-fuzz/corpus/$t" build-fuzz/findings build-fuzz/logs
+  log=build-fuzz/logs/$t.log
+  # -timeout: one input over 20 s is a hang; -rss_limit_mb: over 2 GiB is runaway memory.
+  if ! "build-fuzz/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="build-fuzz/findings/$t-" "build-fuzz/corpus/$t" "$seeds" >"$log" 2>&1; then
+    failed=1
+    echo "fuzz: $t FAILED (see $log and build-fuzz/findings/):"
+    grep -E "ERROR|SUMMARY|runtime error" "$log" | head -5
+  fi
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  last=$(grep -E "^#[0-9]+" "$log" | tail -1)
+  cov=$(sed -n 's/.*\(cov: [0-9]*\).*/\1/p' <<<"$last")
+  ft=$(sed -n 's/.*\(ft: [0-9]*\).*/\1/p' <<<"$last")
+  corp=$(sed -n 's/.*\(corp: [0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$last")
+  echo "fuzz: $t ${seconds}s: ${execs:-?} execs, ${cov:-cov: ?}, ${ft:-ft: ?}, ${corp:-corp: ?}"
+done
+exit "$failed"

@@ -1,0 +1,89 @@
+#include "blocks/spec_check.h"
+
+#include <cmath>
+#include <string>
+
+#include "config/hf_config.h"
+#include "util/error.h"
+
+namespace mobius {
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) {
+  throw FieldError("field '" + field + "': " + what);
+}
+
+void check_size(const std::string& field, int64_t v, int64_t max, int64_t min = 1) {
+  if (v < min || v > max)
+    fail(field, "is " + std::to_string(v) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
+}
+
+void check_positive(const std::string& field, double v) {
+  if (!std::isfinite(v) || v <= 0) fail(field, "expected a finite positive number, got " + std::to_string(v));
+}
+
+void check_finite(const std::string& field, double v) {
+  if (!std::isfinite(v)) fail(field, "expected a finite number");
+}
+
+void check_attention(const AttentionOptions& a) {
+  check_size("num_attention_heads", a.num_attention_heads, kMaxHeads);
+  check_size("num_key_value_heads", a.num_key_value_heads, kMaxHeads);
+  if (a.num_attention_heads % a.num_key_value_heads != 0)
+    fail("num_key_value_heads", std::to_string(a.num_key_value_heads) + " does not divide num_attention_heads " +
+                                    std::to_string(a.num_attention_heads));
+  check_size("head_dim", a.head_dim, kMaxHeadDim);
+  if (a.scale) check_finite("attention scale (query_pre_attn_scalar, attention_multiplier)", *a.scale);
+  check_finite("attn_logit_softcapping", a.softcap);
+}
+
+void check_rope(const RopeConfig& r) {
+  const int64_t dim = r.rotary_dim();
+  if (dim < 2 || dim % 2 != 0)
+    fail(r.partial_rotary_factor != 1.0 ? "partial_rotary_factor" : "head_dim",
+         "RoPE rotates " + std::to_string(dim) + " channels of head_dim " + std::to_string(r.head_dim) +
+             ": expected an even number, at least 2 (rotate_half splits them in halves)");
+  check_positive("rope_theta", r.rope_theta);
+  check_positive("rope_parameters.factor", r.factor);
+  check_size("max_position_embeddings", r.max_position_embeddings, kMaxPositions, 0);
+  check_size("original_max_position_embeddings", r.original_max_position_embeddings, kMaxPositions, 0);
+}
+
+}  // namespace
+
+void check_spec(const DecoderSpec& s) {
+  check_size("vocab_size", s.vocab_size, kMaxVocabSize);
+  check_size("hidden_size", s.hidden_size, kMaxHiddenSize);
+  check_size("num_hidden_layers", s.num_hidden_layers, kMaxLayers);
+  if (s.layer_types.size() != static_cast<size_t>(s.num_hidden_layers))
+    fail("layer_types", std::to_string(s.layer_types.size()) + " entries for num_hidden_layers " +
+                            std::to_string(s.num_hidden_layers));
+  check_positive("rms_norm_eps", s.norm_eps);
+  if (s.layer_norm_eps) check_positive("layer_norm_eps", *s.layer_norm_eps);
+  check_size("sliding_window", s.sliding_window, kMaxPositions, 0);
+  for (const auto& [field, v] : {std::pair<const char*, float>{"logit_scale", s.logit_scale},
+                                 {"final_logit_softcapping", s.final_logit_softcapping},
+                                 {"embedding_multiplier", s.embed_scale},
+                                 {"residual_multiplier", s.residual_multiplier},
+                                 {"llama_4_scaling_beta", s.llama_4_scaling_beta}})
+    check_finite(field, v);
+  if (!s.mla && !s.moa) check_attention(s.attention);
+  if (!s.moe || s.moe_layers.size() > 0) check_size("intermediate_size", s.mlp.intermediate_size, kMaxHiddenSize * 8);
+  if (s.moe) check_size("moe_intermediate_size", s.moe->intermediate_size, kMaxHiddenSize * 8);
+  if (s.position_embedding) check_size("max_position_embeddings", s.position_embedding->num_embeddings, kMaxPositions);
+  for (size_t i = 0; i < s.layer_types.size(); ++i)
+    if (s.layer_uses_rope.empty() || s.layer_uses_rope[i]) check_rope(s.rope_for(s.layer_types[i]));
+}
+
+void check_spec(const EncoderSpec& s) {
+  check_size("vocab_size", s.vocab_size, kMaxVocabSize);
+  check_size("hidden_size", s.hidden_size, kMaxHiddenSize);
+  check_size("num_hidden_layers", s.num_hidden_layers, kMaxLayers);
+  check_size("max_position_embeddings", s.max_position_embeddings, kMaxPositions);
+  check_size("type_vocab_size", s.type_vocab_size, kMaxVocabSize, 0);
+  check_size("intermediate_size", s.intermediate_size, kMaxHiddenSize * 8);
+  check_positive("layer_norm_eps", s.layer_norm_eps);
+  check_attention(s.attention);
+}
+
+}  // namespace mobius

@@ -1,0 +1,24 @@
+// The one validation step every architecture goes through: the relations between the sizes of a
+// built DecoderSpec or EncoderSpec (config.json's fields after each architecture's reading and
+// defaults), checked before any module is constructed. The ranges of single fields are checked
+// where they are read (config/hf_config.h); this checks what only the combination says:
+//   - sizes positive and within the caps of config/hf_config.h (computed ones too, such as
+//     head_dim = hidden_size / num_attention_heads), their products within int64;
+//   - num_key_value_heads divides num_attention_heads (grouped-query attention, transformers
+//     repeat_kv);
+//   - every RoPE in use rotates an even number of channels, at least 2 (rotate_half splits them in
+//     halves), with rope_theta and factor finite and positive, and max_position_embeddings within
+//     the cap (the tables are sized from it);
+//   - eps finite and positive, multipliers finite, sliding_window not negative.
+// Throws mobius::FieldError "field '<HF field>': <what>" (util/error.h; build_package names the file).
+#pragma once
+
+#include "blocks/decoder.h"
+#include "blocks/encoder.h"
+
+namespace mobius {
+
+void check_spec(const DecoderSpec& spec);
+void check_spec(const EncoderSpec& spec);
+
+}  // namespace mobius
