@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include <nlohmann/json.hpp>
 
@@ -150,6 +151,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
 SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
+  std::vector<std::pair<std::string, std::string>> weight_map;  // index entries: tensor, shard path
   fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (fs::exists(index)) {
     std::ifstream in(index);
@@ -167,6 +169,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
       if (!fs::exists(p))
         throw Error(index.string() + ": weight_map['" + name + "'] names missing file " + p);
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+      weight_map.emplace_back(name, p);
     }
   } else {
     for (const auto& e : fs::directory_iterator(dir))
@@ -183,6 +186,10 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
       mapping_[&view] = &files_.back()->mapping();
     }
   }
+  for (const auto& [name, p] : weight_map)  // a stale entry: the tensor is taken from where it is
+    if (auto it = index_.find(name); it == index_.end() || *it->second->file != p)
+      std::cerr << "mobius: warning: " << index.string() << ": weight_map['" << name << "'] names " << p
+                << ", which does not hold that tensor\n";
 }
 
 const TensorView* SafetensorsCheckpoint::find(const std::string& name) const {
