@@ -18,7 +18,8 @@ Where transformers' config class refuses a config (its validation), mobius must 
 on it (an AttributeError / TypeError in the config class, or any error while constructing or running
 the model), there is no reference: mobius must then build it or refuse it in one line, never crash.
 Where transformers' cached decode step disagrees with its own uncached forward, the uncached forward
-is the reference (decode_against_uncached).
+is the reference (decode_against_uncached). KNOWN_GAPS lists the pairs mobius does not follow yet.
+With 65 registered types: 1624 pairs, about 5 minutes with `pytest -n 2` on 2 cores.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
     """("config", error) when transformers' config class refuses this config.json (its validation:
     ValueError, KeyError, strict dataclass errors), ("model", error) when transformers crashes on it
     (an AttributeError or TypeError in the config class, or any error while constructing the model or
-    running 8 tokens and a decode step through its cache), else None."""
+    running the padded batch and a decode step through its cache), else None."""
     try:
         config = H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg))
     except (AttributeError, TypeError) as e:
