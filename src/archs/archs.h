@@ -78,6 +78,7 @@ std::unique_ptr<Architecture> create_helium(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_hunyuan_v1_dense(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_hyperclovax(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_internlm3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_iquestcoder(const HfConfig&, DataType);  // archs/llama.cpp
 std::unique_ptr<Architecture> create_jais2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ministral(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ministral3(const HfConfig&, DataType);

@@ -2,7 +2,7 @@
 // Cohere2Config): attention and gated MLP in parallel on one input_layernorm,
 // h = x + attn(ln(x)) + mlp(ln(x)); LayerNorm without bias (layer_norm_eps); q/k/v/o bias per
 // attention_bias; interleaved rotary over the whole head (the default rope ignores
-// partial_rotary_factor); logits * logit_scale (0.0625); tied embeddings by default.
+// partial_rotary_factor, a scaled one fails on it: refused); logits * logit_scale (0.0625); tied embeddings by default.
 //   cohere   use_qk_norm: LayerNorm without bias over head_dim with a [heads, head_dim] weight;
 //            rope_theta 500000 by default
 //   cohere2  layer_types (default: every 4th layer full attention, the others sliding with
@@ -29,7 +29,6 @@ DecoderSpec cohere_spec(const HfConfig& c, DataType dtype, double default_theta)
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "silu"),
            false, dtype};
   s.rope = RopeConfig::from_hf(c, a.head_dim, {.rope_theta = default_theta});
-  if (s.rope.rope_type == "default") s.rope.partial_rotary_factor = 1.0;
   return s;
 }
 

@@ -44,6 +44,12 @@ DecoderSpec deepseek_spec(const HfConfig& c, DataType dtype) {
   a.scale = static_cast<float>(scale);
   s.mla = a;
 
+  // DeepseekV{2,3}DecoderLayer: the MoE from layer first_k_dense_replace on; a config where every
+  // layer is dense (first_k_dense_replace >= num_hidden_layers) reads no MoE field at all
+  const int64_t first_sparse = c.int_or("first_k_dense_replace", 0);
+  if (first_sparse < 0) c.fail("first_k_dense_replace", "must not be negative");
+  if (first_sparse >= s.num_hidden_layers) return s;
+  for (int64_t i = 0; i < s.num_hidden_layers; ++i) s.moe_layers.push_back(i >= first_sparse);
   MoEOptions m = read_moe_options(c, s, "n_routed_experts", "moe_intermediate_size");
   m.router.routed_scaling_factor = static_cast<float>(c.float_or("routed_scaling_factor", 1.0));
   const int64_t shared = c.get_int("n_shared_experts");
@@ -52,9 +58,6 @@ DecoderSpec deepseek_spec(const HfConfig& c, DataType dtype) {
   m.shared_expert = s.mlp;
   m.shared_expert.intermediate_size = m.intermediate_size * shared;
   s.moe = m;
-  const int64_t first_sparse = c.int_or("first_k_dense_replace", 0);
-  if (first_sparse < 0) c.fail("first_k_dense_replace", "must not be negative");
-  for (int64_t i = 0; i < s.num_hidden_layers; ++i) s.moe_layers.push_back(i >= first_sparse);
   return s;
 }
 
@@ -71,6 +74,7 @@ void read_groups(const HfConfig& c, RouterOptions& r) {
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig& c, DataType dtype) {
   DecoderSpec s = deepseek_spec(c, dtype);
   s.mla->rope_interleave = true;  // DeepseekV2's apply_rotary_emb: complex pairs
+  if (!s.moe) return std::make_unique<DecoderCausalLM>(s);
   RouterOptions& r = s.moe->router;  // softmax_topk; the V2 router ignores norm_topk_prob
   const std::string method = c.string_or("topk_method", "greedy");
   if (method == "group_limited_greedy")
@@ -83,7 +87,9 @@ std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig& c, DataType dty
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig& c, DataType dtype) {
   DecoderSpec s = deepseek_spec(c, dtype);
   s.mla->rope_interleave = c.bool_or("rope_interleave", true);
-  s.mlp.bias = s.moe->shared_expert.bias = false;  // DeepseekV3MLP: no mlp_bias
+  s.mlp.bias = false;  // DeepseekV3MLP: no mlp_bias
+  if (!s.moe) return std::make_unique<DecoderCausalLM>(s);
+  s.moe->shared_expert.bias = false;
   RouterOptions& r = s.moe->router;
   r.kind = RouterKind::sigmoid_groups;
   r.norm_topk_prob = c.bool_or("norm_topk_prob", true);

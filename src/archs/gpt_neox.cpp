@@ -25,9 +25,11 @@ std::unique_ptr<Architecture> create_gpt_neox(const HfConfig& c, DataType dtype)
   a.names.o_proj = "dense";
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "gelu"),
            true, dtype, /*gated=*/false, /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
-  s.rope = RopeConfig::from_hf(c, a.head_dim,
-                               {.rope_theta = c.float_or("rotary_emb_base", 10000.0),
-                                .partial_rotary_factor = c.float_or("rotary_pct", 0.25)});
+  // GPTNeoXConfig.convert_rope_params_to_dict: the rope dict's values, else rotary_emb_base and
+  // rotary_pct; a top-level rope_theta or partial_rotary_factor is not read
+  s.rope = RopeConfig::from_params(c, RopeConfig::params(c), a.head_dim,
+                                   {.rope_theta = c.float_or("rotary_emb_base", 10000.0),
+                                    .partial_rotary_factor = c.float_or("rotary_pct", 0.25)});
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -21,8 +21,8 @@ std::vector<std::string> read_layer_types(const HfConfig& c, int64_t num_hidden_
 LayerTypeRopeParams read_layer_type_rope_params(const HfConfig& c) {
   std::optional<HfConfig> nested = c.sub("rope_parameters");
   if (!nested) return {c.sub("rope_scaling"), std::nullopt};
-  if (nested->has("rope_type") || nested->has("rope_theta"))
-    c.fail("rope_parameters", "expected a dict nested by layer type (full_attention, sliding_attention)");
+  // a flat dict (no layer-type keys) leaves each layer type its default rope, as transformers'
+  // nested_rope_parameter_keys + standardize_rope_params do for these configs
   return {nested->sub("full_attention"), nested->sub("sliding_attention")};
 }
 

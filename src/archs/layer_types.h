@@ -19,7 +19,8 @@ std::vector<std::string> read_layer_types(const HfConfig& c, int64_t num_hidden_
 // The RoPE dicts of the two layer types: `rope_parameters` nested by layer type
 // ({"full_attention": {...}, "sliding_attention": {...}}, Gemma3TextConfig / Olmo3Config
 // convert_rope_params_to_dict), or without it the legacy `rope_scaling` as the full one (sliding:
-// none). Throws mobius::Error naming rope_parameters when it is a flat dict.
+// none). A flat rope_parameters dict (no layer-type keys) gives neither: transformers ignores it
+// there and each layer type keeps its default rope.
 struct LayerTypeRopeParams {
   std::optional<HfConfig> full, sliding;
 };

@@ -1,9 +1,10 @@
 // Llama-like decoders: llama, mistral, qwen2, qwen3. One DecoderSpec filled from config.json;
 // the types differ only in fields (transformers/models/{llama,mistral,qwen2,qwen3}/modeling_*.py):
 //   llama   attention_bias (q/k/v/o), mlp_bias, optional head_dim
-//   mistral sliding_window on every layer when set
-//   qwen2   q/k/v bias always, o_proj without; per-layer sliding via layer_types
-//   qwen3   per-head q/k RMSNorm, attention_bias (q/k/v/o); per-layer sliding via layer_types
+//   mistral sliding_window on every layer when set; no bias (attention_bias, mlp_bias not read)
+//   qwen2   q/k/v bias always, o_proj and MLP without; per-layer sliding via layer_types
+//   qwen3   per-head q/k RMSNorm, attention_bias (q/k/v/o), MLP without bias; per-layer sliding
+//           via layer_types
 #include "archs/llama.h"
 
 #include "archs/archs.h"
@@ -31,7 +32,7 @@ DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope) {
   DecoderSpec s = decoder_sizes(c, dtype);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   const int64_t heads = c.get_int("num_attention_heads");
@@ -51,15 +52,17 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype) {
            c.bool_or("mlp_bias", false), dtype};
   if (!is_known_activation(s.mlp.hidden_act))
     c.fail("hidden_act", "unsupported activation '" + s.mlp.hidden_act + "'");
-  s.rope = RopeConfig::from_hf(c, a.head_dim);
+  s.rope = RopeConfig::from_hf(c, a.head_dim, rope);
   return s;
 }
 
 // Per-layer attention types from `layer_types` (qwen2, qwen3), with their sliding_window.
-void read_layer_types(const HfConfig& c, DecoderSpec& s) {
+void read_layer_types(const HfConfig& c, DecoderSpec& s, std::optional<int64_t> default_sliding_window) {
   s.layer_types = mobius::read_layer_types(c, s.num_hidden_layers, s.layer_types);
   for (const auto& t : s.layer_types)
-    if (t == "sliding_attention") s.sliding_window = c.get_int("sliding_window");
+    if (t == "sliding_attention")
+      s.sliding_window = default_sliding_window ? c.int_or("sliding_window", *default_sliding_window)
+                                                : c.get_int("sliding_window");
 }
 
 std::unique_ptr<Architecture> make_decoder(const DecoderSpec& s) {
@@ -70,8 +73,18 @@ std::unique_ptr<Architecture> create_llama(const HfConfig& c, DataType dtype) {
   return make_decoder(llama_spec(c, dtype));
 }
 
+// IQuestCoder (transformers/models/iquestcoder/configuration_iquestcoder.py): Llama; its config
+// class' validate_architecture refuses clip_qkv and use_sliding_window.
+std::unique_ptr<Architecture> create_iquestcoder(const HfConfig& c, DataType dtype) {
+  if (c.has("clip_qkv")) c.fail("clip_qkv", "IQuestCoder does not support clip_qkv (IQuestCoderConfig)");
+  if (c.bool_or("use_sliding_window", false))
+    c.fail("use_sliding_window", "IQuestCoder does not support sliding windows (IQuestCoderConfig)");
+  return make_decoder(llama_spec(c, dtype));
+}
+
 std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
+  s.attention.qkv_bias = s.attention.o_bias = s.mlp.bias = false;  // MistralAttention / MistralMLP: no bias
   // MistralConfig: sliding_window defaults to 4096 when absent; null means full attention.
   const bool absent = !c.json().contains("sliding_window");
   if (absent || c.has("sliding_window")) {
@@ -84,15 +97,21 @@ std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) 
 std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.attention.qkv_bias = true;
-  s.attention.o_bias = false;
-  read_layer_types(c, s);
+  s.attention.o_bias = s.mlp.bias = false;  // Qwen2MLP has no bias (mlp_bias is not read)
+  // Qwen2Config.__post_init__: without layer_types, the layers from max_window_layers (28) on slide
+  // when use_sliding_window
+  if (c.bool_or("use_sliding_window", false))
+    for (int64_t i = c.int_or("max_window_layers", 28); i < s.num_hidden_layers; ++i)
+      s.layer_types[static_cast<size_t>(i)] = "sliding_attention";
+  read_layer_types(c, s, 4096);  // Qwen2Config.sliding_window
   return make_decoder(s);
 }
 
 std::unique_ptr<Architecture> create_qwen3(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.attention.qk_norm = QKNorm{};  // RMSNorm q_norm, k_norm
-  read_layer_types(c, s);
+  s.mlp.bias = false;              // Qwen3MLP has no bias (mlp_bias is not read)
+  read_layer_types(c, s, 4096);    // Qwen3Config.sliding_window
   return make_decoder(s);
 }
 

@@ -18,13 +18,15 @@ DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype);
 
 // vocab_size, hidden_size, num_hidden_layers, rms_norm_eps (norm_eps), tie_word_embeddings,
 // num_attention_heads, num_key_value_heads, head_dim, attention_bias, intermediate_size,
-// hidden_act, mlp_bias and the RoPE fields; every layer "full_attention". Throws mobius::Error
-// naming the field on a missing or inconsistent one.
-DecoderSpec llama_spec(const HfConfig& c, DataType dtype);
+// hidden_act, mlp_bias and the RoPE fields (with the type's config-class defaults `rope`, see
+// config/rope_config.h); every layer "full_attention". Throws mobius::Error naming the field on a
+// missing or inconsistent one.
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {});
 
 // Per-layer attention types from `layer_types` (absent: unchanged), and sliding_window when a
-// layer slides. Throws mobius::Error naming the field on a bad list.
-void read_layer_types(const HfConfig& c, DecoderSpec& s);
+// layer slides (`default_sliding_window`, the config class' default, when config.json has none;
+// without one the field is required). Throws mobius::Error naming the field on a bad list.
+void read_layer_types(const HfConfig& c, DecoderSpec& s, std::optional<int64_t> default_sliding_window = {});
 
 // The DecoderCausalLM of `s`.
 std::unique_ptr<Architecture> make_decoder(const DecoderSpec& s);

@@ -8,13 +8,11 @@ namespace mobius {
 
 std::unique_ptr<Architecture> create_ministral(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
-  s.attention.qkv_bias = s.attention.o_bias = false;
+  s.attention.qkv_bias = s.attention.o_bias = s.mlp.bias = false;  // attention_bias, mlp_bias not read
   const bool absent = !c.json().contains("sliding_window");
   if (!c.has("layer_types") && (absent || c.has("sliding_window")))
     s.layer_types.assign(s.layer_types.size(), "sliding_attention");
-  read_layer_types(c, s);
-  for (const auto& t : s.layer_types)
-    if (t == "sliding_attention") s.sliding_window = absent ? 4096 : c.get_int("sliding_window");
+  read_layer_types(c, s, 4096);
   return make_decoder(s);
 }
 

@@ -13,6 +13,8 @@
 //   granitemoe  block_sparse_moe: router.layer, top-k logits then softmax; input_linear /
 //               output_linear stacked experts; embedding_multiplier, residual_multiplier,
 //               attention_multiplier (the softmax scale), logits_scaling
+#include <algorithm>
+
 #include "archs/archs.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
@@ -45,6 +47,7 @@ DecoderSpec block_sparse_moe(DecoderSpec s, MoEOptions m) {
 
 std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
+  s.attention.qkv_bias = s.attention.o_bias = false;  // MixtralAttention: no bias (attention_bias not read)
   read_uniform_sliding_window(c, s, true);
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
   m.router.norm_topk_prob = true;
@@ -54,8 +57,13 @@ std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) 
 std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.attention.qkv_bias = c.bool_or("qkv_bias", true);
-  s.attention.o_bias = false;
-  read_layer_types(c, s);
+  s.attention.o_bias = s.mlp.bias = false;  // Qwen2MoeMLP: no bias (mlp_bias not read)
+  // Qwen2MoeConfig.__post_init__: without layer_types, the even layers below max_window_layers (28)
+  // slide when use_sliding_window
+  if (c.bool_or("use_sliding_window", false))
+    for (int64_t i = 0; i < std::min(s.num_hidden_layers, c.int_or("max_window_layers", 28)); i += 2)
+      s.layer_types[static_cast<size_t>(i)] = "sliding_attention";
+  read_layer_types(c, s, 4096);             // Qwen2MoeConfig.sliding_window
   MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
   m.shared_expert_name = "shared_expert";

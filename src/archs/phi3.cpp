@@ -2,7 +2,8 @@
 // projections, split in the graph: self_attn.qkv_proj = [q | k | v] and mlp.gate_up_proj =
 // [gate | up], no biases; RMSNorm (rms_norm_eps); RoPE with optional partial_rotary_factor and
 // longrope (short/long factors, the top-level original_max_position_embeddings); sliding_window
-// on every layer when set.
+// on every layer when set. Phi3Config.convert_rope_params_to_dict (configuration_phi3.py) reads
+// the legacy rope types "su" and "yarn" as longrope; partial_rotary_factor defaults to 1.
 #include "archs/archs.h"
 #include "archs/attention_config.h"
 #include "archs/llama.h"
@@ -18,7 +19,10 @@ std::unique_ptr<Architecture> create_phi3(const HfConfig& c, DataType dtype) {
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "silu"),
            false, dtype};
   s.mlp.fused_gate_up = true;
-  s.rope = RopeConfig::from_hf(c, a.head_dim);
+  s.rope = RopeConfig::from_hf(c, a.head_dim, {.partial_rotary_factor = 1.0,
+                                               .rope_type_aliases = {{"su", "longrope"}, {"yarn", "longrope"}}});
+  if (s.rope.rope_type != "default" && s.rope.rope_type != "longrope")  // Phi3Config.validate_rope
+    c.fail("rope_parameters", "Phi-3 takes rope_type default or longrope (su, yarn), not '" + s.rope.rope_type + "'");
   const bool sliding = c.has("sliding_window");
   s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), sliding ? "sliding_attention" : "full_attention");
   if (sliding) s.sliding_window = c.get_int("sliding_window");

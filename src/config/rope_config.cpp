@@ -7,12 +7,20 @@
 
 namespace mobius {
 
+std::optional<HfConfig> RopeConfig::params(const HfConfig& cfg, const RopeDefaults& defaults) {
+  if (std::optional<HfConfig> p = cfg.sub("rope_parameters")) return p;
+  if (std::optional<HfConfig> p = cfg.sub("rope_scaling")) return p;
+  if (defaults.rope_parameters.empty()) return std::nullopt;
+  return HfConfig(nlohmann::json::parse(defaults.rope_parameters), cfg.file(),
+                  "default rope_parameters.");
+}
+
 RopeConfig RopeConfig::from_hf(const HfConfig& cfg, int64_t head_dim, const RopeDefaults& defaults) {
-  std::optional<HfConfig> p = cfg.sub("rope_parameters");
-  if (!p) p = cfg.sub("rope_scaling");
-  return from_params(cfg, p, head_dim,
-                     {.rope_theta = cfg.float_or("rope_theta", defaults.rope_theta),
-                      .partial_rotary_factor = defaults.partial_rotary_factor});
+  RopeDefaults d = defaults;
+  d.rope_theta = cfg.float_or("rope_theta", defaults.rope_theta);
+  if (defaults.partial_rotary_factor)
+    d.partial_rotary_factor = cfg.float_or("partial_rotary_factor", *defaults.partial_rotary_factor);
+  return from_params(cfg, params(cfg, defaults), head_dim, d);
 }
 
 RopeConfig RopeConfig::from_params(const HfConfig& cfg, const std::optional<HfConfig>& p,
@@ -21,15 +29,24 @@ RopeConfig RopeConfig::from_params(const HfConfig& cfg, const std::optional<HfCo
   r.head_dim = head_dim;
   r.max_position_embeddings = cfg.int_or("max_position_embeddings", 2048);
   r.rope_theta = defaults.rope_theta;
-  r.partial_rotary_factor = cfg.float_or("partial_rotary_factor", defaults.partial_rotary_factor);
+  r.partial_rotary_factor = defaults.partial_rotary_factor.value_or(1.0);
   if (!p) return r;
   r.rope_type = p->has("rope_type") ? p->get_string("rope_type") : p->string_or("type", "default");
+  for (const auto& [legacy, name] : defaults.rope_type_aliases)
+    if (r.rope_type == legacy) r.rope_type = name;
   r.rope_theta = p->float_or("rope_theta", r.rope_theta);
-  r.partial_rotary_factor = p->float_or("partial_rotary_factor", r.partial_rotary_factor);
+  if (defaults.partial_rotary_factor)
+    r.partial_rotary_factor = p->float_or("partial_rotary_factor", r.partial_rotary_factor);
   static const char* known[] = {"default", "linear", "dynamic", "yarn", "longrope", "llama3"};
   if (std::find(std::begin(known), std::end(known), r.rope_type) == std::end(known))
     p->fail("rope_type", "unsupported rope type '" + r.rope_type +
                              "' (supported: default, linear, dynamic, yarn, longrope, llama3)");
+  // transformers moves a top-level partial_rotary_factor into the rope dict; a scaled rope type
+  // then rotates fewer channels than the type's attention applies it to (a shape error there)
+  const bool partial = p->float_or("partial_rotary_factor", cfg.float_or("partial_rotary_factor", 1.0)) != 1.0;
+  if (!defaults.partial_rotary_factor && partial && r.rope_type != "default")
+    cfg.fail("partial_rotary_factor", "this model type rotates the whole head; transformers cannot apply a "
+             "partial rotary factor with rope_type '" + r.rope_type + "': remove the field");
   if (r.rope_type == "default") return r;
   if (p->has("factor")) {
     r.factor = p->get_float("factor");

@@ -8,17 +8,29 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/hf_config.h"
 
 namespace mobius {
 
-// What a config class assumes when config.json leaves a rope field out (e.g. PhiConfig's
-// partial_rotary_factor 0.5, CohereConfig's default_theta 500000).
+// What a type's transformers config class and modeling code assume about RoPE, for the fields
+// config.json leaves out (each arch file cites its configuration_<type>.py / modeling_<type>.py).
 struct RopeDefaults {
+  // The config class' default_theta (PreTrainedConfig: 10000; e.g. GptOssConfig 150000).
   double rope_theta = 10000.0;
-  double partial_rotary_factor = 1.0;
+  // Set when the type's modeling code rotates partial_rotary_factor of the head (its default rope
+  // reads it: phi, phi3, stablelm, persimmon, gpt_neox, glm, glm4, nemotron): the default used when
+  // config.json has none. Unset: the whole head rotates and a partial_rotary_factor in config.json
+  // is ignored, as transformers' default rope of those types does (with a scaled rope type
+  // transformers fails on it, so mobius refuses it).
+  std::optional<double> partial_rotary_factor = std::nullopt;
+  // The config class' rope_parameters when config.json has neither rope_parameters nor
+  // rope_scaling (e.g. ApertusConfig.__post_init__'s llama3 dict), as a JSON object; empty: none.
+  std::string rope_parameters = {};
+  // Legacy rope_type spellings the config class renames (Phi3Config: "su", "yarn" -> "longrope").
+  std::vector<std::pair<std::string, std::string>> rope_type_aliases = {};
 };
 
 struct RopeConfig {
@@ -39,14 +51,21 @@ struct RopeConfig {
   bool attention_factor_set = false;
   std::vector<double> short_factor, long_factor;  // longrope
 
-  // Reads the rope fields of `cfg`; head_dim is the attention head size. Throws mobius::Error
-  // naming the field on an unknown rope_type or a missing required parameter.
+  // Reads the rope fields of `cfg` as transformers' convert_rope_params_to_dict and
+  // standardize_rope_params do (modeling_rope_utils.py): rope_parameters, else rope_scaling, else
+  // defaults.rope_parameters; rope_theta from that dict, else the top-level rope_theta, else
+  // defaults.rope_theta. head_dim is the attention head size. Throws mobius::Error naming the field
+  // on an unknown rope_type, a missing required parameter or a partial_rotary_factor the type
+  // cannot apply.
   static RopeConfig from_hf(const HfConfig& cfg, int64_t head_dim, const RopeDefaults& defaults = {});
+  // The rope dict from_hf reads: rope_parameters, else rope_scaling, else defaults.rope_parameters
+  // (a view of `cfg`'s file), or none.
+  static std::optional<HfConfig> params(const HfConfig& cfg, const RopeDefaults& defaults = {});
   // The same with the rope dict given: `params` is one entry of a rope_parameters dict nested by
   // layer type ({"full_attention": {...}, "sliding_attention": {...}}, transformers
-  // standardize_rope_params) or none (default rope). defaults.rope_theta applies unless params
-  // sets rope_theta (the top-level rope_theta is not read); max_position_embeddings and
-  // partial_rotary_factor come from the top level of `cfg`.
+  // standardize_rope_params), from_hf's dict, or none (default rope). defaults.rope_theta and
+  // defaults.partial_rotary_factor apply unless params sets them (the top-level rope_theta and
+  // partial_rotary_factor are not read); max_position_embeddings comes from the top level of `cfg`.
   static RopeConfig from_params(const HfConfig& cfg, const std::optional<HfConfig>& params,
                                 int64_t head_dim, const RopeDefaults& defaults);
   // Number of rotated channels: int(head_dim * partial_rotary_factor).

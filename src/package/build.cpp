@@ -11,6 +11,7 @@
 #include "package/genai_config.h"
 #include "package/source_path.h"
 #include "package/writer.h"
+#include "registry/config_defaults.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "util/input_files.h"
@@ -150,6 +151,7 @@ BuildReport build_package(const BuildOptions& o) {
     const RegistryEntry& entry = find_architecture(report.model_type, cfg->file());
     report.task = entry.task;
     create = entry.create;
+    cfg = with_class_defaults(*cfg, report.model_type);  // fields left out mean the class defaults
   } else {
     create = generic_factory(*cfg, report.model_type, o);
     report.task = "text-generation";

@@ -64,7 +64,7 @@ const std::vector<RegistryEntry>& registry() {
         {"hunyuan_v1_dense", "hunyuan_v1_dense", "text-generation", create_hunyuan_v1_dense},
         {"hyperclovax", "granite", "text-generation", create_hyperclovax},
         {"internlm3", "internlm3", "text-generation", create_internlm3},
-        {"iquestcoder", "llama", "text-generation", create_llama},
+        {"iquestcoder", "llama", "text-generation", create_iquestcoder},
         {"jais2", "jais2", "text-generation", create_jais2},
         {"ministral", "ministral", "text-generation", create_ministral},
         {"ministral3", "ministral3", "text-generation", create_ministral3},

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 
 #include <nlohmann/json.hpp>
 
@@ -144,6 +145,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
 SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
+  std::vector<std::pair<std::string, std::string>> weight_map;  // index entries: tensor, shard path
   fs::path index = checkpoint_file(dir, "model.safetensors.index.json");
   std::error_code ec;
   if (fs::exists(index, ec)) {
@@ -159,6 +161,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
       if (!fs::exists(p))
         throw Error(index.string() + ": weight_map['" + escaped(name) + "'] names missing file " + escaped(p));
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+      weight_map.emplace_back(name, p);
     }
   } else {
     for (const auto& e : fs::directory_iterator(dir, ec))
@@ -185,6 +188,10 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
       mapping_[&view] = &files_.back()->mapping();
     }
   }
+  for (const auto& [name, p] : weight_map)  // a stale entry: the tensor is taken from where it is
+    if (auto it = index_.find(name); it == index_.end() || *it->second->file != p)
+      std::cerr << "mobius: warning: " << index.string() << ": weight_map['" << escaped(name) << "'] names " << escaped(p)
+                << ", which does not hold that tensor\n";
 }
 
 const TensorView* SafetensorsCheckpoint::find(const std::string& name) const {

@@ -8,6 +8,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
+import importlib
+import inspect
 import json
 import os
 import re
@@ -53,10 +56,12 @@ GEN_NEW = 24
 #     generation, the row checks that the default build (--runtime ort-genai) refuses it.
 #   _json: {key: value} written verbatim into config.json after saving (DROP removes the key),
 #          for spellings of older configs that transformers still reads (the reference reloads them).
+#   _config_json: the whole config.json (test_config_fidelity.py): the model is made from it as
+#          transformers reads it (PreTrainedConfig.from_dict) and it is written verbatim.
 # No partial_rotary_factor row: transformers 5.23 llama/mistral/qwen2/qwen3 do not honour it (the
 # default rope ignores it and rotates the whole head; scaled rope types then fail with a shape error).
 # ---------------------------------------------------------------------------------------------
-HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation", "_json")
+HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation", "_json", "_config_json")
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=256, intermediate_size=128, max_position_embeddings=512,
             bos_token_id=1, eos_token_id=2)  # genai_config.json needs an eos (genai stops there)
@@ -290,6 +295,7 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                routed_scaling_factor=2.0)),
         ("no-q-lora", dict(q_lora_rank=None)),
         ("yarn-mscale", DEEPSEEK_YARN),
+        ("dense-only", dict(n_routed_experts=0, first_k_dense_replace=2)),  # no MoE layer
     ],
     "deepseek_v3": [
         ("default", {}),  # MLA, interleaved rope, sigmoid + correction bias, 2 of 4 groups
@@ -617,11 +623,17 @@ OLD_KEYS = ("rope_theta", "rope_scaling", "partial_rotary_factor", "rotary_pct",
             "rope_local_base_freq")
 
 
-def make_config(model_type: str, overrides: dict):
+def base_kwargs(model_type: str) -> dict:
+    """The tiny sizes (and per-type settings) every row of `model_type` starts from."""
     if is_encoder(model_type):
-        kw = {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}
-    else:
-        kw = {**_declared(model_type, BASE), **TYPE_BASE.get(model_type, {})}
+        return {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}
+    return {**_declared(model_type, BASE), **TYPE_BASE.get(model_type, {})}
+
+
+def make_config(model_type: str, overrides: dict):
+    if "_config_json" in overrides:
+        return transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(overrides["_config_json"]))
+    kw = base_kwargs(model_type)
     # deep copy: transformers fills defaults into the rope dicts it is given, in place
     kw.update(copy.deepcopy({k: v for k, v in overrides.items() if k not in HARNESS_OPTIONS}))
     return AutoConfig.for_model(model_type, **kw)
@@ -693,6 +705,8 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
         _rewrite_old_schema(hf_dir / "config.json", overrides)
     if "_json" in overrides:
         _edit_json(hf_dir / "config.json", overrides["_json"])
+    if "_config_json" in overrides:
+        (hf_dir / "config.json").write_text(json.dumps(overrides["_config_json"], indent=2) + "\n")
     return model
 
 
@@ -725,10 +739,22 @@ def kv_shape(config) -> tuple[int, int, int, int]:
     if getattr(config, "kv_lora_rank", None):
         key_dim = config.qk_nope_head_dim + config.qk_rope_head_dim
         return config.num_hidden_layers, config.num_attention_heads, key_dim, config.v_head_dim
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    head_dim = (_reads_head_dim(config.model_type) and getattr(config, "head_dim", None)) \
+        or config.hidden_size // config.num_attention_heads
     kv_heads = CACHE_KV_HEADS.get(config.model_type, lambda c: getattr(
         c, "num_key_value_heads", None) or c.num_attention_heads)(config)
     return config.num_hidden_layers, kv_heads, head_dim, head_dim
+
+
+@functools.lru_cache(maxsize=None)
+def _reads_head_dim(model_type: str) -> bool:
+    """Whether the type's config class declares head_dim or its modeling code reads it (a head_dim
+    in config.json is otherwise a foreign field that changes nothing, e.g. OPT's)."""
+    if _declared(model_type, {"head_dim": None}):
+        return True
+    module = importlib.import_module(f"transformers.models.{model_type.replace('-', '_')}.modeling_"
+                                     f"{model_type.replace('-', '_')}")
+    return re.search(r'config\.head_dim|"head_dim"', inspect.getsource(module)) is not None
 
 
 def ort_session(path: Path) -> ort.InferenceSession:
@@ -893,38 +919,53 @@ def check_model(path: Path, row: dict) -> list[str]:
         return [f"onnx.checker: {str(e).splitlines()[0]}"]
 
 
-def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
-    """Fills `row` with measurements; returns the failed checks (empty list = pass).
-    build_args: further `mobius build` options (--ep ...), for every build of the row; with --ep
-    the model may drop its position_ids input."""
+@dataclasses.dataclass
+class Pair:
+    """A tiny checkpoint on disk, transformers' model loaded from it and the package mobius built."""
+    hf_dir: Path
+    out_dir: Path
+    ref: torch.nn.Module
+    lm: "OnnxLM"
+    genai: bool  # built for onnxruntime-genai (else --runtime none)
+
+
+def build_pair(model_type: str, overrides: dict, work: Path, row: dict, build_args=(),
+               checker: bool = True) -> tuple[Pair | None, list[str]]:
+    """Writes the checkpoint, loads the reference, builds the package (with onnx.checker unless
+    `checker` is False); returns the pair (None when its I/O contract is wrong) and the failures."""
     failures = []
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = write_checkpoint(model_type, overrides, hf_dir)
     ref = load_reference(hf_dir, overrides=overrides)
-    cfg = ref.config
-    ids, mask, pos = prefill_batch(cfg.vocab_size)
-
-    # harness self-check: the checkpoint on disk (old-schema rewrite included) is the model we
-    # made; its logits are compared bit for bit after the reference prefill below
-    mem_logits, _ = hf_forward(model, ids, mask, pos)
-    rope = getattr(cfg, "rope_parameters", None)  # GPT-J and CodeGen have none
+    rope = getattr(ref.config, "rope_parameters", None)  # GPT-J and CodeGen have none
     assert rope == getattr(model.config, "rope_parameters", None), \
         f"config.json reloads with {rope}, expected {model.config.rope_parameters}"
+    # harness self-check: the checkpoint on disk (old-schema rewrite included) is the model we made
+    ids, mask, pos = prefill_batch(ref.config.vocab_size)
+    reset_rotary(ref)
+    assert np.array_equal(hf_forward(model, ids, mask, pos)[0], hf_forward(ref, ids, mask, pos)[0]), \
+        "reloaded checkpoint differs from the in-memory model"
 
     genai = overrides.get("_runtime", "ort-genai") == "ort-genai"
     path = build(hf_dir, out_dir, *build_args, *([] if genai else ["--runtime", "none"]))
-    failures += check_model(path, row)
-
-    lm = OnnxLM(path, cfg, position_ids_optional="--ep" in build_args)
+    if checker:
+        failures += check_model(path, row)
+    lm = OnnxLM(path, ref.config, position_ids_optional="--ep" in build_args)
     problems = lm.io_problems()
     if problems:
-        return failures + [f"I/O contract: {p}" for p in problems]
+        return None, failures + [f"I/O contract: {p}" for p in problems]
+    return Pair(hf_dir, out_dir, ref, lm, genai), failures
 
-    # (a) padded batch prefill; MoE routers must pick more than one expert on it
+
+def check_prefill_decode(pair: Pair, row: dict) -> list[str]:
+    """(a) padded batch prefill (MoE routers must pick more than one expert on it), (b) one decode
+    step on top of the prefill cache; fills row["prefill"], row["decode"] (and row["routing"])."""
+    failures = []
+    ref, lm, cfg = pair.ref, pair.lm, pair.ref.config
+    ids, mask, pos = prefill_batch(cfg.vocab_size)
     reset_rotary(ref)
     with record_routing(ref) as picks:
         hf_logits, cache = hf_forward(ref, ids, mask, pos)
-    assert np.array_equal(hf_logits, mem_logits), "reloaded checkpoint differs from the in-memory model"
     if picks:
         row["routing"], routing_failures = routing_check(ref, picks, mask.astype(bool))
         failures += routing_failures
@@ -934,7 +975,6 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_ar
     if not row["prefill"] <= TOL:
         failures.append(f"prefill max|Δ| {row['prefill']:.3g} > {TOL}")
 
-    # (b) one decode step on top of the prefill cache
     rng = np.random.RandomState(2)
     nxt = rng.randint(0, cfg.vocab_size, size=(2, 1)).astype(np.int64)
     mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
@@ -944,6 +984,19 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_ar
     row["decode"] = max_abs(ox2, hf2)
     if not row["decode"] <= TOL:
         failures.append(f"decode max|Δ| {row['decode']:.3g} > {TOL}")
+    return failures
+
+
+def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
+    """Fills `row` with measurements; returns the failed checks (empty list = pass).
+    build_args: further `mobius build` options (--ep ...), for every build of the row; with --ep
+    the model may drop its position_ids input."""
+    pair, failures = build_pair(model_type, overrides, work, row, build_args)
+    if pair is None:
+        return failures
+    failures += check_prefill_decode(pair, row)
+    ref, lm, cfg, hf_dir, out_dir, genai = (pair.ref, pair.lm, pair.ref.config, pair.hf_dir,
+                                             pair.out_dir, pair.genai)
 
     # (c) greedy generation, batch 1, unpadded prompt
     prompt = np.random.RandomState(3).randint(0, cfg.vocab_size, size=GEN_PROMPT).astype(np.int64)

@@ -137,11 +137,13 @@ TEST(RopeConfig, BothSchemasGiveTheSameConfig) {
 }
 
 TEST(RopeConfig, Defaults) {
-  RopeConfig r = RopeConfig::from_hf(cfg({{"partial_rotary_factor", 0.5}}), 64);
+  // partial_rotary_factor counts only for a type whose rope reads it (RopeDefaults sets its default)
+  RopeConfig r = RopeConfig::from_hf(cfg({{"partial_rotary_factor", 0.5}}), 64, {.partial_rotary_factor = 1.0});
   EXPECT_EQ(r.rope_type, "default");
   EXPECT_EQ(r.rope_theta, 10000.0);
   EXPECT_EQ(r.rotary_dim(), 32);
   EXPECT_EQ(r.max_position_embeddings, 2048);
+  EXPECT_EQ(RopeConfig::from_hf(cfg({{"partial_rotary_factor", 0.5}}), 64).rotary_dim(), 64);
   // "rope_type" inside rope_scaling (some older configs) is read too.
   RopeConfig y = RopeConfig::from_hf(cfg({{"max_position_embeddings", 4096},
                                           {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 2.0}}}}), 64);
@@ -150,6 +152,27 @@ TEST(RopeConfig, Defaults) {
   EXPECT_EQ(y.beta_fast, 32.0);
   EXPECT_EQ(y.beta_slow, 1.0);
   EXPECT_TRUE(y.truncate);
+}
+
+// RopeDefaults: the class' default rope dict when config.json has none, a top-level rope_theta
+// under the dict's own, legacy type aliases; a scaled rope with a partial factor the type cannot
+// apply is refused.
+TEST(RopeConfig, ClassDefaults) {
+  const RopeDefaults d{.rope_theta = 150000.0,
+                       .rope_parameters = R"({"rope_type": "yarn", "factor": 32.0, "rope_theta": 5.0})",
+                       .rope_type_aliases = {{"su", "longrope"}}};
+  RopeConfig r = RopeConfig::from_hf(cfg({{"rope_theta", 7.0}}), 64, d);
+  EXPECT_EQ(r.rope_type, "yarn");
+  EXPECT_EQ(r.factor, 32.0);
+  EXPECT_EQ(r.rope_theta, 5.0);
+  RopeConfig l = RopeConfig::from_hf(cfg({{"rope_scaling", {{"type", "linear"}, {"factor", 2.0}}}}), 64, d);
+  EXPECT_EQ(l.rope_type, "linear");
+  EXPECT_EQ(l.rope_theta, 150000.0);
+  json su = {{"rope_scaling", {{"type", "su"}, {"short_factor", json::array({1.0})}, {"long_factor", json::array({1.0})}}}};
+  EXPECT_EQ(RopeConfig::from_hf(cfg(su), 2, d).rope_type, "longrope");
+  expect_error([] {
+    RopeConfig::from_hf(cfg({{"partial_rotary_factor", 0.5}, {"rope_scaling", {{"type", "linear"}, {"factor", 2.0}}}}), 8);
+  }, {std::string(kFile) + ": field 'partial_rotary_factor': this model type rotates the whole head"});
 }
 
 // ---- inverse frequencies against the formulas of modeling_rope_utils.py, in double ----
@@ -176,8 +199,8 @@ TEST(RopeFrequencies, DefaultAndPartial) {
   RopeFrequencies f = compute_rope_frequencies(rope({{"rope_type", "default"}, {"rope_theta", 1e6}}, 64));
   expect_close(f.inv_freq, default_inv_freq(1e6, 64));
   EXPECT_EQ(f.attention_factor, 1.0f);
-  RopeFrequencies p = compute_rope_frequencies(
-      rope({{"rope_type", "default"}, {"rope_theta", 1e4}, {"partial_rotary_factor", 0.25}}, 64));
+  json partial = {{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1e4}, {"partial_rotary_factor", 0.25}}}};
+  RopeFrequencies p = compute_rope_frequencies(RopeConfig::from_hf(cfg(partial), 64, {.partial_rotary_factor = 1.0}));
   expect_close(p.inv_freq, default_inv_freq(1e4, 16));
   // dynamic starts from the default frequencies (the graph recomputes them per sequence).
   RopeFrequencies d = compute_rope_frequencies(rope({{"rope_type", "dynamic"}, {"factor", 2.0}}, 32));
