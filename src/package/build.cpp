@@ -143,7 +143,7 @@ BuildReport build_package(const BuildOptions& o) {
   const std::vector<std::string> inputs = {src.config_dir.empty() ? o.gguf_file : src.config_dir};
   check_output_dir(o.output_dir, o.force, inputs);
   std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
-  const std::optional<HfConfig>& cfg = src.config;
+  std::optional<HfConfig>& cfg = src.config;
   const std::string& config_dir = src.config_dir;
   report.model_type = cfg->get_string("model_type");
   ArchFactory create;

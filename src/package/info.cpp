@@ -6,6 +6,7 @@
 #include "package/generic.h"
 #include "package/genai_config.h"
 #include "package/writer.h"
+#include "registry/config_defaults.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "weights/gguf_checkpoint.h"
@@ -83,6 +84,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   }
   info.task = entry->task;
   if (!src.checkpoint) return info;
+  const HfConfig full = with_class_defaults(cfg, info.model_type);  // as build_package reads it
   for (const char* name : {"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}) {
     EpReport r{name, {}, ""};
     BuildOptions eo = o;
@@ -91,9 +93,9 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
     try {
       std::vector<std::string> warnings;
       check_bfloat16(eo, ep, warnings);
-      std::unique_ptr<Architecture> arch = entry->create(cfg, o.dtype);
+      std::unique_ptr<Architecture> arch = entry->create(full, o.dtype);
       Model model = arch->build_model();
-      const PassContext ctx{.ep = ep, .max_sequence_length = context_length(cfg),
+      const PassContext ctx{.ep = ep, .max_sequence_length = context_length(full),
                             .quantize = quantize_options(eo, ep, has_tied_embeddings(model.graph))};
       r.passes = Pipeline::for_context(ctx).run(model, ctx);
       if (name == o.ep) {
