@@ -25,7 +25,6 @@ namespace {
 
 constexpr uint64_t kAlign = 64;
 constexpr size_t kWriteBytes = size_t{256} << 10;  // per pwrite call (DataWriter::write_at)
-constexpr const char* kDataFile = "model.onnx.data";
 
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -224,6 +223,42 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   if (error) std::rethrow_exception(error);
 }
 
+// Writes `g` into `dir` as g.name.onnx + g.name.onnx.data; errors name the paths under `shown`
+// (the package directory once it is in place).
+void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const WriteOptions& options) {
+  const std::string data_file = g.name + ".onnx.data";
+  // Layout: every weight initializer gets an aligned slot in the data file.
+  std::map<std::string, ExternalLocation> layout;
+  std::vector<const Initializer*> weights;
+  uint64_t offset = 0;
+  for (const Initializer& init : g.model->graph.initializers) {
+    if (!init.weight) continue;
+    offset = align_up(offset);
+    layout[init.value->name] = {data_file, offset, init.nbytes()};
+    weights.push_back(&init);
+    offset += init.nbytes();
+  }
+  const uint64_t total = offset;
+
+  DataWriter data(dir / data_file, shown / data_file);
+  if (g.plan) {
+    MOBIUS_ASSERT(g.plan->num_initializers() == weights.size(), "plan does not cover every weight");
+    data.allocate(total);
+    Progress bar(g.name == "model" ? "writing weights" : "writing " + g.name + " weights", total, options.progress);
+    stream_chunks(plan_chunks(*g.plan, layout, options.chunk_bytes), data, bar);
+  } else {
+    data.resize(total);  // --no-weights: a sparse file of zeros
+  }
+  data.close();
+
+  onnx::ModelProto proto = to_model_proto(*g.model, layout);
+  const fs::path onnx_file = dir / (g.name + ".onnx");
+  std::ofstream f(onnx_file, std::ios::binary);
+  if (!f || !proto.SerializeToOstream(&f)) throw Error((shown / (g.name + ".onnx")).string() + ": cannot write");
+  f.close();
+  if (!f) throw Error((shown / (g.name + ".onnx")).string() + ": cannot write");
+}
+
 }  // namespace
 
 void check_output_dir(const std::string& output_dir, bool force) {
@@ -238,6 +273,11 @@ void check_output_dir(const std::string& output_dir, bool force) {
 
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options) {
+  write_package(output_dir, {{"model", &model, plan}}, options);
+}
+
+void write_package(const std::string& output_dir, const std::vector<PackageGraph>& graphs,
+                   const WriteOptions& options) {
   check_output_dir(output_dir, options.force);
   fs::path out = fs::absolute(output_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
@@ -249,36 +289,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   if (!fs::create_directory(tmp.path, ec))
     throw Error(tmp.path.string() + ": cannot create directory: " + ec.message());
 
-  // Layout: every weight initializer gets an aligned slot in the data file.
-  std::map<std::string, ExternalLocation> layout;
-  std::vector<const Initializer*> weights;
-  uint64_t offset = 0;
-  for (const Initializer& init : model.graph.initializers) {
-    if (!init.weight) continue;
-    offset = align_up(offset);
-    layout[init.value->name] = {kDataFile, offset, init.nbytes()};
-    weights.push_back(&init);
-    offset += init.nbytes();
-  }
-  const uint64_t total = offset;
-
-  DataWriter data(tmp.path / kDataFile, out / kDataFile);
-  if (plan) {
-    MOBIUS_ASSERT(plan->num_initializers() == weights.size(), "plan does not cover every weight");
-    data.allocate(total);
-    Progress bar("writing weights", total, options.progress);
-    stream_chunks(plan_chunks(*plan, layout, options.chunk_bytes), data, bar);
-  } else {
-    data.resize(total);  // --no-weights: a sparse file of zeros
-  }
-  data.close();
-
-  onnx::ModelProto proto = to_model_proto(model, layout);
-  {
-    std::ofstream f(tmp.path / "model.onnx", std::ios::binary);
-    if (!f || !proto.SerializeToOstream(&f))
-      throw Error((tmp.path / "model.onnx").string() + ": cannot write");
-  }
+  for (const PackageGraph& g : graphs) write_graph(tmp.path, out, g, options);
 
   if (options.extra_files) options.extra_files(tmp.path.string());
   if (options.check) options.check(tmp.path.string());

@@ -1,5 +1,7 @@
-// Package writer: OUTPUT_DIR/model.onnx + OUTPUT_DIR/model.onnx.data (every weight in one
-// external-data file, 64-byte aligned offsets). Everything is written to a temporary sibling
+// Package writer: each graph of the package as OUTPUT_DIR/<name>.onnx + OUTPUT_DIR/<name>.onnx.data
+// (every weight of that graph in its own external-data file, 64-byte aligned offsets; a
+// single-graph package is model.onnx + model.onnx.data, a text2text-generation one encoder.* and
+// decoder.*, tasks/text2text_generation.h). Everything is written to a temporary sibling
 // directory first and renamed into place, so a failure leaves no partial output and an existing
 // OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
 // into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
@@ -14,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 #include "weights/weight_plan.h"
@@ -32,7 +35,20 @@ struct WriteOptions {
   size_t chunk_bytes = size_t{8} << 20;  // output bytes per streamed chunk (whole rows, at least one)
 };
 
-// Writes the package. `plan` null = --no-weights: weight initializers point into a sparse
+// One graph of the package: written as `name`.onnx + `name`.onnx.data. `plan` null = --no-weights.
+struct PackageGraph {
+  std::string name;
+  const Model* model;
+  const WeightPlan* plan;
+};
+
+// Writes every graph of the package, in order, then extra_files and check, then renames the
+// temporary directory into place. Errors as write_package below; a failed write of any graph
+// leaves nothing behind.
+void write_package(const std::string& output_dir, const std::vector<PackageGraph>& graphs,
+                   const WriteOptions& options);
+
+// The single-graph package "model". `plan` null = --no-weights: weight initializers point into a sparse
 // model.onnx.data of the right size (zeros). Throws mobius::Error when OUTPUT_DIR exists and is
 // not empty without `force`, or on any I/O error (naming the path), among them a file system
 // without room for model.onnx.data, which fails before any weight is converted.

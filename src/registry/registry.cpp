@@ -76,6 +76,13 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
+        // encoder-decoders (archs/t5.cpp, bart.cpp)
+        {"bart", "bart", "text2text-generation", create_bart},
+        {"mbart", "bart", "text2text-generation", create_mbart},
+        {"plbart", "bart", "text2text-generation", create_plbart},
+        {"t5", "t5", "text2text-generation", create_t5},
+        {"mt5", "t5", "text2text-generation", create_mt5},
+        {"umt5", "t5", "text2text-generation", create_umt5},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;
