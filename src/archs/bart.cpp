@@ -1,23 +1,32 @@
 // BART-family encoder-decoders under text2text-generation (tasks/text2text_generation.h), one
-// stack of blocks/seq2seq_layer.h layers each side under `model.`:
-//   bart   BartForConditionalGeneration (transformers/models/bart/modeling_bart.py,
-//          configuration_bart.py): post-norm layers, layernorm_embedding, no final norms
-//   mbart  MBartForConditionalGeneration (models/mbart): pre-norm layers, layernorm_embedding,
-//          encoder.layer_norm / decoder.layer_norm after the stacks
-//   plbart PLBartForConditionalGeneration (models/plbart): as bart
+// stack of blocks/seq2seq_layer.h layers each side under `model.`. The members differ in where
+// the LayerNorms sit, their position embeddings and the norms around the stacks
+// (transformers/models/<type>/modeling_<type>.py, <Type>Encoder / <Type>Decoder):
+//   type              layers  positions                       embedding norm      final norms
+//   bart              post    learned, offset 2               after positions     -
+//   mbart             pre     learned, offset 2               after positions     layer_norm
+//   plbart            post    learned, offset 2               after positions     -
+//   marian            post    sinusoidal (computed)           -                   -
+//   pegasus           pre     sinusoidal (in the checkpoint)  -                   layer_norm
+//   blenderbot        pre     learned                         -                   layer_norm
+//   blenderbot-small  post    learned                         encoder: after positions;
+//                                                             decoder: on the tokens, before
 // All: embeddings = embed_tokens(input_ids) * embed_scale (sqrt(d_model) with scale_embedding,
-// else 1) + embed_positions(positions + 2) (learned table of max_position_embeddings + 2 rows;
-// positions 0.. in the encoder whatever the padding, past.. in the decoder); LM head, plus the
-// final_logits_bias buffer [1, vocab_size]. tie_word_embeddings (default true) ties
-// model.encoder.embed_tokens, model.decoder.embed_tokens and lm_head to model.shared; without it
-// transformers 5 reads all three from their own keys (and model.shared is unused). Fields: d_model, encoder_/decoder_layers,
+// else 1; BlenderbotSmallDecoder never scales) + positions (0.. in the encoder whatever the
+// padding, past.. in the decoder); LM head, plus the final_logits_bias buffer [1, vocab_size].
+// tie_word_embeddings (default true) ties model.encoder.embed_tokens, model.decoder.embed_tokens
+// and lm_head to model.shared; without it transformers 5 reads all three from their own keys (and
+// model.shared is unused). Fields: d_model, encoder_/decoder_layers,
 // encoder_/decoder_attention_heads, encoder_/decoder_ffn_dim, activation_function,
 // max_position_embeddings, scale_embedding; LayerNorm eps 1e-5 (nn.LayerNorm's default).
+// Marian: only share_encoder_decoder_embeddings (the default) with decoder_vocab_size unset or
+// equal to vocab_size.
 #include <cmath>
 
 #include "archs/archs.h"
 #include "blocks/activation.h"
 #include "blocks/position_embedding.h"
+#include "blocks/sinusoidal_position.h"
 #include "blocks/seq2seq_layer.h"
 #include "tasks/text2text_generation.h"
 #include "util/error.h"
@@ -25,22 +34,33 @@
 namespace mobius {
 namespace {
 
+enum class Positions { learned_offset_2, learned, sinusoidal };
+enum class EmbeddingNorm { none, after_positions, before_positions };
+
+// The layout of a family member (the table at the top of this file).
+struct BartLayout {
+  NormPlacement placement;
+  Positions positions;
+  EmbeddingNorm encoder_norm, decoder_norm;
+  bool final_layer_norm;
+  bool decoder_scaled = true;  // BlenderbotSmallDecoder never applies embed_scale
+};
+
+// One stack's embeddings.
+struct StackEmbedding {
+  Positions positions;
+  EmbeddingNorm norm;
+  float scale;
+  bool final_layer_norm;
+};
+
 struct BartSpec {
   int64_t vocab_size, d_model, max_position_embeddings;
   Seq2SeqLayerOptions encoder, decoder;
   int64_t encoder_layers, decoder_layers;
-  float embed_scale;
-  bool layernorm_embedding;  // LayerNorm after the embeddings (bart, mbart, plbart)
-  bool final_layer_norm;     // encoder.layer_norm / decoder.layer_norm (mbart)
-  bool tied;                 // LM head = model.shared
+  StackEmbedding encoder_embedding, decoder_embedding;
+  bool tied;  // LM head and both embed_tokens = model.shared
   DataType dtype;
-};
-
-// The layout of a family member (the list at the top of this file).
-struct BartLayout {
-  NormPlacement placement;
-  bool layernorm_embedding;
-  bool final_layer_norm;
 };
 
 BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
@@ -63,9 +83,9 @@ BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
   };
   s.encoder = side("encoder_attention_heads", "encoder_ffn_dim");
   s.decoder = side("decoder_attention_heads", "decoder_ffn_dim");
-  s.embed_scale = c.bool_or("scale_embedding", false) ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model))) : 1.0f;
-  s.layernorm_embedding = l.layernorm_embedding;
-  s.final_layer_norm = l.final_layer_norm;
+  const float scale = c.bool_or("scale_embedding", false) ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model))) : 1.0f;
+  s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm};
+  s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm};
   s.tied = c.bool_or("tie_word_embeddings", true);
   return s;
 }
@@ -73,25 +93,30 @@ BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
 // BartEncoder / BartDecoder without their layers: the embeddings and the norms around them.
 class BartStack : public Module {
  public:
-  explicit BartStack(const BartSpec& s) : s_(s) {
+  BartStack(const BartSpec& s, const StackEmbedding& e) : s_(s), e_(e) {
     embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.d_model, s.dtype);
     if (s.tied) embed_tokens->weight->source_key = "model.shared.weight";
-    embed_positions =
-        child<LearnedPositionEmbedding>("embed_positions", s.max_position_embeddings + 2, s.d_model, 2, s.dtype);
+    if (e.positions != Positions::sinusoidal) {
+      const int64_t offset = e.positions == Positions::learned_offset_2 ? 2 : 0;
+      embed_positions = child<LearnedPositionEmbedding>("embed_positions", s.max_position_embeddings + offset,
+                                                        s.d_model, offset, s.dtype);
+    }
     const NormOptions norm{.dim = s.d_model, .eps = 1e-5f, .dtype = s.dtype, .kind = NormKind::LayerNorm};
-    if (s.layernorm_embedding) layernorm_embedding = adopt("layernorm_embedding", make_norm(norm));
-    if (s.final_layer_norm) layer_norm = adopt("layer_norm", make_norm(norm));
+    if (e.norm != EmbeddingNorm::none) layernorm_embedding = adopt("layernorm_embedding", make_norm(norm));
+    if (e.final_layer_norm) layer_norm = adopt("layer_norm", make_norm(norm));
   }
   // input_ids [batch, seq]; past: int64 [1], the position of the first token.
   Value* embed(Ops& op, Value* input_ids, Value* past) const {
     auto sc = enter(op);
     Value* h = embed_tokens->forward(op, input_ids);
-    if (s_.embed_scale != 1.0f) h = op.Mul(h, s_.embed_scale);
+    if (e_.scale != 1.0f) h = op.Mul(h, e_.scale);
+    if (e_.norm == EmbeddingNorm::before_positions) h = layernorm_embedding->forward(op, h);
     Value* start = op.Squeeze(past, {0});
     Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
     Value* positions = op.Unsqueeze(op.Range(start, op.Add(start, seq), op.builder().scalar_i64(1)), {0});
-    h = op.Add(h, embed_positions->forward(op, positions));
-    return layernorm_embedding ? layernorm_embedding->forward(op, h) : h;
+    h = op.Add(h, embed_positions ? embed_positions->forward(op, positions)
+                                  : sinusoidal_positions(op, positions, s_.max_position_embeddings, s_.d_model, s_.dtype));
+    return e_.norm == EmbeddingNorm::after_positions ? layernorm_embedding->forward(op, h) : h;
   }
   Value* finish(Ops& op, Value* h) const {
     auto sc = enter(op);
@@ -99,18 +124,19 @@ class BartStack : public Module {
   }
 
   Embedding* embed_tokens;
-  LearnedPositionEmbedding* embed_positions;
+  LearnedPositionEmbedding* embed_positions = nullptr;  // null: sinusoidal
   Norm *layernorm_embedding = nullptr, *layer_norm = nullptr;
 
  private:
   const BartSpec& s_;
+  StackEmbedding e_;
 };
 
 class BartForConditionalGeneration : public Seq2SeqLM {
  public:
   explicit BartForConditionalGeneration(const BartSpec& s) : s_(s) {
-    encoder = child<BartStack>("model.encoder", s_);
-    decoder = child<BartStack>("model.decoder", s_);
+    encoder = child<BartStack>("model.encoder", s_, s_.encoder_embedding);
+    decoder = child<BartStack>("model.decoder", s_, s_.decoder_embedding);
     for (int64_t i = 0; i < s.encoder_layers; ++i)
       encoder_layers.push_back(child<Seq2SeqEncoderLayer>("model.encoder.layers." + std::to_string(i), s.encoder));
     for (int64_t i = 0; i < s.decoder_layers; ++i)
@@ -165,15 +191,43 @@ class BartForConditionalGeneration : public Seq2SeqLM {
 }  // namespace
 
 std::unique_ptr<Architecture> create_bart(const HfConfig& c, DataType dtype) {
-  return std::make_unique<BartForConditionalGeneration>(bart_spec(c, dtype, {NormPlacement::post, true, false}));
+  return std::make_unique<BartForConditionalGeneration>(bart_spec(
+      c, dtype, {NormPlacement::post, Positions::learned_offset_2, EmbeddingNorm::after_positions,
+                 EmbeddingNorm::after_positions, false}));
 }
 
 std::unique_ptr<Architecture> create_mbart(const HfConfig& c, DataType dtype) {
-  return std::make_unique<BartForConditionalGeneration>(bart_spec(c, dtype, {NormPlacement::pre, true, true}));
+  return std::make_unique<BartForConditionalGeneration>(bart_spec(
+      c, dtype, {NormPlacement::pre, Positions::learned_offset_2, EmbeddingNorm::after_positions,
+                 EmbeddingNorm::after_positions, true}));
 }
 
 std::unique_ptr<Architecture> create_plbart(const HfConfig& c, DataType dtype) {
-  return std::make_unique<BartForConditionalGeneration>(bart_spec(c, dtype, {NormPlacement::post, true, false}));
+  return create_bart(c, dtype);
+}
+
+std::unique_ptr<Architecture> create_marian(const HfConfig& c, DataType dtype) {
+  if (!c.bool_or("share_encoder_decoder_embeddings", true))
+    c.fail("share_encoder_decoder_embeddings", "false (separate source and target vocabularies) is not supported yet");
+  if (c.has("decoder_vocab_size") && c.get_int("decoder_vocab_size") != c.get_int("vocab_size"))
+    c.fail("decoder_vocab_size", "must equal vocab_size (separate target vocabularies are not supported yet)");
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::post, Positions::sinusoidal, EmbeddingNorm::none, EmbeddingNorm::none, false}));
+}
+
+std::unique_ptr<Architecture> create_pegasus(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::pre, Positions::learned, EmbeddingNorm::none, EmbeddingNorm::none, true}));
+}
+
+std::unique_ptr<Architecture> create_blenderbot(const HfConfig& c, DataType dtype) {
+  return create_pegasus(c, dtype);
+}
+
+std::unique_ptr<Architecture> create_blenderbot_small(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::post, Positions::learned, EmbeddingNorm::after_positions,
+                           EmbeddingNorm::before_positions, false, /*decoder_scaled=*/false}));
 }
 
 }  // namespace mobius

@@ -54,6 +54,10 @@ ROWS = [
                                       activation_function="relu")),
     Row("mbart", "base", dict(BART, scale_embedding=True)),
     Row("plbart", "base", dict(BART, scale_embedding=True)),
+    Row("marian", "base", dict(BART, scale_embedding=True)),
+    Row("pegasus", "base", dict(BART, scale_embedding=True)),
+    Row("blenderbot", "base", dict(BART, scale_embedding=True)),
+    Row("blenderbot-small", "base", dict(BART, scale_embedding=True)),  # its decoder ignores the scale
 ]
 ENC_LEN = 20
 PAD = 7  # left padding of encoder row 1
@@ -81,9 +85,14 @@ def write_checkpoint(row: Row, hf_dir: Path):
     # the shared token embeddings at unit scale, as rerandomize does for `embed_tokens`: scaled by
     # 1/sqrt(d_model) (T5's `shared` does not match that name) the tied logits would be ~0.1 and
     # greedy generation nearly a tie
+    # Fixed sinusoidal position tables (Marian, Pegasus: modules with create_weight()) back to their
+    # values: transformers recomputes Marian's at load (it is not saved), Pegasus saves it.
     with torch.no_grad():
         emb = model.get_input_embeddings().weight
         emb.copy_(torch.randn_like(emb))
+        for m in model.modules():
+            if hasattr(m, "create_weight"):
+                m.weight.copy_(m.create_weight())
     model.save_pretrained(hf_dir)
     return model
 
