@@ -19,7 +19,10 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import onnx
 import torch
+from onnx import TensorProto, numpy_helper
+from safetensors.torch import load_file
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationConfig
 
 import harness as H
@@ -134,16 +137,16 @@ class OnnxSeq2Seq:
     def encode(self, ids, mask) -> np.ndarray:
         return self.encoder.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})[0]
 
-    def step(self, ids, enc_mask, enc_states, state):
-        """Returns (logits, state); state None = the first step."""
+    def step(self, ids, enc_mask, enc_states, state, dtype=np.float32):
+        """Returns (logits, state); state None = the first step (caches and states in `dtype`)."""
         b = ids.shape[0]
         feeds = {"input_ids": ids, "encoder_attention_mask": enc_mask}
         if state is None:
             feeds["encoder_hidden_states"] = enc_states
-            state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), np.float32)
+            state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), dtype)
                      for n, s in self.past.items()}
         else:
-            feeds["encoder_hidden_states"] = np.zeros((b, 0, self.d_model), np.float32)
+            feeds["encoder_hidden_states"] = np.zeros((b, 0, self.d_model), dtype)
         for name, v in state.items():
             feeds["past_key_values." + name[len("present."):]] = v
         got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
@@ -235,4 +238,97 @@ def run(row: Row, work: Path, rec: dict) -> list[str]:
     if got.shape != want.shape or not np.array_equal(got, want):
         failures.append(f"greedy generation: {matched}/{GEN_NEW} tokens match transformers' generate "
                         f"(mobius {got.tolist()}, transformers {want.tolist()})")
+    return failures
+
+
+def check_f16(row: Row, work: Path) -> list[str]:
+    """`--dtype f16`: both graphs pass onnx.checker; every weight initializer holds bit for bit a
+    checkpoint tensor converted to float16 (the one of its name, or for a tied weight the tensor
+    it is tied to; Linear weights may be stored transposed); every checkpoint tensor the float32
+    build reads is read; a greedy run in onnxruntime gives finite logits."""
+    hf_dir, out_dir, f32_dir = work / "hf", work / "onnx", work / "onnx-f32"
+    write_checkpoint(row, hf_dir)
+    H.build(hf_dir, out_dir, "--dtype", "f16")
+    H.build(hf_dir, f32_dir)
+    failures = []
+    source = {k: v.to(torch.float16).view(torch.int16).numpy().view(np.uint16)
+              for k, v in load_file(hf_dir / "model.safetensors").items()}
+    by_bits = {(v.shape, v.tobytes()): k for k, v in source.items()}
+    for g in ("encoder", "decoder"):
+        path = out_dir / f"{g}.onnx"
+        onnx.checker.check_model(str(path), full_check=True)
+        f16 = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer
+               if t.data_location == TensorProto.EXTERNAL}
+        f32 = {t.name for t in onnx.load(str(f32_dir / f"{g}.onnx"), load_external_data=False).graph.initializer
+               if t.data_location == TensorProto.EXTERNAL}
+        if set(f16) != f32:
+            failures.append(f"{g}: f16 weights {sorted(set(f16) ^ f32)} differ from the float32 build's")
+        for name, t in f16.items():
+            if t.data_type != TensorProto.FLOAT16:
+                failures.append(f"{g}: {name}: data_type {TensorProto.DataType.Name(t.data_type)}")
+                continue
+            got = numpy_helper.to_array(t, base_dir=str(out_dir)).view(np.uint16)
+            want = source.get(name)
+            exact = want is not None and (np.array_equal(got, want) or (got.ndim == 2 and np.array_equal(got, want.T)))
+            tied = (got.shape, got.tobytes()) in by_bits or (got.ndim == 2 and (got.T.shape, got.T.tobytes()) in by_bits)
+            if not (exact or (want is None and tied)):
+                failures.append(f"{g}: {name}: not the float16 bits of its checkpoint tensor")
+    onnx_f16 = OnnxSeq2Seq(out_dir)
+    ids, mask = encoder_batch(256)
+    enc = onnx_f16.encode(ids, mask)
+    dec = np.zeros((2, 1), np.int64)
+    logits, state = onnx_f16.step(dec, mask, enc, None, np.float16)
+    logits, _ = onnx_f16.step(dec, mask, None, state, np.float16)
+    if not (np.isfinite(enc).all() and np.isfinite(logits).all()):
+        failures.append("float16 run: non-finite values")
+    return failures
+
+
+def weight_matmuls(model) -> tuple[int, list[str]]:
+    """(MatMulNBits nodes, names of the float MatMul/Gemm nodes by a 2-D weight initializer)."""
+    inits = {i.name: i for i in model.graph.initializer}
+    nbits = sum(n.op_type == "MatMulNBits" for n in model.graph.node)
+    left = [n.name for n in model.graph.node if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1
+            and n.input[1] in inits and len(inits[n.input[1]].dims) == 2]
+    return nbits, left
+
+
+def check_int4(row: Row, work: Path) -> list[str]:
+    """`--precision int4`: in both graphs every MatMul by a 2-D checkpoint weight but the tied LM
+    head is a MatMulNBits, and the package's logits (prefill and decode steps) equal those of
+    mobius' float build quantized by onnxruntime's MatMulNBitsQuantizer on the same nodes (same
+    weights, same kernel), max|Δ| <= harness.TOL."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    hf_dir, q_dir, f_dir, ref_dir = work / "hf", work / "int4", work / "float", work / "ort-int4"
+    write_checkpoint(row, hf_dir)
+    H.build(hf_dir, q_dir, "--precision", "int4")
+    H.build(hf_dir, f_dir)
+    ref_dir.mkdir()
+    failures = []
+    for g in ("encoder", "decoder"):
+        quantized = onnx.load(str(q_dir / f"{g}.onnx"))
+        nbits, left = weight_matmuls(quantized)
+        if nbits == 0 or len(left) > (1 if g == "decoder" else 0):
+            failures.append(f"{g}: {nbits} MatMulNBits, float weight MatMuls left: {left}")
+        model = onnx.load(str(f_dir / f"{g}.onnx"))
+        q = MatMulNBitsQuantizer(model, bits=4, block_size=32, is_symmetric=True, nodes_to_exclude=left)
+        q.process()
+        onnx.save(q.model.model, str(ref_dir / f"{g}.onnx"))
+    if failures:
+        return failures
+    ids, mask = encoder_batch(256)
+    rng = np.random.default_rng(3)
+    tokens = [np.zeros((2, 1), np.int64)] + [rng.integers(2, 256, size=(2, 1)) for _ in range(DECODE_STEPS)]
+    logits = {}
+    for name, d in (("mobius", q_dir), ("onnxruntime", ref_dir)):
+        m = OnnxSeq2Seq(d)
+        enc, state, out = m.encode(ids, mask), None, []
+        for t in tokens:
+            lg, state = m.step(t, mask, enc if state is None else None, state)
+            out.append(lg)
+        logits[name] = np.concatenate(out, axis=1)
+    d = H.max_abs(logits["mobius"], logits["onnxruntime"])
+    if not d <= H.TOL:
+        failures.append(f"int4 logits vs onnxruntime's quantizer on the float build: max|Δ| {d:.3g} > {H.TOL}")
     return failures
