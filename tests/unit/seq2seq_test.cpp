@@ -6,6 +6,7 @@
 #include <set>
 
 #include "archs/archs.h"
+#include "package/build.h"
 #include "package/writer.h"
 #include "tasks/text2text_generation.h"
 #include "test_util.h"
@@ -124,6 +125,28 @@ TEST(Text2TextGeneration, T5ReadsItsConfigClassFields) {
             (std::vector<std::string>{"batch_size", "3", "past_encoder_sequence_length", "12"}));
   test::expect_error([&] { create(create_t5, {{"vocab_size", 50}, {"feed_forward_proj", "fancy-gelu"}}); },
                      {"config.json", "feed_forward_proj", "'fancy-gelu'"});
+}
+
+// `mobius build` of a config.json alone (--no-weights): the four files; an --ep lowering refused
+// before anything is written.
+TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
+  test::TempDir root;
+  fs::create_directories(root.path / "t5");
+  test::write_file(root.path / "t5/config.json",
+                   R"({"model_type": "t5", "vocab_size": 40, "d_model": 16, "d_kv": 4, "d_ff": 8, "num_layers": 1,
+                       "num_heads": 2})");
+  BuildOptions o;
+  o.config_dir = root.str("t5");
+  o.output_dir = root.str("out");
+  o.weights = false;
+  o.ep = "cpu";
+  test::expect_error([&] { build_package(o); }, {"--ep cpu", "text2text-generation", "--ep default"});
+  EXPECT_FALSE(fs::exists(root.path / "out"));
+  o.ep = "default";
+  BuildReport r = build_package(o);
+  EXPECT_EQ(r.task, "text2text-generation");
+  EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"encoder.onnx", "encoder.onnx.data", "decoder.onnx",
+                                                              "decoder.onnx.data"}));
 }
 
 }  // namespace
