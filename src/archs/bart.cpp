@@ -11,9 +11,13 @@
 //   blenderbot        pre     learned                         -                   layer_norm
 //   blenderbot-small  post    learned                         encoder: after positions;
 //                                                             decoder: on the tokens, before
+//   m2m_100           pre     sinusoidal t2t, from padding    -                   layer_norm
 // All: embeddings = embed_tokens(input_ids) * embed_scale (sqrt(d_model) with scale_embedding,
 // else 1; BlenderbotSmallDecoder never scales) + positions (0.. in the encoder whatever the
-// padding, past.. in the decoder); LM head, plus the final_logits_bias buffer [1, vocab_size].
+// padding, past.. in the decoder; m2m_100: pad_token_id + the count of non-padding tokens so far
+// (past + cumsum), pad_token_id at padding, M2M100SinusoidalPositionalEmbedding's table of
+// max_position_embeddings + 2 rows); LM head, plus the final_logits_bias buffer [1, vocab_size]
+// (not m2m_100).
 // tie_word_embeddings (default true) ties model.encoder.embed_tokens, model.decoder.embed_tokens
 // and lm_head to model.shared; without it transformers 5 reads all three from their own keys (and
 // model.shared is unused). Fields: d_model, encoder_/decoder_layers,
@@ -34,7 +38,7 @@
 namespace mobius {
 namespace {
 
-enum class Positions { learned_offset_2, learned, sinusoidal };
+enum class Positions { learned_offset_2, learned, sinusoidal, sinusoidal_t2t_from_padding };
 enum class EmbeddingNorm { none, after_positions, before_positions };
 
 // The layout of a family member (the table at the top of this file).
@@ -44,6 +48,7 @@ struct BartLayout {
   EmbeddingNorm encoder_norm, decoder_norm;
   bool final_layer_norm;
   bool decoder_scaled = true;  // BlenderbotSmallDecoder never applies embed_scale
+  bool final_logits_bias = true;
 };
 
 // One stack's embeddings.
@@ -60,6 +65,8 @@ struct BartSpec {
   int64_t encoder_layers, decoder_layers;
   StackEmbedding encoder_embedding, decoder_embedding;
   bool tied;  // LM head and both embed_tokens = model.shared
+  bool final_logits_bias;
+  int64_t pad_token_id;  // Positions::sinusoidal_t2t_from_padding
   DataType dtype;
 };
 
@@ -87,6 +94,8 @@ BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
   s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm};
   s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm};
   s.tied = c.bool_or("tie_word_embeddings", true);
+  s.final_logits_bias = l.final_logits_bias;
+  s.pad_token_id = l.positions == Positions::sinusoidal_t2t_from_padding ? c.int_or("pad_token_id", 1) : 0;
   return s;
 }
 
@@ -96,7 +105,7 @@ class BartStack : public Module {
   BartStack(const BartSpec& s, const StackEmbedding& e) : s_(s), e_(e) {
     embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.d_model, s.dtype);
     if (s.tied) embed_tokens->weight->source_key = "model.shared.weight";
-    if (e.positions != Positions::sinusoidal) {
+    if (e.positions == Positions::learned_offset_2 || e.positions == Positions::learned) {
       const int64_t offset = e.positions == Positions::learned_offset_2 ? 2 : 0;
       embed_positions = child<LearnedPositionEmbedding>("embed_positions", s.max_position_embeddings + offset,
                                                         s.d_model, offset, s.dtype);
@@ -111,12 +120,23 @@ class BartStack : public Module {
     Value* h = embed_tokens->forward(op, input_ids);
     if (e_.scale != 1.0f) h = op.Mul(h, e_.scale);
     if (e_.norm == EmbeddingNorm::before_positions) h = layernorm_embedding->forward(op, h);
+    h = op.Add(h, positions(op, input_ids, past));
+    return e_.norm == EmbeddingNorm::after_positions ? layernorm_embedding->forward(op, h) : h;
+  }
+  // The position embeddings [1 or batch, seq, d_model].
+  Value* positions(Ops& op, Value* input_ids, Value* past) const {
+    if (e_.positions == Positions::sinusoidal_t2t_from_padding) {  // create_position_ids_from_input_ids
+      Value* mask = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(s_.pad_token_id))), {.to = DataType::INT64});
+      Value* count = op.Mul(op.Add(op.CumSum(mask, op.builder().scalar_i64(1)), past), mask);
+      return sinusoidal_positions_t2t(op, op.Add(count, static_cast<double>(s_.pad_token_id)),
+                                      s_.max_position_embeddings + 2, s_.d_model, s_.pad_token_id, s_.dtype);
+    }
     Value* start = op.Squeeze(past, {0});
     Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
-    Value* positions = op.Unsqueeze(op.Range(start, op.Add(start, seq), op.builder().scalar_i64(1)), {0});
-    h = op.Add(h, embed_positions ? embed_positions->forward(op, positions)
-                                  : sinusoidal_positions(op, positions, s_.max_position_embeddings, s_.d_model, s_.dtype));
-    return e_.norm == EmbeddingNorm::after_positions ? layernorm_embedding->forward(op, h) : h;
+    Value* ids = op.Unsqueeze(op.Range(start, op.Add(start, seq), op.builder().scalar_i64(1)), {0});
+    if (e_.positions == Positions::sinusoidal)
+      return sinusoidal_positions(op, ids, s_.max_position_embeddings, s_.d_model, s_.dtype);
+    return embed_positions->forward(op, ids);
   }
   Value* finish(Ops& op, Value* h) const {
     auto sc = enter(op);
@@ -143,7 +163,7 @@ class BartForConditionalGeneration : public Seq2SeqLM {
       decoder_layers.push_back(child<Seq2SeqDecoderLayer>("model.decoder.layers." + std::to_string(i), s.decoder));
     lm_head = child<LMHead>("lm_head", LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype},
                             s.tied ? decoder->embed_tokens : nullptr);
-    final_logits_bias = param("final_logits_bias", {1, s.vocab_size}, s.dtype);
+    if (s.final_logits_bias) final_logits_bias = param("final_logits_bias", {1, s.vocab_size}, s.dtype);
   }
 
   DataType dtype() const override { return s_.dtype; }
@@ -174,7 +194,8 @@ class BartForConditionalGeneration : public Seq2SeqLM {
       out.present.push_back(std::move(present));
     }
     h = decoder->finish(op, h);
-    out.logits = op.Add(lm_head->forward(op, h), final_logits_bias->value(op));
+    out.logits = lm_head->forward(op, h);
+    if (final_logits_bias) out.logits = op.Add(out.logits, final_logits_bias->value(op));
     return out;
   }
 
@@ -182,13 +203,19 @@ class BartForConditionalGeneration : public Seq2SeqLM {
   std::vector<Seq2SeqEncoderLayer*> encoder_layers;
   std::vector<Seq2SeqDecoderLayer*> decoder_layers;
   LMHead* lm_head;
-  Parameter* final_logits_bias;
+  Parameter* final_logits_bias = nullptr;
 
  private:
   BartSpec s_;
 };
 
 }  // namespace
+
+std::unique_ptr<Architecture> create_m2m_100(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::pre, Positions::sinusoidal_t2t_from_padding, EmbeddingNorm::none,
+                           EmbeddingNorm::none, true, true, /*final_logits_bias=*/false}));
+}
 
 std::unique_ptr<Architecture> create_bart(const HfConfig& c, DataType dtype) {
   return std::make_unique<BartForConditionalGeneration>(bart_spec(

@@ -18,4 +18,23 @@ Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions,
   return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
 }
 
+Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim,
+                                int64_t padding_idx, DataType dtype) {
+  const int64_t half = dim / 2;
+  const float step = static_cast<float>(std::log(10000.0) / static_cast<double>(half - 1));
+  std::vector<float> freq(static_cast<size_t>(half));
+  for (int64_t k = 0; k < half; ++k) freq[k] = std::exp(static_cast<float>(k) * -step);
+  std::vector<float> table(static_cast<size_t>(num_positions * dim), 0.0f);
+  for (int64_t pos = 0; pos < num_positions; ++pos) {
+    if (pos == padding_idx) continue;
+    float* row = &table[static_cast<size_t>(pos * dim)];
+    for (int64_t k = 0; k < half; ++k) {
+      const float angle = static_cast<float>(pos) * freq[k];
+      row[k] = std::sin(angle);
+      row[half + k] = std::cos(angle);
+    }
+  }
+  return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
+}
+
 }  // namespace mobius

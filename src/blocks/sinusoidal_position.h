@@ -15,4 +15,12 @@ namespace mobius {
 // table, a constant [num_positions, dim] of the graph).
 Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim, DataType dtype);
 
+// The tensor2tensor layout of M2M100 (transformers/models/m2m_100/modeling_m2m_100.py,
+// M2M100SinusoidalPositionalEmbedding.get_embedding), computed in float32 as torch does:
+//   freq[k] = exp(k * -(log(10000) / (dim / 2 - 1))), row pos = [sin(pos * freq) | cos(pos * freq)]
+//   (a zero column appended for an odd dim), the row padding_idx all zeros.
+// position_ids: int64 [...] in [0, num_positions) -> [..., dim] in `dtype`.
+Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim,
+                                int64_t padding_idx, DataType dtype);
+
 }  // namespace mobius

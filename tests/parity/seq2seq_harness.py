@@ -61,6 +61,8 @@ ROWS = [
     Row("pegasus", "base", dict(BART, scale_embedding=True)),
     Row("blenderbot", "base", dict(BART, scale_embedding=True)),
     Row("blenderbot-small", "base", dict(BART, scale_embedding=True)),  # its decoder ignores the scale
+    # positions counted from the padding of input_ids: the left-padded row shifts them
+    Row("m2m_100", "base", dict(BART, scale_embedding=True)),
 ]
 ENC_LEN = 20
 PAD = 7  # left padding of encoder row 1
