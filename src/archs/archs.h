@@ -91,4 +91,17 @@ std::unique_ptr<Architecture> create_seed_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_smollm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_starcoder2(const HfConfig&, DataType);
 
+// archs/t5.cpp, bart.cpp: encoder-decoders (text2text-generation)
+std::unique_ptr<Architecture> create_bart(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mbart(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_plbart(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_marian(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_pegasus(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_blenderbot(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_blenderbot_small(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_m2m_100(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
+
 }  // namespace mobius

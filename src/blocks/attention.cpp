@@ -110,10 +110,6 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }
 
-namespace {
-
-// 0 where `allowed`, the dtype's lowest finite value elsewhere (bfloat16's is not float32's,
-// which would round to -inf).
 Value* additive_mask(Ops& op, Value* allowed, DataType dtype) {
   float lowest = dtype == DataType::FLOAT16    ? -65504.0f
                  : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
@@ -121,8 +117,6 @@ Value* additive_mask(Ops& op, Value* allowed, DataType dtype) {
   Value* zero_f = op.builder().constant_float({0.0f}, {}, dtype);
   return op.Where(allowed, zero_f, op.builder().constant_float({lowest}, {}, dtype));
 }
-
-}  // namespace
 
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
                    int64_t sliding_window) {

@@ -134,6 +134,10 @@ class Attention : public SelfAttention {
   AttentionOptions o_;
 };
 
+// 0 where `allowed` (bool, any shape), the dtype's lowest finite value elsewhere (bfloat16's is
+// not float32's, which would round to -inf); same shape, in `dtype`.
+Value* additive_mask(Ops& op, Value* allowed, DataType dtype);
+
 // The additive mask for causal attention over a left-padded batch with a KV cache:
 // 0 where key j may be attended by query i, the dtype's lowest value elsewhere. Query i sits at
 // cache index past + i (past = total_seq - seq). `sliding_window` > 0 also masks keys with

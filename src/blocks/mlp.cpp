@@ -17,10 +17,10 @@ GatedMLP::GatedMLP(const MLPOptions& o) : intermediate_size_(o.intermediate_size
   if (o.fused_gate_up) {
     gate_up_proj = child<Linear>("gate_up_proj", LinearOptions{h, 2 * i, o.bias, o.dtype, o.conv1d});
   } else {
-    gate_proj = child<Linear>("gate_proj", LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
-    up_proj = child<Linear>("up_proj", LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
+    gate_proj = child<Linear>(o.gate_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
+    up_proj = child<Linear>(o.gated_up_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
   }
-  down_proj = child<Linear>("down_proj", LinearOptions{i, h, o.bias, o.dtype, o.conv1d});
+  down_proj = child<Linear>(o.gated_down_name, LinearOptions{i, h, o.bias, o.dtype, o.conv1d});
 }
 
 Value* GatedMLP::forward(Ops& op, Value* x) const {

@@ -26,6 +26,8 @@ struct MLPOptions {
   bool gated = true;           // GatedMLP; false: MLP
   bool fused_gate_up = false;  // GatedMLP with gate_up_proj
   std::string up_name = "fc1", down_name = "fc2";  // MLP's two projections
+  // GatedMLP's three projections (T5DenseGatedActDense: wi_0, wi_1, wo)
+  std::string gate_name = "gate_proj", gated_up_name = "up_proj", gated_down_name = "down_proj";
   bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
 };
 

@@ -160,30 +160,48 @@ BuildReport build_package(const BuildOptions& o) {
   // A relation between fields checked on the built spec (blocks/spec_check.h) or a size the
   // lowering refuses names no file: add it.
   std::unique_ptr<Architecture> arch;
-  Model model;
+  std::vector<NamedGraph> graphs;
+  std::vector<WeightPlan> plans;
   try {
     arch = create(*cfg, o.dtype);
-    model = arch->build_model();
-    report.quantize = quantize_options(o, ep, has_tied_embeddings(model.graph));
+    graphs = arch->build_graphs();
+    if (graphs.size() > 1 && ep != ExecutionProvider::default_)
+      throw Error("--ep " + o.ep + ": the " + report.task + " graphs have no execution-provider lowering yet: build "
+                  "with --ep default (docs/seq2seq.md)");
+    const bool tied = std::any_of(graphs.begin(), graphs.end(),
+                                  [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
+    report.quantize = quantize_options(o, ep, tied);
     const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
-    report.passes = Pipeline::for_context(ctx).run(model, ctx);
+    for (NamedGraph& g : graphs) {
+      std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
+      for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
+        if (i < report.passes.size()) report.passes[i].rewrites += passes[i].rewrites;
+        else report.passes.push_back(passes[i]);
+    }
   } catch (const FieldError& e) {
     throw e.with_context(cfg->file());
   }
-  model.metadata["model_type"] = report.model_type;
-  model.metadata["task"] = report.task;
-  if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
-  if (report.quantize) model.metadata["precision"] = o.precision;
-  report.num_nodes = model.graph.nodes.size();  // after the lowering
-  std::optional<WeightPlan> plan;
-  if (o.weights) {
+  for (NamedGraph& g : graphs) {
+    g.model.metadata["model_type"] = report.model_type;
+    g.model.metadata["task"] = report.task;
+    if (ep != ExecutionProvider::default_) g.model.metadata["execution_provider"] = o.ep;
+    if (report.quantize) g.model.metadata["precision"] = o.precision;
+    report.num_nodes += g.model.graph.nodes.size();  // after the lowering
+    if (!o.weights) continue;
     if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
-    plan = WeightPlan::bind(model.graph, *ckpt);
-    report.num_weights = plan->num_initializers();
-    report.unused_tensors = plan->unused();
+    plans.push_back(WeightPlan::bind(g.model.graph, *ckpt));
+    report.num_weights += plans.back().num_initializers();
+  }
+  if (o.weights) {  // a checkpoint tensor is unused when no graph reads it
+    report.unused_tensors = plans.front().unused();
+    for (const WeightPlan& p : plans)
+      std::erase_if(report.unused_tensors, [&](const std::string& t) {
+        return std::find(p.unused().begin(), p.unused().end(), t) == p.unused().end();
+      });
     if (report.generic)
       require_all_used(report.unused_tensors, *ckpt, report.model_type);
   }
+  Model& model = graphs.front().model;  // the single-graph tasks' "model"
   WriteOptions w;
   w.force = o.force;
   w.inputs = inputs;
@@ -214,7 +232,10 @@ BuildReport build_package(const BuildOptions& o) {
       report.self_check = r;
     };
   }
-  write_package(o.output_dir, model, plan ? &*plan : nullptr, w);
+  std::vector<PackageGraph> out;
+  for (size_t i = 0; i < graphs.size(); ++i)
+    out.push_back({graphs[i].name, &graphs[i].model, o.weights ? &plans[i] : nullptr});
+  write_package(o.output_dir, out, w);
   return report;
 }
 

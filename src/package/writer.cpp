@@ -27,7 +27,6 @@ namespace {
 
 constexpr uint64_t kAlign = 64;
 constexpr size_t kWriteBytes = size_t{256} << 10;  // per pwrite call (DataWriter::write_at)
-constexpr const char* kDataFile = "model.onnx.data";
 
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -68,7 +67,7 @@ bool is_previous_package(const fs::path& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     if (!is_package_file(name) || !e.is_regular_file() || e.is_symlink()) return false;
-    model = model || name == "model.onnx";
+    model = model || name.ends_with(".onnx");
   }
   return !ec && model;
 }
@@ -260,6 +259,40 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   if (error) std::rethrow_exception(error);
 }
 
+// Writes `g` into `dir` as g.name.onnx + g.name.onnx.data; errors name the paths under `shown`
+// (the package directory once it is in place).
+void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const WriteOptions& options) {
+  const std::string data_file = g.name + ".onnx.data";
+  // Layout: every weight initializer gets an aligned slot in the data file.
+  std::map<std::string, ExternalLocation> layout;
+  std::vector<const Initializer*> weights;
+  uint64_t offset = 0;
+  for (const Initializer& init : g.model->graph.initializers) {
+    if (!init.weight) continue;
+    offset = align_up(offset);
+    layout[init.value->name] = {data_file, offset, init.nbytes()};
+    weights.push_back(&init);
+    offset += init.nbytes();
+  }
+  const uint64_t total = offset;
+
+  DataWriter data(dir / data_file, shown / data_file);
+  if (g.plan) {
+    MOBIUS_ASSERT(g.plan->num_initializers() == weights.size(), "plan does not cover every weight");
+    data.allocate(total);
+    Progress bar(g.name == "model" ? "writing weights" : "writing " + g.name + " weights", total, options.progress);
+    stream_chunks(plan_chunks(*g.plan, layout, options.chunk_bytes), data, bar);
+  } else {
+    data.resize(total);  // --no-weights: a sparse file of zeros
+  }
+  data.close();
+
+  std::string serialized;
+  if (!to_model_proto(*g.model, layout).SerializeToString(&serialized))
+    throw Error((shown / (g.name + ".onnx")).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
+  write_file_synced((dir / (g.name + ".onnx")).string(), serialized);
+}
+
 }  // namespace
 
 uint64_t external_data_bytes(const Graph& graph) {
@@ -270,7 +303,9 @@ uint64_t external_data_bytes(const Graph& graph) {
 }
 
 bool is_package_file(const std::string& name) {
-  if (name == "model.onnx" || name == kDataFile || name == "genai_config.json") return true;
+  for (const char* graph : kGraphNames)
+    if (name == std::string(graph) + ".onnx" || name == std::string(graph) + ".onnx.data") return true;
+  if (name == "genai_config.json") return true;
   return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), name) != std::end(kTokenizerFiles);
 }
 
@@ -321,6 +356,11 @@ void write_file_synced(const std::string& path, std::string_view bytes) {
 
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options) {
+  write_package(output_dir, {{"model", &model, plan}}, options);
+}
+
+void write_package(const std::string& output_dir, const std::vector<PackageGraph>& graphs,
+                   const WriteOptions& options) {
   check_output_dir(output_dir, options.force, options.inputs);
   fs::path out = fs::absolute(output_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
@@ -335,34 +375,7 @@ void write_package(const std::string& output_dir, const Model& model, const Weig
   fs::permissions(tmp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                 fs::perms::others_read | fs::perms::others_exec, ec);
 
-  // Layout: every weight initializer gets an aligned slot in the data file.
-  std::map<std::string, ExternalLocation> layout;
-  std::vector<const Initializer*> weights;
-  uint64_t offset = 0;
-  for (const Initializer& init : model.graph.initializers) {
-    if (!init.weight) continue;
-    offset = align_up(offset);
-    layout[init.value->name] = {kDataFile, offset, init.nbytes()};
-    weights.push_back(&init);
-    offset += init.nbytes();
-  }
-  const uint64_t total = offset;
-
-  DataWriter data(tmp.path / kDataFile, out / kDataFile);
-  if (plan) {
-    MOBIUS_ASSERT(plan->num_initializers() == weights.size(), "plan does not cover every weight");
-    data.allocate(total);
-    Progress bar("writing weights", total, options.progress);
-    stream_chunks(plan_chunks(*plan, layout, options.chunk_bytes), data, bar);
-  } else {
-    data.resize(total);  // --no-weights: a sparse file of zeros
-  }
-  data.close();
-
-  std::string serialized;
-  if (!to_model_proto(model, layout).SerializeToString(&serialized))
-    throw Error((out / "model.onnx").string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
-  write_file_synced((tmp.path / "model.onnx").string(), serialized);
+  for (const PackageGraph& g : graphs) write_graph(tmp.path, out, g, options);
 
   if (options.extra_files) options.extra_files(tmp.path.string());
   if (options.check) options.check(tmp.path.string());

@@ -1,5 +1,7 @@
-// Package writer: OUTPUT_DIR/model.onnx + OUTPUT_DIR/model.onnx.data (every weight in one
-// external-data file, 64-byte aligned offsets). Everything is written to a temporary sibling
+// Package writer: each graph of the package as OUTPUT_DIR/<name>.onnx + OUTPUT_DIR/<name>.onnx.data
+// (every weight of that graph in its own external-data file, 64-byte aligned offsets; a
+// single-graph package is model.onnx + model.onnx.data, a text2text-generation one encoder.* and
+// decoder.*, tasks/text2text_generation.h). Everything is written to a temporary sibling
 // directory first and renamed into place, so a failure leaves no partial output and an existing
 // OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
 // into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
@@ -35,13 +37,30 @@ struct WriteOptions {
   size_t chunk_bytes = size_t{8} << 20;  // output bytes per streamed chunk (whole rows, at least one)
 };
 
-// Writes the package. `plan` null = --no-weights: weight initializers point into a sparse
-// model.onnx.data of the right size (zeros). Every write, fsync and close is checked; the files
-// and the temporary directory are synced before it is renamed into place, and the parent after,
-// so a package in place is a complete one. While it is written the temporary directory is
-// registered with remove_on_interrupt (util/interrupt.h). Throws mobius::Error when
-// check_output_dir refuses OUTPUT_DIR, or on any I/O error (naming the path), among them a file
-// system without room for model.onnx.data, which fails before any weight is converted.
+// One graph of the package: written as `name`.onnx + `name`.onnx.data. `plan` null = --no-weights.
+struct PackageGraph {
+  std::string name;
+  const Model* model;
+  const WeightPlan* plan;
+};
+
+// The graph names a package may hold (tasks/: "model" for single-graph tasks, "encoder" and
+// "decoder" for text2text-generation): <name>.onnx + <name>.onnx.data are package files.
+inline constexpr const char* kGraphNames[] = {"model", "encoder", "decoder"};
+
+// Writes every graph of the package, in order, then extra_files and check, then renames the
+// temporary directory into place. Every write, fsync and close is checked; the files and the
+// temporary directory are synced before it is renamed into place, and the parent after, so a
+// package in place is a complete one. While it is written the temporary directory is registered
+// with remove_on_interrupt (util/interrupt.h). Throws mobius::Error when check_output_dir refuses
+// OUTPUT_DIR, or on any I/O error (naming the path), among them a file system without room for a
+// data file, which fails before any weight is converted; a failed write of any graph leaves
+// nothing behind.
+void write_package(const std::string& output_dir, const std::vector<PackageGraph>& graphs,
+                   const WriteOptions& options);
+
+// The single-graph package "model". `plan` null = --no-weights: weight initializers point into a
+// sparse model.onnx.data of the right size (zeros). Errors as above.
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
 

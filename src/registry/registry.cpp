@@ -76,6 +76,18 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
+        // encoder-decoders (archs/t5.cpp, bart.cpp)
+        {"bart", "bart", "text2text-generation", create_bart},
+        {"mbart", "bart", "text2text-generation", create_mbart},
+        {"plbart", "bart", "text2text-generation", create_plbart},
+        {"marian", "bart", "text2text-generation", create_marian},
+        {"pegasus", "bart", "text2text-generation", create_pegasus},
+        {"blenderbot", "bart", "text2text-generation", create_blenderbot},
+        {"blenderbot-small", "bart", "text2text-generation", create_blenderbot_small},
+        {"m2m_100", "bart", "text2text-generation", create_m2m_100},
+        {"t5", "t5", "text2text-generation", create_t5},
+        {"mt5", "t5", "text2text-generation", create_mt5},
+        {"umt5", "t5", "text2text-generation", create_umt5},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -1,20 +1,40 @@
 // Architecture: the root Module of a model, which knows its task (I/O contract) and builds the
-// complete ONNX Model for it.
+// package's graphs for it.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/ir.h"
 #include "nn/module.h"
 
 namespace mobius {
 
+// One graph of a package, written as `name`.onnx + `name`.onnx.data (package/writer.h).
+struct NamedGraph {
+  NamedGraph(std::string n, Model m) : name(std::move(n)), model(std::move(m)) {}
+  // noexcept, so that a vector moves (Graph's std::deque member does not say so)
+  NamedGraph(NamedGraph&&) noexcept = default;
+  NamedGraph& operator=(NamedGraph&&) noexcept = default;
+
+  std::string name;  // "model" for single-graph tasks; "encoder", "decoder" for text2text-generation
+  Model model;
+};
+
+// The package of a single-graph task: `model` as "model".
+inline std::vector<NamedGraph> single_graph(Model model) {
+  std::vector<NamedGraph> graphs;
+  graphs.emplace_back("model", std::move(model));
+  return graphs;
+}
+
 class Architecture : public Module {
  public:
-  // The task name, e.g. "text-generation".
+  // The task name, e.g. "text-generation" (tasks/*.h).
   virtual std::string task() const = 0;
-  // Builds the graph (no weight data is touched).
-  virtual Model build_model() const = 0;
+  // Builds the package's graphs, in the order they are written (no weight data is touched).
+  virtual std::vector<NamedGraph> build_graphs() const = 0;
 };
 
 }  // namespace mobius

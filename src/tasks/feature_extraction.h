@@ -22,7 +22,9 @@ struct EncoderInputs {
 class Encoder : public Architecture {
  public:
   std::string task() const override { return "feature-extraction"; }
-  Model build_model() const override;
+  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  // The one graph, "model".
+  Model build_model() const;
 
   virtual DataType dtype() const = 0;
   virtual int64_t hidden_size() const = 0;

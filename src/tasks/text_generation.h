@@ -41,7 +41,9 @@ struct CacheLayout {
 class CausalLM : public Architecture {
  public:
   std::string task() const override { return "text-generation"; }
-  Model build_model() const override;
+  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  // The one graph, "model".
+  Model build_model() const;
 
   virtual DataType dtype() const = 0;
   virtual int64_t vocab_size() const = 0;

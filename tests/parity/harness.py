@@ -564,8 +564,9 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 
 def all_types() -> set[str]:
-    """Every model type with parity rows, decoders and encoders."""
-    return set(VARIANTS) | set(ENCODER_VARIANTS)
+    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness)."""
+    import seq2seq_harness  # noqa: PLC0415 - it imports this module
+    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types()
 
 
 def is_encoder(model_type: str) -> bool:

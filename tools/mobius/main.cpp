@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
   auto* gguf = build->add_option("--gguf", opts.gguf_file,
                                  "GGUF file (config from its metadata, weights dequantized)");
   config->excludes(gguf);  // exactly one of the two: checked by build_package
-  build->add_option("output_dir", opts.output_dir, "Output directory (model.onnx, model.onnx.data)")
+  build->add_option("output_dir", opts.output_dir,
+                    "Output directory (model.onnx + model.onnx.data; encoder.* + decoder.* for text2text-generation)")
       ->required();
   build->add_option("--dtype", dtype, "Float dtype of the model: f32, f16 or bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));

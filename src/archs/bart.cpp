@@ -1,0 +1,260 @@
+// BART-family encoder-decoders under text2text-generation (tasks/text2text_generation.h), one
+// stack of blocks/seq2seq_layer.h layers each side under `model.`. The members differ in where
+// the LayerNorms sit, their position embeddings and the norms around the stacks
+// (transformers/models/<type>/modeling_<type>.py, <Type>Encoder / <Type>Decoder):
+//   type              layers  positions                       embedding norm      final norms
+//   bart              post    learned, offset 2               after positions     -
+//   mbart             pre     learned, offset 2               after positions     layer_norm
+//   plbart            post    learned, offset 2               after positions     -
+//   marian            post    sinusoidal (computed)           -                   -
+//   pegasus           pre     sinusoidal (in the checkpoint)  -                   layer_norm
+//   blenderbot        pre     learned                         -                   layer_norm
+//   blenderbot-small  post    learned                         encoder: after positions;
+//                                                             decoder: on the tokens, before
+//   m2m_100           pre     sinusoidal t2t, from padding    -                   layer_norm
+// All: embeddings = embed_tokens(input_ids) * embed_scale (sqrt(d_model) with scale_embedding,
+// else 1; BlenderbotSmallDecoder never scales) + positions (0.. in the encoder whatever the
+// padding, past.. in the decoder; m2m_100: pad_token_id + the count of non-padding tokens so far
+// (past + cumsum), pad_token_id at padding, M2M100SinusoidalPositionalEmbedding's table of
+// max_position_embeddings + 2 rows); LM head, plus the final_logits_bias buffer [1, vocab_size]
+// (not m2m_100).
+// tie_word_embeddings (default true) ties model.encoder.embed_tokens, model.decoder.embed_tokens
+// and lm_head to model.shared; without it transformers 5 reads all three from their own keys (and
+// model.shared is unused). Fields: d_model, encoder_/decoder_layers,
+// encoder_/decoder_attention_heads, encoder_/decoder_ffn_dim, activation_function,
+// max_position_embeddings, scale_embedding; LayerNorm eps 1e-5 (nn.LayerNorm's default).
+// Marian: only share_encoder_decoder_embeddings (the default) with decoder_vocab_size unset or
+// equal to vocab_size.
+#include <cmath>
+
+#include "archs/archs.h"
+#include "blocks/activation.h"
+#include "blocks/position_embedding.h"
+#include "blocks/sinusoidal_position.h"
+#include "blocks/seq2seq_layer.h"
+#include "tasks/text2text_generation.h"
+#include "util/error.h"
+
+namespace mobius {
+namespace {
+
+enum class Positions { learned_offset_2, learned, sinusoidal, sinusoidal_t2t_from_padding };
+enum class EmbeddingNorm { none, after_positions, before_positions };
+
+// The layout of a family member (the table at the top of this file).
+struct BartLayout {
+  NormPlacement placement;
+  Positions positions;
+  EmbeddingNorm encoder_norm, decoder_norm;
+  bool final_layer_norm;
+  bool decoder_scaled = true;  // BlenderbotSmallDecoder never applies embed_scale
+  bool final_logits_bias = true;
+};
+
+// One stack's embeddings.
+struct StackEmbedding {
+  Positions positions;
+  EmbeddingNorm norm;
+  float scale;
+  bool final_layer_norm;
+};
+
+struct BartSpec {
+  int64_t vocab_size, d_model, max_position_embeddings;
+  Seq2SeqLayerOptions encoder, decoder;
+  int64_t encoder_layers, decoder_layers;
+  StackEmbedding encoder_embedding, decoder_embedding;
+  bool tied;  // LM head and both embed_tokens = model.shared
+  bool final_logits_bias;
+  int64_t pad_token_id;  // Positions::sinusoidal_t2t_from_padding
+  DataType dtype;
+};
+
+BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
+  BartSpec s;
+  s.dtype = dtype;
+  s.vocab_size = c.get_int("vocab_size");
+  s.d_model = c.int_or("d_model", 1024);
+  s.max_position_embeddings = c.int_or("max_position_embeddings", 1024);
+  s.encoder_layers = c.int_or("encoder_layers", 12);
+  s.decoder_layers = c.int_or("decoder_layers", 12);
+  if (s.decoder_layers < 1) c.fail("decoder_layers", "must be at least 1");
+  const std::string act = c.string_or("activation_function", "gelu");
+  if (!is_known_activation(act)) c.fail("activation_function", "unsupported activation '" + act + "'");
+  auto side = [&](const char* heads_field, const char* ffn_field) {
+    Seq2SeqLayerOptions o{.d_model = s.d_model, .num_heads = c.int_or(heads_field, 16),
+                          .ffn_dim = c.int_or(ffn_field, 4096), .activation_function = act,
+                          .placement = l.placement, .dtype = dtype};
+    if (o.num_heads <= 0 || s.d_model % o.num_heads != 0) c.fail(heads_field, "must divide d_model");
+    return o;
+  };
+  s.encoder = side("encoder_attention_heads", "encoder_ffn_dim");
+  s.decoder = side("decoder_attention_heads", "decoder_ffn_dim");
+  const float scale = c.bool_or("scale_embedding", false) ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model))) : 1.0f;
+  s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm};
+  s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm};
+  s.tied = c.bool_or("tie_word_embeddings", true);
+  s.final_logits_bias = l.final_logits_bias;
+  s.pad_token_id = l.positions == Positions::sinusoidal_t2t_from_padding ? c.int_or("pad_token_id", 1) : 0;
+  return s;
+}
+
+// BartEncoder / BartDecoder without their layers: the embeddings and the norms around them.
+class BartStack : public Module {
+ public:
+  BartStack(const BartSpec& s, const StackEmbedding& e) : s_(s), e_(e) {
+    embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.d_model, s.dtype);
+    if (s.tied) embed_tokens->weight->source_key = "model.shared.weight";
+    if (e.positions == Positions::learned_offset_2 || e.positions == Positions::learned) {
+      const int64_t offset = e.positions == Positions::learned_offset_2 ? 2 : 0;
+      embed_positions = child<LearnedPositionEmbedding>("embed_positions", s.max_position_embeddings + offset,
+                                                        s.d_model, offset, s.dtype);
+    }
+    const NormOptions norm{.dim = s.d_model, .eps = 1e-5f, .dtype = s.dtype, .kind = NormKind::LayerNorm};
+    if (e.norm != EmbeddingNorm::none) layernorm_embedding = adopt("layernorm_embedding", make_norm(norm));
+    if (e.final_layer_norm) layer_norm = adopt("layer_norm", make_norm(norm));
+  }
+  // input_ids [batch, seq]; past: int64 [1], the position of the first token.
+  Value* embed(Ops& op, Value* input_ids, Value* past) const {
+    auto sc = enter(op);
+    Value* h = embed_tokens->forward(op, input_ids);
+    if (e_.scale != 1.0f) h = op.Mul(h, e_.scale);
+    if (e_.norm == EmbeddingNorm::before_positions) h = layernorm_embedding->forward(op, h);
+    h = op.Add(h, positions(op, input_ids, past));
+    return e_.norm == EmbeddingNorm::after_positions ? layernorm_embedding->forward(op, h) : h;
+  }
+  // The position embeddings [1 or batch, seq, d_model].
+  Value* positions(Ops& op, Value* input_ids, Value* past) const {
+    if (e_.positions == Positions::sinusoidal_t2t_from_padding) {  // create_position_ids_from_input_ids
+      Value* mask = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(s_.pad_token_id))), {.to = DataType::INT64});
+      Value* count = op.Mul(op.Add(op.CumSum(mask, op.builder().scalar_i64(1)), past), mask);
+      return sinusoidal_positions_t2t(op, op.Add(count, static_cast<double>(s_.pad_token_id)),
+                                      s_.max_position_embeddings + 2, s_.d_model, s_.pad_token_id, s_.dtype);
+    }
+    Value* start = op.Squeeze(past, {0});
+    Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
+    Value* ids = op.Unsqueeze(op.Range(start, op.Add(start, seq), op.builder().scalar_i64(1)), {0});
+    if (e_.positions == Positions::sinusoidal)
+      return sinusoidal_positions(op, ids, s_.max_position_embeddings, s_.d_model, s_.dtype);
+    return embed_positions->forward(op, ids);
+  }
+  Value* finish(Ops& op, Value* h) const {
+    auto sc = enter(op);
+    return layer_norm ? layer_norm->forward(op, h) : h;
+  }
+
+  Embedding* embed_tokens;
+  LearnedPositionEmbedding* embed_positions = nullptr;  // null: sinusoidal
+  Norm *layernorm_embedding = nullptr, *layer_norm = nullptr;
+
+ private:
+  const BartSpec& s_;
+  StackEmbedding e_;
+};
+
+class BartForConditionalGeneration : public Seq2SeqLM {
+ public:
+  explicit BartForConditionalGeneration(const BartSpec& s) : s_(s) {
+    encoder = child<BartStack>("model.encoder", s_, s_.encoder_embedding);
+    decoder = child<BartStack>("model.decoder", s_, s_.decoder_embedding);
+    for (int64_t i = 0; i < s.encoder_layers; ++i)
+      encoder_layers.push_back(child<Seq2SeqEncoderLayer>("model.encoder.layers." + std::to_string(i), s.encoder));
+    for (int64_t i = 0; i < s.decoder_layers; ++i)
+      decoder_layers.push_back(child<Seq2SeqDecoderLayer>("model.decoder.layers." + std::to_string(i), s.decoder));
+    lm_head = child<LMHead>("lm_head", LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype},
+                            s.tied ? decoder->embed_tokens : nullptr);
+    if (s.final_logits_bias) final_logits_bias = param("final_logits_bias", {1, s.vocab_size}, s.dtype);
+  }
+
+  DataType dtype() const override { return s_.dtype; }
+  int64_t hidden_size() const override { return s_.d_model; }
+  int64_t vocab_size() const override { return s_.vocab_size; }
+  std::vector<LayerStates> decoder_states() const override {
+    const int64_t heads = s_.decoder.num_heads, dim = s_.d_model / heads;
+    const LayerStates one = {{StateKind::self_kv, heads, dim}, {StateKind::cross_kv, heads, dim}};
+    return std::vector<LayerStates>(static_cast<size_t>(s_.decoder_layers), one);
+  }
+
+  Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {
+    Value* h = encoder->embed(op, input_ids, op.builder().ints({0}));
+    Value* mask = padding_mask(op, attention_mask, s_.dtype);
+    for (const Seq2SeqEncoderLayer* l : encoder_layers) h = l->forward(op, h, mask);
+    return encoder->finish(op, h);
+  }
+
+  Seq2SeqDecoderOutputs decode(Ops& op, const Seq2SeqDecoderInputs& in) const override {
+    Seq2SeqDecoderOutputs out;
+    Value* past = op.Shape(in.past[0][0].key, {.start = 2, .end = 3});
+    Value* h = decoder->embed(op, in.input_ids, past);
+    Value* self_mask = decoder_causal_mask(op, in.input_ids, past, s_.dtype);
+    Value* cross_mask = cross_attention_mask(op, in.encoder_attention_mask, in.input_ids, s_.dtype);
+    for (size_t i = 0; i < decoder_layers.size(); ++i) {
+      auto [y, present] = decoder_layers[i]->forward(op, h, self_mask, in.encoder_hidden_states, cross_mask, in.past[i]);
+      h = y;
+      out.present.push_back(std::move(present));
+    }
+    h = decoder->finish(op, h);
+    out.logits = lm_head->forward(op, h);
+    if (final_logits_bias) out.logits = op.Add(out.logits, final_logits_bias->value(op));
+    return out;
+  }
+
+  BartStack *encoder, *decoder;
+  std::vector<Seq2SeqEncoderLayer*> encoder_layers;
+  std::vector<Seq2SeqDecoderLayer*> decoder_layers;
+  LMHead* lm_head;
+  Parameter* final_logits_bias = nullptr;
+
+ private:
+  BartSpec s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_m2m_100(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::pre, Positions::sinusoidal_t2t_from_padding, EmbeddingNorm::none,
+                           EmbeddingNorm::none, true, true, /*final_logits_bias=*/false}));
+}
+
+std::unique_ptr<Architecture> create_bart(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(bart_spec(
+      c, dtype, {NormPlacement::post, Positions::learned_offset_2, EmbeddingNorm::after_positions,
+                 EmbeddingNorm::after_positions, false}));
+}
+
+std::unique_ptr<Architecture> create_mbart(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(bart_spec(
+      c, dtype, {NormPlacement::pre, Positions::learned_offset_2, EmbeddingNorm::after_positions,
+                 EmbeddingNorm::after_positions, true}));
+}
+
+std::unique_ptr<Architecture> create_plbart(const HfConfig& c, DataType dtype) {
+  return create_bart(c, dtype);
+}
+
+std::unique_ptr<Architecture> create_marian(const HfConfig& c, DataType dtype) {
+  if (!c.bool_or("share_encoder_decoder_embeddings", true))
+    c.fail("share_encoder_decoder_embeddings", "false (separate source and target vocabularies) is not supported yet");
+  if (c.has("decoder_vocab_size") && c.get_int("decoder_vocab_size") != c.get_int("vocab_size"))
+    c.fail("decoder_vocab_size", "must equal vocab_size (separate target vocabularies are not supported yet)");
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::post, Positions::sinusoidal, EmbeddingNorm::none, EmbeddingNorm::none, false}));
+}
+
+std::unique_ptr<Architecture> create_pegasus(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::pre, Positions::learned, EmbeddingNorm::none, EmbeddingNorm::none, true}));
+}
+
+std::unique_ptr<Architecture> create_blenderbot(const HfConfig& c, DataType dtype) {
+  return create_pegasus(c, dtype);
+}
+
+std::unique_ptr<Architecture> create_blenderbot_small(const HfConfig& c, DataType dtype) {
+  return std::make_unique<BartForConditionalGeneration>(
+      bart_spec(c, dtype, {NormPlacement::post, Positions::learned, EmbeddingNorm::after_positions,
+                           EmbeddingNorm::before_positions, false, /*decoder_scaled=*/false}));
+}
+
+}  // namespace mobius

@@ -1,0 +1,261 @@
+// T5 family encoder-decoders under text2text-generation (tasks/text2text_generation.h):
+// T5ForConditionalGeneration (transformers/models/t5/modeling_t5.py, configuration_t5.py),
+// MT5ForConditionalGeneration (models/mt5, the T5 v1.1 layout), UMT5ForConditionalGeneration
+// (models/umt5). Both stacks (T5Stack):
+//   embeddings : shared(input_ids) (no scaling, no positions; encoder/decoder.embed_tokens are
+//                tied to `shared`)
+//   each block : pre-norm residual sublayers, T5LayerNorm = RMSNorm without mean, eps
+//                layer_norm_epsilon: self-attention (layer.0), in the decoder cross-attention
+//                (layer.1, EncDecAttention), feed-forward (layer.-1, DenseReluDense)
+//   final      : final_layer_norm
+// Attention is unscaled (T5Attention.scaling = 1), heads num_heads of d_kv, no biases; its scores
+// get the relative position bias (blocks/relative_position_bias.h; bidirectional in the encoder,
+// causal in the decoder), computed by block 0 and shared by the stack (t5, mt5) or one per block
+// (umt5); cross-attention has none. Feed-forward: feed_forward_proj "relu" = wi, act, wo;
+// "gated-gelu" (T5 v1.1, mt5, umt5) = wo(gelu_new(wi_0 x) * wi_1 x); "gated-ACT" and "ACT" in
+// general. LM head: the `shared` matrix (transformers 5 ties lm_head.weight for every member: the
+// configs force tie_word_embeddings), applied to the decoder output scaled by d_model**-0.5 when
+// t5's scale_decoder_outputs holds (default: tie_word_embeddings not false in config.json),
+// always for umt5, never for mt5 (as their forward() does).
+// Not modeled: the float16 clamp of T5Block (it only changes values past float16's range).
+#include <cmath>
+
+#include "archs/archs.h"
+#include "blocks/activation.h"
+#include "blocks/cross_attention.h"
+#include "blocks/mlp.h"
+#include "blocks/relative_position_bias.h"
+#include "tasks/text2text_generation.h"
+#include "util/error.h"
+
+namespace mobius {
+namespace {
+
+enum class BiasSharing { first_block, every_block };  // t5/mt5, umt5
+enum class OutputScale { config, always, never };      // t5, umt5, mt5
+
+struct T5Spec {
+  int64_t vocab_size, d_model, d_kv, d_ff, num_layers, num_decoder_layers, num_heads;
+  int64_t num_buckets, max_distance;
+  float eps;
+  bool gated;
+  std::string act;
+  bool scale_output;
+  BiasSharing bias_sharing;
+  DataType dtype;
+
+  AttentionOptions attention() const {
+    AttentionOptions a;
+    a.hidden_size = d_model;
+    a.num_attention_heads = a.num_key_value_heads = num_heads;
+    a.head_dim = d_kv;
+    a.scale = 1.0f;
+    a.dtype = dtype;
+    a.names = {"q", "k", "v", "o"};
+    return a;
+  }
+  NormOptions norm() const { return {.dim = d_model, .eps = eps, .dtype = dtype}; }
+  MLPOptions mlp() const {
+    MLPOptions m{.hidden_size = d_model, .intermediate_size = d_ff, .hidden_act = act, .dtype = dtype, .gated = gated};
+    m.up_name = "wi";
+    m.down_name = "wo";
+    m.gate_name = "wi_0";
+    m.gated_up_name = "wi_1";
+    m.gated_down_name = "wo";
+    return m;
+  }
+  RelativePositionBiasOptions bias(bool bidirectional) const {
+    return {num_buckets, max_distance, num_heads, bidirectional, dtype};
+  }
+};
+
+T5Spec t5_spec(const HfConfig& c, DataType dtype, OutputScale scale, BiasSharing sharing) {
+  T5Spec s;
+  s.vocab_size = c.get_int("vocab_size");
+  s.d_model = c.int_or("d_model", 512);
+  s.d_kv = c.int_or("d_kv", 64);
+  s.d_ff = c.int_or("d_ff", 2048);
+  s.num_layers = c.int_or("num_layers", 6);
+  s.num_decoder_layers = c.int_or("num_decoder_layers", s.num_layers);
+  if (s.num_decoder_layers < 1) c.fail("num_decoder_layers", "must be at least 1");
+  s.num_heads = c.int_or("num_heads", 8);
+  s.num_buckets = c.int_or("relative_attention_num_buckets", 32);
+  s.max_distance = c.int_or("relative_attention_max_distance", 128);
+  s.eps = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-6));
+  // T5Config.__post_init__: "gated-ACT" or "ACT"; gated-gelu means gelu_new
+  const std::string proj = c.string_or("feed_forward_proj", "relu");
+  const size_t dash = proj.find('-');
+  s.gated = dash != std::string::npos;
+  if (s.gated && proj.substr(0, dash) != "gated")
+    c.fail("feed_forward_proj", "'" + proj + "' is neither 'ACT' nor 'gated-ACT'");
+  s.act = proj == "gated-gelu" ? "gelu_new" : proj.substr(s.gated ? dash + 1 : 0);
+  if (!is_known_activation(s.act)) c.fail("feed_forward_proj", "unsupported activation '" + s.act + "'");
+  if (s.num_buckets < 4) c.fail("relative_attention_num_buckets", "must be at least 4");
+  if (s.max_distance <= s.num_buckets / 4)
+    c.fail("relative_attention_max_distance", "must exceed relative_attention_num_buckets / 4");
+  s.scale_output = scale == OutputScale::always ||
+                   (scale == OutputScale::config &&
+                    c.bool_or("scale_decoder_outputs", c.bool_or("tie_word_embeddings", true)));
+  s.bias_sharing = sharing;
+  s.dtype = dtype;
+  return s;
+}
+
+// The position-dependent part of a stack's self-attention masks: the padding or causal mask
+// plus the relative bias of the last block that has one (t5: block 0's, shared by the stack).
+struct StackMask {
+  Value* base;                // additive [batch, 1, seq, total]
+  Value *past, *seq, *total;  // int64 [1]
+  Value* with_bias = nullptr;
+  Value* for_layer(Ops& op, const RelativePositionBias* bias) {
+    if (bias) with_bias = op.Add(base, bias->forward(op, past, seq, total));
+    return with_bias ? with_bias : base;
+  }
+};
+
+// T5LayerSelfAttention / T5LayerCrossAttention / T5LayerFF: x + sublayer(layer_norm(x)).
+class T5Sublayer : public Module {
+ public:
+  explicit T5Sublayer(const T5Spec& s) { layer_norm = adopt("layer_norm", make_norm(s.norm())); }
+  Norm* layer_norm;
+};
+
+class T5SelfAttentionLayer : public T5Sublayer {
+ public:
+  T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional) : T5Sublayer(s) {
+    attention = child<Attention>("SelfAttention", s.attention());
+    if (has_bias)
+      relative_attention_bias = child<RelativePositionBias>("SelfAttention.relative_attention_bias", s.bias(bidirectional));
+  }
+  // past_key/past_value null in the encoder (no cache).
+  AttentionResult forward(Ops& op, Value* x, StackMask& mask, Value* past_key, Value* past_value) const {
+    auto sc = enter(op);
+    Value* m = mask.for_layer(op, relative_attention_bias);
+    AttentionResult a = attention->forward(op, layer_norm->forward(op, x), {.mask = m}, past_key, past_value);
+    a.hidden = op.Add(x, a.hidden);
+    return a;
+  }
+  Attention* attention;
+  RelativePositionBias* relative_attention_bias = nullptr;
+};
+
+class T5CrossAttentionLayer : public T5Sublayer {
+ public:
+  explicit T5CrossAttentionLayer(const T5Spec& s) : T5Sublayer(s) {
+    attention = child<CrossAttention>("EncDecAttention", s.attention());
+  }
+  AttentionResult forward(Ops& op, Value* x, Value* encoder_hidden_states, Value* mask, const KVPair& past) const {
+    auto sc = enter(op);
+    AttentionResult a =
+        attention->forward(op, layer_norm->forward(op, x), encoder_hidden_states, mask, past.key, past.value);
+    a.hidden = op.Add(x, a.hidden);
+    return a;
+  }
+  CrossAttention* attention;
+};
+
+class T5FeedForwardLayer : public T5Sublayer {
+ public:
+  explicit T5FeedForwardLayer(const T5Spec& s) : T5Sublayer(s) { ffn = adopt("DenseReluDense", make_mlp(s.mlp())); }
+  Value* forward(Ops& op, Value* x) const {
+    auto sc = enter(op);
+    return op.Add(x, ffn->forward(op, layer_norm->forward(op, x)));
+  }
+  FeedForward* ffn;
+};
+
+// T5Block: layer.0 self-attention, [layer.1 cross-attention,] layer.-1 feed-forward.
+class T5Block : public Module {
+ public:
+  T5Block(const T5Spec& s, bool has_bias, bool decoder) {
+    self_attention = child<T5SelfAttentionLayer>("layer.0", s, has_bias, !decoder);
+    if (decoder) cross_attention = child<T5CrossAttentionLayer>("layer.1", s);
+    ff = child<T5FeedForwardLayer>(decoder ? "layer.2" : "layer.1", s);
+  }
+  Value* encode(Ops& op, Value* x, StackMask& mask) const {
+    auto sc = enter(op);
+    return ff->forward(op, self_attention->forward(op, x, mask, nullptr, nullptr).hidden);
+  }
+  // Returns the block's output and its presents (self, cross).
+  std::pair<Value*, std::vector<KVPair>> decode(Ops& op, Value* x, StackMask& mask, Value* encoder_hidden_states,
+                                                Value* cross_mask, const std::vector<KVPair>& past) const {
+    auto sc = enter(op);
+    AttentionResult a = self_attention->forward(op, x, mask, past[0].key, past[0].value);
+    AttentionResult c = cross_attention->forward(op, a.hidden, encoder_hidden_states, cross_mask, past[1]);
+    return {ff->forward(op, c.hidden), {{a.present_key, a.present_value}, {c.present_key, c.present_value}}};
+  }
+  T5SelfAttentionLayer* self_attention;
+  T5CrossAttentionLayer* cross_attention = nullptr;
+  T5FeedForwardLayer* ff;
+};
+
+class T5ForConditionalGeneration : public Seq2SeqLM {
+ public:
+  explicit T5ForConditionalGeneration(const T5Spec& s) : s_(s) {
+    shared = child<Embedding>("shared", s.vocab_size, s.d_model, s.dtype);
+    const auto has_bias = [&](int64_t i) { return i == 0 || s.bias_sharing == BiasSharing::every_block; };
+    for (int64_t i = 0; i < s.num_layers; ++i)
+      encoder.push_back(child<T5Block>("encoder.block." + std::to_string(i), s, has_bias(i), false));
+    encoder_norm = adopt("encoder.final_layer_norm", make_norm(s.norm()));
+    for (int64_t i = 0; i < s.num_decoder_layers; ++i)
+      decoder.push_back(child<T5Block>("decoder.block." + std::to_string(i), s, has_bias(i), true));
+    decoder_norm = adopt("decoder.final_layer_norm", make_norm(s.norm()));
+  }
+
+  DataType dtype() const override { return s_.dtype; }
+  int64_t hidden_size() const override { return s_.d_model; }
+  int64_t vocab_size() const override { return s_.vocab_size; }
+  std::vector<LayerStates> decoder_states() const override {
+    const LayerStates one = {{StateKind::self_kv, s_.num_heads, s_.d_kv}, {StateKind::cross_kv, s_.num_heads, s_.d_kv}};
+    return std::vector<LayerStates>(static_cast<size_t>(s_.num_decoder_layers), one);
+  }
+
+  Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {
+    Value* h = shared->forward(op, input_ids);
+    Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
+    StackMask mask{padding_mask(op, attention_mask, s_.dtype), op.builder().ints({0}), seq, seq};
+    for (const T5Block* block : encoder) h = block->encode(op, h, mask);
+    return encoder_norm->forward(op, h);
+  }
+
+  Seq2SeqDecoderOutputs decode(Ops& op, const Seq2SeqDecoderInputs& in) const override {
+    Seq2SeqDecoderOutputs out;
+    Value* h = shared->forward(op, in.input_ids);
+    Value* past = op.Shape(in.past[0][0].key, {.start = 2, .end = 3});
+    Value* seq = op.Shape(in.input_ids, {.start = 1, .end = 2});
+    StackMask mask{decoder_causal_mask(op, in.input_ids, past, s_.dtype), past, seq, op.Add(past, seq)};
+    Value* cross_mask = cross_attention_mask(op, in.encoder_attention_mask, in.input_ids, s_.dtype);
+    for (size_t i = 0; i < decoder.size(); ++i) {
+      auto [y, present] = decoder[i]->decode(op, h, mask, in.encoder_hidden_states, cross_mask, in.past[i]);
+      h = y;
+      out.present.push_back(std::move(present));
+    }
+    h = decoder_norm->forward(op, h);
+    if (s_.scale_output) h = op.Mul(h, 1.0 / std::sqrt(static_cast<double>(s_.d_model)));
+    out.logits = shared->attend(op, h);
+    return out;
+  }
+
+  Embedding* shared;
+  std::vector<T5Block*> encoder, decoder;
+  Norm *encoder_norm, *decoder_norm;
+
+ private:
+  T5Spec s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_t5(const HfConfig& c, DataType dtype) {
+  return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::config, BiasSharing::first_block));
+}
+
+std::unique_ptr<Architecture> create_mt5(const HfConfig& c, DataType dtype) {
+  return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::never, BiasSharing::first_block));
+}
+
+std::unique_ptr<Architecture> create_umt5(const HfConfig& c, DataType dtype) {
+  return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::always, BiasSharing::every_block));
+}
+
+}  // namespace mobius

@@ -1,0 +1,40 @@
+#include "blocks/sinusoidal_position.h"
+
+#include <cmath>
+
+namespace mobius {
+
+Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim, DataType dtype) {
+  const int64_t sentinel = dim % 2 == 0 ? dim / 2 : dim / 2 + 1;
+  std::vector<float> table(static_cast<size_t>(num_positions * dim));
+  for (int64_t pos = 0; pos < num_positions; ++pos) {
+    auto angle = [&](int64_t j) {
+      return static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(dim));
+    };
+    float* row = &table[static_cast<size_t>(pos * dim)];
+    for (int64_t j = 0; j < dim; j += 2) row[j / 2] = static_cast<float>(std::sin(angle(j)));
+    for (int64_t j = 1; j < dim; j += 2) row[sentinel + j / 2] = static_cast<float>(std::cos(angle(j)));
+  }
+  return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
+}
+
+Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim,
+                                int64_t padding_idx, DataType dtype) {
+  const int64_t half = dim / 2;
+  const float step = static_cast<float>(std::log(10000.0) / static_cast<double>(half - 1));
+  std::vector<float> freq(static_cast<size_t>(half));
+  for (int64_t k = 0; k < half; ++k) freq[k] = std::exp(static_cast<float>(k) * -step);
+  std::vector<float> table(static_cast<size_t>(num_positions * dim), 0.0f);
+  for (int64_t pos = 0; pos < num_positions; ++pos) {
+    if (pos == padding_idx) continue;
+    float* row = &table[static_cast<size_t>(pos * dim)];
+    for (int64_t k = 0; k < half; ++k) {
+      const float angle = static_cast<float>(pos) * freq[k];
+      row[k] = std::sin(angle);
+      row[half + k] = std::cos(angle);
+    }
+  }
+  return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
+}
+
+}  // namespace mobius

@@ -1,0 +1,336 @@
+"""Parity harness of the text2text-generation task: tiny random AutoModelForSeq2SeqLM checkpoint ->
+`mobius build` (encoder.onnx + decoder.onnx, docs/seq2seq.md) -> onnxruntime vs transformers.
+
+Rows are typed (Row: model type, variant, config kwargs). Each row checks, for a batch of 2 whose
+second encoder row is left-padded:
+  - the package: exactly encoder.onnx(.data) and decoder.onnx(.data), onnx.checker, the I/O names;
+  - the encoder's last_hidden_state on the non-padding tokens;
+  - a decoder prefill (empty caches, the encoder's output) and DECODE_STEPS one-token steps
+    (encoder_hidden_states of length 0, both caches carried), logits and the final caches against
+    transformers' EncoderDecoderCache;
+  - GEN_NEW-token greedy generation equal to transformers' generate (num_beams 1, no sampling,
+    no token repeated on both sides: NO_REPEAT_NGRAM_SIZE), for both rows.
+Float32 tolerance: harness.TOL on every compared tensor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, numpy_helper
+from safetensors.torch import load_file
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationConfig
+
+import harness as H
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    model_type: str
+    variant: str
+    config: dict  # AutoConfig.for_model kwargs
+
+
+# T5 family: small bucket counts so that the tiny sequences reach the logarithmic and the
+# saturated buckets (bidirectional: exact below 4, log up to 12; causal: exact below 8, log up to 12).
+T5 = dict(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
+          relative_attention_num_buckets=16, relative_attention_max_distance=12,
+          decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+# BART family: encoder and decoder differ in heads and widths, so that a swapped field shows.
+BART = dict(vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=2, encoder_ffn_dim=128, decoder_ffn_dim=96, max_position_embeddings=64,
+            pad_token_id=0, bos_token_id=2, eos_token_id=1, decoder_start_token_id=2, forced_eos_token_id=None)
+ROWS = [
+    Row("t5", "relu", dict(T5, feed_forward_proj="relu")),  # the original T5: tied, output scaled
+    # T5 v1.1 layout, tie_word_embeddings false (no output scaling), a deeper encoder (not the
+    # decoder: transformers 5.23's generate sizes the decoder cache by num_layers)
+    Row("t5", "v1.1-untied", dict(T5, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                                  num_layers=3, num_decoder_layers=2)),
+    Row("mt5", "base", dict(T5, feed_forward_proj="gated-gelu")),
+    Row("umt5", "base", dict(T5, feed_forward_proj="gated-gelu")),  # a relative bias per layer
+    Row("bart", "base", dict(BART)),
+    Row("bart", "scaled-untied", dict(BART, scale_embedding=True, tie_word_embeddings=False,
+                                      activation_function="relu")),
+    Row("mbart", "base", dict(BART, scale_embedding=True)),
+    Row("plbart", "base", dict(BART, scale_embedding=True)),
+    Row("marian", "base", dict(BART, scale_embedding=True)),
+    Row("pegasus", "base", dict(BART, scale_embedding=True)),
+    Row("blenderbot", "base", dict(BART, scale_embedding=True)),
+    Row("blenderbot-small", "base", dict(BART, scale_embedding=True)),  # its decoder ignores the scale
+    # positions counted from the padding of input_ids: the left-padded row shifts them
+    Row("m2m_100", "base", dict(BART, scale_embedding=True)),
+]
+ENC_LEN = 20
+PAD = 7  # left padding of encoder row 1
+DEC_PREFILL = 6
+DECODE_STEPS = 3
+GEN_NEW = 24
+# Greedy generation on both sides with transformers' no_repeat_ngram_size 1 (NoRepeatNGramLogitsProcessor:
+# a token of the decoder's sequence so far, the start token included, is never picked again):
+# without it the tiny random models repeat one token from the first steps on, and the generation
+# would show little of what the cache carries.
+NO_REPEAT_NGRAM_SIZE = 1
+FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
+
+
+def types() -> set[str]:
+    return {r.model_type for r in ROWS}
+
+
+def write_checkpoint(row: Row, hf_dir: Path):
+    """The tiny model (seed 0), every parameter re-randomized (harness.rerandomize), saved."""
+    torch.manual_seed(0)
+    config = AutoConfig.for_model(row.model_type, **row.config)
+    model = AutoModelForSeq2SeqLM.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
+    H.rerandomize(model)
+    # the shared token embeddings at unit scale, as rerandomize does for `embed_tokens`: scaled by
+    # 1/sqrt(d_model) (T5's `shared` does not match that name) the tied logits would be ~0.1 and
+    # greedy generation nearly a tie
+    # Fixed sinusoidal position tables (Marian, Pegasus: modules with create_weight()) back to their
+    # values: transformers recomputes Marian's at load (it is not saved), Pegasus saves it.
+    with torch.no_grad():
+        emb = model.get_input_embeddings().weight
+        emb.copy_(torch.randn_like(emb))
+        for m in model.modules():
+            if hasattr(m, "create_weight"):
+                m.weight.copy_(m.create_weight())
+    model.save_pretrained(hf_dir)
+    return model
+
+
+def encoder_batch(vocab: int, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(2, vocab, size=(2, ENC_LEN), dtype=np.int64)
+    mask = np.ones_like(ids)
+    ids[1, :PAD] = 0
+    mask[1, :PAD] = 0
+    return ids, mask
+
+
+def decoder_session_io(layers: int) -> tuple[set, set]:
+    inputs = {"input_ids", "encoder_attention_mask", "encoder_hidden_states"}
+    outputs = {"logits"}
+    for i in range(layers):
+        for part in ("decoder", "encoder"):
+            for kv in ("key", "value"):
+                inputs.add(f"past_key_values.{i}.{part}.{kv}")
+                outputs.add(f"present.{i}.{part}.{kv}")
+    return inputs, outputs
+
+
+class OnnxSeq2Seq:
+    """Runs the decoder graph as the contract says: the first step with the encoder's output and
+    empty caches, later ones with encoder_hidden_states of length 0 and the presents."""
+
+    def __init__(self, out_dir: Path):
+        """The cache shapes come from the decoder graph's inputs (heads, head_dim per state)."""
+        self.encoder = H.ort_session(out_dir / "encoder.onnx")
+        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        inputs = {i.name: i.shape for i in self.decoder.get_inputs()}
+        self.d_model = inputs["encoder_hidden_states"][2]
+        self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
+        self.layers = sum(n.endswith(".decoder.key") for n in self.past)
+        self.outputs = [o.name for o in self.decoder.get_outputs()]
+
+    def encode(self, ids, mask) -> np.ndarray:
+        return self.encoder.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})[0]
+
+    def step(self, ids, enc_mask, enc_states, state, dtype=np.float32):
+        """Returns (logits, state); state None = the first step (caches and states in `dtype`)."""
+        b = ids.shape[0]
+        feeds = {"input_ids": ids, "encoder_attention_mask": enc_mask}
+        if state is None:
+            feeds["encoder_hidden_states"] = enc_states
+            state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), dtype)
+                     for n, s in self.past.items()}
+        else:
+            feeds["encoder_hidden_states"] = np.zeros((b, 0, self.d_model), dtype)
+        for name, v in state.items():
+            feeds["past_key_values." + name[len("present."):]] = v
+        got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
+        return got["logits"], {k: v for k, v in got.items() if k != "logits"}
+
+
+def greedy(onnx: OnnxSeq2Seq, ids, mask, start: int, n: int) -> np.ndarray:
+    """n greedy tokens per row after `start`, no token repeated (NO_REPEAT_NGRAM_SIZE 1)."""
+    enc = onnx.encode(ids, mask)
+    seqs = np.full((ids.shape[0], 1), start, np.int64)
+    logits, state = onnx.step(seqs, mask, enc, None)
+    for _ in range(n):
+        scores = logits[:, -1].copy()
+        np.put_along_axis(scores, seqs, -np.inf, axis=1)
+        nxt = scores.argmax(-1)[:, None].astype(np.int64)
+        seqs = np.concatenate([seqs, nxt], axis=1)
+        logits, state = onnx.step(nxt, mask, None, state)
+    return seqs[:, 1:]
+
+
+def run(row: Row, work: Path, rec: dict) -> list[str]:
+    """Fills `rec` (the parity table's row: prefill = encoder and decoder-prefill max|Δ|, decode =
+    the decode steps', tokens = matched greedy tokens); returns the failed checks."""
+    hf_dir, out_dir = work / "hf", work / "onnx"
+    model = write_checkpoint(row, hf_dir)
+    ref = AutoModelForSeq2SeqLM.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
+    cfg = ref.config
+    H.build(hf_dir, out_dir)
+    failures = []
+    files = {p.name for p in out_dir.iterdir()}
+    if files != FILES:
+        failures.append(f"package files {sorted(files)}, expected {sorted(FILES)}")
+    for g in ("encoder", "decoder"):
+        failures += [f"{g}: {f}" for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+    onnx = OnnxSeq2Seq(out_dir)
+    failures += [f"encoder I/O: {p}" for p in H.io_problems(onnx.encoder, {"input_ids", "attention_mask"},
+                                                             {"last_hidden_state"})]
+    layers = getattr(cfg, "num_decoder_layers", None) or cfg.decoder_layers
+    failures += [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *decoder_session_io(layers))]
+    if failures:
+        return failures
+
+    ids, mask = encoder_batch(cfg.vocab_size)
+    t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
+    deltas = {"encoder": [], "prefill": [], "decode": []}
+    with torch.no_grad():
+        hf_enc = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state
+        # harness self-check: the checkpoint on disk is the model we made
+        assert torch.equal(hf_enc, model.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state)
+        enc = onnx.encode(ids, mask)
+        valid = mask.astype(bool)
+        deltas["encoder"].append(H.max_abs(enc[valid], hf_enc.numpy()[valid]))
+
+        rng = np.random.default_rng(2)
+        dec = np.concatenate([np.full((2, 1), cfg.decoder_start_token_id, np.int64),
+                              rng.integers(2, cfg.vocab_size, size=(2, DEC_PREFILL - 1), dtype=np.int64)], axis=1)
+        hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
+                 use_cache=True)
+        logits, state = onnx.step(dec, mask, enc, None)
+        deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
+        cache = hf.past_key_values
+        for _ in range(DECODE_STEPS):
+            nxt = rng.integers(2, cfg.vocab_size, size=(2, 1), dtype=np.int64)
+            hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
+                     past_key_values=cache, use_cache=True)
+            cache = hf.past_key_values
+            logits, state = onnx.step(nxt, mask, None, state)
+            deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
+        for i in range(onnx.layers):  # both caches after the last step
+            for part, c in (("decoder", cache.self_attention_cache), ("encoder", cache.cross_attention_cache)):
+                deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.key"], c.layers[i].keys.numpy()))
+                deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.value"], c.layers[i].values.numpy()))
+
+        gen = GenerationConfig(max_new_tokens=GEN_NEW, min_new_tokens=GEN_NEW, do_sample=False, num_beams=1,
+                               no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE,
+                               decoder_start_token_id=cfg.decoder_start_token_id, pad_token_id=cfg.pad_token_id,
+                               eos_token_id=None, bos_token_id=None)
+        want = ref.generate(input_ids=t_ids, attention_mask=t_mask, generation_config=gen).numpy()[:, 1:]
+    got = greedy(onnx, ids, mask, cfg.decoder_start_token_id, GEN_NEW)
+
+    rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
+    rec["decode"] = max(deltas["decode"])
+    matched = int((got == want).all(axis=0).cumprod().sum()) if got.shape == want.shape else 0
+    rec["tokens"] = f"{matched}/{GEN_NEW}"
+    rec["genai"] = "n/a"
+    for what, d in deltas.items():
+        if not max(d) <= H.TOL:
+            failures.append(f"{what} max|Δ| {max(d):.3g} > {H.TOL}")
+    if got.shape != want.shape or not np.array_equal(got, want):
+        failures.append(f"greedy generation: {matched}/{GEN_NEW} tokens match transformers' generate "
+                        f"(mobius {got.tolist()}, transformers {want.tolist()})")
+    return failures
+
+
+def check_f16(row: Row, work: Path) -> list[str]:
+    """`--dtype f16`: both graphs pass onnx.checker; every weight initializer holds bit for bit a
+    checkpoint tensor converted to float16 (the one of its name, or for a tied weight the tensor
+    it is tied to; Linear weights may be stored transposed); every checkpoint tensor the float32
+    build reads is read; a greedy run in onnxruntime gives finite logits."""
+    hf_dir, out_dir, f32_dir = work / "hf", work / "onnx", work / "onnx-f32"
+    write_checkpoint(row, hf_dir)
+    H.build(hf_dir, out_dir, "--dtype", "f16")
+    H.build(hf_dir, f32_dir)
+    failures = []
+    source = {k: v.to(torch.float16).view(torch.int16).numpy().view(np.uint16)
+              for k, v in load_file(hf_dir / "model.safetensors").items()}
+    by_bits = {(v.shape, v.tobytes()): k for k, v in source.items()}
+    for g in ("encoder", "decoder"):
+        path = out_dir / f"{g}.onnx"
+        onnx.checker.check_model(str(path), full_check=True)
+        f16 = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer
+               if t.data_location == TensorProto.EXTERNAL}
+        f32 = {t.name for t in onnx.load(str(f32_dir / f"{g}.onnx"), load_external_data=False).graph.initializer
+               if t.data_location == TensorProto.EXTERNAL}
+        if set(f16) != f32:
+            failures.append(f"{g}: f16 weights {sorted(set(f16) ^ f32)} differ from the float32 build's")
+        for name, t in f16.items():
+            if t.data_type != TensorProto.FLOAT16:
+                failures.append(f"{g}: {name}: data_type {TensorProto.DataType.Name(t.data_type)}")
+                continue
+            got = numpy_helper.to_array(t, base_dir=str(out_dir)).view(np.uint16)
+            want = source.get(name)
+            exact = want is not None and (np.array_equal(got, want) or (got.ndim == 2 and np.array_equal(got, want.T)))
+            tied = (got.shape, got.tobytes()) in by_bits or (got.ndim == 2 and (got.T.shape, got.T.tobytes()) in by_bits)
+            if not (exact or (want is None and tied)):
+                failures.append(f"{g}: {name}: not the float16 bits of its checkpoint tensor")
+    onnx_f16 = OnnxSeq2Seq(out_dir)
+    ids, mask = encoder_batch(256)
+    enc = onnx_f16.encode(ids, mask)
+    dec = np.zeros((2, 1), np.int64)
+    logits, state = onnx_f16.step(dec, mask, enc, None, np.float16)
+    logits, _ = onnx_f16.step(dec, mask, None, state, np.float16)
+    if not (np.isfinite(enc).all() and np.isfinite(logits).all()):
+        failures.append("float16 run: non-finite values")
+    return failures
+
+
+def weight_matmuls(model) -> tuple[int, list[str]]:
+    """(MatMulNBits nodes, names of the float MatMul/Gemm nodes by a 2-D weight initializer)."""
+    inits = {i.name: i for i in model.graph.initializer}
+    nbits = sum(n.op_type == "MatMulNBits" for n in model.graph.node)
+    left = [n.name for n in model.graph.node if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1
+            and n.input[1] in inits and len(inits[n.input[1]].dims) == 2]
+    return nbits, left
+
+
+def check_int4(row: Row, work: Path) -> list[str]:
+    """`--precision int4`: in both graphs every MatMul by a 2-D checkpoint weight but the tied LM
+    head is a MatMulNBits, and the package's logits (prefill and decode steps) equal those of
+    mobius' float build quantized by onnxruntime's MatMulNBitsQuantizer on the same nodes (same
+    weights, same kernel), max|Δ| <= harness.TOL."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    hf_dir, q_dir, f_dir, ref_dir = work / "hf", work / "int4", work / "float", work / "ort-int4"
+    write_checkpoint(row, hf_dir)
+    H.build(hf_dir, q_dir, "--precision", "int4")
+    H.build(hf_dir, f_dir)
+    ref_dir.mkdir()
+    failures = []
+    for g in ("encoder", "decoder"):
+        quantized = onnx.load(str(q_dir / f"{g}.onnx"))
+        nbits, left = weight_matmuls(quantized)
+        if nbits == 0 or len(left) > (1 if g == "decoder" else 0):
+            failures.append(f"{g}: {nbits} MatMulNBits, float weight MatMuls left: {left}")
+        model = onnx.load(str(f_dir / f"{g}.onnx"))
+        q = MatMulNBitsQuantizer(model, bits=4, block_size=32, is_symmetric=True, nodes_to_exclude=left)
+        q.process()
+        onnx.save(q.model.model, str(ref_dir / f"{g}.onnx"))
+    if failures:
+        return failures
+    ids, mask = encoder_batch(256)
+    rng = np.random.default_rng(3)
+    tokens = [np.zeros((2, 1), np.int64)] + [rng.integers(2, 256, size=(2, 1)) for _ in range(DECODE_STEPS)]
+    logits = {}
+    for name, d in (("mobius", q_dir), ("onnxruntime", ref_dir)):
+        m = OnnxSeq2Seq(d)
+        enc, state, out = m.encode(ids, mask), None, []
+        for t in tokens:
+            lg, state = m.step(t, mask, enc if state is None else None, state)
+            out.append(lg)
+        logits[name] = np.concatenate(out, axis=1)
+    d = H.max_abs(logits["mobius"], logits["onnxruntime"])
+    if not d <= H.TOL:
+        failures.append(f"int4 logits vs onnxruntime's quantizer on the float build: max|Δ| {d:.3g} > {H.TOL}")
+    return failures

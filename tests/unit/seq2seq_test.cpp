@@ -1,0 +1,153 @@
+// Multi-graph packages (package/writer.h) and the text2text-generation task
+// (tasks/text2text_generation.h): each graph written with its own data file, nothing left behind
+// on failure, and the decoder's cache I/O derived from the layers' declared states.
+#include <onnx/onnx_pb.h>
+
+#include <set>
+
+#include "archs/archs.h"
+#include "package/build.h"
+#include "package/writer.h"
+#include "tasks/text2text_generation.h"
+#include "test_util.h"
+#include "weights/safetensors.h"
+
+namespace mobius {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::set<std::string> entries(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+// y = x * w, w [4] read from checkpoint tensor `key`.
+Model scale_graph(const std::string& key) {
+  Model m;
+  GraphBuilder b(m.graph);
+  Ops op(b);
+  Value* x = b.input("x", DataType::FLOAT, {4});
+  b.output(op.Mul(x, b.weight(key, DataType::FLOAT, {4}, {key, false})), "y", {4});
+  return m;
+}
+
+TEST(MultiGraphPackage, EachGraphHasItsOwnDataFile) {
+  test::TempDir root;
+  const std::vector<float> a = test::iota_f32(4, 1.0f), d = test::iota_f32(4, -3.0f);
+  fs::create_directories(root.path / "ckpt");
+  test::SafetensorsWriter().f32("a", {4}, a).f32("d", {4}, d).write(root.path / "ckpt/model.safetensors");
+  SafetensorsCheckpoint ckpt(root.str("ckpt"));
+  Model enc = scale_graph("a"), dec = scale_graph("d");
+  WeightPlan pe = WeightPlan::bind(enc.graph, ckpt), pd = WeightPlan::bind(dec.graph, ckpt);
+  const fs::path out = root.path / "out";
+  write_package(out.string(), {{"encoder", &enc, &pe}, {"decoder", &dec, &pd}}, {});
+  EXPECT_EQ(entries(out), (std::set<std::string>{"encoder.onnx", "encoder.onnx.data", "decoder.onnx",
+                                                 "decoder.onnx.data"}));
+  for (const auto& [name, data] : {std::pair{"encoder", a}, std::pair{"decoder", d}}) {
+    onnx::ModelProto p;
+    std::ifstream in(out / (std::string(name) + ".onnx"), std::ios::binary);
+    ASSERT_TRUE(p.ParseFromIstream(&in));
+    ASSERT_EQ(p.graph().initializer_size(), 1);
+    std::map<std::string, std::string> kv;
+    for (const auto& e : p.graph().initializer(0).external_data()) kv[e.key()] = e.value();
+    EXPECT_EQ(kv["location"], std::string(name) + ".onnx.data");
+    EXPECT_EQ(test::read_file(out / (std::string(name) + ".onnx.data")).substr(std::stoull(kv["offset"]), 16),
+              test::as_bytes(data));
+  }
+}
+
+TEST(MultiGraphPackage, FailureLeavesNothing) {
+  test::TempDir root;
+  Model enc = scale_graph("a"), dec = scale_graph("d");
+  WriteOptions o;
+  o.check = [](const std::string& dir) {
+    EXPECT_TRUE(fs::exists(fs::path(dir) / "decoder.onnx.data"));
+    throw Error("check failed");
+  };
+  test::expect_error([&] { write_package(root.str("out"), {{"encoder", &enc, nullptr}, {"decoder", &dec, nullptr}}, o); },
+                     {"check failed"});
+  EXPECT_TRUE(entries(root.path).empty());
+}
+
+std::unique_ptr<Architecture> create(ArchFactory f, const nlohmann::json& config) {
+  return f(HfConfig(config, "config.json"), DataType::FLOAT);
+}
+
+// name -> shape (ints, or the symbolic dim's name) of a graph's inputs or outputs.
+std::map<std::string, std::vector<std::string>> shapes(const std::vector<Value*>& values) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Value* v : values)
+    for (const Dim& d : *v->shape) out[v->name].push_back(d.is_symbolic() ? d.symbol : std::to_string(d.value));
+  return out;
+}
+
+TEST(Text2TextGeneration, DecoderCachesFollowTheLayerStates) {
+  // BART: decoder heads 2 of 64 / 2 = 32 (the encoder's 4 must not leak into the cache shapes)
+  auto bart = create(create_bart, {{"vocab_size", 50}, {"d_model", 64}, {"encoder_layers", 1}, {"decoder_layers", 3},
+                                   {"encoder_attention_heads", 4}, {"decoder_attention_heads", 2},
+                                   {"encoder_ffn_dim", 16}, {"decoder_ffn_dim", 8}, {"max_position_embeddings", 32}});
+  EXPECT_EQ(bart->task(), "text2text-generation");
+  std::vector<NamedGraph> graphs = bart->build_graphs();
+  ASSERT_EQ(graphs.size(), 2u);
+  EXPECT_EQ(graphs[0].name, "encoder");
+  EXPECT_EQ(graphs[1].name, "decoder");
+  const auto enc_in = shapes(graphs[0].model.graph.inputs), enc_out = shapes(graphs[0].model.graph.outputs);
+  EXPECT_EQ(enc_in.size(), 2u);
+  EXPECT_EQ(enc_in.at("attention_mask"), (std::vector<std::string>{"batch_size", "encoder_sequence_length"}));
+  EXPECT_EQ(enc_out.at("last_hidden_state"),
+            (std::vector<std::string>{"batch_size", "encoder_sequence_length", "64"}));
+  const auto in = shapes(graphs[1].model.graph.inputs), out = shapes(graphs[1].model.graph.outputs);
+  EXPECT_EQ(in.size(), 3u + 3 * 4);
+  EXPECT_EQ(out.size(), 1u + 3 * 4);
+  EXPECT_EQ(in.at("encoder_hidden_states"),
+            (std::vector<std::string>{"batch_size", "encoder_hidden_sequence_length", "64"}));
+  EXPECT_EQ(in.at("past_key_values.2.decoder.value"),
+            (std::vector<std::string>{"batch_size", "2", "past_decoder_sequence_length", "32"}));
+  EXPECT_EQ(in.at("past_key_values.2.encoder.key"),
+            (std::vector<std::string>{"batch_size", "2", "past_encoder_sequence_length", "32"}));
+  EXPECT_EQ(out.at("present.0.decoder.key"),
+            (std::vector<std::string>{"batch_size", "2", "total_decoder_sequence_length", "32"}));
+  EXPECT_EQ(out.at("present.1.encoder.value"),
+            (std::vector<std::string>{"batch_size", "2", "encoder_sequence_length", "32"}));
+  EXPECT_EQ(out.at("logits"), (std::vector<std::string>{"batch_size", "decoder_sequence_length", "50"}));
+}
+
+TEST(Text2TextGeneration, T5ReadsItsConfigClassFields) {
+  // T5Config: d_kv is the head size whatever d_model / num_heads is; num_decoder_layers defaults
+  // to num_layers
+  auto t5 = create(create_t5, {{"vocab_size", 50}, {"d_model", 32}, {"d_kv", 12}, {"d_ff", 16}, {"num_layers", 2},
+                               {"num_heads", 3}, {"feed_forward_proj", "gated-gelu"}});
+  const auto in = shapes(t5->build_graphs()[1].model.graph.inputs);
+  EXPECT_EQ(in.size(), 3u + 2 * 4);
+  EXPECT_EQ(in.at("past_key_values.1.encoder.key"),
+            (std::vector<std::string>{"batch_size", "3", "past_encoder_sequence_length", "12"}));
+  test::expect_error([&] { create(create_t5, {{"vocab_size", 50}, {"feed_forward_proj", "fancy-gelu"}}); },
+                     {"config.json", "feed_forward_proj", "'fancy-gelu'"});
+}
+
+// `mobius build` of a config.json alone (--no-weights): the four files; an --ep lowering refused
+// before anything is written.
+TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
+  test::TempDir root;
+  fs::create_directories(root.path / "t5");
+  test::write_file(root.path / "t5/config.json",
+                   R"({"model_type": "t5", "vocab_size": 40, "d_model": 16, "d_kv": 4, "d_ff": 8, "num_layers": 1,
+                       "num_heads": 2})");
+  BuildOptions o;
+  o.config_dir = root.str("t5");
+  o.output_dir = root.str("out");
+  o.weights = false;
+  o.ep = "cpu";
+  test::expect_error([&] { build_package(o); }, {"--ep cpu", "text2text-generation", "--ep default"});
+  EXPECT_FALSE(fs::exists(root.path / "out"));
+  o.ep = "default";
+  BuildReport r = build_package(o);
+  EXPECT_EQ(r.task, "text2text-generation");
+  EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"encoder.onnx", "encoder.onnx.data", "decoder.onnx",
+                                                              "decoder.onnx.data"}));
+}
+
+}  // namespace
+}  // namespace mobius
