@@ -82,9 +82,14 @@ def types() -> set[str]:
 
 
 def write_checkpoint(row: Row, hf_dir: Path):
-    """The tiny model (seed 0), every parameter re-randomized (harness.rerandomize), saved."""
+    """The tiny model of `row` (seed 0), every parameter re-randomized, saved (write_model)."""
+    return write_model(AutoConfig.for_model(row.model_type, **row.config), hf_dir)
+
+
+def write_model(config, hf_dir: Path):
+    """AutoModelForSeq2SeqLM from `config` (seed 0), every parameter re-randomized
+    (harness.rerandomize), saved to hf_dir; returns the in-memory model."""
     torch.manual_seed(0)
-    config = AutoConfig.for_model(row.model_type, **row.config)
     model = AutoModelForSeq2SeqLM.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
     # the shared token embeddings at unit scale, as rerandomize does for `embed_tokens`: scaled by
@@ -172,75 +177,106 @@ def greedy(onnx: OnnxSeq2Seq, ids, mask, start: int, n: int) -> np.ndarray:
 def run(row: Row, work: Path, rec: dict) -> list[str]:
     """Fills `rec` (the parity table's row: prefill = encoder and decoder-prefill max|Δ|, decode =
     the decode steps', tokens = matched greedy tokens); returns the failed checks."""
-    hf_dir, out_dir = work / "hf", work / "onnx"
-    model = write_checkpoint(row, hf_dir)
+    model = write_checkpoint(row, work / "hf")
+    return check(work / "hf", model, work / "onnx", rec, DECODE_STEPS, generate=True)
+
+
+def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, generate: bool) -> list[str]:
+    """The parity check of the checkpoint in hf_dir (`model`: the in-memory model it was saved
+    from): transformers loads it, `mobius build` packages it into out_dir; then the package
+    (check_package), the encoder, the decoder prefill and `decode_steps` steps through both caches
+    (check_steps) and, with `generate`, greedy generation (check_greedy). Returns the failures."""
     ref = AutoModelForSeq2SeqLM.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
-    cfg = ref.config
     H.build(hf_dir, out_dir)
+    failures = check_package(out_dir, ref.config, rec)
+    if failures:
+        return failures
+    onnx = OnnxSeq2Seq(out_dir)
+    failures = check_steps(ref, model, onnx, rec, decode_steps)
+    rec["genai"] = "n/a"
+    if generate:
+        failures += check_greedy(ref, onnx, rec)
+    return failures
+
+
+def check_package(out_dir: Path, cfg, rec: dict) -> list[str]:
+    """Exactly FILES, onnx.checker on both graphs, the I/O names of the contract."""
     failures = []
     files = {p.name for p in out_dir.iterdir()}
     if files != FILES:
         failures.append(f"package files {sorted(files)}, expected {sorted(FILES)}")
     for g in ("encoder", "decoder"):
         failures += [f"{g}: {f}" for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+    if failures:
+        return failures
     onnx = OnnxSeq2Seq(out_dir)
     failures += [f"encoder I/O: {p}" for p in H.io_problems(onnx.encoder, {"input_ids", "attention_mask"},
                                                              {"last_hidden_state"})]
     layers = getattr(cfg, "num_decoder_layers", None) or cfg.decoder_layers
     failures += [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *decoder_session_io(layers))]
-    if failures:
-        return failures
+    return failures
 
+
+@torch.no_grad()
+def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> list[str]:
+    """The encoder's last_hidden_state on the non-padding tokens, a decoder prefill and
+    `decode_steps` one-token steps (logits), then both caches after the last step, against `ref`
+    (transformers, EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
+    cfg = ref.config
     ids, mask = encoder_batch(cfg.vocab_size)
     t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
     deltas = {"encoder": [], "prefill": [], "decode": []}
-    with torch.no_grad():
-        hf_enc = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state
-        # harness self-check: the checkpoint on disk is the model we made
-        assert torch.equal(hf_enc, model.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state)
-        enc = onnx.encode(ids, mask)
-        valid = mask.astype(bool)
-        deltas["encoder"].append(H.max_abs(enc[valid], hf_enc.numpy()[valid]))
+    hf_enc = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state
+    # harness self-check: the checkpoint on disk is the model we made
+    assert torch.equal(hf_enc, model.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state)
+    enc = onnx.encode(ids, mask)
+    valid = mask.astype(bool)
+    deltas["encoder"].append(H.max_abs(enc[valid], hf_enc.numpy()[valid]))
 
-        rng = np.random.default_rng(2)
-        dec = np.concatenate([np.full((2, 1), cfg.decoder_start_token_id, np.int64),
-                              rng.integers(2, cfg.vocab_size, size=(2, DEC_PREFILL - 1), dtype=np.int64)], axis=1)
-        hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
-                 use_cache=True)
-        logits, state = onnx.step(dec, mask, enc, None)
-        deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
+    rng = np.random.default_rng(2)
+    dec = np.concatenate([np.full((2, 1), cfg.decoder_start_token_id, np.int64),
+                          rng.integers(2, cfg.vocab_size, size=(2, DEC_PREFILL - 1), dtype=np.int64)], axis=1)
+    hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
+             use_cache=True)
+    logits, state = onnx.step(dec, mask, enc, None)
+    deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
+    cache = hf.past_key_values
+    for _ in range(decode_steps):
+        nxt = rng.integers(2, cfg.vocab_size, size=(2, 1), dtype=np.int64)
+        hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
+                 past_key_values=cache, use_cache=True)
         cache = hf.past_key_values
-        for _ in range(DECODE_STEPS):
-            nxt = rng.integers(2, cfg.vocab_size, size=(2, 1), dtype=np.int64)
-            hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
-                     past_key_values=cache, use_cache=True)
-            cache = hf.past_key_values
-            logits, state = onnx.step(nxt, mask, None, state)
-            deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
-        for i in range(onnx.layers):  # both caches after the last step
-            for part, c in (("decoder", cache.self_attention_cache), ("encoder", cache.cross_attention_cache)):
-                deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.key"], c.layers[i].keys.numpy()))
-                deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.value"], c.layers[i].values.numpy()))
-
-        gen = GenerationConfig(max_new_tokens=GEN_NEW, min_new_tokens=GEN_NEW, do_sample=False, num_beams=1,
-                               no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE,
-                               decoder_start_token_id=cfg.decoder_start_token_id, pad_token_id=cfg.pad_token_id,
-                               eos_token_id=None, bos_token_id=None)
-        want = ref.generate(input_ids=t_ids, attention_mask=t_mask, generation_config=gen).numpy()[:, 1:]
-    got = greedy(onnx, ids, mask, cfg.decoder_start_token_id, GEN_NEW)
+        logits, state = onnx.step(nxt, mask, None, state)
+        deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
+    for i in range(onnx.layers):  # both caches after the last step
+        for part, c in (("decoder", cache.self_attention_cache), ("encoder", cache.cross_attention_cache)):
+            deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.key"], c.layers[i].keys.numpy()))
+            deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.value"], c.layers[i].values.numpy()))
 
     rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
     rec["decode"] = max(deltas["decode"])
+    return [f"{what} max|Δ| {max(d):.3g} > {H.TOL}" for what, d in deltas.items() if not max(d) <= H.TOL]
+
+
+def check_greedy(ref, onnx: OnnxSeq2Seq, rec: dict) -> list[str]:
+    """GEN_NEW-token greedy generation (NO_REPEAT_NGRAM_SIZE) of both rows equal to transformers'
+    generate. Sets rec tokens (matched tokens)."""
+    cfg = ref.config
+    ids, mask = encoder_batch(cfg.vocab_size)
+    gen = GenerationConfig(max_new_tokens=GEN_NEW, min_new_tokens=GEN_NEW, do_sample=False, num_beams=1,
+                           no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE,
+                           decoder_start_token_id=cfg.decoder_start_token_id, pad_token_id=cfg.pad_token_id,
+                           eos_token_id=None, bos_token_id=None)
+    with torch.no_grad():
+        want = ref.generate(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                            generation_config=gen).numpy()[:, 1:]
+    got = greedy(onnx, ids, mask, cfg.decoder_start_token_id, GEN_NEW)
     matched = int((got == want).all(axis=0).cumprod().sum()) if got.shape == want.shape else 0
     rec["tokens"] = f"{matched}/{GEN_NEW}"
-    rec["genai"] = "n/a"
-    for what, d in deltas.items():
-        if not max(d) <= H.TOL:
-            failures.append(f"{what} max|Δ| {max(d):.3g} > {H.TOL}")
     if got.shape != want.shape or not np.array_equal(got, want):
-        failures.append(f"greedy generation: {matched}/{GEN_NEW} tokens match transformers' generate "
-                        f"(mobius {got.tolist()}, transformers {want.tolist()})")
-    return failures
+        return [f"greedy generation: {matched}/{GEN_NEW} tokens match transformers' generate "
+                f"(mobius {got.tolist()}, transformers {want.tolist()})"]
+    return []
 
 
 def check_f16(row: Row, work: Path) -> list[str]:
@@ -286,6 +322,12 @@ def check_f16(row: Row, work: Path) -> list[str]:
     return failures
 
 
+# MatMulNBitsQuantizer's defaults (accuracy_level unset, only the nodes it is given), which
+# check_int4 compares with: the flags that keep mobius' int4 build to them (README "Quantization
+# defaults")
+INT4_PINNED = ("--accuracy-level", "0", "--no-quantize-lm-head", "--no-quantize-embeddings")
+
+
 def weight_matmuls(model) -> tuple[int, list[str]]:
     """(MatMulNBits nodes, names of the float MatMul/Gemm nodes by a 2-D weight initializer)."""
     inits = {i.name: i for i in model.graph.initializer}
@@ -296,15 +338,16 @@ def weight_matmuls(model) -> tuple[int, list[str]]:
 
 
 def check_int4(row: Row, work: Path) -> list[str]:
-    """`--precision int4`: in both graphs every MatMul by a 2-D checkpoint weight but the tied LM
-    head is a MatMulNBits, and the package's logits (prefill and decode steps) equal those of
-    mobius' float build quantized by onnxruntime's MatMulNBitsQuantizer on the same nodes (same
-    weights, same kernel), max|Δ| <= harness.TOL."""
+    """`--precision int4` with the defaults before the builder's per-EP ones (INT4_PINNED: accuracy
+    level 0, LM head and embeddings in float, as test_quantized.pinned): in both graphs every MatMul
+    by a 2-D checkpoint weight but the LM head is a MatMulNBits, and the package's logits (prefill
+    and decode steps) equal those of mobius' float build quantized by onnxruntime's
+    MatMulNBitsQuantizer on the same nodes (same weights, same kernel), max|Δ| <= harness.TOL."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     hf_dir, q_dir, f_dir, ref_dir = work / "hf", work / "int4", work / "float", work / "ort-int4"
     write_checkpoint(row, hf_dir)
-    H.build(hf_dir, q_dir, "--precision", "int4")
+    H.build(hf_dir, q_dir, "--precision", "int4", *INT4_PINNED)
     H.build(hf_dir, f_dir)
     ref_dir.mkdir()
     failures = []
