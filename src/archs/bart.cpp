@@ -32,6 +32,7 @@
 #include "blocks/position_embedding.h"
 #include "blocks/sinusoidal_position.h"
 #include "blocks/seq2seq_layer.h"
+#include "registry/config_defaults.h"
 #include "tasks/text2text_generation.h"
 #include "util/error.h"
 
@@ -70,7 +71,16 @@ struct BartSpec {
   DataType dtype;
 };
 
-BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
+// The config fields as the <Type>Config classes read them (configuration_<type>.py): their
+// attribute_map aliases win over the fields (hidden_size sets d_model, num_attention_heads
+// encoder_attention_heads, num_hidden_layers encoder_layers); the class defaults of fields
+// config.json leaves out are filled in before (registry/config_defaults.h: e.g. PLBartConfig's
+// scale_embedding true, M2M100Config's activation_function relu), so the fallbacks here only serve
+// a config without a class row.
+BartSpec bart_spec(const HfConfig& config, DataType dtype, const BartLayout& l) {
+  const HfConfig c = with_attribute_map(config, {{"hidden_size", "d_model"},
+                                                 {"num_attention_heads", "encoder_attention_heads"},
+                                                 {"num_hidden_layers", "encoder_layers"}});
   BartSpec s;
   s.dtype = dtype;
   s.vocab_size = c.get_int("vocab_size");
@@ -81,15 +91,14 @@ BartSpec bart_spec(const HfConfig& c, DataType dtype, const BartLayout& l) {
   if (s.decoder_layers < 1) c.fail("decoder_layers", "must be at least 1");
   const std::string act = c.string_or("activation_function", "gelu");
   if (!is_known_activation(act)) c.fail("activation_function", "unsupported activation '" + act + "'");
-  auto side = [&](const char* heads_field, const char* ffn_field) {
-    Seq2SeqLayerOptions o{.d_model = s.d_model, .num_heads = c.int_or(heads_field, 16),
-                          .ffn_dim = c.int_or(ffn_field, 4096), .activation_function = act,
-                          .placement = l.placement, .dtype = dtype};
+  auto side = [&](const char* heads_field, int64_t num_heads, int64_t ffn_dim) {
+    Seq2SeqLayerOptions o{.d_model = s.d_model, .num_heads = num_heads, .ffn_dim = ffn_dim,
+                          .activation_function = act, .placement = l.placement, .dtype = dtype};
     if (o.num_heads <= 0 || s.d_model % o.num_heads != 0) c.fail(heads_field, "must divide d_model");
     return o;
   };
-  s.encoder = side("encoder_attention_heads", "encoder_ffn_dim");
-  s.decoder = side("decoder_attention_heads", "decoder_ffn_dim");
+  s.encoder = side("encoder_attention_heads", c.int_or("encoder_attention_heads", 16), c.int_or("encoder_ffn_dim", 4096));
+  s.decoder = side("decoder_attention_heads", c.int_or("decoder_attention_heads", 16), c.int_or("decoder_ffn_dim", 4096));
   const float scale = c.bool_or("scale_embedding", false) ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model))) : 1.0f;
   s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm};
   s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm};

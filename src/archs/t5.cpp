@@ -25,6 +25,7 @@
 #include "blocks/cross_attention.h"
 #include "blocks/mlp.h"
 #include "blocks/relative_position_bias.h"
+#include "registry/config_defaults.h"
 #include "tasks/text2text_generation.h"
 #include "util/error.h"
 
@@ -69,7 +70,15 @@ struct T5Spec {
   }
 };
 
-T5Spec t5_spec(const HfConfig& c, DataType dtype, OutputScale scale, BiasSharing sharing) {
+// The config fields as T5Config / MT5Config / UMT5Config read them (configuration_<type>.py):
+// their attribute_map aliases win over the fields (head_dim sets d_kv, ...); the class defaults of
+// fields config.json leaves out are filled in before (registry/config_defaults.h: e.g. MT5Config's
+// feed_forward_proj "gated-gelu"), so the fallbacks here only serve a config without a class row.
+T5Spec t5_spec(const HfConfig& config, DataType dtype, OutputScale scale, BiasSharing sharing) {
+  const HfConfig c = with_attribute_map(config, {{"hidden_size", "d_model"},
+                                                 {"num_attention_heads", "num_heads"},
+                                                 {"num_hidden_layers", "num_layers"},
+                                                 {"head_dim", "d_kv"}});
   T5Spec s;
   s.vocab_size = c.get_int("vocab_size");
   s.d_model = c.int_or("d_model", 512);

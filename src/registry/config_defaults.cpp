@@ -26,4 +26,12 @@ HfConfig with_class_defaults(const HfConfig& cfg, const std::string& model_type)
   return cfg;
 }
 
+HfConfig with_attribute_map(const HfConfig& cfg,
+                            std::initializer_list<std::pair<const char*, const char*>> attribute_map) {
+  nlohmann::json merged = cfg.json();
+  for (const auto& [alias, field] : attribute_map)
+    if (merged.contains(alias)) merged[field] = merged[alias];
+  return HfConfig(std::move(merged), cfg.file());
+}
+
 }  // namespace mobius

@@ -4,7 +4,9 @@
 // default_theta as rope_theta).
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "config/hf_config.h"
 
@@ -15,5 +17,13 @@ namespace mobius {
 // without a row. The view keeps cfg's file name for errors. Throws mobius::Error naming the field
 // when config.json sets to null a field the class refuses as null (e.g. Qwen3Config's head_dim).
 HfConfig with_class_defaults(const HfConfig& cfg, const std::string& model_type);
+
+// `cfg` with the value of each alias in `attribute_map` ({alias, field}: a config class'
+// attribute_map) that config.json sets (null included) stored under the field it names:
+// PreTrainedConfig resolves an alias to its field on assignment, so an alias in config.json wins
+// over the field itself (transformers/configuration_utils.py, PreTrainedConfig.__setattr__; e.g.
+// T5Config's head_dim -> d_kv). The view keeps cfg's file name for errors. Throws nothing.
+HfConfig with_attribute_map(const HfConfig& cfg,
+                            std::initializer_list<std::pair<const char*, const char*>> attribute_map);
 
 }  // namespace mobius

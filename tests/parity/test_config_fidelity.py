@@ -2,10 +2,16 @@
 does (defaults, legacy aliases, __init__ conversions, and only the fields its modeling code reads).
 
 Generated for every type `mobius list models` prints (a type registered later is covered without
-an edit here). For each, config.json is written in the shapes real checkpoints use, and each is a
-parity check against transformers loading the same directory (padded prefill + one decode step,
-max |Δ| <= harness.TOL):
-  minimal      only the harness' tiny sizes (harness.base_kwargs), old schema: no rope_theta,
+an edit here; one of a task or family this test has no driver for fails: unsupported_task). For
+each, config.json is written in the shapes real checkpoints use, and each is a parity check against
+transformers loading the same directory, max |Δ| <= harness.TOL:
+  text-generation       AutoModelForCausalLM: padded prefill + one decode step (harness)
+  feature-extraction    AutoModel: the padded batch (harness.run_encoder_parity)
+  text2text-generation  AutoModelForSeq2SeqLM: the encoder output, a decoder prefill and
+                        SEQ2SEQ_DECODE_STEPS steps through both caches (seq2seq_harness.check)
+The variants:
+  minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
+               harness' T5 / BART sizes of the type's family), old schema: no rope_theta,
                rope_scaling or rope_parameters; everything else is the config class' default
   to-dict      transformers' own view: config.to_dict() of the minimal config, every default
                written out, new schema (rope_parameters)
@@ -32,6 +38,7 @@ import numpy as np
 import pytest
 
 import harness as H
+import seq2seq_harness as S
 
 # Fields other families use, each added alone to the minimal config (values that engage at the
 # harness' sizes: head size 16, prefill 48).
@@ -85,18 +92,51 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 }
 
 
+# The tasks this test drives; a registered type of any other task fails (unsupported_task).
+TASKS = ("text-generation", "feature-extraction", "text2text-generation")
+# text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
+SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
+SEQ2SEQ_DECODE_STEPS = 2  # through both caches; no generate (generation is seq2seq_parity's)
+
+
 @lru_cache(maxsize=None)
-def registered_types() -> tuple[str, ...]:
+def registered() -> dict[str, tuple[str, str]]:
+    """model type -> (family, task), as `mobius list models` prints them."""
     r = H.run_mobius("list", "models")
     assert r.returncode == 0, r.stderr
-    return tuple(line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip())
+    return {cols[0]: (cols[1], cols[2]) for cols in (line.split() for line in r.stdout.splitlines()[1:]) if cols}
+
+
+def registered_types() -> tuple[str, ...]:
+    return tuple(registered())
+
+
+def task(model_type: str) -> str:
+    return registered()[model_type][1]
+
+
+def unsupported_task(model_type: str) -> str | None:
+    """Why this test cannot drive `model_type` (its task, or an encoder without harness rows), else None."""
+    if task(model_type) not in TASKS:
+        return f"task {task(model_type)!r} has no driver in test_config_fidelity.py (TASKS)"
+    if (task(model_type) == "feature-extraction") != H.is_encoder(model_type):
+        return "feature-extraction types are driven through harness.ENCODER_VARIANTS, which must list it"
+    if task(model_type) == "text2text-generation" and registered()[model_type][0] not in SEQ2SEQ_BASE:
+        return f"family {registered()[model_type][0]!r} has no tiny sizes in SEQ2SEQ_BASE"
+    return None
+
+
+def base_kwargs(model_type: str) -> dict:
+    if task(model_type) == "text2text-generation":
+        return SEQ2SEQ_BASE[registered()[model_type][0]]
+    return H.base_kwargs(model_type)
 
 
 def minimal_config(model_type: str) -> dict:
     """The harness' tiny sizes under the names the config class stores (GPT-2's n_embd, not its
     attribute_map alias hidden_size), as its checkpoints spell them."""
     aliases = H.transformers.CONFIG_MAPPING[model_type].attribute_map
-    return {"model_type": model_type, **{aliases.get(k, k): v for k, v in H.base_kwargs(model_type).items()}}
+    return {"model_type": model_type, **{aliases.get(k, k): v for k, v in base_kwargs(model_type).items()}}
 
 
 def to_dict_config(model_type: str) -> dict:
@@ -124,7 +164,8 @@ def cases():
         types = registered_types()
     except (AssertionError, OSError):
         return [pytest.param("none", "none", {}, id="mobius-binary-missing")]
-    return [pytest.param(mt, name, cfg, id=f"{mt}-{name}") for mt in types for name, cfg in variants(mt)]
+    return [pytest.param(mt, name, cfg, id=f"{mt}-{name}") for mt in types
+            for name, cfg in ([("unsupported-task", {})] if unsupported_task(mt) else variants(mt))]
 
 
 def _first_line(e: Exception) -> str:
@@ -143,12 +184,16 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
     except Exception as e:  # noqa: BLE001 - the refusal is the reference's answer
         return "config", _first_line(e)
     try:
-        auto = H.AutoModel if H.is_encoder(model_type) else H.AutoModelForCausalLM
-        model = auto.from_config(config)
         with H.torch.no_grad():
-            if H.is_encoder(model_type):
-                model(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
+            if task(model_type) == "text2text-generation":  # the check's lengths, a step through both caches
+                model = S.AutoModelForSeq2SeqLM.from_config(config)
+                ids = H.torch.ones(1, S.ENC_LEN, dtype=H.torch.long)
+                out = model(input_ids=ids, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
+                model(input_ids=ids, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+            elif H.is_encoder(model_type):
+                H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
+                model = H.AutoModelForCausalLM.from_config(config)
                 ids, mask, pos = H.prefill_batch(config.vocab_size)
                 _, cache = H.hf_forward(model, ids, mask, pos)
                 mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
@@ -161,6 +206,7 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
 @pytest.mark.parametrize("model_type,name,cfg", cases())
 def test_config_fidelity(model_type, name, cfg, tmp_path):
     assert model_type in registered_types(), "mobius list models failed"
+    assert not unsupported_task(model_type), f"{model_type}: {unsupported_task(model_type)}"
     failure = transformers_failure(model_type, cfg)
     if failure:
         (tmp_path / "hf").mkdir()
@@ -193,6 +239,8 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     batch); returns the failures."""
     row = {}
     overrides = {"_config_json": cfg}
+    if task(model_type) == "text2text-generation":
+        return seq2seq_parity_failures(model_type, cfg, work)
     if H.is_encoder(model_type):
         return H.run_encoder_parity(model_type, overrides, work, row)
     pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)
@@ -201,6 +249,16 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
         if failures and all(f.startswith("decode") for f in failures):
             failures = decode_against_uncached(pair, failures)
     return failures
+
+
+def seq2seq_parity_failures(model_type: str, cfg: dict, work) -> list[str]:
+    """text2text-generation: AutoModelForSeq2SeqLM from this config.json (every parameter
+    re-randomized, seq2seq_harness.write_model), config.json then overwritten verbatim; the
+    encoder output, a decoder prefill and SEQ2SEQ_DECODE_STEPS steps through both caches
+    (seq2seq_harness.check)."""
+    model = S.write_model(H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
+    (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    return S.check(work / "hf", model, work / "onnx", {}, SEQ2SEQ_DECODE_STEPS, generate=False)
 
 
 def decode_against_uncached(pair: H.Pair, failures: list[str]) -> list[str]:
