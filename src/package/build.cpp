@@ -9,6 +9,7 @@
 #include "config/hf_config.h"
 #include "eval/self_check.h"
 #include "package/generic.h"
+#include "package/gguf_tokenizer.h"
 #include "package/genai_config.h"
 #include "package/writer.h"
 #include "registry/registry.h"
@@ -161,6 +162,8 @@ BuildReport build_package(const BuildOptions& o) {
       nlohmann::json g = genai_config(*lm, *cfg, o.config_dir, go);  // GGUF: config_dir ""
       std::ofstream(fs::path(dir) / "genai_config.json") << g.dump(4) << "\n";
       report.tokenizer_files = copy_tokenizer_files(o.config_dir, dir);
+      if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
+        report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
     };
   }
   if (report.generic) {

@@ -55,8 +55,10 @@ def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
         writer.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
 
 
-def write_gguf(model, path: Path, qtype=QT.F32) -> None:
-    """Writes a transformers LlamaForCausalLM or Gemma3ForCausalLM as llama.cpp would convert it."""
+def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
+    """Writes a transformers LlamaForCausalLM or Gemma3ForCausalLM as llama.cpp would convert it;
+    `tokenizer(writer)`, when given, writes the tokenizer.* metadata (gemma3 otherwise gets a
+    placeholder token list, which gives it its vocab_size)."""
     cfg = model.config
     gemma = cfg.model_type == "gemma3_text"
     arch_name = "gemma3" if gemma else "llama"
@@ -76,12 +78,15 @@ def write_gguf(model, path: Path, qtype=QT.F32) -> None:
         w.add_value_length(head_dim)
         w.add_rope_freq_base(cfg.rope_parameters["full_attention"]["rope_theta"])
         w.add_sliding_window(cfg.sliding_window)
-        w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
+        if tokenizer is None:
+            w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
     else:  # LlamaModel.set_gguf_parameters
         w.add_vocab_size(cfg.vocab_size)
         w.add_rope_dimension_count(head_dim)
         w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
     w.add_file_type(int(qtype))
+    if tokenizer is not None:
+        tokenizer(w)
 
     names = gguf.get_tensor_name_map(arch, cfg.num_hidden_layers)
     for hf_name, t in model.state_dict().items():
