@@ -293,21 +293,78 @@ std::vector<std::string> GgufCheckpoint::names() const {
   return out;
 }
 
+namespace {
+
+bool stored_plainly(const GgufTensor& src, int64_t unpermute_heads, float shift) {
+  return plain_dtype(src.type) != DataType::UNDEFINED && unpermute_heads == 0 && shift == 0.0f;
+}
+
+}  // namespace
+
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  return plain_dtype(e.source->type) != DataType::UNDEFINED && e.unpermute_heads == 0 && e.shift == 0.0f;
+  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads, e.shift);
+}
+
+void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  const std::span<const uint8_t> data = e.source->data;
+  if (row_end <= row_begin) return;
+  if (transpose || e.shape.size() != 2) {
+    file_.release(data);
+    return;
+  }
+  const int64_t rows = e.shape[0], d = e.unpermute_heads > 0 ? rows / e.unpermute_heads : 1;
+  const size_t row_bytes = data.size() / static_cast<size_t>(rows);
+  const int64_t first = row_begin / d * d, last = (row_end + d - 1) / d * d;
+  file_.release(data.subspan(static_cast<size_t>(first) * row_bytes, static_cast<size_t>(last - first) * row_bytes));
+}
+
+void GgufCheckpoint::produce_block_rows(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+                                        int64_t row_end, std::span<uint8_t> out) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  const GgufTensor& src = *e.source;
+  const int64_t rows = e.shape[0], cols = e.shape[1];
+  // the Hugging Face sub-matrix [r0, r1) x [c0, c1) the output rows are made of
+  int64_t r0 = row_begin, r1 = row_end, c0 = 0, c1 = cols;
+  if (transpose) r0 = 0, r1 = rows, c0 = row_begin, c1 = row_end;
+  const GgmlTypeTraits& traits = *ggml_type_traits(static_cast<uint32_t>(src.type));
+  const int64_t bs = traits.block_size, b0 = c0 / bs, b1 = (c1 + bs - 1) / bs;
+  const size_t row_bytes = src.data.size() / static_cast<size_t>(rows);
+  // HF row h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size): LlamaModel.permute.
+  const int64_t d = e.unpermute_heads > 0 ? rows / e.unpermute_heads : 0, half = d / 2;
+  auto gguf_row = [&](int64_t r) { return d == 0 ? r : r / d * d + 2 * (r % d % half) + r % d / half; };
+  const int64_t width = c1 - c0;
+  std::vector<float> blocks(static_cast<size_t>((b1 - b0) * bs)), sub(static_cast<size_t>((r1 - r0) * width));
+  for (int64_t r = r0; r < r1; ++r) {
+    dequantize(src.type,
+               src.data.subspan(static_cast<size_t>(gguf_row(r)) * row_bytes + static_cast<size_t>(b0 * traits.type_size),
+                                static_cast<size_t>((b1 - b0) * traits.type_size)),
+               blocks);
+    float* row = sub.data() + (r - r0) * width;
+    std::copy_n(blocks.data() + (c0 - b0 * bs), width, row);
+    if (e.shift != 0.0f)
+      for (int64_t i = 0; i < width; ++i) row[i] = row[i] + e.shift;
+  }
+  TensorView view{{e.name, DataType::FLOAT, {r1 - r0, width}, e.file},
+                  {reinterpret_cast<const uint8_t*>(sub.data()), sub.size() * sizeof(float)}};
+  convert_tensor(view, dst, transpose, out);
 }
 
 void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                              int64_t row_end, std::span<uint8_t> out) const {
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
-  if (streams(t)) {  // stored plainly
+  if (stored_plainly(src, e.unpermute_heads, e.shift)) {
     convert_rows(TensorView{e, src.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
+  if (e.shape.size() == 2) {
+    produce_block_rows(t, dst, transpose, row_begin, row_end, out);
+    return;
+  }
   MOBIUS_ASSERT(row_begin == 0 && row_end == output_rows(e.shape, transpose),
-                "GgufCheckpoint::produce: a dequantized tensor is produced whole");
+                "GgufCheckpoint::produce: a dequantized 1-D tensor is produced whole");
   const int64_t n = src.num_elements();
   std::vector<float> scratch;
   float* f;

@@ -47,13 +47,21 @@ class GgufCheckpoint final : public Checkpoint {
   const TensorInfo* find(const std::string& name) const override;
   std::vector<std::string> names() const override;
   // Dequantizes to float32, undoes the converter's transform, then converts to `dst`. Tensors
-  // stored plainly (F32/F16/BF16/F64, no transform) stream by row ranges; the others are
-  // produced whole.
+  // stored plainly (F32/F16/BF16/F64, no transform) and every matrix stream by row ranges (a
+  // matrix's rows are whole blocks: a range dequantizes only the blocks it reads, memory is the
+  // range's float32 values); other 1-D tensors are produced whole.
   void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                int64_t row_end, std::span<uint8_t> out) const override;
   bool streams(const TensorInfo& t) const override;
+  // The source rows a range read (whole heads when un-permuted); for a transposed or 1-D tensor,
+  // all of its data.
+  void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const override;
 
  private:
+  // produce() of a matrix: output rows [row_begin, row_end) are Hugging Face rows (or, transposed,
+  // columns) of it; dequantizes the blocks of those rows (columns) of each GGUF row they come from.
+  void produce_block_rows(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+                          int64_t row_end, std::span<uint8_t> out) const;
   struct Entry : TensorInfo {
     const GgufTensor* source = nullptr;
     int64_t unpermute_heads = 0;  // > 0: rows interleaved per head by LlamaModel.permute
