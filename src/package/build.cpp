@@ -78,10 +78,13 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
     return std::nullopt;
   }
   QuantizeOptions q;
+  const bool keep = o.precision == "keep";  // the GGUF's Q4_0 / Q8_0 blocks (build_package sets stored)
   if (o.precision == "int4" || o.precision == "int8")
     q.scheme.bits = o.precision == "int4" ? 4 : 8;
-  else
-    throw Error("unknown --precision '" + o.precision + "' (expected int4 or int8)");
+  else if (!keep)
+    throw Error("unknown --precision '" + o.precision + "' (expected int4, int8 or keep)");
+  if (keep && (o.block_size != 32 || o.quant_scheme != "sym"))
+    throw Error("--block-size and --quant-scheme do not apply to --precision keep: the GGUF file's own blocks are kept");
   if (o.block_size != 32 && o.block_size != 64 && o.block_size != 128)
     throw Error("--block-size " + std::to_string(o.block_size) + ": expected 32, 64 or 128");
   q.scheme.block_size = o.block_size;
@@ -91,8 +94,8 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
   if (o.accuracy_level < 0 || o.accuracy_level > 4)
     throw Error("--accuracy-level " + std::to_string(o.accuracy_level) + ": expected 0 to 4");
   q.accuracy_level = o.accuracy_level;
-  q.lm_head = o.quantize_lm_head;
-  q.embeddings = o.quantize_embeddings;
+  q.lm_head = o.quantize_lm_head || keep;
+  q.embeddings = o.quantize_embeddings || keep;
   if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
     throw Error("--precision " + o.precision + " with --dtype bf16: onnxruntime's MatMulNBits CPU kernel has no "
                 "bfloat16 (use --dtype f32 or f16)");
@@ -105,7 +108,7 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o) {
 }  // namespace
 
 BuildReport build_package(const BuildOptions& o) {
-  const std::optional<QuantizeOptions> quantize = quantize_options(o);
+  std::optional<QuantizeOptions> quantize = quantize_options(o);
   if (o.config_dir.empty() == o.gguf_file.empty())
     throw Error("exactly one of --config DIR and --gguf FILE is required");
   check_output_dir(o.output_dir, o.force);
@@ -115,7 +118,10 @@ BuildReport build_package(const BuildOptions& o) {
     auto gguf = std::make_unique<GgufCheckpoint>(o.gguf_file);  // the config comes from it
     cfg = gguf->config();
     ckpt = std::move(gguf);
+    if (o.precision == "keep")
+      quantize->stored = [c = ckpt.get()](const WeightRef& r) { return stored_quantization(*c, r); };
   } else {
+    if (o.precision == "keep") throw Error("--precision keep keeps the quantization of a GGUF file: use it with --gguf");
     if (!fs::is_directory(o.config_dir)) throw Error(o.config_dir + ": not a directory");
     cfg = HfConfig::load((fs::path(o.config_dir) / "config.json").string());
   }

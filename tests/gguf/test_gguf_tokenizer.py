@@ -20,7 +20,7 @@ from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 from transformers import AutoTokenizer
 
 import harness as H
-from gguf_testlib import write_gguf
+from gguf_testlib import TOKENIZER_CORPUS as CORPUS, genai_tokenizer, write_gguf
 
 TRAIN = [
     "The quick brown fox jumps over the lazy dog. The dog sleeps; the fox runs.",
@@ -28,24 +28,6 @@ TRAIN = [
     "Hello world! Hello there, hello again. 1234567890 3.14159 -42 100%",
     "Unicode: café naïve résumé 日本語 中文 Ελληνικά русский язык 😀 🚀",
     "    indented\tlines\n\n\nand   runs   of   spaces",
-]
-CORPUS = [
-    "Hello world",
-    "The quick brown fox",
-    "  leading spaces and  double  spaces",
-    "tabs\tand\nnewlines\n\n\nend",
-    "digits 1234567890 3.14159 -42",
-    "unicode: café naïve 日本語 中文 😀 🚀 Ελληνικά русский",
-    "code: def f(x):\n    return x**2  # square\n",
-    "<|im_start|>user\nhi<|im_end|>",
-    "<bos><start_of_turn>user\nhi<end_of_turn>",
-    "<think>reasoning</think> answer",
-    "",
-    " ",
-    "a",
-    "trailing space ",
-    "UPPER lower MiXeD's we'll I'd",
-    "\u00a0nbsp\u3000ideographic zero\u200bwidth",
 ]
 CONTROL, USER_DEFINED, BYTE = 3, 4, 6
 
@@ -152,8 +134,6 @@ VARIANTS = {
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_package_tokenizer_gives_transformers_gguf_ids(tmp_path, name):
-    import onnxruntime_genai as og
-
     model_type, make = VARIANTS[name]
     vocab_size, write_tokenizer = make()
     model = H.write_checkpoint(model_type, {"vocab_size": vocab_size}, tmp_path / "hf")
@@ -171,8 +151,7 @@ def test_package_tokenizer_gives_transformers_gguf_ids(tmp_path, name):
     assert config["tokenizer_class"] == type(ref).__name__  # what transformers' save_pretrained writes
 
     from_package = AutoTokenizer.from_pretrained(pkg)
-    genai = og.Tokenizer(og.Model(str(pkg)))
-    genai.update_options(add_special_tokens="true")
+    _, genai = genai_tokenizer(pkg)
     for prompt in CORPUS:
         want = ref(prompt)["input_ids"]
         assert from_package(prompt)["input_ids"] == want, prompt
