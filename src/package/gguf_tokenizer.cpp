@@ -266,12 +266,11 @@ json byte_level(bool add_prefix_space, bool use_regex) {
 }
 
 // The tokenizer.json pieces of one tokenizer class: model, normalizer, pre-tokenizer, decoder,
-// and the tokens as the vocabulary spells them (for the added tokens' lookup).
+// and the vocabulary as it spells the tokens (for the added tokens' and special tokens' ids).
 struct Backend {
   json model, normalizer, pre_tokenizer, decoder;
   Vocab vocab;
-  const char* tokenizer_class;
-  bool byte_level = false;
+  const char* tokenizer_class;  // as transformers' save_pretrained names the class it loaded
 };
 
 // byte_level_tokenizer: GPT2Tokenizer over the tokens in the byte alphabet.
@@ -294,7 +293,6 @@ Backend gpt2_backend(const Metadata& m) {
   b.pre_tokenizer = byte_level(false, true);
   b.decoder = byte_level(true, true);
   b.tokenizer_class = "TokenizersBackend";
-  b.byte_level = true;
   return b;
 }
 
@@ -410,8 +408,8 @@ std::optional<GgufTokenizer> gguf_tokenizer(const GgufFile& file) {
   } else if (m.model == "llama") {
     b = arch == "gemma" || arch == "gemma2" || arch == "gemma3" ? gemma_backend(m) : llama_backend(m);
   } else {
-    m.fail("tokenizer.ggml.model", "tokenizer '" + m.model + "' is not supported (supported: gpt2, llama); build "
-                                   "the package from a checkpoint directory with its tokenizer.json instead");
+    m.fail("tokenizer.ggml.model", "tokenizer '" + m.model + "' is not supported (supported: gpt2, llama): build "
+                                   "with --runtime none (no tokenizer files), or from a checkpoint directory");
   }
   if (const GgufValue* pre = file.find_key("tokenizer.ggml.pre"); pre && pre->type() == GgufValueType::STRING) {
     if (auto it = kPreTokenizerSplits.find(std::string(pre->as_string())); it != kPreTokenizerSplits.end())

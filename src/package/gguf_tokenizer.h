@@ -18,7 +18,9 @@
 // tokens. add_bos_token / add_eos_token come from tokenizer.ggml.add_bos_token / add_eos_token
 // (default false; true for add_bos_token of a "llama" tokenizer, as llama.cpp does) and set the
 // post-processor; the special tokens (bos, eos, unk, pad) are tokens[tokenizer.ggml.*_token_id];
-// tokenizer.chat_template becomes tokenizer_config.json's chat_template.
+// tokenizer.chat_template becomes tokenizer_config.json's chat_template; tokenizer_class is the
+// class transformers loads the file as (TokenizersBackend, GemmaTokenizer for gemma files), so that
+// AutoTokenizer reads tokenizer.json as it is.
 #pragma once
 
 #include <optional>
