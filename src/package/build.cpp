@@ -8,6 +8,7 @@
 #include "config/hf_config.h"
 #include "eval/self_check.h"
 #include "package/generic.h"
+#include "package/gguf_tokenizer.h"
 #include "package/genai_config.h"
 #include "package/source_path.h"
 #include "package/writer.h"
@@ -80,8 +81,11 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o, Execution
                   "--[no-]quantize-embeddings need --precision int4|int8");
     return std::nullopt;
   }
-  if (o.precision != "int4" && o.precision != "int8")
-    throw Error("unknown --precision '" + o.precision + "' (expected int4 or int8)");
+  const bool keep = o.precision == "keep";  // the GGUF's Q4_0 / Q8_0 blocks (build_package sets stored)
+  if (o.precision != "int4" && o.precision != "int8" && !keep)
+    throw Error("unknown --precision '" + o.precision + "' (expected int4, int8 or keep)");
+  if (keep && (o.block_size != 32 || o.quant_scheme != "sym"))
+    throw Error("--block-size and --quant-scheme do not apply to --precision keep: the GGUF file's own blocks are kept");
   QuantizeOptions q = builder_quantize_defaults(ep, o.precision == "int4" ? 4 : 8, tied_embeddings);
   if (o.block_size != 32 && o.block_size != 64 && o.block_size != 128)
     throw Error("--block-size " + std::to_string(o.block_size) + ": expected 32, 64 or 128");
@@ -92,8 +96,8 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o, Execution
   q.accuracy_level = o.accuracy_level.value_or(q.accuracy_level);
   if (q.accuracy_level < 0 || q.accuracy_level > 4)
     throw Error("--accuracy-level " + std::to_string(q.accuracy_level) + ": expected 0 to 4");
-  q.lm_head = o.quantize_lm_head.value_or(q.lm_head);
-  q.embeddings = o.quantize_embeddings.value_or(q.embeddings);
+  q.lm_head = o.quantize_lm_head.value_or(q.lm_head || keep);  // keep: every kept matrix, head and embeddings
+  q.embeddings = o.quantize_embeddings.value_or(q.embeddings || keep);
   if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
     throw Error("--precision " + o.precision + " with --dtype bf16: onnxruntime's MatMulNBits CPU kernel has no "
                 "bfloat16 (use --dtype f32 or f16)");
@@ -140,6 +144,8 @@ BuildReport build_package(const BuildOptions& o) {
   check_bfloat16(o, ep, report.warnings);
   quantize_options(o, ep, false);  // checks the options before anything is read
   BuildSource src = open_source(o);
+  if (o.precision == "keep" && !src.config_dir.empty())
+    throw Error("--precision keep keeps the quantization of a GGUF file: use it with --gguf");
   const std::vector<std::string> inputs = {src.config_dir.empty() ? o.gguf_file : src.config_dir};
   check_output_dir(o.output_dir, o.force, inputs);
   std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
@@ -171,6 +177,8 @@ BuildReport build_package(const BuildOptions& o) {
     const bool tied = std::any_of(graphs.begin(), graphs.end(),
                                   [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
     report.quantize = quantize_options(o, ep, tied);
+    if (o.precision == "keep")
+      report.quantize->stored = [c = ckpt.get()](const WeightRef& r) { return stored_quantization(*c, r); };
     const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
     for (NamedGraph& g : graphs) {
       std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
@@ -210,6 +218,8 @@ BuildReport build_package(const BuildOptions& o) {
   if (o.runtime == "ort-genai") {
     w.extra_files = [&](const std::string& dir) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
+      if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
+        report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
       if (!lm) return;
       GenaiOptions go{.ep = o.ep,
                       .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),

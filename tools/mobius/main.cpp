@@ -191,8 +191,9 @@ int main(int argc, char** argv) {
   build->add_option("--precision", opts.precision,
                     "Weight precision: absent = float at --dtype; int4 or int8 = every Linear weight "
                     "block-quantized (round to nearest, as onnxruntime's quantizer) into com.microsoft "
-                    "MatMulNBits, with any --ep (default too); --dtype f32 or f16 (the scales' dtype)")
-      ->check(CLI::IsMember({"int4", "int8"}));
+                    "MatMulNBits, with any --ep (default too); --dtype f32 or f16 (the scales' dtype); "
+                    "keep (--gguf) = the GGUF's Q4_0 / Q8_0 blocks as they are (the other types float)")
+      ->check(CLI::IsMember({"int4", "int8", "keep"}));
   build->add_option("--block-size", opts.block_size,
                     "Quantization block size along the input features: 32, 64 or 128 (a last short "
                     "block is padded)")
