@@ -138,6 +138,28 @@ BuildSource open_source(const BuildOptions& o) {
   return src;
 }
 
+LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const BuildOptions& o, ExecutionProvider ep,
+                           const Checkpoint* checkpoint) {
+  LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
+  if (out.graphs.size() > 1 && ep != ExecutionProvider::default_)
+    throw Error("--ep " + o.ep + ": a package of " + std::to_string(out.graphs.size()) + " graphs (" +
+                out.graphs.front().name + ", ...) has no execution-provider lowering yet: build with --ep default "
+                "(docs/seq2seq.md)");
+  const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
+                                [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
+  out.quantize = quantize_options(o, ep, tied);
+  if (o.precision == "keep" && checkpoint)
+    out.quantize->stored = [checkpoint](const WeightRef& r) { return stored_quantization(*checkpoint, r); };
+  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(cfg), .quantize = out.quantize};
+  for (NamedGraph& g : out.graphs) {
+    std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
+    for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
+      if (i < out.passes.size()) out.passes[i].rewrites += passes[i].rewrites;
+      else out.passes.push_back(passes[i]);
+  }
+  return out;
+}
+
 BuildReport build_package(const BuildOptions& o) {
   BuildReport report;
   const ExecutionProvider ep = parse_execution_provider(o.ep);
@@ -170,22 +192,10 @@ BuildReport build_package(const BuildOptions& o) {
   std::vector<WeightPlan> plans;
   try {
     arch = create(*cfg, o.dtype);
-    graphs = arch->build_graphs();
-    if (graphs.size() > 1 && ep != ExecutionProvider::default_)
-      throw Error("--ep " + o.ep + ": the " + report.task + " graphs have no execution-provider lowering yet: build "
-                  "with --ep default (docs/seq2seq.md)");
-    const bool tied = std::any_of(graphs.begin(), graphs.end(),
-                                  [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
-    report.quantize = quantize_options(o, ep, tied);
-    if (o.precision == "keep")
-      report.quantize->stored = [c = ckpt.get()](const WeightRef& r) { return stored_quantization(*c, r); };
-    const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
-    for (NamedGraph& g : graphs) {
-      std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
-      for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
-        if (i < report.passes.size()) report.passes[i].rewrites += passes[i].rewrites;
-        else report.passes.push_back(passes[i]);
-    }
+    LoweredGraphs lowered = lower_graphs(*arch, *cfg, o, ep, ckpt.get());
+    graphs = std::move(lowered.graphs);
+    report.quantize = std::move(lowered.quantize);
+    report.passes = std::move(lowered.passes);
   } catch (const FieldError& e) {
     throw e.with_context(cfg->file());
   }

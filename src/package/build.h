@@ -10,6 +10,7 @@
 #include "eval/self_check.h"
 #include "ir/dtype.h"
 #include "passes/passes.h"
+#include "tasks/architecture.h"
 #include "weights/checkpoint.h"
 
 namespace mobius {
@@ -76,6 +77,19 @@ struct BuildSource {
   std::unique_ptr<Checkpoint> checkpoint;  // the GGUF; for a directory, opened when weights are read
 };
 BuildSource open_source(const BuildOptions& options);
+
+// The graphs of `arch` (built from `config`) lowered for `ep` with the --precision options of
+// `options` (passes/passes.h Pipeline::for_context; quantize_options with the tied-embedding
+// default of any graph; --precision keep takes the stored quantization of `checkpoint`, a GGUF).
+// Throws mobius::Error for an --ep lowering of a multi-graph package (not supported yet) or bad
+// quantization options; a FieldError for a size the lowering refuses.
+struct LoweredGraphs {
+  std::vector<NamedGraph> graphs;
+  std::optional<QuantizeOptions> quantize;
+  std::vector<PassReport> passes;  // each pass' rewrites summed over the graphs
+};
+LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& config, const BuildOptions& options,
+                           ExecutionProvider ep, const Checkpoint* checkpoint);
 
 // --dtype bf16 on onnxruntime's CPU provider, which has no bfloat16 kernel for MatMul (and most
 // other ops: the package would not load there): throws mobius::Error for --ep cpu; appends a
