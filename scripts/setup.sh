@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev
-  nlohmann-json3-dev libcli11-dev libgtest-dev)
+  nlohmann-json3-dev libcli11-dev libgtest-dev
+  python3-dev python3-venv)  # the Python module's headers (nanobind), scripts/test_wheel.sh's venv
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

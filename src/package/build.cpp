@@ -8,6 +8,7 @@
 #include "archs/archs.h"
 #include "config/hf_config.h"
 #include "eval/self_check.h"
+#include "package/apply_weights.h"
 #include "package/generic.h"
 #include "package/genai_config.h"
 #include "package/source_path.h"
@@ -130,6 +131,8 @@ BuildSource open_source(const BuildOptions& o) {
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
                 "builds text-generation and text-encoder models: see `mobius list models`)");
   src.config = HfConfig::load((dir / "config.json").string());
+  if ((src.custom = find_custom_type(src.config->string_or("model_type", ""))))
+    src.config = rename_config(*src.custom, *src.config);
   return src;
 }
 
@@ -163,10 +166,12 @@ BuildReport build_package(const BuildOptions& o) {
   report.passes = Pipeline::for_context(ctx).run(model, ctx);
   if (ep != ExecutionProvider::default_) model.metadata["execution_provider"] = o.ep;
   if (report.quantize) model.metadata["precision"] = o.precision;
+  model.metadata[kBuildOptionsKey] = build_options_metadata(o);
   report.num_nodes = model.graph.nodes.size();  // after the lowering
   std::optional<WeightPlan> plan;
   if (o.weights) {
     if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
+    if (src.custom) ckpt = rename_keys(*src.custom, std::move(ckpt));
     plan = WeightPlan::bind(model.graph, *ckpt);
     report.num_weights = plan->num_initializers();
     report.unused_tensors = plan->unused();
@@ -200,6 +205,11 @@ BuildReport build_package(const BuildOptions& o) {
       report.self_check = r;
     };
   }
+  if (!o.expect_model.empty())
+    w.check = [&, then = std::move(w.check)](const std::string& dir) {
+      check_same_model(o.expect_model, (fs::path(dir) / "model.onnx").string());
+      if (then) then(dir);
+    };
   write_package(o.output_dir, model, plan ? &*plan : nullptr, w);
   return report;
 }
