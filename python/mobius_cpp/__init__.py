@@ -39,7 +39,8 @@ class MobiusError(Exception):
     ``except FileNotFoundError`` catches a missing checkpoint.
 
     Attributes, parsed from the message (None when it names none):
-      file: the file or directory the message is about (its first word, as the CLI prints it);
+      file: the file or directory the message is about: its first word when a colon ends it, as
+        the CLI prints it (a message about an option, "--block-size 48: ...", names none);
       field: the config.json field (``field 'rope_scaling.type'``);
       tensor: the checkpoint tensor (``tensor 'model.norm.weight'``).
     """
@@ -52,7 +53,7 @@ class MobiusError(Exception):
         super().__init__(message)
         self.message = message
         first = re.match(r"(?:while [^:]*: )*([^\s:']+):", message)
-        self.file = first.group(1) if first and ("/" in first.group(1) or "." in first.group(1)) else None
+        self.file = first.group(1) if first and not first.group(1).startswith("-") else None
         f = re.search(r"field '([^']*)'", message)
         self.field = f.group(1) if f else None
         t = re.search(r"tensor '([^']*)'", message)

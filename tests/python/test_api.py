@@ -132,6 +132,7 @@ def test_errors_are_the_cli_line_and_builtin(tiny, tmp_path):
     (tmp_path / "full" / "keep.txt").write_text("mine")
     with pytest.raises(FileExistsError) as e:
         mobius_cpp.build(tiny, tmp_path / "full")
+    assert e.value.file == str(tmp_path / "full") and e.value.field is None and e.value.tensor is None
     assert str(e.value) == cli_error("build", "--config", tiny, tmp_path / "full")
     assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
 
@@ -157,6 +158,7 @@ def test_errors_are_the_cli_line_and_builtin(tiny, tmp_path):
     with pytest.raises(ValueError) as e:
         mobius_cpp.build(tiny, tmp_path / "out", ep="cpu", precision="int4", block_size=48)
     assert str(e.value) == "--block-size 48: expected 32, 64 or 128"  # the CLI's parser refuses it first
+    assert e.value.file is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "full"]  # nothing written
 
 
