@@ -7,6 +7,7 @@
 #include "archs/archs.h"
 #include "config/hf_config.h"
 #include "eval/self_check.h"
+#include "package/apply_weights.h"
 #include "package/generic.h"
 #include "package/gguf_tokenizer.h"
 #include "package/genai_config.h"
@@ -135,6 +136,8 @@ BuildSource open_source(const BuildOptions& o) {
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
                 "builds text-generation and text-encoder models: see `mobius list models`)");
   src.config = HfConfig::load(checkpoint_file(dir, "config.json").string());
+  if ((src.custom = find_custom_type(src.config->string_or("model_type", ""))))
+    src.config = rename_config(*src.custom, *src.config);
   return src;
 }
 
@@ -204,9 +207,13 @@ BuildReport build_package(const BuildOptions& o) {
     g.model.metadata["task"] = report.task;
     if (ep != ExecutionProvider::default_) g.model.metadata["execution_provider"] = o.ep;
     if (report.quantize) g.model.metadata["precision"] = o.precision;
+    g.model.metadata[kBuildOptionsKey] = build_options_metadata(o);
     report.num_nodes += g.model.graph.nodes.size();  // after the lowering
     if (!o.weights) continue;
-    if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
+    if (!ckpt) {
+      ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
+      if (src.custom) ckpt = rename_keys(*src.custom, std::move(ckpt));
+    }
     plans.push_back(WeightPlan::bind(g.model.graph, *ckpt));
     report.num_weights += plans.back().num_initializers();
   }
@@ -250,6 +257,14 @@ BuildReport build_package(const BuildOptions& o) {
         throw Error("self-check failed for model type '" + report.model_type + "' built as the generic Llama decoder: " +
                     "prefill and decode-step logits disagree, " + eval::describe(r) + "; nothing was written");
       report.self_check = r;
+    };
+  }
+  if (!o.expect_model.empty()) {
+    if (graphs.size() != 1)
+      throw Error(o.expect_model + ": apply-weights takes a single-graph package (model.onnx) for now");
+    w.check = [&, then = std::move(w.check)](const std::string& dir) {
+      check_same_model(o.expect_model, (fs::path(dir) / "model.onnx").string());
+      if (then) then(dir);
     };
   }
   std::vector<PackageGraph> out;

@@ -10,6 +10,7 @@
 #include "eval/self_check.h"
 #include "ir/dtype.h"
 #include "passes/passes.h"
+#include "registry/custom.h"
 #include "tasks/architecture.h"
 #include "weights/checkpoint.h"
 
@@ -42,6 +43,9 @@ struct BuildOptions {
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
+  // The model.onnx this build must reproduce byte for byte, checked before anything is written
+  // (package/apply_weights.h); "" = no check.
+  std::string expect_model;
 };
 
 struct BuildReport {
@@ -70,11 +74,13 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& options, Exe
 // the local cache, package/source_path.h) and its config.json, or options.gguf_file and the config
 // synthesized from its metadata (weights/gguf_checkpoint.h). Throws mobius::Error naming the path:
 // neither or both given, a directory given as the GGUF, a diffusers pipeline (model_index.json),
-// a missing or malformed config.json or GGUF.
+// a missing or malformed config.json or GGUF. A config.json of a custom model_type is read as its
+// base (registry/custom.h rename_config).
 struct BuildSource {
   std::string config_dir;                  // "" for a GGUF
   std::optional<HfConfig> config;
   std::unique_ptr<Checkpoint> checkpoint;  // the GGUF; for a directory, opened when weights are read
+  const CustomType* custom = nullptr;  // a custom model_type (registry/custom.h): config renamed, keys to rename
 };
 BuildSource open_source(const BuildOptions& options);
 
