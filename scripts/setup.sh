@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev
-  clang-16 libclang-rt-16-dev)  # the fuzz targets (scripts/fuzz.sh): clang, libFuzzer, sanitizers
+  clang-16 libclang-rt-16-dev  # the fuzz targets (scripts/fuzz.sh): clang, libFuzzer, sanitizers
+  python3-dev python3-venv)  # the Python module's headers (nanobind), scripts/test_wheel.sh's venv
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

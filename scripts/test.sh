@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: GoogleTest unit tests (ctest), a short run of every fuzz
 # target (scripts/fuzz.sh), then the pytest suites (parity against transformers, bad-input and
-# hostile-input CLI tests) on all cores.
+# hostile-input CLI tests, the Python module) on all cores, then the wheel: `pip install .` into a
+# fresh virtual environment and tests/python against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,3 +18,4 @@ if (( free_gb < 6 )); then
   echo "scripts/test.sh: warning: only ${free_gb} GB free under $tmp; the tests need about 6 GB" >&2
 fi
 .venv/bin/python -m pytest tests -n "$(nproc)" -q "$@"
+bash scripts/test_wheel.sh -n "$(nproc)"

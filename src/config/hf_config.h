@@ -19,7 +19,7 @@ constexpr int64_t kMaxHiddenSize = int64_t{1} << 17;
 constexpr int64_t kMaxHeads = int64_t{1} << 12;
 constexpr int64_t kMaxHeadDim = int64_t{1} << 14;
 constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
-constexpr int64_t kMaxLayers = int64_t{1} << 12;
+constexpr int64_t kMaxLayers = int64_t{1} << 10;
 constexpr int64_t kMaxPositions = int64_t{1} << 24;
 
 // Every getter checks the type and, for the fields HF configs use for sizes, epsilons and RoPE

@@ -7,7 +7,9 @@
 #include "archs/archs.h"
 #include "config/hf_config.h"
 #include "eval/self_check.h"
+#include "package/apply_weights.h"
 #include "package/generic.h"
+#include "package/gguf_tokenizer.h"
 #include "package/genai_config.h"
 #include "package/source_path.h"
 #include "package/writer.h"
@@ -80,8 +82,11 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o, Execution
                   "--[no-]quantize-embeddings need --precision int4|int8");
     return std::nullopt;
   }
-  if (o.precision != "int4" && o.precision != "int8")
-    throw Error("unknown --precision '" + o.precision + "' (expected int4 or int8)");
+  const bool keep = o.precision == "keep";  // the GGUF's Q4_0 / Q8_0 blocks (build_package sets stored)
+  if (o.precision != "int4" && o.precision != "int8" && !keep)
+    throw Error("unknown --precision '" + o.precision + "' (expected int4, int8 or keep)");
+  if (keep && (o.block_size != 32 || o.quant_scheme != "sym"))
+    throw Error("--block-size and --quant-scheme do not apply to --precision keep: the GGUF file's own blocks are kept");
   QuantizeOptions q = builder_quantize_defaults(ep, o.precision == "int4" ? 4 : 8, tied_embeddings);
   if (o.block_size != 32 && o.block_size != 64 && o.block_size != 128)
     throw Error("--block-size " + std::to_string(o.block_size) + ": expected 32, 64 or 128");
@@ -92,8 +97,8 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o, Execution
   q.accuracy_level = o.accuracy_level.value_or(q.accuracy_level);
   if (q.accuracy_level < 0 || q.accuracy_level > 4)
     throw Error("--accuracy-level " + std::to_string(q.accuracy_level) + ": expected 0 to 4");
-  q.lm_head = o.quantize_lm_head.value_or(q.lm_head);
-  q.embeddings = o.quantize_embeddings.value_or(q.embeddings);
+  q.lm_head = o.quantize_lm_head.value_or(q.lm_head || keep);  // keep: every kept matrix, head and embeddings
+  q.embeddings = o.quantize_embeddings.value_or(q.embeddings || keep);
   if (o.dtype != DataType::FLOAT && o.dtype != DataType::FLOAT16)
     throw Error("--precision " + o.precision + " with --dtype bf16: onnxruntime's MatMulNBits CPU kernel has no "
                 "bfloat16 (use --dtype f32 or f16)");
@@ -131,7 +136,31 @@ BuildSource open_source(const BuildOptions& o) {
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
                 "builds text-generation and text-encoder models: see `mobius list models`)");
   src.config = HfConfig::load(checkpoint_file(dir, "config.json").string());
+  if ((src.custom = find_custom_type(src.config->string_or("model_type", ""))))
+    src.config = rename_config(*src.custom, *src.config);
   return src;
+}
+
+LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const BuildOptions& o, ExecutionProvider ep,
+                           const Checkpoint* checkpoint) {
+  LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
+  if (out.graphs.size() > 1 && ep != ExecutionProvider::default_)
+    throw Error("--ep " + o.ep + ": a package of " + std::to_string(out.graphs.size()) + " graphs (" +
+                out.graphs.front().name + ", ...) has no execution-provider lowering yet: build with --ep default "
+                "(docs/seq2seq.md)");
+  const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
+                                [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
+  out.quantize = quantize_options(o, ep, tied);
+  if (o.precision == "keep" && checkpoint)
+    out.quantize->stored = [checkpoint](const WeightRef& r) { return stored_quantization(*checkpoint, r); };
+  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(cfg), .quantize = out.quantize};
+  for (NamedGraph& g : out.graphs) {
+    std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
+    for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
+      if (i < out.passes.size()) out.passes[i].rewrites += passes[i].rewrites;
+      else out.passes.push_back(passes[i]);
+  }
+  return out;
 }
 
 BuildReport build_package(const BuildOptions& o) {
@@ -140,6 +169,8 @@ BuildReport build_package(const BuildOptions& o) {
   check_bfloat16(o, ep, report.warnings);
   quantize_options(o, ep, false);  // checks the options before anything is read
   BuildSource src = open_source(o);
+  if (o.precision == "keep" && !src.config_dir.empty())
+    throw Error("--precision keep keeps the quantization of a GGUF file: use it with --gguf");
   const std::vector<std::string> inputs = {src.config_dir.empty() ? o.gguf_file : src.config_dir};
   check_output_dir(o.output_dir, o.force, inputs);
   std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
@@ -164,20 +195,10 @@ BuildReport build_package(const BuildOptions& o) {
   std::vector<WeightPlan> plans;
   try {
     arch = create(*cfg, o.dtype);
-    graphs = arch->build_graphs();
-    if (graphs.size() > 1 && ep != ExecutionProvider::default_)
-      throw Error("--ep " + o.ep + ": the " + report.task + " graphs have no execution-provider lowering yet: build "
-                  "with --ep default (docs/seq2seq.md)");
-    const bool tied = std::any_of(graphs.begin(), graphs.end(),
-                                  [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
-    report.quantize = quantize_options(o, ep, tied);
-    const PassContext ctx{.ep = ep, .max_sequence_length = context_length(*cfg), .quantize = report.quantize};
-    for (NamedGraph& g : graphs) {
-      std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
-      for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
-        if (i < report.passes.size()) report.passes[i].rewrites += passes[i].rewrites;
-        else report.passes.push_back(passes[i]);
-    }
+    LoweredGraphs lowered = lower_graphs(*arch, *cfg, o, ep, ckpt.get());
+    graphs = std::move(lowered.graphs);
+    report.quantize = std::move(lowered.quantize);
+    report.passes = std::move(lowered.passes);
   } catch (const FieldError& e) {
     throw e.with_context(cfg->file());
   }
@@ -186,9 +207,13 @@ BuildReport build_package(const BuildOptions& o) {
     g.model.metadata["task"] = report.task;
     if (ep != ExecutionProvider::default_) g.model.metadata["execution_provider"] = o.ep;
     if (report.quantize) g.model.metadata["precision"] = o.precision;
+    g.model.metadata[kBuildOptionsKey] = build_options_metadata(o);
     report.num_nodes += g.model.graph.nodes.size();  // after the lowering
     if (!o.weights) continue;
-    if (!ckpt) ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
+    if (!ckpt) {
+      ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
+      if (src.custom) ckpt = rename_keys(*src.custom, std::move(ckpt));
+    }
     plans.push_back(WeightPlan::bind(g.model.graph, *ckpt));
     report.num_weights += plans.back().num_initializers();
   }
@@ -210,6 +235,8 @@ BuildReport build_package(const BuildOptions& o) {
   if (o.runtime == "ort-genai") {
     w.extra_files = [&](const std::string& dir) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
+      if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
+        report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
       if (!lm) return;
       GenaiOptions go{.ep = o.ep,
                       .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),
@@ -230,6 +257,14 @@ BuildReport build_package(const BuildOptions& o) {
         throw Error("self-check failed for model type '" + report.model_type + "' built as the generic Llama decoder: " +
                     "prefill and decode-step logits disagree, " + eval::describe(r) + "; nothing was written");
       report.self_check = r;
+    };
+  }
+  if (!o.expect_model.empty()) {
+    if (graphs.size() != 1)
+      throw Error(o.expect_model + ": apply-weights takes a single-graph package (model.onnx) for now");
+    w.check = [&, then = std::move(w.check)](const std::string& dir) {
+      check_same_model(o.expect_model, (fs::path(dir) / "model.onnx").string());
+      if (then) then(dir);
     };
   }
   std::vector<PackageGraph> out;

@@ -10,6 +10,8 @@
 #include "eval/self_check.h"
 #include "ir/dtype.h"
 #include "passes/passes.h"
+#include "registry/custom.h"
+#include "tasks/architecture.h"
 #include "weights/checkpoint.h"
 
 namespace mobius {
@@ -41,6 +43,9 @@ struct BuildOptions {
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
+  // The model.onnx this build must reproduce byte for byte, checked before anything is written
+  // (package/apply_weights.h); "" = no check.
+  std::string expect_model;
 };
 
 struct BuildReport {
@@ -69,13 +74,28 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& options, Exe
 // the local cache, package/source_path.h) and its config.json, or options.gguf_file and the config
 // synthesized from its metadata (weights/gguf_checkpoint.h). Throws mobius::Error naming the path:
 // neither or both given, a directory given as the GGUF, a diffusers pipeline (model_index.json),
-// a missing or malformed config.json or GGUF.
+// a missing or malformed config.json or GGUF. A config.json of a custom model_type is read as its
+// base (registry/custom.h rename_config).
 struct BuildSource {
   std::string config_dir;                  // "" for a GGUF
   std::optional<HfConfig> config;
   std::unique_ptr<Checkpoint> checkpoint;  // the GGUF; for a directory, opened when weights are read
+  const CustomType* custom = nullptr;  // a custom model_type (registry/custom.h): config renamed, keys to rename
 };
 BuildSource open_source(const BuildOptions& options);
+
+// The graphs of `arch` (built from `config`) lowered for `ep` with the --precision options of
+// `options` (passes/passes.h Pipeline::for_context; quantize_options with the tied-embedding
+// default of any graph; --precision keep takes the stored quantization of `checkpoint`, a GGUF).
+// Throws mobius::Error for an --ep lowering of a multi-graph package (not supported yet) or bad
+// quantization options; a FieldError for a size the lowering refuses.
+struct LoweredGraphs {
+  std::vector<NamedGraph> graphs;
+  std::optional<QuantizeOptions> quantize;
+  std::vector<PassReport> passes;  // each pass' rewrites summed over the graphs
+};
+LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& config, const BuildOptions& options,
+                           ExecutionProvider ep, const Checkpoint* checkpoint);
 
 // --dtype bf16 on onnxruntime's CPU provider, which has no bfloat16 kernel for MatMul (and most
 // other ops: the package would not load there): throws mobius::Error for --ep cpu; appends a

@@ -94,13 +94,15 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
       std::vector<std::string> warnings;
       check_bfloat16(eo, ep, warnings);
       std::unique_ptr<Architecture> arch = entry->create(full, o.dtype);
-      Model model = arch->build_model();
-      const PassContext ctx{.ep = ep, .max_sequence_length = context_length(full),
-                            .quantize = quantize_options(eo, ep, has_tied_embeddings(model.graph))};
-      r.passes = Pipeline::for_context(ctx).run(model, ctx);
+      LoweredGraphs lowered = lower_graphs(*arch, full, eo, ep, src.checkpoint.get());
+      r.passes = std::move(lowered.passes);
       if (name == o.ep) {
-        info.output_bytes = external_data_bytes(model.graph);
-        info.peak_bytes = estimated_peak(model.graph, *src.checkpoint, WriteOptions{}.chunk_bytes);
+        info.output_bytes = info.peak_bytes = 0;
+        for (const NamedGraph& g : lowered.graphs) {  // written one after the other
+          info.output_bytes += external_data_bytes(g.model.graph);
+          info.peak_bytes = std::max(info.peak_bytes,
+                                     estimated_peak(g.model.graph, *src.checkpoint, WriteOptions{}.chunk_bytes));
+        }
       }
     } catch (const Error& e) {
       r.refused = e.what();

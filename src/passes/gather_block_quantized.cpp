@@ -9,6 +9,8 @@
 // A tied embedding whose LM head matmul_nbits (which runs before) quantized the same way shares
 // the head's initializers: GatherBlockQuantized(Reshape(B, [vocab, dim * bits / 8]), ids, scales
 // [, zero points]), as the ORT GenAI model builder does; the package stores the matrix once.
+// With QuantizeOptions::stored (--precision keep) an embedding takes the quantization its
+// checkpoint tensor is stored in, or stays float.
 #include <map>
 
 #include "passes/graph_edit.h"
@@ -47,10 +49,10 @@ class GatherBlockQuantized : public Pass {
 
   int run(Model& model, const PassContext& ctx) const override {
     MOBIUS_ASSERT(ctx.quantize.has_value(), "gather_block_quantized needs PassContext::quantize");
-    const BlockQuantization& q = ctx.quantize->scheme;
     GraphEditor e(model);
     Graph& g = model.graph;
-    std::map<std::string, std::vector<Value*>> done;  // embedding name → data, scales[, zero points]
+    // embedding name → scheme, data, scales[, zero points]
+    std::map<std::string, std::pair<BlockQuantization, std::vector<Value*>>> done;
     int rewrites = 0;
     const size_t count = g.nodes.size();
     for (size_t i = 0; i < count; ++i) {
@@ -60,24 +62,27 @@ class GatherBlockQuantized : public Pass {
       const Initializer* w = quantizable_weight(e, v);
       if (!w || !w->weight->concat.empty()) continue;
       const int64_t vocab = (*v->shape)[0].value, dim = (*v->shape)[1].value;
-      if (dim % q.block_size != 0) continue;  // a padded block would not fit the op's layout
       const std::string wname = v->name;
       const DataType dt = v->dtype;
       if (!done.count(wname)) {
         WeightRef ref = *w->weight;  // copied: new initializers may move w
+        const std::optional<BlockQuantization> q = ctx.quantize->scheme_for(ref);
+        if (!q) continue;  // --precision keep: not stored quantized, stays float
+        if (dim % q->block_size != 0) continue;  // a padded block would not fit the op's layout
         e.set_scope(GraphEditor::scope_of(n));
-        std::vector<Value*> head = quantized_like(g, ref, q, dt);
+        std::vector<Value*> head = quantized_like(g, ref, *q, dt);
         if (!head.empty()) {
-          head[0] = e.add1("Reshape", {head[0], e.const_i64({vocab, dim * q.bits / 8}, {2})}, DataType::UINT8);
-          head[0]->shape = Shape{vocab, dim * q.bits / 8};
-          done[wname] = head;
+          head[0] = e.add1("Reshape", {head[0], e.const_i64({vocab, dim * q->bits / 8}, {2})}, DataType::UINT8);
+          head[0]->shape = Shape{vocab, dim * q->bits / 8};
+          done[wname] = {*q, head};
         } else {
-          done[wname] = add_quantized_weight(e, ref, wname + "_gather", dt, vocab, dim, q, /*flat_data=*/true);
+          done[wname] = {*q, add_quantized_weight(e, ref, wname + "_gather", dt, vocab, dim, *q, /*flat_data=*/true)};
         }
       }
+      const auto& [q, quantized] = done[wname];
       const Node& node = g.nodes[i];
-      std::vector<Value*> inputs{done[wname][0], node.inputs[1]};
-      for (size_t p = 1; p < done[wname].size(); ++p) inputs.push_back(done[wname][p]);
+      std::vector<Value*> inputs{quantized[0], node.inputs[1]};
+      for (size_t p = 1; p < quantized.size(); ++p) inputs.push_back(quantized[p]);
       e.set_scope(GraphEditor::scope_of(node));
       e.add("GatherBlockQuantized", inputs, {node.outputs[0]},
             {{"bits", int64_t{q.bits}}, {"block_size", q.block_size}, {"gather_axis", int64_t{0}},

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <queue>
+#include <set>
+#include <unordered_map>
 
 #include "util/error.h"
 #include "util/float16.h"
@@ -158,10 +161,15 @@ Value* GraphEditor::weight(const std::string& base, DataType dtype, Shape shape,
 
 Value* GraphEditor::add_initializer(Initializer init) {
   Value* v = init.value;
-  model_.graph.initializers.push_back(std::move(init));
-  // the vector may have moved: re-point the name index
-  initializers_.clear();
-  for (const Initializer& i : model_.graph.initializers) initializers_[i.value->name] = &i;
+  std::vector<Initializer>& all = model_.graph.initializers;
+  const Initializer* before = all.data();
+  all.push_back(std::move(init));
+  if (all.data() == before) {
+    initializers_[v->name] = &all.back();
+  } else {  // the vector moved (log N times in N additions): re-point the name index
+    initializers_.clear();
+    for (const Initializer& i : all) initializers_[i.value->name] = &i;
+  }
   return v;
 }
 
@@ -195,44 +203,57 @@ void GraphEditor::commit() {
   for (Node& n : pending_) nodes.push_back(std::move(n));
   pending_.clear();
 
-  // dead nodes: no output read by a live node or the graph (iterated to a fixed point)
-  std::set<const Value*> needed(g.outputs.begin(), g.outputs.end());
+  // dead nodes: no output read by a live node or the graph (a walk back from the outputs)
+  std::unordered_map<const Value*, size_t> producer;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const Value* out : nodes[i].outputs)
+      if (out) producer[out] = i;
+  std::set<const Value*> needed;
   std::vector<bool> live(nodes.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = nodes.size(); i-- > 0;) {
-      if (live[i]) continue;
-      bool used = false;
-      for (const Value* out : nodes[i].outputs) used |= out && needed.count(out);
-      if (!used) continue;
-      live[i] = changed = true;
-      for (const Value* in : nodes[i].inputs) if (in) needed.insert(in);
-    }
+  std::vector<const Value*> walk(g.outputs.begin(), g.outputs.end());
+  while (!walk.empty()) {
+    const Value* v = walk.back();
+    walk.pop_back();
+    if (!needed.insert(v).second) continue;
+    auto p = producer.find(v);
+    if (p == producer.end() || live[p->second]) continue;
+    live[p->second] = true;
+    for (const Value* in : nodes[p->second].inputs)
+      if (in) walk.push_back(in);
   }
   std::vector<Node> kept;
   for (size_t i = 0; i < nodes.size(); ++i)
     if (live[i]) kept.push_back(std::move(nodes[i]));
 
-  // topological order (Kahn), stable with respect to the current order
+  // topological order (Kahn), stable: of the nodes ready, the first in the current order
   std::set<const Value*> ready(g.inputs.begin(), g.inputs.end());
   for (const Initializer& init : g.initializers) ready.insert(init.value);
-  std::vector<Node> sorted;
-  std::vector<bool> done(kept.size(), false);
-  for (size_t placed = 0, progress = 1; placed < kept.size() && progress;) {
-    progress = 0;
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (done[i]) continue;
-      bool ok = true;
-      for (const Value* in : kept[i].inputs) ok &= !in || ready.count(in);
-      if (!ok) continue;
-      for (const Value* out : kept[i].outputs) if (out) ready.insert(out);
-      sorted.push_back(std::move(kept[i]));
-      done[i] = true;
-      ++placed;
-      ++progress;
+  producer.clear();
+  for (size_t i = 0; i < kept.size(); ++i)
+    for (const Value* out : kept[i].outputs)
+      if (out) producer[out] = i;
+  std::vector<std::vector<size_t>> users(kept.size());
+  std::vector<size_t> waiting(kept.size(), 0);  // inputs not computed yet
+  for (size_t i = 0; i < kept.size(); ++i)
+    for (const Value* in : kept[i].inputs) {
+      if (!in || ready.count(in)) continue;
+      auto p = producer.find(in);
+      MOBIUS_ASSERT(p != producer.end(), "graph rewrite left a dangling input " + in->name);
+      users[p->second].push_back(i);
+      ++waiting[i];
     }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> next;
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (!waiting[i]) next.push(i);
+  std::vector<Node> sorted;
+  while (!next.empty()) {
+    const size_t i = next.top();
+    next.pop();
+    for (size_t u : users[i])
+      if (--waiting[u] == 0) next.push(u);
+    sorted.push_back(std::move(kept[i]));
   }
-  MOBIUS_ASSERT(sorted.size() == kept.size(), "graph rewrite left a cycle or a dangling input");
+  MOBIUS_ASSERT(sorted.size() == kept.size(), "graph rewrite left a cycle");
   g.nodes = std::move(sorted);
 
   // initializers nobody reads

@@ -5,7 +5,9 @@
 // A tied LM head, Gemm(x, E, transB=1[, C]) with E the embedding [vocab, hidden] = [N, K], becomes
 // MatMulNBits(x, …) [+ C]. The LM head (the MatMul or Gemm the logits output is computed from)
 // stays float unless QuantizeOptions::lm_head. Weights of rank ≠ 2 (stacked MoE experts) stay float.
-// Bias Adds stay as they are. Operator: onnxruntime contrib op MatMulNBits (docs/ContribOperators.md;
+// Bias Adds stay as they are. With QuantizeOptions::stored (--precision keep) each weight takes the
+// quantization its checkpoint tensor is stored in (bits and block size per node), one stored in
+// none stays float. Operator: onnxruntime contrib op MatMulNBits (docs/ContribOperators.md;
 // onnxruntime/core/graph/contrib_ops/contrib_defs.cc), whose CPU kernel takes float and float16.
 #include <map>
 
@@ -53,7 +55,7 @@ class MatMulNBits : public Pass {
     GraphEditor e(model);
     Graph& g = model.graph;
     const std::optional<size_t> lm_head = lm_head_node(e);
-    std::map<std::string, std::vector<Value*>> done;  // weight name → B, scales[, zero_points]
+    std::map<std::string, std::pair<BlockQuantization, std::vector<Value*>>> done;  // weight name → scheme, B, scales[, zero_points]
     int rewrites = 0;
     const size_t count = g.nodes.size();
     for (size_t i = 0; i < count; ++i) {
@@ -76,14 +78,17 @@ class MatMulNBits : public Pass {
       if (!done.count(wname)) {
         WeightRef ref = *w->weight;                // copied: new initializers may move w
         if (!gemm) ref.transpose = !ref.transpose;  // the source as [N, K]
+        const std::optional<BlockQuantization> scheme = o.scheme_for(ref);
+        if (!scheme) continue;  // --precision keep: not stored quantized, stays float
         e.set_scope(GraphEditor::scope_of(n));
-        done[wname] = add_quantized_weight(e, ref, wname, dt, nn, k, o.scheme);
+        done[wname] = {*scheme, add_quantized_weight(e, ref, wname, dt, nn, k, *scheme)};
       }
+      const auto& [scheme, quantized] = done[wname];
       const Node& node = g.nodes[i];  // re-read: nothing moved the nodes, but be explicit
       std::vector<Value*> inputs{node.inputs[0]};
-      for (Value* v : done[wname]) inputs.push_back(v);
-      std::vector<Attribute> attrs{{"K", k}, {"N", nn}, {"bits", int64_t{o.scheme.bits}},
-                                   {"block_size", o.scheme.block_size}};
+      for (Value* v : quantized) inputs.push_back(v);
+      std::vector<Attribute> attrs{{"K", k}, {"N", nn}, {"bits", int64_t{scheme.bits}},
+                                   {"block_size", scheme.block_size}};
       if (o.accuracy_level) attrs.push_back({"accuracy_level", int64_t{o.accuracy_level}});
       e.set_scope(GraphEditor::scope_of(node));
       Value* out = node.outputs[0];

@@ -21,6 +21,7 @@
 // scales). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,12 @@ struct QuantizeOptions {
   int accuracy_level = 0;
   bool lm_head = false;  // also quantize the LM head (tied or not)
   bool embeddings = false;  // also quantize the embedding matrices (gather_block_quantized)
+  // `mobius build --precision keep`: a weight's scheme is the quantization its checkpoint tensor is
+  // stored in (weights/weight_plan.h stored_quantization, from_checkpoint set), `ref` being the
+  // matrix [N, K]; a weight it returns nullopt for stays float. `scheme` is then unused.
+  std::function<std::optional<BlockQuantization>(const WeightRef& ref)> stored;
+  // The scheme the matrix [N, K] `ref` names is quantized with: stored(ref) when set, else scheme.
+  std::optional<BlockQuantization> scheme_for(const WeightRef& ref) const { return stored ? stored(ref) : scheme; }
 };
 
 // The ONNX Runtime GenAI model builder's quantization defaults for `ep` (onnxruntime-genai 0.18,

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "util/progress_hook.h"
+
 namespace mobius {
 
 Progress::Progress(std::string label, uint64_t total, bool enabled, std::chrono::steady_clock::duration line_interval)
@@ -22,6 +24,7 @@ Progress::~Progress() {
 void Progress::advance(uint64_t n) {
   done_ += n;
   draw();
+  notify_progress(label_, done_, total_);  // may throw: a cancelled build
 }
 
 void Progress::line() {

@@ -8,11 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/ir.h"
+#include "util/error.h"
 
 namespace mobius {
 
@@ -46,6 +49,16 @@ class Checkpoint {
   // [row_begin, row_end) of `t` (a transposed range reads every source matrix it takes columns
   // from); they stay in the page cache. Only an optimisation: the default does nothing.
   virtual void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {}
+  // The block quantization (weights/quantize.h layout, from_checkpoint set) that `t`, as the
+  // matrix [N, K] it is, is stored in exactly: every value it holds is (q - zero point) * scale of
+  // that layout. nullopt (the default) when there is none.
+  virtual std::optional<BlockQuantization> stored_quantization(const TensorInfo& t) const { return std::nullopt; }
+  // Rows [row_begin, row_end) of that quantization, laid out as block_quantize_rows writes them
+  // (weights/quantize.h): `data`, `scales` in `scale_dtype` (FLOAT or FLOAT16), `zero_points`
+  // (null when symmetric); any output may be null. Only for a `t` with a stored_quantization.
+  virtual void produce_stored(const TensorInfo&, int64_t, int64_t, DataType, uint8_t*, uint8_t*, uint8_t*) const {
+    MOBIUS_ASSERT(false, "Checkpoint::produce_stored: the tensor has no stored quantization");
+  }
 };
 
 }  // namespace mobius

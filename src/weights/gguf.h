@@ -101,6 +101,9 @@ class GgufFile {
   // Tensors in file order, and lookup by name (nullptr when absent).
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   const GgufTensor* find_tensor(const std::string& name) const;
+  // Drops `range` (bytes of this file's mapping, e.g. a tensor's data) from the resident set
+  // (MappedFile::release, weights/safetensors.h).
+  void release(std::span<const uint8_t> range) const { file_.release(range); }
 
  private:
   MappedFile file_;

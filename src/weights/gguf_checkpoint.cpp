@@ -8,6 +8,7 @@
 #include "config/hf_config.h"
 
 #include "util/error.h"
+#include "util/float16.h"
 #include "weights/convert.h"
 #include "weights/gguf_quants.h"
 
@@ -309,21 +310,127 @@ std::vector<std::string> GgufCheckpoint::names() const {
   return out;
 }
 
+namespace {
+
+bool stored_plainly(const GgufTensor& src, int64_t unpermute_heads, float shift) {
+  return plain_dtype(src.type) != DataType::UNDEFINED && unpermute_heads == 0 && shift == 0.0f;
+}
+
+}  // namespace
+
+int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
+  if (unpermute_heads == 0) return r;
+  const int64_t d = shape[0] / unpermute_heads, half = d / 2;
+  return r / d * d + 2 * (r % d % half) + r % d / half;
+}
+
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  return plain_dtype(e.source->type) != DataType::UNDEFINED && e.unpermute_heads == 0 && e.shift == 0.0f;
+  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads, e.shift);
+}
+
+std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  if (e.shape.size() != 2 || e.shift != 0.0f) return std::nullopt;
+  switch (e.source->type) {
+    case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
+    case GgmlType::Q8_0: return BlockQuantization{.bits = 8, .block_size = 32, .symmetric = true, .from_checkpoint = true};
+    default: return std::nullopt;
+  }
+}
+
+void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int64_t row_end, DataType scale_dtype,
+                                    uint8_t* data, uint8_t* scales, uint8_t* zero_points) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  MOBIUS_ASSERT(stored_quantization(t) && zero_points == nullptr &&
+                    (scale_dtype == DataType::FLOAT || scale_dtype == DataType::FLOAT16),
+                "GgufCheckpoint::produce_stored: '" + t.name + "' is not a Q4_0 / Q8_0 matrix");
+  const GgufTensor& src = *e.source;
+  const bool q4 = src.type == GgmlType::Q4_0;
+  const int64_t rows = e.shape[0], blocks = e.shape[1] / 32, blob = q4 ? 16 : 32;
+  const size_t block_bytes = 2 + static_cast<size_t>(blob), row_bytes = src.data.size() / static_cast<size_t>(rows);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* in = src.data.data() + static_cast<size_t>(e.gguf_row(r)) * row_bytes;
+    for (int64_t j = 0; j < blocks; ++j, in += block_bytes) {
+      const int64_t out = (r - row_begin) * blocks + j;
+      uint16_t scale;
+      std::memcpy(&scale, in, 2);  // fp16 d, little-endian like the file
+      if (scales && scale_dtype == DataType::FLOAT16) {
+        std::memcpy(scales + out * 2, &scale, 2);
+      } else if (scales) {
+        const float f = f16_to_f32(scale);
+        std::memcpy(scales + out * 4, &f, 4);
+      }
+      if (!data) continue;
+      uint8_t* b = data + out * blob;
+      const uint8_t* qs = in + 2;
+      if (q4) {
+        auto nibble = [&](int i) { return i < 16 ? qs[i] & 0x0f : qs[i - 16] >> 4; };
+        for (int i = 0; i < 16; ++i) b[i] = static_cast<uint8_t>(nibble(2 * i) | nibble(2 * i + 1) << 4);
+      } else {
+        for (int i = 0; i < 32; ++i) b[i] = static_cast<uint8_t>(qs[i] ^ 0x80);  // int8 q -> q + 128
+      }
+    }
+  }
+}
+
+void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  const std::span<const uint8_t> data = e.source->data;
+  if (row_end <= row_begin) return;
+  if (transpose || e.shape.size() != 2) {
+    file_.release(data);
+    return;
+  }
+  const int64_t rows = e.shape[0], d = e.unpermute_heads > 0 ? rows / e.unpermute_heads : 1;
+  const size_t row_bytes = data.size() / static_cast<size_t>(rows);
+  const int64_t first = row_begin / d * d, last = (row_end + d - 1) / d * d;
+  file_.release(data.subspan(static_cast<size_t>(first) * row_bytes, static_cast<size_t>(last - first) * row_bytes));
+}
+
+void GgufCheckpoint::produce_block_rows(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+                                        int64_t row_end, std::span<uint8_t> out) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  const GgufTensor& src = *e.source;
+  const int64_t rows = e.shape[0], cols = e.shape[1];
+  // the Hugging Face sub-matrix [r0, r1) x [c0, c1) the output rows are made of
+  int64_t r0 = row_begin, r1 = row_end, c0 = 0, c1 = cols;
+  if (transpose) r0 = 0, r1 = rows, c0 = row_begin, c1 = row_end;
+  const GgmlTypeTraits& traits = *ggml_type_traits(static_cast<uint32_t>(src.type));
+  const int64_t bs = traits.block_size, b0 = c0 / bs, b1 = (c1 + bs - 1) / bs;
+  const size_t row_bytes = src.data.size() / static_cast<size_t>(rows);
+  // HF row h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size): LlamaModel.permute.
+  const int64_t width = c1 - c0;
+  std::vector<float> blocks(static_cast<size_t>((b1 - b0) * bs)), sub(static_cast<size_t>((r1 - r0) * width));
+  for (int64_t r = r0; r < r1; ++r) {
+    dequantize(src.type,
+               src.data.subspan(static_cast<size_t>(e.gguf_row(r)) * row_bytes + static_cast<size_t>(b0 * traits.type_size),
+                                static_cast<size_t>((b1 - b0) * traits.type_size)),
+               blocks);
+    float* row = sub.data() + (r - r0) * width;
+    std::copy_n(blocks.data() + (c0 - b0 * bs), width, row);
+    if (e.shift != 0.0f)
+      for (int64_t i = 0; i < width; ++i) row[i] = row[i] + e.shift;
+  }
+  TensorView view{{e.name, DataType::FLOAT, {r1 - r0, width}, e.file},
+                  {reinterpret_cast<const uint8_t*>(sub.data()), sub.size() * sizeof(float)}};
+  convert_tensor(view, dst, transpose, out);
 }
 
 void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                              int64_t row_end, std::span<uint8_t> out) const {
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
-  if (streams(t)) {  // stored plainly
+  if (stored_plainly(src, e.unpermute_heads, e.shift)) {
     convert_rows(TensorView{e, src.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
+  if (e.shape.size() == 2) {
+    produce_block_rows(t, dst, transpose, row_begin, row_end, out);
+    return;
+  }
   MOBIUS_ASSERT(row_begin == 0 && row_end == output_rows(e.shape, transpose),
-                "GgufCheckpoint::produce: a dequantized tensor is produced whole");
+                "GgufCheckpoint::produce: a dequantized 1-D tensor is produced whole");
   const int64_t n = src.num_elements();
   std::vector<float> scratch;
   float* f;
@@ -336,19 +443,17 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
   if (e.unpermute_heads == 0) {
     dequantize(src.type, src.data, {f, static_cast<size_t>(n)});
   } else {
-    // HF row h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size): LlamaModel.permute.
-    const int64_t rows = e.shape[0], cols = n / rows, d = rows / e.unpermute_heads, half = d / 2;
-    auto gguf_row = [&](int64_t r) { return r / d * d + 2 * (r % d % half) + r % d / half; };
+    const int64_t rows = e.shape[0], cols = n / rows;
     const int64_t block = ggml_type_traits(static_cast<uint32_t>(src.type))->block_size;
     if (cols % block == 0) {
       const size_t row_bytes = src.data.size() / static_cast<size_t>(rows);
       for (int64_t r = 0; r < rows; ++r)
-        dequantize(src.type, src.data.subspan(static_cast<size_t>(gguf_row(r)) * row_bytes, row_bytes),
+        dequantize(src.type, src.data.subspan(static_cast<size_t>(e.gguf_row(r)) * row_bytes, row_bytes),
                    {f + r * cols, static_cast<size_t>(cols)});
     } else {  // a quantized 1-D tensor (bias): rows are not block-aligned
       std::vector<float> all(static_cast<size_t>(n));
       dequantize(src.type, src.data, all);
-      for (int64_t r = 0; r < rows; ++r) std::copy_n(&all[gguf_row(r) * cols], cols, f + r * cols);
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(&all[e.gguf_row(r) * cols], cols, f + r * cols);
     }
   }
   if (e.shift != 0.0f)

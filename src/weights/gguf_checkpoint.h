@@ -47,17 +47,40 @@ class GgufCheckpoint final : public Checkpoint {
   const TensorInfo* find(const std::string& name) const override;
   std::vector<std::string> names() const override;
   // Dequantizes to float32, undoes the converter's transform, then converts to `dst`. Tensors
-  // stored plainly (F32/F16/BF16/F64, no transform) stream by row ranges; the others are
-  // produced whole.
+  // stored plainly (F32/F16/BF16/F64, no transform) and every matrix stream by row ranges (a
+  // matrix's rows are whole blocks: a range dequantizes only the blocks it reads, memory is the
+  // range's float32 values); other 1-D tensors are produced whole.
   void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                int64_t row_end, std::span<uint8_t> out) const override;
   bool streams(const TensorInfo& t) const override;
+  // The source rows a range read (whole heads when un-permuted); for a transposed or 1-D tensor,
+  // all of its data.
+  void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const override;
+  // Q4_0 -> 4 bits, Q8_0 -> 8 bits, blocks of 32 along K, symmetric: ggml's value d * (q - 8)
+  // (Q4_0) or d * q (Q8_0, q int8) is MatMulNBits' (q' - zero point) * scale with scale d, q' = q
+  // and the default zero point 8 (Q4_0), q' = q + 128 and the default 128 (Q8_0): the same float32
+  // product. Q4_1's d * q + m is (q - zp) * d only where -m / d is an integer in [0, 15], which
+  // ggml does not guarantee, so Q4_1 (like the K-quants and Q5_x) has none. None either for a 1-D
+  // tensor or one with the gemma norm shift.
+  std::optional<BlockQuantization> stored_quantization(const TensorInfo& t) const override;
+  // Copies the blocks of HF rows [row_begin, row_end) (un-permuted as produce() does): data with
+  // Q4_0's nibbles reordered (ggml: element j in the low nibble of byte j, j + 16 in its high nibble;
+  // MatMulNBits: elements 2i, 2i + 1 in byte i) or Q8_0's bytes + 128, and d as the scale.
+  void produce_stored(const TensorInfo& t, int64_t row_begin, int64_t row_end, DataType scale_dtype,
+                      uint8_t* data, uint8_t* scales, uint8_t* zero_points) const override;
 
  private:
+  // produce() of a matrix: output rows [row_begin, row_end) are Hugging Face rows (or, transposed,
+  // columns) of it; dequantizes the blocks of those rows (columns) of each GGUF row they come from.
+  void produce_block_rows(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
+                          int64_t row_end, std::span<uint8_t> out) const;
   struct Entry : TensorInfo {
     const GgufTensor* source = nullptr;
     int64_t unpermute_heads = 0;  // > 0: rows interleaved per head by LlamaModel.permute
     float shift = 0.0f;           // added to every value (gemma3 norms: -1)
+    // The GGUF row of Hugging Face row r (of shape[0]): with unpermute_heads, HF row
+    // h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size: LlamaModel.permute); else r.
+    int64_t gguf_row(int64_t r) const;
   };
   GgufFile file_;
   std::optional<HfConfig> config_;

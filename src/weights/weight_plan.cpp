@@ -129,8 +129,9 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
     std::vector<float> values;
     for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t before) {
       const size_t count = static_cast<size_t>((e - b) * k);
-      values.resize(count);
-      if (q->float_dtype == DataType::FLOAT) {
+      values.resize(q->scheme.from_checkpoint ? 0 : count);  // stored blocks are copied, not computed
+      if (q->scheme.from_checkpoint) {
+      } else if (q->float_dtype == DataType::FLOAT) {
         checkpoint->produce(t, DataType::FLOAT, transpose, b, e,
                             {reinterpret_cast<uint8_t*>(values.data()), count * sizeof(float)});
       } else {  // FLOAT16: round to the build dtype first, as the float build would
@@ -148,8 +149,13 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
         else f = dst;
       }
       using Part = WeightQuantization::Part;
-      block_quantize_rows(values.data(), e - b, k, q->scheme, q->float_dtype, first[static_cast<int>(Part::data)],
-                          first[static_cast<int>(Part::scales)], first[static_cast<int>(Part::zero_points)]);
+      uint8_t* data = first[static_cast<int>(Part::data)];
+      uint8_t* scales = first[static_cast<int>(Part::scales)];
+      uint8_t* zero_points = first[static_cast<int>(Part::zero_points)];
+      if (q->scheme.from_checkpoint)
+        checkpoint->produce_stored(t, b, e, q->float_dtype, data, scales, zero_points);
+      else
+        block_quantize_rows(values.data(), e - b, k, q->scheme, q->float_dtype, data, scales, zero_points);
       for (auto [i, from] : copies)
         std::memcpy(region[i] + before * row_bytes[i], from, static_cast<size_t>((e - b) * row_bytes[i]));
     });
@@ -184,7 +190,8 @@ static std::string dims_str(const std::vector<int64_t>& d) {
 
 // A quantized initializer: every part a float matrix [N_i, K] (after the transpose), one K, and
 // the quantization of [sum N_i, K] has the initializer's shape.
-static void bind_quantized(const Initializer& init, const std::vector<const TensorInfo*>& parts) {
+static void bind_quantized(const Initializer& init, const std::vector<const TensorInfo*>& parts,
+                           const Checkpoint& ckpt) {
   const WeightRef& ref = *init.weight;
   int64_t n = 0, k = -1;
   for (const TensorInfo* t : parts) {
@@ -200,6 +207,11 @@ static void bind_quantized(const Initializer& init, const std::vector<const Tens
     n += got[0];
   }
   const BlockQuantization& q = ref.quantize->scheme;
+  if (q.from_checkpoint)
+    for (const TensorInfo* t : parts)
+      if (ref.transpose || ckpt.stored_quantization(*t) != q)
+        throw Error(*t->file + ": tensor '" + t->name + "' is not stored in the quantization that '" +
+                    init.value->name + "' keeps");
   const Shape want = quant_shape(ref.quantize->part, n, k, q);
   // GatherBlockQuantized's data: B with a row's blocks as one axis, [N, K * bits / 8]
   const bool rows = ref.quantize->part == WeightQuantization::Part::data && k % q.block_size == 0 &&
@@ -217,7 +229,7 @@ static std::string quantized_source(const WeightRef& ref) {
   for (const auto& c : ref.concat) key += "\n" + c;
   return key + "\n" + std::to_string(ref.transpose) + " " + std::to_string(q.scheme.bits) + " " +
          std::to_string(q.scheme.block_size) + " " + std::to_string(q.scheme.symmetric) + " " +
-         dtype_name(q.float_dtype);
+         std::to_string(q.scheme.from_checkpoint) + " " + dtype_name(q.float_dtype);
 }
 
 size_t WeightPlan::num_initializers() const {
@@ -253,7 +265,7 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
     std::vector<const TensorInfo*> parts{lookup(ref.source_key)};
     for (const auto& key : ref.concat) parts.push_back(lookup(key));
     if (ref.quantize) {
-      bind_quantized(init, parts);
+      bind_quantized(init, parts, ckpt);
       auto [it, first] = quantized.emplace(quantized_source(ref), plan.bindings_.size());
       if (first)
         plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
@@ -287,6 +299,20 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   for (const auto& name : ckpt.names())
     if (!used.count(name)) plan.unused_.push_back(name);
   return plan;
+}
+
+std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoint, const WeightRef& ref) {
+  if (ref.transpose) return std::nullopt;
+  std::optional<BlockQuantization> q;
+  std::vector<std::string> keys{ref.source_key};
+  keys.insert(keys.end(), ref.concat.begin(), ref.concat.end());
+  for (const std::string& key : keys) {
+    const TensorInfo* t = checkpoint.find(key);
+    std::optional<BlockQuantization> part = t ? checkpoint.stored_quantization(*t) : std::nullopt;
+    if (!part || (q && *q != *part)) return std::nullopt;
+    q = part;
+  }
+  return q;
 }
 
 }  // namespace mobius

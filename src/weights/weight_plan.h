@@ -63,6 +63,11 @@ class WeightPlan {
   std::vector<std::string> unused_;
 };
 
+// The quantization the matrix [N, K] that `ref` names (its concat parts stacked along N, not
+// transposed) is stored in exactly (Checkpoint::stored_quantization, the same for every part), or
+// nullopt: a part missing, transposed, stored otherwise, or parts stored differently.
+std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoint, const WeightRef& ref);
+
 // Up to `n` names from `candidates` closest to `name` by edit distance.
 std::vector<std::string> nearest_names(const std::string& name,
                                        const std::vector<std::string>& candidates, size_t n = 3);

@@ -55,8 +55,10 @@ def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
         writer.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
 
 
-def write_gguf(model, path: Path, qtype=QT.F32) -> None:
-    """Writes a transformers LlamaForCausalLM or Gemma3ForCausalLM as llama.cpp would convert it."""
+def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
+    """Writes a transformers LlamaForCausalLM or Gemma3ForCausalLM as llama.cpp would convert it;
+    `tokenizer(writer)`, when given, writes the tokenizer.* metadata (gemma3 otherwise gets a
+    placeholder token list, which gives it its vocab_size)."""
     cfg = model.config
     gemma = cfg.model_type == "gemma3_text"
     arch_name = "gemma3" if gemma else "llama"
@@ -76,12 +78,15 @@ def write_gguf(model, path: Path, qtype=QT.F32) -> None:
         w.add_value_length(head_dim)
         w.add_rope_freq_base(cfg.rope_parameters["full_attention"]["rope_theta"])
         w.add_sliding_window(cfg.sliding_window)
-        w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
+        if tokenizer is None:
+            w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
     else:  # LlamaModel.set_gguf_parameters
         w.add_vocab_size(cfg.vocab_size)
         w.add_rope_dimension_count(head_dim)
         w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
     w.add_file_type(int(qtype))
+    if tokenizer is not None:
+        tokenizer(w)
 
     names = gguf.get_tensor_name_map(arch, cfg.num_hidden_layers)
     for hf_name, t in model.state_dict().items():
@@ -102,3 +107,52 @@ def write_gguf(model, path: Path, qtype=QT.F32) -> None:
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+# --- tokenizers and onnxruntime-genai ---------------------------------------------------------------
+# Prompts for tokenizer comparisons: ASCII, unicode, digits, whitespace runs, code, special tokens.
+TOKENIZER_CORPUS = [
+    "Hello world",
+    "The quick brown fox",
+    "  leading spaces and  double  spaces",
+    "tabs\tand\nnewlines\n\n\nend",
+    "digits 1234567890 3.14159 -42",
+    "unicode: café naïve 日本語 中文 😀 🚀 Ελληνικά русский",
+    "code: def f(x):\n    return x**2  # square\n",
+    "<|im_start|>user\nhi<|im_end|>",
+    "<bos><start_of_turn>user\nhi<end_of_turn>",
+    "<think>reasoning</think> answer",
+    "",
+    " ",
+    "a",
+    "trailing space ",
+    "UPPER lower MiXeD's we'll I'd",
+    "\u00a0nbsp\u3000ideographic zero\u200bwidth",
+]
+
+
+def genai_tokenizer(package: Path):
+    """(og.Model, og.Tokenizer) of a package as onnxruntime-genai loads it. genai's encode adds no
+    special tokens unless asked; transformers' adds those of its post-processor (Gemma's <bos>)."""
+    import onnxruntime_genai as og
+
+    model = og.Model(str(package))
+    tokenizer = og.Tokenizer(model)
+    tokenizer.update_options(add_special_tokens="true")
+    return model, tokenizer
+
+
+def genai_greedy_text(package: Path, prompt: str, new_tokens: int) -> tuple[list[int], list[int]]:
+    """onnxruntime-genai alone on the package as written: its tokenizer's ids of `prompt`, and the
+    tokens its greedy search generates after them (at most new_tokens, fewer at an eos)."""
+    import onnxruntime_genai as og
+
+    model, tokenizer = genai_tokenizer(package)
+    ids = [int(t) for t in tokenizer.encode(prompt)]
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(ids) + new_tokens, do_sample=False)
+    generator = og.Generator(model, params)
+    generator.append_tokens(np.asarray(ids, np.int32))
+    while not generator.is_done():
+        generator.generate_next_token()
+    return ids, [int(t) for t in generator.get_sequence(0)][len(ids):]

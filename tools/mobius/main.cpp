@@ -9,8 +9,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "package/apply_weights.h"
 #include "package/build.h"
 #include "package/info.h"
+#include "registry/custom.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "util/input_files.h"
@@ -169,6 +171,10 @@ int main(int argc, char** argv) {
       ->required();
   build->add_option("--dtype", dtype, "Float dtype of the model: f32, f16 or bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  std::vector<std::string> register_files;
+  const char* register_help = "JSON file of custom model types: a model_type mapped onto a registered one with "
+                              "config-field and checkpoint-key renames (docs/python.md); repeatable";
+  build->add_option("--register", register_files, register_help);
   build->add_flag("--no-weights", no_weights, "Build the graph only (weights are zeros)");
   build->add_flag("--force", opts.force, "Replace a non-empty output directory");
   build->add_option("--runtime", opts.runtime,
@@ -191,8 +197,9 @@ int main(int argc, char** argv) {
   build->add_option("--precision", opts.precision,
                     "Weight precision: absent = float at --dtype; int4 or int8 = every Linear weight "
                     "block-quantized (round to nearest, as onnxruntime's quantizer) into com.microsoft "
-                    "MatMulNBits, with any --ep (default too); --dtype f32 or f16 (the scales' dtype)")
-      ->check(CLI::IsMember({"int4", "int8"}));
+                    "MatMulNBits, with any --ep (default too); --dtype f32 or f16 (the scales' dtype); "
+                    "keep (--gguf) = the GGUF's Q4_0 / Q8_0 blocks as they are (the other types float)")
+      ->check(CLI::IsMember({"int4", "int8", "keep"}));
   build->add_option("--block-size", opts.block_size,
                     "Quantization block size along the input features: 32, 64 or 128 (a last short "
                     "block is padded)")
@@ -233,6 +240,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   info->add_option("--precision", info_opts.precision, "int4 or int8 (the builder's defaults for --ep)")
       ->check(CLI::IsMember({"int4", "int8"}));
+  info->add_option("--register", register_files, register_help);
+
+  std::string apply_package, apply_source, apply_out;
+  bool apply_force = false;
+  auto* apply = app.add_subcommand("apply-weights", "Bind a checkpoint into a package built with --no-weights (the "
+                                                    "same graph, checked): OUT equals a build of CKPT");
+  apply->add_option("package", apply_package, "Package directory built with --no-weights")->required();
+  apply->add_option("checkpoint", apply_source, "Checkpoint directory, Hugging Face id or .gguf file")->required();
+  apply->add_option("output_dir", apply_out, "Output directory")->required();
+  apply->add_flag("--force", apply_force, "Replace a non-empty output directory");
+  apply->add_option("--register", register_files, register_help);
 
   auto* list = app.add_subcommand("list", "List registered things");
   auto* models = list->add_subcommand("models", "List registered model types");
@@ -252,9 +270,16 @@ int main(int argc, char** argv) {
 
   try {
     if (models->parsed()) return list_models();
+    for (const auto& f : register_files) mobius::register_custom_types_file(f);
     if (info->parsed()) {
       info_opts.dtype = mobius::parse_cli_dtype(info_dtype);
       return print_info(info_path, info_dtype, info_opts);
+    }
+    if (apply->parsed()) {
+      const mobius::BuildReport r = mobius::apply_weights(apply_package, apply_source, apply_out, apply_force, true);
+      std::cout << "applied " << r.num_weights << " weights of " << apply_source << " to the graph of " << apply_package
+                << " -> " << apply_out << "\n";
+      return 0;
     }
     opts.dtype = mobius::parse_cli_dtype(dtype);
     opts.weights = !no_weights;

@@ -1,0 +1,340 @@
+"""mobius_cpp: build ONNX models for Hugging Face architectures from Python.
+
+The same C++ core as the ``mobius`` command (one implementation: ``build`` takes the CLI's options
+and makes the CLI's checks, src/package/build.h). Sources of truth and examples: docs/python.md.
+
+    >>> import mobius_cpp
+    >>> pkg = mobius_cpp.build("Qwen/Qwen2.5-0.5B", "qwen-onnx", ep="cpu", precision="int4")
+    >>> pkg.inputs[0].name
+    'input_ids'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from . import _core
+
+__version__: str = _core.__version__
+
+__all__ = [
+    "build", "apply_weights", "inspect", "list_models", "register", "register_file", "Package", "IOValue", "Info", "ModelType",
+    "MobiusError", "MobiusFileNotFoundError", "MobiusFileExistsError", "MobiusValueError",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+# progress(label, bytes_done, bytes_total), called between two written chunks of weights.
+ProgressCallback = Callable[[str, int, int], None]
+
+
+class MobiusError(Exception):
+    """A build, inspect or list error: ``str(e)`` is the CLI's one-line message (without the
+    ``mobius: error:`` prefix). Subclasses also derive from the builtin the error resembles, so
+    ``except FileNotFoundError`` catches a missing checkpoint.
+
+    Attributes, parsed from the message (None when it names none):
+      file: the file or directory the message is about: its first word when a colon ends it, as
+        the CLI prints it (a message about an option, "--block-size 48: ...", names none);
+      field: the config.json field (``field 'rope_scaling.type'``);
+      tensor: the checkpoint tensor (``tensor 'model.norm.weight'``).
+    """
+
+    file: Optional[str]
+    field: Optional[str]
+    tensor: Optional[str]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        first = re.match(r"(?:while [^:]*: )*([^\s:']+):", message)
+        self.file = first.group(1) if first and not first.group(1).startswith("-") else None
+        f = re.search(r"field '([^']*)'", message)
+        self.field = f.group(1) if f else None
+        t = re.search(r"tensor '([^']*)'", message)
+        self.tensor = t.group(1) if t else None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class MobiusFileNotFoundError(MobiusError, FileNotFoundError):
+    """A checkpoint, config.json, GGUF file or Hugging Face id that is not there."""
+
+
+class MobiusFileExistsError(MobiusError, FileExistsError):
+    """An output directory that exists and is not empty (pass ``force=True`` to replace it)."""
+
+
+class MobiusValueError(MobiusError, ValueError):
+    """Everything else: a bad option, config field, tensor or unsupported model type."""
+
+
+_NOT_FOUND = ("not a directory", "cannot open", "not in the Hugging Face cache", "no *.safetensors files")
+_EXISTS = ("exists and is not empty", "exists and is not a directory")
+
+
+def _error(e: _core.Error) -> MobiusError:
+    message = str(e)
+    if any(s in message for s in _EXISTS):
+        return MobiusFileExistsError(message)
+    if any(s in message for s in _NOT_FOUND):
+        return MobiusFileNotFoundError(message)
+    return MobiusValueError(message)
+
+
+@dataclass(frozen=True)
+class IOValue:
+    """A graph input or output: ``dtype`` is the ONNX TensorProto name ("FLOAT", "INT64", ...);
+    ``shape`` holds an int per fixed dimension, the symbol's name per symbolic one ("batch_size")."""
+
+    name: str
+    dtype: str
+    shape: tuple[Union[int, str, None], ...]
+
+
+@dataclass
+class Package:
+    """A written package: what ``build`` returns (``Package.open`` reads one from disk).
+
+    path: the output directory; files: its file names, sorted; graphs: its ONNX graphs
+    (``model.onnx``); inputs/outputs/metadata: the I/O contract read back from the written
+    model.onnx; the build's report (model_type, task, num_nodes, num_weights bound from the
+    checkpoint, unused_tensors: checkpoint tensors the model does not read, passes: the --ep
+    lowering's (pass, rewrites), quantize: the resolved --precision options, warnings); timings
+    (seconds: "build" is the whole call) and peak_memory_bytes (this process's peak resident set
+    after the build, getrusage).
+    """
+
+    path: Path
+    files: list[str]
+    graphs: list[str]
+    inputs: list[IOValue]
+    outputs: list[IOValue]
+    metadata: dict[str, str]
+    model_type: str = ""
+    task: str = ""
+    num_nodes: int = 0
+    num_weights: int = 0
+    unused_tensors: list[str] = field(default_factory=list)
+    passes: list[tuple[str, int]] = field(default_factory=list)
+    quantize: Optional[dict[str, Any]] = None
+    warnings: list[str] = field(default_factory=list)
+    self_check: Optional[str] = None
+    timings: dict[str, float] = field(default_factory=dict)
+    peak_memory_bytes: int = 0
+
+    @classmethod
+    def open(cls, path: PathLike) -> "Package":
+        """Reads the files and the I/O contract of the package in ``path`` (a directory holding
+        model.onnx). Raises MobiusFileNotFoundError when there is no model.onnx."""
+        path = Path(path)
+        if not (path / "model.onnx").is_file():
+            raise MobiusFileNotFoundError(f"{path}: no model.onnx (not a mobius package directory)")
+        try:
+            contract = _core.io_contract(str(path / "model.onnx"))
+        except _core.Error as e:
+            raise _error(e) from None
+        files = sorted(p.name for p in path.iterdir())
+        values = lambda vs: [IOValue(v["name"], v["dtype"], tuple(v["shape"])) for v in vs]  # noqa: E731
+        return cls(path=path, files=files, graphs=[f for f in files if f.endswith(".onnx")],
+                   inputs=values(contract["inputs"]), outputs=values(contract["outputs"]),
+                   metadata=dict(contract["metadata"]), model_type=contract["metadata"].get("model_type", ""),
+                   task=contract["metadata"].get("task", ""))
+
+    def session(self, providers: Optional[list[str]] = None, **kwargs: Any) -> Any:
+        """An ``onnxruntime.InferenceSession`` over model.onnx (CPU unless ``providers`` says
+        otherwise). Raises ModuleNotFoundError when onnxruntime is not installed
+        (``pip install mobius-cpp[runtime]``)."""
+        import onnxruntime  # an optional dependency
+
+        return onnxruntime.InferenceSession(str(self.path / "model.onnx"),
+                                            providers=providers or ["CPUExecutionProvider"], **kwargs)
+
+
+def _options(source: PathLike, output_dir: PathLike = "", **kw: Any) -> _core.BuildOptions:
+    o = _core.BuildOptions()
+    source = os.fspath(source)
+    # As `mobius info`: a file (or a name ending .gguf) is a GGUF, else a directory or a HF id.
+    if os.path.isfile(source) or source.endswith(".gguf"):
+        o.gguf_file = source
+    else:
+        o.config_dir = source
+    o.output_dir = os.fspath(output_dir)
+    for name, value in kw.items():
+        setattr(o, name, value)
+    return o
+
+
+def _tqdm_progress() -> Optional[ProgressCallback]:
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    bars: dict[str, Any] = {}
+
+    def update(label: str, done: int, total: int) -> None:
+        if label not in bars:
+            bars[label] = tqdm(total=total, desc=label, unit="B", unit_scale=True)
+        bar = bars[label]
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str = "default",
+          precision: Optional[str] = None, block_size: int = 32, quant_scheme: str = "sym",
+          accuracy_level: Optional[int] = None, quantize_lm_head: Optional[bool] = None,
+          quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", weights: bool = True,
+          force: bool = False, try_generic: bool = False,
+          progress: Union[bool, ProgressCallback, None] = None) -> Package:
+    """Builds the ONNX package of ``source`` into ``output_dir``: ``mobius build`` as a function.
+
+    source: a checkpoint directory (config.json, *.safetensors), a .gguf file, or a Hugging Face
+    id (ORG/NAME) resolved from the local hub cache (no network access).
+    The keyword options are the CLI's, with the CLI's defaults: dtype "f32" | "f16" | "bf16";
+    ep "default" | "onnx-standard" | "cpu" | "cuda" | "dml" | "webgpu"; precision None | "int4" |
+    "int8" with block_size, quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings;
+    runtime "ort-genai" | "none"; weights=False is --no-weights; force replaces a non-empty
+    output_dir; try_generic is --try-generic (README.md).
+    progress: a callable(label, bytes_done, bytes_total) called between written chunks; True: a
+    tqdm bar when tqdm is installed, else the CLI's bar on stderr; None: silent.
+
+    The GIL is released while the graph is built and the weights stream; Ctrl-C (KeyboardInterrupt)
+    stops the build between two chunks and leaves nothing in output_dir. Raises a MobiusError
+    subclass with the CLI's one-line message on any error (nothing is written then).
+    """
+    callback = _progress_callback(progress)
+    options = _options(source, output_dir, dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
+                       quant_scheme=quant_scheme, accuracy_level=accuracy_level, quantize_lm_head=quantize_lm_head,
+                       quantize_embeddings=quantize_embeddings, runtime=runtime, weights=weights, force=force,
+                       try_generic=try_generic, progress=progress is True and callback is None)
+    return _written(output_dir, lambda: _core.build(options, callback))
+
+
+def _progress_callback(progress: Union[bool, ProgressCallback, None]) -> Optional[ProgressCallback]:
+    return _tqdm_progress() if progress is True else progress if callable(progress) else None
+
+
+def _written(output_dir: PathLike, run: Callable[[], dict[str, Any]]) -> Package:
+    """Runs a build and reads back the package it wrote, with its report, timings and peak memory."""
+    start = time.perf_counter()
+    try:
+        report = run()
+    except _core.Error as e:
+        raise _error(e) from None
+    seconds = time.perf_counter() - start
+    package = Package.open(output_dir)
+    for name in ("model_type", "task", "num_nodes", "num_weights", "unused_tensors", "quantize", "warnings",
+                 "self_check"):
+        setattr(package, name, report[name])
+    package.passes = [tuple(p) for p in report["passes"]]
+    package.timings = {"build": seconds}
+    package.peak_memory_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return package
+
+
+def apply_weights(package: PathLike, checkpoint: PathLike, output_dir: PathLike, *, force: bool = False,
+                  progress: Union[bool, ProgressCallback, None] = None) -> Package:
+    """``mobius apply-weights PACKAGE CHECKPOINT OUTPUT_DIR``: binds ``checkpoint`` (a directory, a
+    Hugging Face id or a .gguf file) into ``package``, a package built with ``weights=False``
+    (--no-weights), streaming as ``build`` does (progress, GIL, Ctrl-C likewise; progress=True
+    without tqdm is silent). The build
+    options are the package's (recorded in its model.onnx metadata "mobius.build_options"), and
+    the graph the checkpoint's config gives must be the package's byte for byte: the result
+    equals ``build(checkpoint, output_dir, <the package's options>)``. Raises MobiusError when the
+    package is not a mobius package, when the graphs differ, and as ``build`` does.
+    """
+    callback = _progress_callback(progress)
+    return _written(output_dir, lambda: _core.apply_weights(os.fspath(package), os.fspath(checkpoint),
+                                                           os.fspath(output_dir), force, callback))
+
+
+@dataclass(frozen=True)
+class Info:
+    """What ``mobius info`` prints, as data (src/package/info.h CheckpointInfo): source, format
+    ("safetensors" | "GGUF"), model_type, task ("" when not registered: not_registered says why,
+    llama_like whether try_generic can build it), no_weights (why the tensors could not be listed,
+    or ""), parameters, stored ({stored dtype: {tensors, elements, bytes}}), output_bytes
+    (model.onnx.data of the build with the given options), peak_bytes (its estimated peak memory),
+    eps ([{ep, passes, refused}] for every --ep)."""
+
+    source: str
+    format: str
+    model_type: str
+    task: str
+    not_registered: str
+    llama_like: bool
+    no_weights: str
+    parameters: int
+    stored: dict[str, dict[str, int]]
+    output_bytes: int
+    peak_bytes: int
+    eps: list[dict[str, Any]]
+
+
+def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None) -> Info:
+    """``mobius info SOURCE``: what a build of ``source`` (as for ``build``) with these options
+    would be, from headers only (no weight is read). Raises MobiusError as ``build`` does for a
+    source or config it cannot read; an unregistered model_type is reported, not raised."""
+    try:
+        return Info(**_core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "")))
+    except _core.Error as e:
+        raise _error(e) from None
+
+
+@dataclass(frozen=True)
+class ModelType:
+    """A registered model_type (``mobius list models``): its family (architecture file), task and
+    the max |delta| against transformers of the last parity run (None: not verified)."""
+
+    model_type: str
+    family: str
+    task: str
+    verified_max_delta: Optional[float]
+
+
+def list_models() -> list[ModelType]:
+    """Every registered model_type, sorted (``mobius list models``)."""
+    return [ModelType(**m) for m in _core.list_models()]
+
+
+def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str, str]] = None,
+             key_renames: Union[Mapping[str, str], Sequence[tuple[str, str]], None] = None) -> None:
+    r"""Registers a custom model_type for this process: checkpoints whose config.json says
+    ``model_type`` are built as the registered ``base`` (src/registry/custom.h).
+
+    config_renames: {their config field: the base's field}, e.g. {"d_model": "hidden_size"}.
+    key_renames: [(regex, replacement)] (or a dict, in its order) applied in order to every
+    checkpoint tensor name, each replacing every match (C++ std::regex, ECMAScript syntax; the
+    replacement says ``$1`` where Python's re.sub says ``\1``), e.g. a prefix
+    [(r"^transformer\.h\.", "model.layers.")] or an expert rename
+    [(r"\.moe\.expert_(\d+)\.gate\.", r".block_sparse_moe.experts.$1.w1.")].
+    Raises MobiusValueError for a model_type that is built in, a base that is not registered or a
+    pattern that is not a valid regular expression. ``mobius build --register FILE`` takes the
+    same as JSON.
+    """
+    t = _core.CustomType()
+    t.model_type, t.base = model_type, base
+    t.config_renames = list((config_renames or {}).items())
+    renames = key_renames.items() if isinstance(key_renames, Mapping) else (key_renames or [])
+    t.key_renames = [(str(p), str(r)) for p, r in renames]
+    try:
+        _core.register_custom_type(t)
+    except _core.Error as e:
+        raise _error(e) from None
+
+
+def register_file(path: PathLike) -> None:
+    """Registers the custom model types of a JSON file, as ``mobius build --register FILE``."""
+    try:
+        _core.register_custom_types_file(os.fspath(path))
+    except _core.Error as e:
+        raise _error(e) from None

@@ -1,0 +1,180 @@
+"""The Python API (python/mobius_cpp, docs/python.md) against transformers, onnxruntime and the CLI:
+build's package equals the CLI's byte for byte and its logits equal transformers'; the I/O
+contract, progress, Ctrl-C, the error family, inspect and list_models. Tiny models: about 15 s."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+from safetensors.numpy import load_file
+
+import harness as H
+import mobius_cpp
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tiny") / "hf"
+    H.write_checkpoint("llama", {}, d)
+    return d
+
+
+def test_imported_module_is_the_one_under_test():
+    """The build tree's module, or with MOBIUS_WHEEL=1 the wheel's, and its `mobius` on PATH."""
+    where = Path(mobius_cpp._core.__file__).resolve()  # the .py files are links in the build tree
+    if os.environ.get("MOBIUS_WHEEL") == "1":
+        assert Path(sys.prefix).resolve() in where.parents, where
+        cli = Path(sys.prefix) / "bin" / "mobius"
+        version = re.search(r"project\(mobius VERSION (\S+)", (REPO / "CMakeLists.txt").read_text()).group(1)
+        r = subprocess.run([cli, "--version"], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.strip() == f"mobius {version}", r.stdout + r.stderr
+        assert mobius_cpp.__version__ == version
+    else:
+        assert (REPO / "build" / "python").resolve() in where.parents, where
+
+
+def test_build_equals_cli_and_transformers(tiny, tmp_path):
+    """One implementation: the same options give the CLI's files byte for byte; the logits are
+    transformers' (prefill of a padded batch, then a decode step through the cache)."""
+    pkg = mobius_cpp.build(tiny, tmp_path / "py", ep="cpu", runtime="none")
+    H.build(tiny, tmp_path / "cli", "--ep", "cpu", "--runtime", "none")
+    for name in ("model.onnx", "model.onnx.data"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert pkg.files == ["model.onnx", "model.onnx.data"] and pkg.graphs == ["model.onnx"]
+    assert (pkg.model_type, pkg.task) == ("llama", "text-generation")
+    tensors = load_file(tiny / "model.safetensors")
+    assert pkg.unused_tensors == [] and pkg.warnings == []
+    assert dict(pkg.passes)["group_query_attention"] == 2 and pkg.timings["build"] > 0
+    assert pkg.peak_memory_bytes > sum(t.nbytes for t in tensors.values())
+
+    model = H.load_reference(tiny)
+    lm = H.OnnxLM(pkg.path / "model.onnx", model.config, position_ids_optional=True)  # cpu: from the mask
+    assert lm.io_problems() == []
+    ids, mask, pos = H.prefill_batch(model.config.vocab_size)
+    got, past = lm(ids, mask, pos)
+    want, cache = H.hf_forward(model, ids, mask, pos)
+    valid = mask.astype(bool)  # the left padding's logits are not compared
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    step = np.array([[3], [5]])
+    mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
+    got2, _ = lm(step, mask2, pos[:, -1:] + 1, past)
+    want2, _ = H.hf_forward(model, step, mask2, pos[:, -1:] + 1, cache)
+    assert H.max_abs(got2, want2) <= H.TOL
+
+
+def test_io_contract_and_session(tiny, tmp_path):
+    """inputs/outputs/metadata are the written model's (as onnxruntime reads them); session() runs it."""
+    pkg = mobius_cpp.build(tiny, tmp_path / "out", dtype="f16")
+    sess = pkg.session()
+    ort_type = {"FLOAT": "tensor(float)", "FLOAT16": "tensor(float16)", "INT64": "tensor(int64)"}
+    for ours, theirs in ((pkg.inputs, sess.get_inputs()), (pkg.outputs, sess.get_outputs())):
+        assert [(v.name, ort_type[v.dtype], list(v.shape)) for v in ours] == \
+               [(v.name, v.type, v.shape) for v in theirs]
+    assert sess.get_modelmeta().custom_metadata_map == pkg.metadata
+    assert pkg.metadata["model_type"] == "llama"
+    # ort-genai runtime: the config and genai_config.json are part of the files
+    assert {"config.json", "genai_config.json", "model.onnx", "model.onnx.data"} <= set(pkg.files)
+    assert mobius_cpp.Package.open(pkg.path).inputs == pkg.inputs
+
+
+def test_progress_reports_every_byte(tiny, tmp_path):
+    calls = []
+    mobius_cpp.build(tiny, tmp_path / "out", progress=lambda label, done, total: calls.append((label, done, total)))
+    size = (tmp_path / "out" / "model.onnx.data").stat().st_size
+    assert len(calls) > 1 and {c[0] for c in calls} == {"writing weights"}
+    assert [c[1] for c in calls] == sorted(c[1] for c in calls)
+    assert calls[-1][1:] == (size, size)
+
+
+def test_ctrl_c_stops_cleanly(tiny, tmp_path):
+    """SIGINT during the weights (at the first chunk) raises KeyboardInterrupt at the next one and
+    leaves nothing: no output directory, no temporary sibling."""
+    seen = []
+
+    def interrupt(label, done, total):
+        seen.append(done)
+        if len(seen) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        mobius_cpp.build(tiny, tmp_path / "out", progress=interrupt)
+    assert len(seen) == 1
+    assert list(tmp_path.iterdir()) == []
+    # a callback's own exception stops the build the same way
+    with pytest.raises(ZeroDivisionError):
+        mobius_cpp.build(tiny, tmp_path / "out", progress=lambda *a: 1 / 0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def cli_error(*args) -> str:
+    r = H.run_mobius(*args)
+    assert r.returncode == 1 and r.stderr.startswith("mobius: error: "), r.stderr
+    return r.stderr.strip()[len("mobius: error: "):]
+
+
+def test_errors_are_the_cli_line_and_builtin(tiny, tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(FileNotFoundError) as e:
+        mobius_cpp.build(missing, tmp_path / "out")
+    assert isinstance(e.value, mobius_cpp.MobiusError) and e.value.file == str(missing)
+    assert str(e.value) == cli_error("build", "--config", missing, tmp_path / "out")
+
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError) as e:
+        mobius_cpp.build(tiny, tmp_path / "full")
+    assert e.value.file == str(tmp_path / "full") and e.value.field is None and e.value.tensor is None
+    assert str(e.value) == cli_error("build", "--config", tiny, tmp_path / "full")
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    cfg = (tiny / "config.json").read_text()
+    (bad / "config.json").write_text(cfg.replace('"num_attention_heads": 4', '"num_attention_heads": "four"'))
+    with pytest.raises(ValueError) as e:
+        mobius_cpp.build(bad, tmp_path / "out", weights=False)
+    assert e.value.field == "num_attention_heads" and e.value.file == str(bad / "config.json")
+    assert str(e.value) == cli_error("build", "--config", bad, tmp_path / "out", "--no-weights")
+
+    tensors = load_file(tiny / "model.safetensors")
+    (bad / "config.json").write_text(cfg)
+    from safetensors.numpy import save_file
+    save_file({k: v.astype(np.float32)[..., :-1] if k == "model.norm.weight" else v for k, v in tensors.items()},
+              bad / "model.safetensors")
+    with pytest.raises(ValueError) as e:
+        mobius_cpp.build(bad, tmp_path / "out")
+    assert e.value.tensor == "model.norm.weight" and e.value.file == str(bad / "model.safetensors")
+    assert str(e.value) == cli_error("build", "--config", bad, tmp_path / "out")
+
+    with pytest.raises(ValueError) as e:
+        mobius_cpp.build(tiny, tmp_path / "out", ep="cpu", precision="int4", block_size=48)
+    assert str(e.value) == "--block-size 48: expected 32, 64 or 128"  # the CLI's parser refuses it first
+    assert e.value.file is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "full"]  # nothing written
+
+
+def test_inspect_is_mobius_info(tiny):
+    info = mobius_cpp.inspect(tiny, ep="cpu", precision="int4")
+    tensors = load_file(tiny / "model.safetensors")
+    assert (info.model_type, info.task, info.format) == ("llama", "text-generation", "safetensors")
+    assert info.parameters == sum(t.size for t in tensors.values())
+    assert info.stored["FLOAT"]["tensors"] == len(tensors)
+    out = H.run_mobius("info", tiny, "--ep", "cpu", "--precision", "int4").stdout
+    assert f"{info.parameters:,}" in out and f"{info.output_bytes / 2**20:.1f} MiB" in out
+    assert [e["ep"] for e in info.eps] == ["default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"]
+
+
+def test_list_models_is_mobius_list_models():
+    rows = H.run_mobius("list", "models").stdout.splitlines()[1:]
+    assert [m.model_type for m in mobius_cpp.list_models()] == [r.split()[0] for r in rows]
+    llama = next(m for m in mobius_cpp.list_models() if m.model_type == "llama")
+    assert llama.task == "text-generation" and llama.verified_max_delta is not None

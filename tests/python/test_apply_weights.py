@@ -1,0 +1,53 @@
+"""apply-weights (src/package/apply_weights.h): a checkpoint bound into a --no-weights package
+equals a direct build byte for byte (every file), from Python and from the CLI; a checkpoint of
+another config, and a package not built by mobius, are refused with nothing written. About 5 s."""
+
+from pathlib import Path
+
+import onnx
+import pytest
+
+import harness as H
+import mobius_cpp
+
+OPTIONS = ("--ep", "cpu", "--precision", "int4", "--block-size", "64", "--dtype", "f16")
+
+
+def files(d: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def test_apply_weights_equals_direct_build(tmp_path):
+    H.write_checkpoint("llama", {}, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "graph", "--no-weights", *OPTIONS)
+    H.build(tmp_path / "hf", tmp_path / "direct", *OPTIONS)
+    pkg = mobius_cpp.apply_weights(tmp_path / "graph", tmp_path / "hf", tmp_path / "py")
+    r = H.run_mobius("apply-weights", tmp_path / "graph", tmp_path / "hf", tmp_path / "cli")
+    assert r.returncode == 0, r.stderr
+    direct = files(tmp_path / "direct")
+    assert files(tmp_path / "py") == direct and files(tmp_path / "cli") == direct
+    assert direct["model.onnx.data"] != files(tmp_path / "graph")["model.onnx.data"]  # the graph had zeros
+    assert pkg.num_weights > 0 and pkg.quantize["bits"] == 4 and pkg.quantize["block_size"] == 64
+
+
+def test_apply_weights_refuses_another_graph(tmp_path):
+    H.write_checkpoint("llama", {}, tmp_path / "hf")
+    H.write_checkpoint("llama", {"num_hidden_layers": 3}, tmp_path / "deeper")
+    H.build(tmp_path / "hf", tmp_path / "graph", "--no-weights")
+    with pytest.raises(ValueError) as e:
+        mobius_cpp.apply_weights(tmp_path / "graph", tmp_path / "deeper", tmp_path / "out")
+    assert str(e.value).startswith(f"{tmp_path / 'graph' / 'model.onnx'}: the checkpoint's config gives another graph")
+    r = H.run_mobius("apply-weights", tmp_path / "graph", tmp_path / "deeper", tmp_path / "out")
+    assert r.returncode == 1 and r.stderr == f"mobius: error: {e.value}\n"
+    assert not (tmp_path / "out").exists()
+
+    # a model.onnx without the build options (not built by this mobius)
+    model = onnx.load(tmp_path / "graph" / "model.onnx", load_external_data=False)
+    del model.metadata_props[:]
+    (tmp_path / "foreign").mkdir()
+    onnx.save(model, tmp_path / "foreign" / "model.onnx")
+    with pytest.raises(ValueError, match=r"no 'mobius.build_options' metadata: not built by this mobius"):
+        mobius_cpp.apply_weights(tmp_path / "foreign", tmp_path / "hf", tmp_path / "out")
+    with pytest.raises(FileNotFoundError):
+        mobius_cpp.apply_weights(tmp_path / "nowhere", tmp_path / "hf", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
