@@ -95,7 +95,9 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
   std::sort(files.begin(), files.end());
   std::cout << "  files:";
   for (const auto& f : files) std::cout << " " << f;
-  std::cout << " (model.onnx.data " << mib(fs::file_size(fs::path(o.output_dir) / "model.onnx.data")) << ")\n";
+  for (const auto& f : files)  // each graph's weights: model.onnx.data, or encoder.onnx.data and decoder.onnx.data
+    if (f.ends_with(".onnx.data")) std::cout << " (" << f << " " << mib(fs::file_size(fs::path(o.output_dir) / f)) << ")";
+  std::cout << "\n";
 }
 
 std::string thousands(uint64_t n) {
