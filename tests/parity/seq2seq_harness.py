@@ -75,6 +75,9 @@ GEN_NEW = 24
 # would show little of what the cache carries.
 NO_REPEAT_NGRAM_SIZE = 1
 FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
+# the checkpoint's files every package gets a copy of (src/package/genai_config.h kTokenizerFiles)
+COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
+          "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja")
 
 
 def types() -> set[str]:
@@ -188,10 +191,13 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, gene
     (check_steps) and, with `generate`, greedy generation (check_greedy). Returns the failures."""
     ref = AutoModelForSeq2SeqLM.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
     H.build(hf_dir, out_dir)
-    failures = check_package(out_dir, ref.config, rec)
+    failures = check_package(hf_dir, out_dir, rec)
     if failures:
         return failures
     onnx = OnnxSeq2Seq(out_dir)
+    failures = check_io(onnx, ref.config)
+    if failures:
+        return failures
     failures = check_steps(ref, model, onnx, rec, decode_steps)
     rec["genai"] = "n/a"
     if generate:
@@ -199,22 +205,26 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, gene
     return failures
 
 
-def check_package(out_dir: Path, cfg, rec: dict) -> list[str]:
-    """Exactly FILES, onnx.checker on both graphs, the I/O names of the contract."""
+def check_package(hf_dir: Path, out_dir: Path, rec: dict) -> list[str]:
+    """Exactly FILES and a byte-identical copy of each COPIED file hf_dir has; onnx.checker on both graphs."""
     failures = []
     files = {p.name for p in out_dir.iterdir()}
-    if files != FILES:
-        failures.append(f"package files {sorted(files)}, expected {sorted(FILES)}")
+    copied = {f for f in COPIED if (hf_dir / f).is_file()}
+    if files != FILES | copied:
+        failures.append(f"package files {sorted(files)}, expected {sorted(FILES | copied)}")
+    failures += [f"{f}: not a copy of the checkpoint's" for f in sorted(copied & files)
+                 if (out_dir / f).read_bytes() != (hf_dir / f).read_bytes()]
     for g in ("encoder", "decoder"):
         failures += [f"{g}: {f}" for f in H.check_model(out_dir / f"{g}.onnx", rec)]
-    if failures:
-        return failures
-    onnx = OnnxSeq2Seq(out_dir)
-    failures += [f"encoder I/O: {p}" for p in H.io_problems(onnx.encoder, {"input_ids", "attention_mask"},
-                                                             {"last_hidden_state"})]
-    layers = getattr(cfg, "num_decoder_layers", None) or cfg.decoder_layers
-    failures += [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *decoder_session_io(layers))]
     return failures
+
+
+def check_io(onnx: OnnxSeq2Seq, cfg) -> list[str]:
+    """The I/O names of the contract (docs/seq2seq.md) for cfg's decoder layers."""
+    failures = [f"encoder I/O: {p}" for p in H.io_problems(onnx.encoder, {"input_ids", "attention_mask"},
+                                                            {"last_hidden_state"})]
+    layers = getattr(cfg, "num_decoder_layers", None) or cfg.decoder_layers
+    return failures + [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *decoder_session_io(layers))]
 
 
 @torch.no_grad()

@@ -185,11 +185,11 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
         return "config", _first_line(e)
     try:
         with H.torch.no_grad():
-            if task(model_type) == "text2text-generation":  # the check's lengths, a step through both caches
+            if task(model_type) == "text2text-generation":  # the check's padded batch, a step through both caches
                 model = S.AutoModelForSeq2SeqLM.from_config(config)
-                ids = H.torch.ones(1, S.ENC_LEN, dtype=H.torch.long)
-                out = model(input_ids=ids, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
-                model(input_ids=ids, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+                ids, mask = map(H.torch.from_numpy, S.encoder_batch(config.vocab_size))
+                out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
+                model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
