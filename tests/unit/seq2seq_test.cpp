@@ -140,13 +140,13 @@ TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
   o.output_dir = root.str("out");
   o.weights = false;
   o.ep = "cpu";
-  test::expect_error([&] { build_package(o); }, {"--ep cpu", "text2text-generation", "--ep default"});
+  test::expect_error([&] { build_package(o); }, {"--ep cpu", "2 graphs (encoder, ...)", "--ep default"});
   EXPECT_FALSE(fs::exists(root.path / "out"));
   o.ep = "default";
   BuildReport r = build_package(o);
   EXPECT_EQ(r.task, "text2text-generation");
   EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"encoder.onnx", "encoder.onnx.data", "decoder.onnx",
-                                                              "decoder.onnx.data"}));
+                                                              "decoder.onnx.data", "config.json"}));  // + its copy
 }
 
 }  // namespace
