@@ -127,7 +127,7 @@ TEST(Text2TextGeneration, T5ReadsItsConfigClassFields) {
                      {"config.json", "feed_forward_proj", "'fancy-gelu'"});
 }
 
-// `mobius build` of a config.json alone (--no-weights): the four files; an --ep lowering refused
+// `mobius build` of a config.json alone (--no-weights): the four graph files and config.json; an --ep lowering refused
 // before anything is written.
 TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
   test::TempDir root;
@@ -145,8 +145,8 @@ TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
   o.ep = "default";
   BuildReport r = build_package(o);
   EXPECT_EQ(r.task, "text2text-generation");
-  EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"encoder.onnx", "encoder.onnx.data", "decoder.onnx",
-                                                              "decoder.onnx.data"}));
+  EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"config.json", "encoder.onnx", "encoder.onnx.data",
+                                                              "decoder.onnx", "decoder.onnx.data"}));
 }
 
 }  // namespace
