@@ -23,6 +23,17 @@ def mobius_binary() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory) -> Path:
+    """A tiny random Llama checkpoint (harness.write_checkpoint), shared read-only by the CLI and
+    Python API tests."""
+    import harness  # noqa: PLC0415 - torch and transformers only for the tests that use it
+
+    d = tmp_path_factory.mktemp("tiny") / "hf"
+    harness.write_checkpoint("llama", {}, d)
+    return d
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """A skipped (or xfailed) check is a defect: report it as a failure."""

@@ -145,9 +145,8 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const 
                            const Checkpoint* checkpoint) {
   LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
   if (out.graphs.size() > 1 && ep != ExecutionProvider::default_)
-    throw Error("--ep " + o.ep + ": a package of " + std::to_string(out.graphs.size()) + " graphs (" +
-                out.graphs.front().name + ", ...) has no execution-provider lowering yet: build with --ep default "
-                "(docs/seq2seq.md)");
+    throw Error("--ep " + o.ep + ": the " + arch.task() + " graphs have no execution-provider lowering yet: build "
+                "with --ep default (docs/seq2seq.md)");
   const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
                                 [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
   out.quantize = quantize_options(o, ep, tied);

@@ -22,13 +22,6 @@ import harness as H
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("tiny") / "hf"
-    H.write_checkpoint("llama", {}, d)
-    return d
-
-
 def test_version():
     r = H.run_mobius("--version")
     version = re.search(r"project\(mobius VERSION (\S+)", (REPO / "CMakeLists.txt").read_text()).group(1)

@@ -34,13 +34,6 @@ def expect_error(*args, needles=()) -> str:
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("tiny") / "hf"
-    H.write_checkpoint("llama", {}, d)
-    return d
-
-
 def test_table_is_transformers(tmp_path):
     r = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_hf_model_types.py"), "--check"],
                        capture_output=True, text=True)

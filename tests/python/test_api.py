@@ -21,13 +21,6 @@ import mobius_cpp
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("tiny") / "hf"
-    H.write_checkpoint("llama", {}, d)
-    return d
-
-
 def test_imported_module_is_the_one_under_test():
     """The build tree's module, or with MOBIUS_WHEEL=1 the wheel's, and its `mobius` on PATH."""
     where = Path(mobius_cpp._core.__file__).resolve()  # the .py files are links in the build tree
