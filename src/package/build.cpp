@@ -119,9 +119,20 @@ void check_bfloat16(const BuildOptions& o, ExecutionProvider ep, std::vector<std
                        "WebGPU), not on the CPU");
 }
 
-BuildSource open_source(const BuildOptions& o) {
+namespace {
+
+// The input a build reads: the GGUF file, or the checkpoint directory (a model id resolved from
+// the local Hugging Face cache).
+std::string input_path(const BuildOptions& o) {
   if (o.config_dir.empty() == o.gguf_file.empty())
     throw Error("exactly one of --config DIR and --gguf FILE is required");
+  return o.gguf_file.empty() ? resolve_checkpoint_dir(o.config_dir) : o.gguf_file;
+}
+
+}  // namespace
+
+BuildSource open_source(const BuildOptions& o) {
+  const std::string input = input_path(o);
   BuildSource src;
   if (!o.gguf_file.empty()) {
     check_gguf_path(o.gguf_file);
@@ -130,7 +141,7 @@ BuildSource open_source(const BuildOptions& o) {
     src.checkpoint = std::move(gguf);
     return src;
   }
-  src.config_dir = resolve_checkpoint_dir(o.config_dir);
+  src.config_dir = input;
   const fs::path dir(src.config_dir);
   if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
@@ -167,11 +178,11 @@ BuildReport build_package(const BuildOptions& o) {
   const ExecutionProvider ep = parse_execution_provider(o.ep);
   check_bfloat16(o, ep, report.warnings);
   quantize_options(o, ep, false);  // checks the options before anything is read
+  const std::vector<std::string> inputs = {input_path(o)};
+  check_output_dir(o.output_dir, o.force, inputs);  // before the input is read
   BuildSource src = open_source(o);
   if (o.precision == "keep" && !src.config_dir.empty())
     throw Error("--precision keep keeps the quantization of a GGUF file: use it with --gguf");
-  const std::vector<std::string> inputs = {src.config_dir.empty() ? o.gguf_file : src.config_dir};
-  check_output_dir(o.output_dir, o.force, inputs);
   std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
   std::optional<HfConfig>& cfg = src.config;
   const std::string& config_dir = src.config_dir;

@@ -118,7 +118,7 @@ def test_force_replaces_only_a_previous_package(ckpt):
     for _ in range(2):
         r = H.run_mobius("build", "--config", ckpt, out, "--force")
         assert r.returncode == 0, r.stderr
-    assert sorted(os.listdir(out)) == ["genai_config.json", "generation_config.json", "model.onnx", "model.onnx.data"]
+    assert sorted(os.listdir(out)) == ["config.json", "genai_config.json", "generation_config.json", "model.onnx", "model.onnx.data"]
     assert [p.name for p in ckpt.parent.iterdir() if ".mobius-tmp" in p.name] == []
 
 
