@@ -22,18 +22,22 @@ const Range* field_range(const std::string& key) {
     for (const char* k : {"hidden_size", "n_embd", "n_embed", "d_model", "embedding_size", "word_embed_proj_dim"})
       t[k] = {1, double(kMaxHiddenSize)};
     for (const char* k : {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "moe_intermediate_size",
-                          "shared_expert_intermediate_size"})
+                          "shared_expert_intermediate_size", "d_ff", "encoder_ffn_dim", "decoder_ffn_dim"})
       t[k] = {1, double(kMaxHiddenSize) * 8};
     for (const char* k : {"num_attention_heads", "num_key_value_heads", "num_kv_heads", "n_head", "num_heads",
-                          "n_heads", "multi_query_group_num"})
+                          "n_heads", "multi_query_group_num", "encoder_attention_heads", "decoder_attention_heads"})
       t[k] = {1, double(kMaxHeads)};
-    for (const char* k : {"head_dim", "kv_channels", "v_head_dim", "qk_rope_head_dim", "qk_nope_head_dim",
+    for (const char* k : {"head_dim", "d_kv", "kv_channels", "v_head_dim", "qk_rope_head_dim", "qk_nope_head_dim",
                           "rotary_dim", "kv_lora_rank", "q_lora_rank"})
       t[k] = {0, double(kMaxHeadDim)};
     t["head_dim"].min = 1;
     t["vocab_size"] = {1, double(kMaxVocabSize)};
     t["type_vocab_size"] = {0, double(kMaxVocabSize)};
-    for (const char* k : {"num_hidden_layers", "n_layer", "num_layers"}) t[k] = {1, double(kMaxLayers)};
+    for (const char* k : {"num_hidden_layers", "n_layer", "n_layers", "num_layers", "num_decoder_layers",
+                          "encoder_layers", "decoder_layers"})
+      t[k] = {1, double(kMaxLayers)};
+    for (const char* k : {"relative_attention_num_buckets", "relative_attention_max_distance"})
+      t[k] = {1, double(kMaxPositions)};
     for (const char* k : {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len",
                           "original_max_position_embeddings"})
       t[k] = {1, double(kMaxPositions)};
@@ -49,7 +53,12 @@ const Range* field_range(const std::string& key) {
     return t;
   }();
   auto it = table.find(key);
-  return it == table.end() ? nullptr : &it->second;
+  if (it != table.end()) return &it->second;
+  // A count another family spells differently still gets a cap before anything is sized from it.
+  static const Range layers{0, double(kMaxLayers)}, heads{0, double(kMaxHeads)};
+  if (key.find("layers") != std::string::npos) return &layers;
+  if (key.find("heads") != std::string::npos) return &heads;
+  return nullptr;
 }
 
 // Throws unless `v` is in the range of `key` (when it has one).

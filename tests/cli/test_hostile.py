@@ -243,6 +243,20 @@ def test_nonsense_config_value(ckpt, field, value):
     expect_error(ckpt, "config.json", field, extra=("--no-weights",))
 
 
+@pytest.mark.parametrize("model_type,field,value", [
+    ("mpt", "n_layers", 4489331903327091712),  # fuzz_config's finding: layer list sized from it
+    ("bart", "decoder_layers", -3), ("t5", "num_decoder_layers", 2**40), ("t5", "d_kv", -8),
+])
+def test_nonsense_count_of_another_family(tmp_path, model_type, field, value):
+    """Counts other families spell their own way are capped before anything is sized from them."""
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    cfg = H.transformers.CONFIG_MAPPING[model_type]().to_dict()
+    cfg[field] = value
+    (hf / "config.json").write_text(json.dumps(cfg))
+    expect_error(hf, "config.json", field, extra=("--no-weights",))
+
+
 def test_negative_rope_theta(ckpt):
     edit_config(ckpt, rope_parameters={"rope_type": "default", "rope_theta": -1.0})
     expect_error(ckpt, "config.json", "rope_theta", extra=("--no-weights",))
