@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "fuzz_util.h"
+#include "registry/config_defaults.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "weights/gguf.h"
@@ -60,9 +61,9 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     mobius::GgufCheckpoint g(mobius::fuzz::as_file(data, size));
-    const mobius::HfConfig& cfg = g.config();
-    const mobius::RegistryEntry& e = mobius::find_architecture(cfg.get_string("model_type"), cfg.file());
-    e.create(cfg, mobius::DataType::FLOAT)->build_model();
+    const mobius::HfConfig& raw = g.config();
+    const mobius::RegistryEntry& e = mobius::find_architecture(raw.get_string("model_type"), raw.file());
+    e.create(mobius::with_class_defaults(raw, e.model_type), mobius::DataType::FLOAT)->build_graphs();
   } catch (const mobius::Error&) {
   }
   return 0;
