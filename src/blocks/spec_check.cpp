@@ -68,8 +68,8 @@ void check_spec(const DecoderSpec& s) {
                                  {"llama_4_scaling_beta", s.llama_4_scaling_beta}})
     check_finite(field, v);
   if (!s.mla && !s.moa) check_attention(s.attention);
-  if (!s.moe || s.moe_layers.size() > 0) check_size("intermediate_size", s.mlp.intermediate_size, kMaxHiddenSize * 8);
-  if (s.moe) check_size("moe_intermediate_size", s.moe->intermediate_size, kMaxHiddenSize * 8);
+  if (!s.moe || s.moe_layers.size() > 0) check_size("intermediate_size", s.mlp.intermediate_size, kMaxFfnSize);
+  if (s.moe) check_size("moe_intermediate_size", s.moe->intermediate_size, kMaxFfnSize);
   if (s.position_embedding) check_size("max_position_embeddings", s.position_embedding->num_embeddings, kMaxPositions);
   for (size_t i = 0; i < s.layer_types.size(); ++i)
     if (s.layer_uses_rope.empty() || s.layer_uses_rope[i]) check_rope(s.rope_for(s.layer_types[i]));
@@ -81,7 +81,7 @@ void check_spec(const EncoderSpec& s) {
   check_size("num_hidden_layers", s.num_hidden_layers, kMaxLayers);
   check_size("max_position_embeddings", s.max_position_embeddings, kMaxPositions);
   check_size("type_vocab_size", s.type_vocab_size, kMaxVocabSize, 0);
-  check_size("intermediate_size", s.intermediate_size, kMaxHiddenSize * 8);
+  check_size("intermediate_size", s.intermediate_size, kMaxFfnSize);
   check_positive("layer_norm_eps", s.layer_norm_eps);
   check_attention(s.attention);
 }

@@ -23,7 +23,7 @@ const Range* field_range(const std::string& key) {
       t[k] = {1, double(kMaxHiddenSize)};
     for (const char* k : {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "moe_intermediate_size",
                           "shared_expert_intermediate_size", "d_ff", "encoder_ffn_dim", "decoder_ffn_dim"})
-      t[k] = {1, double(kMaxHiddenSize) * 8};
+      t[k] = {1, double(kMaxFfnSize)};
     for (const char* k : {"num_attention_heads", "num_key_value_heads", "num_kv_heads", "n_head", "num_heads",
                           "n_heads", "multi_query_group_num", "encoder_attention_heads", "decoder_attention_heads"})
       t[k] = {1, double(kMaxHeads)};

@@ -16,6 +16,9 @@ namespace mobius {
 // 126 layers, 256k vocabulary, 10M positions, head_dim 512), low enough that every product the
 // build forms (vocab x hidden, hidden x intermediate, positions x head_dim) fits in int64.
 constexpr int64_t kMaxHiddenSize = int64_t{1} << 17;
+// Feed-forward widths: 64 x the hidden cap (tests/cli/test_large_package.py builds a 1.75M-wide MLP
+// to pass 2 GiB of weights with a tiny model).
+constexpr int64_t kMaxFfnSize = kMaxHiddenSize * 64;
 constexpr int64_t kMaxHeads = int64_t{1} << 12;
 constexpr int64_t kMaxHeadDim = int64_t{1} << 14;
 constexpr int64_t kMaxVocabSize = int64_t{1} << 24;

@@ -77,7 +77,7 @@ class Meta {
 json common_config(const Meta& m) {
   json c;
   c["hidden_size"] = m.count(m.key("embedding_length"), kMaxHiddenSize);
-  c["intermediate_size"] = m.count(m.key("feed_forward_length"), kMaxHiddenSize * 8);
+  c["intermediate_size"] = m.count(m.key("feed_forward_length"), kMaxFfnSize);
   c["num_hidden_layers"] = m.count(m.key("block_count"), kMaxLayers);
   const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
   c["num_attention_heads"] = heads;
