@@ -293,12 +293,13 @@ def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precis
 @dataclass(frozen=True)
 class ModelType:
     """A registered model_type (``mobius list models``): its family (architecture file), task and
-    the max |delta| against transformers of the last parity run (None: not verified)."""
+    onnxruntime-genai's model.type for its package ("" when the runtime has none for the task).
+    Which types are verified against transformers is docs/models.md, written by the parity run."""
 
     model_type: str
     family: str
     task: str
-    verified_max_delta: Optional[float]
+    genai_type: str
 
 
 def list_models() -> list[ModelType]:

@@ -110,11 +110,9 @@ nb::dict inspect(const mobius::BuildOptions& options) {
 
 nb::list list_models() {
   nb::list out;
-  for (const auto& e : mobius::registry()) {
-    const std::optional<double> delta = mobius::verified_max_delta(e.model_type);
+  for (const auto& e : mobius::registry())
     out.append(kw("model_type"_a = e.model_type, "family"_a = e.family, "task"_a = e.task,
-                        "verified_max_delta"_a = delta ? nb::cast(*delta) : nb::none()));
-  }
+                  "genai_type"_a = mobius::genai_model_type(e)));
   return out;
 }
 

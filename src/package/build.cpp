@@ -188,10 +188,12 @@ BuildReport build_package(const BuildOptions& o) {
   const std::string& config_dir = src.config_dir;
   report.model_type = cfg->get_string("model_type");
   ArchFactory create;
+  std::string genai_type = "decoder";
   if (is_registered(report.model_type)) {
     const RegistryEntry& entry = find_architecture(report.model_type, cfg->file());
     report.task = entry.task;
     create = entry.create;
+    genai_type = genai_model_type(entry);
     cfg = with_class_defaults(*cfg, report.model_type);  // fields left out mean the class defaults
   } else {
     create = generic_factory(*cfg, report.model_type, o);
@@ -252,7 +254,8 @@ BuildReport build_package(const BuildOptions& o) {
                       .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),
                       .position_ids = model.graph.find_value("position_ids") != nullptr &&
                                       std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
-                                                 model.graph.find_value("position_ids")) > 0};
+                                                 model.graph.find_value("position_ids")) > 0,
+                      .type = genai_type};
       nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
       write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
     };

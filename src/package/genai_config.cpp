@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <cmath>
 #include <optional>
-#include <map>
 
 #include "package/writer.h"
 #include "util/error.h"
@@ -13,18 +12,6 @@ namespace fs = std::filesystem;
 
 namespace mobius {
 namespace {
-
-// Decoder-only model types ONNX Runtime GenAI 0.18 accepts in model.type (its LLM type list), keyed
-// by the HF model_type that maps to each; the ORT GenAI model builder names them the same way.
-// Not "gpt2": genai's Gpt_Model expects the combined past_%d cache of the old GPT-2 exports, mobius
-// writes separate key/value caches, so a gpt2 package is a generic "decoder".
-const std::map<std::string, std::string> kGenaiTypes = {
-    {"chatglm", "chatglm"}, {"ernie4_5", "ernie4_5"}, {"gemma", "gemma"}, {"gemma2", "gemma2"},
-    {"gemma3_text", "gemma3_text"}, {"gpt_oss", "gptoss"}, {"granite", "granite"},
-    {"hunyuan_v1_dense", "hunyuandensev1"}, {"internlm2", "internlm2"}, {"llama", "llama"},
-    {"mistral", "mistral"}, {"nemotron", "nemotron"}, {"olmo", "olmo"}, {"phi", "phi"},
-    {"phi3", "phi3"}, {"phimoe", "phimoe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"},
-    {"smollm3", "smollm3"}};
 
 int64_t first_int(const HfConfig& c, std::initializer_list<const char*> keys, int64_t fallback) {
   for (const char* k : keys)
@@ -110,7 +97,6 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
 
   const int64_t context = context_length(config);
-  const std::string model_type = config.get_string("model_type");
   nlohmann::json provider = nlohmann::json::array();
   if (o.ep != "cpu" && o.ep != "default" && o.ep != "onnx-standard")
     provider.push_back({{o.ep, nlohmann::json::object()}});
@@ -155,8 +141,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
       {"top_k", gen_or("top_k", 50)},  // transformers' GenerationConfig default
       {"top_p", gen_or("top_p", 1.0)}};
 
-  const auto type = kGenaiTypes.find(model_type);
-  nlohmann::json m = {{"type", type != kGenaiTypes.end() ? type->second : "decoder"},
+  nlohmann::json m = {{"type", o.type},
                       {"context_length", context},
                       {"vocab_size", model.vocab_size()},
                       {"decoder", decoder}};

@@ -18,6 +18,8 @@ struct GenaiOptions {
   bool past_present_share_buffer = false;
   bool position_ids = true;                 // the model has a position_ids input
   std::string filename = "model.onnx";
+  // model.type: the registry row's onnxruntime-genai type (registry.h genai_model_type)
+  std::string type = "decoder";
 };
 
 // The model's context length: max_position_embeddings (or n_positions, seq_length, max_seq_len;
@@ -31,8 +33,7 @@ int64_t context_length(const HfConfig& config);
 // [0, vocab_size) (a negative pad_token_id, an old "none" convention, is dropped and pad falls
 // back to eos); do_sample a bool, top_k a non-negative integer, temperature, top_p and
 // repetition_penalty finite non-negative numbers: else mobius::Error naming the file and field.
-// model.type is ONNX Runtime GenAI's name of the model_type when genai knows it (gpt_oss: "gptoss",
-// hunyuan_v1_dense: "hunyuandensev1"), else "decoder". Search options absent from
+// model.type is options.type. Search options absent from
 // generation_config.json take transformers' GenerationConfig defaults (top_k 50, temperature 1). Throws
 // mobius::Error naming config.json when the value cache's head size differs from the key cache's
 // (DeepSeek multi-head latent attention), which onnxruntime-genai cannot allocate.

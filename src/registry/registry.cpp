@@ -16,17 +16,17 @@ const std::vector<RegistryEntry>& registry() {
         {"distilbert", "bert", "feature-extraction", create_distilbert},
         {"electra", "bert", "feature-extraction", create_electra},
         {"ernie", "bert", "feature-extraction", create_ernie},
-        {"gemma", "gemma", "text-generation", create_gemma},
-        {"gemma2", "gemma", "text-generation", create_gemma2},
-        {"gemma3_text", "gemma", "text-generation", create_gemma3_text},
-        {"llama", "llama", "text-generation", create_llama},
-        {"mistral", "llama", "text-generation", create_mistral},
-        {"qwen2", "llama", "text-generation", create_qwen2},
-        {"qwen3", "llama", "text-generation", create_qwen3},
+        {"gemma", "gemma", "text-generation", create_gemma, "gemma"},
+        {"gemma2", "gemma", "text-generation", create_gemma2, "gemma2"},
+        {"gemma3_text", "gemma", "text-generation", create_gemma3_text, "gemma3_text"},
+        {"llama", "llama", "text-generation", create_llama, "llama"},
+        {"mistral", "llama", "text-generation", create_mistral, "mistral"},
+        {"qwen2", "llama", "text-generation", create_qwen2, "qwen2"},
+        {"qwen3", "llama", "text-generation", create_qwen3, "qwen3"},
         {"roberta", "bert", "feature-extraction", create_roberta},
         {"xlm-roberta", "bert", "feature-extraction", create_roberta},
-        {"phi", "phi", "text-generation", create_phi},
-        {"phi3", "phi3", "text-generation", create_phi3},
+        {"phi", "phi", "text-generation", create_phi, "phi"},
+        {"phi3", "phi3", "text-generation", create_phi3, "phi3"},
         {"gpt_neox", "gpt_neox", "text-generation", create_gpt_neox},
         {"stablelm", "stablelm", "text-generation", create_stablelm},
         {"persimmon", "persimmon", "text-generation", create_persimmon},
@@ -40,11 +40,11 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_moe", "mixtral", "text-generation", create_qwen2_moe},
         {"qwen3_moe", "mixtral", "text-generation", create_qwen3_moe},
         {"olmoe", "mixtral", "text-generation", create_olmoe},
-        {"phimoe", "mixtral", "text-generation", create_phimoe},
+        {"phimoe", "mixtral", "text-generation", create_phimoe, "phimoe"},
         {"granitemoe", "mixtral", "text-generation", create_granitemoe},
         {"deepseek_v2", "deepseek", "text-generation", create_deepseek_v2},
         {"deepseek_v3", "deepseek", "text-generation", create_deepseek_v3},
-        {"gpt_oss", "gpt_oss", "text-generation", create_gpt_oss},
+        {"gpt_oss", "gpt_oss", "text-generation", create_gpt_oss, "gptoss"},
         {"jetmoe", "jetmoe", "text-generation", create_jetmoe},
         {"gpt2", "gpt2", "text-generation", create_gpt2},
         {"gpt_bigcode", "gpt_bigcode", "text-generation", create_gpt_bigcode},
@@ -57,11 +57,11 @@ const std::vector<RegistryEntry>& registry() {
         {"apertus", "apertus", "text-generation", create_apertus},
         {"arcee", "arcee", "text-generation", create_arcee},
         {"cwm", "cwm", "text-generation", create_cwm},
-        {"ernie4_5", "ernie4_5", "text-generation", create_ernie4_5},
+        {"ernie4_5", "ernie4_5", "text-generation", create_ernie4_5, "ernie4_5"},
         {"exaone4", "exaone4", "text-generation", create_exaone4},
-        {"granite", "granite", "text-generation", create_granite},
+        {"granite", "granite", "text-generation", create_granite, "granite"},
         {"helium", "helium", "text-generation", create_helium},
-        {"hunyuan_v1_dense", "hunyuan_v1_dense", "text-generation", create_hunyuan_v1_dense},
+        {"hunyuan_v1_dense", "hunyuan_v1_dense", "text-generation", create_hunyuan_v1_dense, "hunyuandensev1"},
         {"hyperclovax", "granite", "text-generation", create_hyperclovax},
         {"internlm3", "internlm3", "text-generation", create_internlm3},
         {"iquestcoder", "llama", "text-generation", create_iquestcoder},
@@ -69,12 +69,12 @@ const std::vector<RegistryEntry>& registry() {
         {"ministral", "ministral", "text-generation", create_ministral},
         {"ministral3", "ministral3", "text-generation", create_ministral3},
         {"nanochat", "nanochat", "text-generation", create_nanochat},
-        {"nemotron", "nemotron", "text-generation", create_nemotron},
-        {"olmo", "olmo", "text-generation", create_olmo},
+        {"nemotron", "nemotron", "text-generation", create_nemotron, "nemotron"},
+        {"olmo", "olmo", "text-generation", create_olmo, "olmo"},
         {"olmo2", "olmo", "text-generation", create_olmo2},
         {"olmo3", "olmo", "text-generation", create_olmo3},
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
-        {"smollm3", "smollm3", "text-generation", create_smollm3},
+        {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
         // encoder-decoders (archs/t5.cpp, bart.cpp)
         {"bart", "bart", "text2text-generation", create_bart},
@@ -97,17 +97,9 @@ const std::vector<RegistryEntry>& registry() {
   return table;
 }
 
-std::optional<double> verified_max_delta(const std::string& model_type) {
-  struct Row {
-    const char* model_type;
-    double max_delta;
-  };
-  static const Row rows[] = {
-#include "registry/verification.inc"
-      {nullptr, 0.0}};
-  for (const Row& r : rows)
-    if (r.model_type && model_type == r.model_type) return r.max_delta;
-  return std::nullopt;
+std::string genai_model_type(const RegistryEntry& e) {
+  if (e.genai_type) return e.genai_type;
+  return std::string(e.task) == "text-generation" ? "decoder" : "";
 }
 
 const HfModelType* find_hf_model_type(const std::string& model_type) {

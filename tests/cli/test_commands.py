@@ -53,7 +53,7 @@ def mib(text: str) -> float:
 def test_info_checkpoint(args, tiny, tmp_path):
     out = info(tiny, *args)
     tensors = load_file(tiny / "model.safetensors")
-    assert field(out, "model type").startswith("llama (text-generation), registered, verified")
+    assert field(out, "model type").startswith("llama (text-generation), registered (verification: docs/models.md)")
     assert field(out, "parameters") == f"{sum(t.size for t in tensors.values()):,}"
     f32 = re.search(r"^  FLOAT: (\d+) tensors, ([\d,]+) elements, ([\d.]+) MiB", out, re.M)
     assert int(f32.group(1)) == len(tensors) and f32.group(2) == f"{sum(t.size for t in tensors.values()):,}"

@@ -170,4 +170,7 @@ def test_list_models_is_mobius_list_models():
     rows = H.run_mobius("list", "models").stdout.splitlines()[1:]
     assert [m.model_type for m in mobius_cpp.list_models()] == [r.split()[0] for r in rows]
     llama = next(m for m in mobius_cpp.list_models() if m.model_type == "llama")
-    assert llama.task == "text-generation" and llama.verified_max_delta is not None
+    assert (llama.task, llama.genai_type) == ("text-generation", "llama")
+    by_type = {m.model_type: m for m in mobius_cpp.list_models()}
+    assert by_type["gpt_oss"].genai_type == "gptoss" and by_type["gpt2"].genai_type == "decoder"
+    assert by_type["t5"].genai_type == "" and by_type["bert"].genai_type == ""
