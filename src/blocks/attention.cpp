@@ -106,6 +106,9 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
       sinks ? attention_with_sinks(op, q, k, v, ctx.mask, past_key, past_value, sinks->value(op),
                                    {o_.num_attention_heads, o_.num_key_value_heads, o_.head_dim, scale})
             : op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale, .softcap = o_.softcap});
+  if (!sinks)
+    op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads, .kv_num_heads = o_.num_key_value_heads,
+                                       .head_size = o_.head_dim};
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }

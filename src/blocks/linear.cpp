@@ -27,6 +27,7 @@ Value* Embedding::attend(Ops& op, Value* x, Value* bias) const {
   // Gemm with transB reads the [num, dim] matrix in place: no transposed copy of the weight.
   Value* flat = op.Reshape(x, {-1, embedding_dim});
   Value* logits = op.Gemm(flat, weight->value(op), bias, {.transB = 1});
+  op.builder().producer(logits).tags.lm_head = true;
   Value* batch_seq = op.Shape(x, {.start = 0, .end = 2});
   return op.Reshape(logits, op.Concat({batch_seq, op.builder().ints({num_embeddings})}, {.axis = 0}));
 }
@@ -40,6 +41,7 @@ Value* LMHead::forward(Ops& op, Value* x) const {
   if (tied_) return tied_->attend(op, x, bias ? bias->value(op) : nullptr);
   auto s = enter(op);
   Value* y = op.MatMul(x, weight->value(op));
+  op.builder().producer(y).tags.lm_head = true;
   return bias ? op.Add(y, bias->value(op)) : y;
 }
 

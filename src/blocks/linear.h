@@ -33,7 +33,7 @@ class Embedding : public Module {
   Embedding(int64_t num_embeddings, int64_t embedding_dim, DataType dtype);
   Value* forward(Ops& op, Value* ids) const;
   // Logits against the embedding matrix (tied LM head): x [batch, seq, dim] -> [batch, seq, num].
-  // With `bias` [num] it is added (Gemm input C).
+  // With `bias` [num] it is added (Gemm input C). The Gemm is tagged NodeTags::lm_head.
   Value* attend(Ops& op, Value* x, Value* bias = nullptr) const;
 
   Parameter* weight;
@@ -50,7 +50,7 @@ struct LMHeadOptions {
 // The projection to vocabulary logits: x [batch, seq, hidden_size] -> [batch, seq, vocab_size].
 // A Linear (weight + optional bias), or with `tied` the embedding matrix (Embedding::attend) plus
 // this module's own bias if it has one: transformers ties only lm_head.weight, so e.g.
-// PhiForCausalLM with tie_word_embeddings keeps lm_head.bias.
+// PhiForCausalLM with tie_word_embeddings keeps lm_head.bias. The product is tagged NodeTags::lm_head.
 class LMHead : public Module {
  public:
   LMHead(const LMHeadOptions& o, const Embedding* tied);

@@ -37,6 +37,7 @@ AttentionResult MixtureOfAttentionHeads::forward(Ops& op, Value* x, const Attent
   k = apply_rope(op, k, ctx.rope);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale});
+  op.builder().producer(a.y).tags = {.num_heads = KV * E, .kv_num_heads = KV, .head_size = d};
 
   // [batch, KV * E, seq, d] -> [E, tokens, kv] -> each expert's output projection, weighted
   Value* y = op.Transpose(op.Reshape(a.y, {0, KV, E, -1, d}), {.perm = {2, 0, 3, 1, 4}});

@@ -20,6 +20,13 @@ std::string GraphBuilder::unique_name(const std::string& base) {
   return base + "_" + std::to_string(n++);
 }
 
+Node& GraphBuilder::producer(const Value* v) {
+  for (auto it = graph_.nodes.rbegin(); it != graph_.nodes.rend(); ++it)
+    for (const Value* out : it->outputs)
+      if (out == v) return *it;
+  assert_failed("producer(v)", __FILE__, __LINE__, "no node produces " + v->name);
+}
+
 std::vector<Value*> GraphBuilder::add_node(const std::string& op_type, std::vector<Value*> inputs,
                                            std::vector<Attribute> attrs,
                                            std::vector<DataType> out_dtypes,

@@ -37,6 +37,10 @@ class GraphBuilder {
                                std::vector<Attribute> attrs, std::vector<DataType> out_dtypes,
                                const std::string& domain = "");
 
+  // The node that produced `v` (searched from the newest node back), for a block to tag what it
+  // knows of it (ir.h NodeTags). Throws mobius::Error (internal) when no node produced `v`.
+  Node& producer(const Value* v);
+
   // Graph inputs / outputs. output() renames `v` to `name` (the I/O contract's spelling).
   Value* input(const std::string& name, DataType dtype, Shape shape);
   void output(Value* v, const std::string& name, Shape shape);

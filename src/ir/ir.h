@@ -46,6 +46,16 @@ struct Attribute {
   AttributeValue value;
 };
 
+// What the block that emitted a node knows of it, for the passes to read instead of re-deriving it
+// from the graph around the node (docs/design.md "Passes read what blocks know"). In memory only:
+// not written to the ONNX file. A pass that replaces a node carries its tags to the replacement.
+struct NodeTags {
+  bool lm_head = false;      // the product by the LM head matrix (blocks/linear.h LMHead, Embedding::attend)
+  int64_t num_heads = 0;     // Attention on [batch, heads, seq, head_size]: query heads; 0 = untagged
+  int64_t kv_num_heads = 0;  // ... key/value heads
+  int64_t head_size = 0;     // ... of the queries, keys and values
+};
+
 struct Node {
   std::string op_type;
   std::string domain;  // "" = ai.onnx
@@ -53,6 +63,7 @@ struct Node {
   std::vector<Value*> inputs;  // nullptr = omitted optional input
   std::vector<Value*> outputs;  // nullptr = omitted optional output
   std::vector<Attribute> attributes;
+  NodeTags tags;
 };
 
 // Blockwise round-to-nearest quantization of a matrix [N, K] along K, as onnxruntime's

@@ -22,9 +22,9 @@
 //
 // Conservative: the layer stays canonical unless the Attention has past and present caches (graph
 // inputs [batch, kv_heads, past, head_dim]), no is_causal / qk output (softcap carries over), q,
-// k and v come from [batch, seq, heads, head_dim] tensors through Transpose(0, 2, 1, 3) (then
-// maybe per-head RoPE, norms or scaling, which stay) with the head count readable from a Reshape,
-// equal head sizes that are a multiple of 8 (onnxruntime's kernel requires it), and float or
+// k and v are [batch, heads, seq, head_dim] (read as they are, or from [batch, seq, heads, head_dim]
+// tensors through Transpose(0, 2, 1, 3), then maybe per-head RoPE, norms or scaling, which stay),
+// the Attention carries the head counts and size its block tagged (ir.h NodeTags), head sizes a multiple of 8 (onnxruntime's kernel requires it), and float or
 // float16. Rotary goes inside only when q and k are rotated alike right before the Attention.
 // GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal mask
 // (blocks/attention.h causal_mask); otherwise causal = 0 and the mask alone decides.
@@ -45,34 +45,6 @@ struct RopeTable {
   float attention_factor = 1.0f;
   DataType dtype;
 };
-
-// The head count of x [batch, seq, heads, head_dim]: from the Reshape that made it, through
-// element-wise and normalization nodes (q/k norms, clipping) and Reshape(y, Shape(z)).
-std::optional<int64_t> heads_of(GraphEditor& e, Value* x, int64_t head_dim) {
-  for (int step = 0; step < 16; ++step) {
-    auto p = e.producer(x);
-    if (!p) return std::nullopt;
-    Node& n = e.graph().nodes[*p];
-    if (!n.domain.empty()) return std::nullopt;
-    if (n.op_type == "Reshape") {
-      if (auto s = e.ints(n.inputs[1])) {
-        if (s->size() == 4 && (*s)[2] > 0 && ((*s)[3] == head_dim || (*s)[3] == -1)) return (*s)[2];
-        return std::nullopt;
-      }
-      Node* shape = e.producer_op(n.inputs[1], "Shape");
-      if (!shape || !shape->attributes.empty()) return std::nullopt;
-      x = shape->inputs[0];
-      continue;
-    }
-    static const char* kPassThrough[] = {"RMSNormalization", "LayerNormalization", "Mul", "Add",
-                                         "Sub", "Div", "Max", "Min", "Cast", "Identity"};
-    bool through = false;
-    for (const char* op : kPassThrough) through |= n.op_type == op;
-    if (!through) return std::nullopt;
-    x = n.inputs[0];
-  }
-  return std::nullopt;
-}
 
 // cos = [Cast](Cos(f) [* af]), sin = [Cast](Sin(f) [* af]) with
 // f = Unsqueeze(Cast(position_ids, float), -1) * inv_freq (blocks/rope.cpp rope_tables, static
@@ -136,27 +108,6 @@ Value* packed_qkv(GraphEditor& e, Value* const x4[3], int64_t heads, int64_t kv,
   return w && w->value->shape && w->value->shape->size() == 2 ? p : nullptr;
 }
 
-// The head count of x [batch, heads, seq, head_dim] (an Attention input): back through per-head
-// nodes (RoPE, q/k norms, scaling) to Transpose(y, 0 2 1 3), then heads_of(y).
-std::optional<int64_t> heads_of_bnsh(GraphEditor& e, Value* x, int64_t head_dim) {
-  static const char* kPerHead[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization",
-                                   "Mul", "Div", "Cast"};
-  for (int step = 0; step < 8; ++step) {
-    auto p = e.producer(x);
-    if (!p) return std::nullopt;
-    Node& n = e.graph().nodes[*p];
-    if (!n.domain.empty()) return std::nullopt;
-    if (n.op_type == "Transpose")
-      return GraphEditor::attr_ints(n, "perm") == std::vector<int64_t>{0, 2, 1, 3}
-                 ? heads_of(e, n.inputs[0], head_dim) : std::nullopt;
-    bool through = false;
-    for (const char* op : kPerHead) through |= n.op_type == op;
-    if (!through) return std::nullopt;
-    x = n.inputs[0];
-  }
-  return std::nullopt;
-}
-
 bool from_causal_mask(GraphEditor& e, Value* mask) {
   for (int step = 0; step < 8; ++step) {
     auto p = e.producer(mask);
@@ -210,12 +161,10 @@ class GroupQueryAttentionPass : public Pass {
       const DataType dt = q->dtype;
       if ((dt != DataType::FLOAT && dt != DataType::FLOAT16) || !mask || mask->dtype != dt) continue;
       if (!past_k || !past_v || !mask || e.producer(past_k) || e.producer(past_v)) continue;
-      if (!past_k->shape || !past_v->shape || past_k->shape->size() != 4 || past_v->shape->size() != 4) continue;
-      const Dim &kv_dim = (*past_k->shape)[1], &d_dim = (*past_k->shape)[3];
-      if (kv_dim.is_symbolic() || d_dim.is_symbolic() || (*past_v->shape)[3].is_symbolic() ||
-          (*past_v->shape)[3].value != d_dim.value)
-        continue;
-      const int64_t kv_heads = kv_dim.value, head_dim = d_dim.value;
+      // heads and head size as the attention block tagged them (blocks/attention.cpp, moa.cpp);
+      // an untagged Attention (MLA, cross-attention, an encoder's) stays canonical
+      const int64_t num_heads = att.tags.num_heads, kv_heads = att.tags.kv_num_heads, head_dim = att.tags.head_size;
+      if (!num_heads || num_heads % kv_heads != 0) continue;
       if (head_dim % 8 != 0) continue;  // onnxruntime 1.31: "head_size must be a multiple of 8"
 
       // q, k, v: [RotaryEmbedding](Transpose(x4, 0 2 1 3)); otherwise (q/k norms after RoPE, a
@@ -230,9 +179,6 @@ class GroupQueryAttentionPass : public Pass {
         if (t && GraphEditor::attr_ints(*t, "perm") == std::vector<int64_t>{0, 2, 1, 3}) x4[j] = t->inputs[0];
       }
       const bool direct = x4[0] && x4[1] && x4[2] && !rot[0] == !rot[1];
-      auto heads = direct ? heads_of(e, x4[0], head_dim) : heads_of_bnsh(e, q, head_dim);
-      if (!heads || *heads % kv_heads != 0) continue;
-      const int64_t num_heads = *heads;
       if (!direct) rot[0] = rot[1] = nullptr;
 
       // rotary: inside (static table) or outside (the RotaryEmbedding nodes stay)

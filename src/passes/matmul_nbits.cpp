@@ -3,7 +3,7 @@
 // block_size[, accuracy_level]}, the three new initializers being the block quantization of the
 // matrix [N, K] = W^T (WeightRef::quantize, weights/quantize.h) produced by the writer row by row.
 // A tied LM head, Gemm(x, E, transB=1[, C]) with E the embedding [vocab, hidden] = [N, K], becomes
-// MatMulNBits(x, …) [+ C]. The LM head (the MatMul or Gemm the logits output is computed from)
+// MatMulNBits(x, …) [+ C]. The LM head (the MatMul or Gemm its block tagged NodeTags::lm_head)
 // stays float unless QuantizeOptions::lm_head. Weights of rank ≠ 2 (stacked MoE experts) stay float.
 // Bias Adds stay as they are. With QuantizeOptions::stored (--precision keep) each weight takes the
 // quantization its checkpoint tensor is stored in (bits and block size per node), one stored in
@@ -19,32 +19,6 @@
 namespace mobius {
 namespace {
 
-// The MatMul / Gemm node the logits output is computed from: walking back from the graph output
-// "logits" through the nodes' computed inputs (the first one where several), the first node that
-// multiplies by a checkpoint weight. nullopt if there is none within 16 nodes.
-std::optional<size_t> lm_head_node(GraphEditor& e) {
-  const Value* v = e.graph().find_value("logits");
-  if (!v || !e.is_output(v)) return std::nullopt;
-  for (int depth = 0; depth < 16; ++depth) {
-    auto p = e.producer(v);
-    if (!p) return std::nullopt;
-    const Node& n = e.graph().nodes[*p];
-    if (n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm") && n.inputs.size() > 1) {
-      const Initializer* w = e.initializer(n.inputs[1]);
-      if (w && w->weight) return p;
-    }
-    const Value* next = nullptr;
-    for (const Value* in : n.inputs)
-      if (in && e.producer(in)) {
-        next = in;
-        break;
-      }
-    if (!next) return std::nullopt;
-    v = next;
-  }
-  return std::nullopt;
-}
-
 class MatMulNBits : public Pass {
  public:
   const char* name() const override { return "matmul_nbits"; }
@@ -54,14 +28,13 @@ class MatMulNBits : public Pass {
     const QuantizeOptions& o = *ctx.quantize;
     GraphEditor e(model);
     Graph& g = model.graph;
-    const std::optional<size_t> lm_head = lm_head_node(e);
     std::map<std::string, std::pair<BlockQuantization, std::vector<Value*>>> done;  // weight name → scheme, B, scales[, zero_points]
     int rewrites = 0;
     const size_t count = g.nodes.size();
     for (size_t i = 0; i < count; ++i) {
       const Node& n = g.nodes[i];
       if (!n.domain.empty() || (n.op_type != "MatMul" && n.op_type != "Gemm")) continue;
-      if (lm_head == i && !o.lm_head) continue;
+      if (n.tags.lm_head && !o.lm_head) continue;  // the LM head block tagged it (blocks/linear.h)
       const bool gemm = n.op_type == "Gemm";
       // Gemm: only y = x @ E^T [+ C] (alpha = beta = 1, transA = 0, transB = 1)
       if (gemm && (GraphEditor::attr_int(n, "transA", 0) != 0 || GraphEditor::attr_int(n, "transB", 0) != 1 ||
@@ -93,12 +66,9 @@ class MatMulNBits : public Pass {
       e.set_scope(GraphEditor::scope_of(node));
       Value* out = node.outputs[0];
       const bool bias = gemm && node.inputs.size() > 2 && node.inputs[2];
-      if (bias) {
-        Value* y = e.add1("MatMulNBits", inputs, dt, attrs, "com.microsoft");
-        e.add("Add", {y, node.inputs[2]}, {out});
-      } else {
-        e.add("MatMulNBits", inputs, {out}, attrs, "com.microsoft");
-      }
+      Value* y = bias ? e.new_value(node.name + "/MatMulNBits", dt) : out;
+      e.add("MatMulNBits", inputs, {y}, attrs, "com.microsoft").tags = node.tags;
+      if (bias) e.add("Add", {y, node.inputs[2]}, {out});
       e.remove(i);
       ++rewrites;
     }

@@ -90,7 +90,7 @@ bool has_tied_embeddings(const Graph& graph) {
   for (const Node& n : graph.nodes) {
     if (!n.domain.empty() || n.inputs.size() < 2) continue;
     if (n.op_type == "Gather") gathered.insert(n.inputs[0]);
-    if (n.op_type == "Gemm") multiplied.insert(n.inputs[1]);
+    if (n.tags.lm_head) multiplied.insert(n.inputs[1]);
   }
   return std::any_of(graph.initializers.begin(), graph.initializers.end(), [&](const Initializer& i) {
     return i.weight && gathered.count(i.value) && multiplied.count(i.value);

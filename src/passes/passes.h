@@ -133,8 +133,8 @@ std::unique_ptr<Pass> make_tied_lm_head();
 // concatenating past and new keys, cannot take.
 bool caches_only_in_group_query_attention(const Graph& graph);
 
-// True when one checkpoint matrix is read both by a Gather (the embedding) and by a Gemm (the
-// tied LM head, blocks/linear.h Embedding::attend): the canonical graph of a model whose config
+// True when one checkpoint matrix is read both by a Gather (the embedding) and by the node tagged
+// NodeTags::lm_head (the tied LM head, blocks/linear.h Embedding::attend): the canonical graph of a model whose config
 // ties its word embeddings.
 bool has_tied_embeddings(const Graph& graph);
 

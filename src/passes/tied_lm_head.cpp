@@ -32,6 +32,7 @@ class TiedLmHead : public Pass {
     int rewrites = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       Node& gemm = g.nodes[i];
+      if (!gemm.tags.lm_head) continue;  // the LM head block tagged it (blocks/linear.h)
       const bool nbits = gemm.domain == "com.microsoft" && gemm.op_type == "MatMulNBits";
       if (!nbits) {
         if (!gemm.domain.empty() || gemm.op_type != "Gemm" || gemm.inputs.size() != 2) continue;
@@ -54,10 +55,10 @@ class TiedLmHead : public Pass {
       if (nbits) {
         std::vector<Value*> inputs = gemm.inputs;
         inputs[0] = x;
-        e.add("MatMulNBits", inputs, {unflat.outputs[0]}, gemm.attributes, "com.microsoft");
+        e.add("MatMulNBits", inputs, {unflat.outputs[0]}, gemm.attributes, "com.microsoft").tags = gemm.tags;
       } else {
         Value* wt = e.add1("Transpose", {w}, w->dtype, {{"perm", std::vector<int64_t>{1, 0}}});
-        e.add("MatMul", {x, wt}, {unflat.outputs[0]});
+        e.add("MatMul", {x, wt}, {unflat.outputs[0]}).tags = gemm.tags;
       }
       e.remove(i);
       e.remove(consumers[0]);

@@ -106,6 +106,42 @@ TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
   EXPECT_FALSE(caches_only_in_group_query_attention(DecoderCausalLM(llama_spec()).build_model().graph));
 }
 
+// Passes read what blocks know (ir.h NodeTags): the LM head block tags its product, the attention
+// block its head counts; a node without the tags is left alone however it looks.
+TEST(CpuLowering, PassesReadTheBlocksTags) {
+  const Model canonical = DecoderCausalLM(llama_spec()).build_model();
+  int heads = 0, attention = 0;
+  for (const Node& n : canonical.graph.nodes) {
+    heads += n.tags.lm_head;
+    if (n.op_type == "Attention") {
+      ++attention;
+      EXPECT_EQ(n.tags.num_heads, 4);
+      EXPECT_EQ(n.tags.kv_num_heads, 2);
+      EXPECT_EQ(n.tags.head_size, 16);
+    }
+  }
+  EXPECT_EQ(heads, 1);
+  EXPECT_EQ(attention, 2);
+
+  Model untagged = DecoderCausalLM(llama_spec()).build_model();
+  for (Node& n : untagged.graph.nodes) n.tags = {};
+  const PassContext ctx{.ep = ExecutionProvider::cpu, .max_sequence_length = 96};
+  Pipeline::for_context(ctx).run(untagged, ctx);
+  EXPECT_EQ(op_counts(untagged.graph)["GroupQueryAttention"], 0);
+  EXPECT_EQ(op_counts(untagged.graph)["Attention"], 2);
+
+  // int4 without the LM head: the tagged product stays a float MatMul, the untagged one is quantized
+  const PassContext q{.ep = ExecutionProvider::cpu, .max_sequence_length = 96,
+                      .quantize = QuantizeOptions{.scheme = {.bits = 4, .block_size = 32}}};
+  Model tagged = DecoderCausalLM(llama_spec()).build_model();
+  Pipeline::for_context(q).run(tagged, q);
+  Model plain = DecoderCausalLM(llama_spec()).build_model();
+  for (Node& n : plain.graph.nodes) n.tags.lm_head = false;
+  Pipeline::for_context(q).run(plain, q);
+  EXPECT_EQ(op_counts(tagged.graph)["MatMul"], 1);
+  EXPECT_EQ(op_counts(plain.graph)["MatMul"], 0);
+}
+
 TEST(CpuLowering, TiedLmHeadBecomesMatMulByTheTransposedEmbedding) {
   DecoderSpec s = llama_spec();
   s.tie_word_embeddings = true;
