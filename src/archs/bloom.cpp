@@ -28,8 +28,7 @@ std::unique_ptr<Architecture> create_bloom(const HfConfig& c, DataType dtype) {
   s.names = {.model = "transformer", .embed_tokens = "word_embeddings", .layers = "h",
              .norm = "ln_f", .self_attn = "self_attention"};
   s.embed_layernorm = true;
-  s.apply_residual_connection_post_layernorm =
-      c.bool_or("apply_residual_connection_post_layernorm", false);
+  if (c.bool_or("apply_residual_connection_post_layernorm", false)) s.topology = LayerTopology::residual_from_norm;
   s.layer_uses_rope.assign(static_cast<size_t>(s.num_hidden_layers), false);
   AttentionOptions& a = s.attention = read_attention(
       c, s.hidden_size, dtype,

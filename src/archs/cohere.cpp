@@ -19,7 +19,7 @@ namespace {
 DecoderSpec cohere_spec(const HfConfig& c, DataType dtype, double default_theta) {
   DecoderSpec s = layernorm_decoder_sizes(c, dtype);
   s.norm_bias = false;
-  s.parallel_residual = s.shared_layernorm = true;
+  s.topology = LayerTopology::parallel_shared_norm;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
   s.logit_scale = static_cast<float>(c.float_or("logit_scale", 0.0625));
   AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype);

@@ -12,7 +12,7 @@ namespace mobius {
 std::unique_ptr<Architecture> create_exaone4(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.names.input_layernorm = s.names.post_attention_layernorm = "";
-  s.post_norms = true;
+  s.topology = LayerTopology::sandwich;
   s.names.attn_output_norm = "post_attention_layernorm";
   s.names.mlp_output_norm = "post_feedforward_layernorm";
   s.attention.qk_norm = QKNorm{};

@@ -35,8 +35,7 @@ std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
     c.fail("num_ln_in_parallel_attn", "2 requires new_decoder_architecture");
   s.names = {.model = "transformer", .embed_tokens = "word_embeddings", .layers = "h",
              .norm = "ln_f", .self_attn = "self_attention"};
-  s.parallel_residual = parallel;
-  s.shared_layernorm = parallel && num_ln == 1;
+  if (parallel) s.topology = num_ln == 1 ? LayerTopology::parallel_shared_norm : LayerTopology::parallel;
   if (parallel && num_ln == 2) {
     s.names.input_layernorm = "ln_attn";
     s.names.post_attention_layernorm = "ln_mlp";

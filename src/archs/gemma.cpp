@@ -54,7 +54,7 @@ float read_softcap(const HfConfig& c, const char* key, double fallback) {
 // gemma2 / gemma3: what gemma lacks, and the layer types (default `fallback`).
 DecoderSpec gemma2_spec(const HfConfig& c, DataType dtype, const std::vector<std::string>& fallback) {
   DecoderSpec s = gemma_spec(c, dtype, read_activation(c, "hidden_activation", "gelu_pytorch_tanh"), 4);
-  s.post_norms = true;
+  s.topology = LayerTopology::sandwich;
   s.names.attn_output_norm = "post_attention_layernorm";
   s.names.post_attention_layernorm = "pre_feedforward_layernorm";
   s.names.mlp_output_norm = "post_feedforward_layernorm";

@@ -35,7 +35,7 @@ std::unique_ptr<Architecture> create_glm(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_glm4(const HfConfig& c, DataType dtype) {
   DecoderSpec s = glm_spec(c, dtype);
-  s.post_norms = true;  // names.attn_output_norm / mlp_output_norm: post_self_attn / post_mlp_layernorm
+  s.topology = LayerTopology::sandwich;  // names.attn_output_norm / mlp_output_norm: post_self_attn / post_mlp_layernorm
   return std::make_unique<DecoderCausalLM>(s);
 }
 

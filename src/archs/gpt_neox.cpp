@@ -14,7 +14,7 @@ namespace mobius {
 
 std::unique_ptr<Architecture> create_gpt_neox(const HfConfig& c, DataType dtype) {
   DecoderSpec s = layernorm_decoder_sizes(c, dtype);
-  s.parallel_residual = c.bool_or("use_parallel_residual", true);
+  if (c.bool_or("use_parallel_residual", true)) s.topology = LayerTopology::parallel;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.names = {.model = "gpt_neox", .embed_tokens = "embed_in", .norm = "final_layer_norm",
              .lm_head = "embed_out", .self_attn = "attention"};

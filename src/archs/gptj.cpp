@@ -18,7 +18,7 @@ namespace {
 
 DecoderSpec gptj_spec(const HfConfig& c, DataType dtype) {
   DecoderSpec s = gpt_decoder_sizes(c, dtype, "n_embd", "n_layer");
-  s.parallel_residual = s.shared_layernorm = true;
+  s.topology = LayerTopology::parallel_shared_norm;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.lm_head_bias = true;
   s.names = {.model = "transformer", .embed_tokens = "wte", .layers = "h", .norm = "ln_f",

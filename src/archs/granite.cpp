@@ -37,7 +37,7 @@ std::unique_ptr<Architecture> create_hyperclovax(const HfConfig& c, DataType dty
   read_multipliers(c, s, 1.0 / std::sqrt(static_cast<double>(s.attention.head_dim)));
   s.logit_scale = static_cast<float>(c.float_or("logits_scaling", 1.0));
   if (c.bool_or("use_post_norm", true)) {
-    s.post_norms = true;
+    s.topology = LayerTopology::sandwich;
     s.names.attn_output_norm = "post_norm1";
     s.names.mlp_output_norm = "post_norm2";
   }

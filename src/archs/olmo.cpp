@@ -31,7 +31,7 @@ namespace {
 DecoderSpec olmo2_spec(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.names.input_layernorm = s.names.post_attention_layernorm = "";
-  s.post_norms = true;
+  s.topology = LayerTopology::sandwich;
   s.names.attn_output_norm = "post_attention_layernorm";
   s.names.mlp_output_norm = "post_feedforward_layernorm";
   s.attention.qk_norm = QKNorm{.layout = QKNormLayout::full_width};

@@ -19,7 +19,7 @@ std::unique_ptr<Architecture> create_opt(const HfConfig& c, DataType dtype) {
   s.norm_eps = 1e-5f;  // OPTConfig has no epsilon field
   s.word_embed_proj_dim = c.int_or("word_embed_proj_dim", s.hidden_size);
   const bool pre_norm = c.bool_or("do_layer_norm_before", true);
-  s.norm_after_residual = !pre_norm;
+  if (!pre_norm) s.topology = LayerTopology::norm_after_residual;
   s.final_norm = pre_norm && !c.bool_or("_remove_final_layer_norm", false);
   s.names = {.model = "model.decoder", .norm = "final_layer_norm", .mlp = "",
              .input_layernorm = "self_attn_layer_norm", .post_attention_layernorm = "final_layer_norm"};

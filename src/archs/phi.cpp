@@ -12,7 +12,7 @@ namespace mobius {
 
 std::unique_ptr<Architecture> create_phi(const HfConfig& c, DataType dtype) {
   DecoderSpec s = layernorm_decoder_sizes(c, dtype);
-  s.parallel_residual = s.shared_layernorm = true;
+  s.topology = LayerTopology::parallel_shared_norm;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   s.lm_head_bias = true;
   s.names.norm = "final_layernorm";

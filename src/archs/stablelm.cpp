@@ -12,7 +12,7 @@ namespace mobius {
 
 std::unique_ptr<Architecture> create_stablelm(const HfConfig& c, DataType dtype) {
   DecoderSpec s = layernorm_decoder_sizes(c, dtype);
-  s.parallel_residual = s.shared_layernorm = c.bool_or("use_parallel_residual", false);
+  if (c.bool_or("use_parallel_residual", false)) s.topology = LayerTopology::parallel_shared_norm;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype, {.head_dim = nullptr});
   a.qkv_bias = c.bool_or("use_qkv_bias", false);

@@ -36,14 +36,8 @@ AttentionOptions attention_of_layer(const DecoderSpec& s, int64_t i) {
 }  // namespace
 
 DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
-    : parallel_residual_(s.parallel_residual), shared_layernorm_(s.shared_layernorm),
-      residual_multiplier_(s.residual_multiplier),
-      norm_after_residual_(s.norm_after_residual),
-      residual_from_norm_(s.apply_residual_connection_post_layernorm) {
+    : topology_(s.topology), residual_multiplier_(s.residual_multiplier) {
   const DecoderNames& n = s.names;
-  MOBIUS_ASSERT(!s.shared_layernorm || s.parallel_residual, "shared_layernorm needs parallel_residual");
-  MOBIUS_ASSERT(!(norm_after_residual_ || residual_from_norm_) || !(s.parallel_residual || s.post_norms),
-                "norm_after_residual and apply_residual_connection_post_layernorm are sequential");
   NormOptions options = s.norm();
   if (s.layer_norm_eps) options.eps = *s.layer_norm_eps;
   auto norm = [&](const std::string& name) -> Norm* {  // none for an empty name
@@ -56,8 +50,8 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
     self_attn = child<MixtureOfAttentionHeads>(n.self_attn, *s.moa);
   else
     self_attn = child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
-  if (!s.shared_layernorm) post_attention_layernorm = norm(n.post_attention_layernorm);
-  if (s.post_norms) {
+  if (s.topology != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
+  if (s.topology == LayerTopology::sandwich) {
     attn_output_norm = norm(n.attn_output_norm);
     mlp_output_norm = norm(n.mlp_output_norm);
   }
@@ -72,19 +66,23 @@ AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext&
   auto s = enter(op);
   auto scaled = [&](Value* y) { return residual_multiplier_ == 1.0f ? y : op.Mul(y, residual_multiplier_); };
   auto apply = [&](const Norm* n, Value* y) { return n ? n->forward(op, y) : y; };
-  if (norm_after_residual_) {
+  using T = LayerTopology;
+  if (topology_ == T::norm_after_residual) {
     AttentionResult a = self_attn->forward(op, x, ctx, past_key, past_value);
     Value* h = apply(input_layernorm, op.Add(x, scaled(a.hidden)));
     a.hidden = apply(post_attention_layernorm, op.Add(h, scaled(mlp->forward(op, h))));
     return a;
   }
+  const bool from_norm = topology_ == T::residual_from_norm;
   Value* attn_in = apply(input_layernorm, x);
   AttentionResult a = self_attn->forward(op, attn_in, ctx, past_key, past_value);
-  Value* h = op.Add(residual_from_norm_ ? attn_in : x, scaled(apply(attn_output_norm, a.hidden)));
+  Value* h = op.Add(from_norm ? attn_in : x, scaled(apply(attn_output_norm, a.hidden)));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
-  Value* mlp_in = shared_layernorm_ ? attn_in : apply(post_attention_layernorm, parallel_residual_ ? x : h);
+  Value* mlp_in = topology_ == T::parallel_shared_norm
+                      ? attn_in
+                      : apply(post_attention_layernorm, topology_ == T::parallel ? x : h);
   Value* m = mlp->forward(op, mlp_in);
-  a.hidden = op.Add(residual_from_norm_ ? mlp_in : h, scaled(apply(mlp_output_norm, m)));
+  a.hidden = op.Add(from_norm ? mlp_in : h, scaled(apply(mlp_output_norm, m)));
   return a;
 }
 

@@ -1,16 +1,7 @@
 // The decoder stack of Llama-like models (transformers/models/llama/modeling_llama.py) and the
-// options its relatives need. A layer, with n1 = input_layernorm and n2 = post_attention_layernorm:
-//   sequential (Llama):   h = x + attn(n1(x));  out = h + mlp(n2(h))
-//   parallel_residual:    out = x + attn(n1(x)) + mlp(n2(x))   (GPT-NeoX use_parallel_residual)
-//     with shared_layernorm: mlp reads n1(x) and there is no n2   (Phi, GPT-J, CodeGen, Cohere)
-//   post_norms (GLM4; Gemma2/3 with names post_attention_layernorm, pre_feedforward_layernorm,
-//     post_feedforward_layernorm): attn and mlp outputs are normalized before their residual add
-//   an empty names.input_layernorm / post_attention_layernorm: no norm before attn / mlp (OLMo 2,
-//     EXAONE 4: post_norms only, named post_attention_layernorm / post_feedforward_layernorm)
-//   norm_after_residual (OPT do_layer_norm_before = false):
-//                         h = n1(x + attn(x));  out = n2(h + mlp(h))
-//   apply_residual_connection_post_layernorm (Bloom): sequential, each residual taken from the
-//                         norm's output: h = n1(x) + attn(n1(x));  out = n2(h) + mlp(n2(h))
+// options its relatives need. A layer's residual/norm topology is one LayerTopology (below); an
+// empty names.input_layernorm / post_attention_layernorm means no norm before attn / mlp (OLMo 2,
+// EXAONE 4: sandwich norms only, named post_attention_layernorm / post_feedforward_layernorm).
 // Norms are RMSNorm or LayerNorm (with or without bias, or without any parameter) per norm_kind,
 // optionally scaled by (1 + weight) (Gemma RMSNorm, Nemotron LayerNorm1P).
 // DecoderCausalLM = model.embed_tokens (* embed_scale) (-> model.norm with embed_norm) ->
@@ -55,8 +46,8 @@ struct DecoderNames {
   std::string mlp = "mlp";
   std::string input_layernorm = "input_layernorm";  // ln_1
   std::string post_attention_layernorm = "post_attention_layernorm";
-  std::string attn_output_norm = "post_self_attn_layernorm";  // post_norms only
-  std::string mlp_output_norm = "post_mlp_layernorm";         // post_norms only
+  std::string attn_output_norm = "post_self_attn_layernorm";  // LayerTopology::sandwich only
+  std::string mlp_output_norm = "post_mlp_layernorm";         // LayerTopology::sandwich only
   std::string embed_layernorm = "word_embeddings_layernorm";  // embed_layernorm only
 };
 
@@ -68,6 +59,19 @@ struct PositionEmbeddingSpec {
   int64_t offset = 0;
 };
 
+// The residual / norm topology of a decoder layer, n1 = input_layernorm, n2 = post_attention_layernorm:
+enum class LayerTopology {
+  sequential,            // h = x + attn(n1(x));  out = h + mlp(n2(h))                        (Llama)
+  sandwich,              // sequential, attn and mlp outputs normalized (names.attn_output_norm,
+                         // mlp_output_norm) before their residual add: GLM4, Gemma 2/3 (named
+                         // post_attention_layernorm, pre_/post_feedforward_layernorm), OLMo 2
+  parallel,              // out = x + attn(n1(x)) + mlp(n2(x))         (GPT-NeoX use_parallel_residual)
+  parallel_shared_norm,  // out = x + attn(n1(x)) + mlp(n1(x)), no n2  (Phi, GPT-J, CodeGen, Cohere)
+  norm_after_residual,   // h = n1(x + attn(x));  out = n2(h + mlp(h))  (OPT do_layer_norm_before false)
+  residual_from_norm,    // h = n1(x) + attn(n1(x));  out = n2(h) + mlp(n2(h))
+                         // (Bloom apply_residual_connection_post_layernorm)
+};
+
 struct DecoderSpec {
   int64_t vocab_size;
   int64_t hidden_size;
@@ -77,9 +81,7 @@ struct DecoderSpec {
   bool norm_bias = true;                 // LayerNorm only
   bool norm_elementwise_affine = true;   // false: norms without parameters (OLMo, NanoChat)
   bool norm_weight_offset_one = false;   // norms scale by (1 + weight) (Nemotron LayerNorm1P)
-  bool parallel_residual = false;
-  bool shared_layernorm = false;         // parallel_residual only
-  bool post_norms = false;
+  LayerTopology topology = LayerTopology::sequential;
   bool tie_word_embeddings = false;
   bool lm_head_bias = false;
   float logit_scale = 1.0f;
@@ -108,8 +110,6 @@ struct DecoderSpec {
   std::optional<MLAOptions> mla;  // replaces `attention` (DeepSeek)
   std::optional<MoAOptions> moa;  // replaces `attention` (JetMoE)
   // GPT-2 / OPT / Bloom / MPT / Falcon (see the top of this file).
-  bool norm_after_residual = false;
-  bool apply_residual_connection_post_layernorm = false;
   bool final_norm = true;                        // names.norm after the layers
   bool embed_layernorm = false;                  // names.embed_layernorm on the embeddings
   int64_t word_embed_proj_dim = 0;               // OPT: embedding width; != hidden_size adds
@@ -134,9 +134,8 @@ class DecoderLayer : public Module {
   FeedForward* mlp;
 
  private:
-  bool parallel_residual_, shared_layernorm_;
+  LayerTopology topology_;
   float residual_multiplier_;
-  bool norm_after_residual_, residual_from_norm_;
 };
 
 class TextDecoder : public Module {

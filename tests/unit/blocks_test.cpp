@@ -474,7 +474,7 @@ TEST(DecoderCausalLM, ParallelSharedLayerNormNoRopeLayerLogitScale) {
   DecoderSpec s = tiny_spec();
   s.norm_kind = NormKind::LayerNorm;
   s.norm_bias = false;
-  s.parallel_residual = s.shared_layernorm = true;
+  s.topology = LayerTopology::parallel_shared_norm;
   s.logit_scale = 0.0625f;
   s.sliding_window = 4;
   s.layer_types = {"sliding_attention", "full_attention"};
@@ -499,7 +499,7 @@ TEST(DecoderCausalLM, ParallelSharedLayerNormNoRopeLayerLogitScale) {
 // GPT-NeoX: parallel residual with two norms; GLM4: post norms on both branch outputs.
 TEST(DecoderCausalLM, ParallelTwoNormsAndPostNormNames) {
   DecoderSpec s = tiny_spec();
-  s.parallel_residual = true;
+  s.topology = LayerTopology::parallel;
   s.names = {.model = "gpt_neox", .embed_tokens = "embed_in", .norm = "final_layer_norm",
              .lm_head = "embed_out", .self_attn = "attention"};
   DecoderCausalLM neox(s);
@@ -510,7 +510,7 @@ TEST(DecoderCausalLM, ParallelTwoNormsAndPostNormNames) {
   EXPECT_EQ(p.back().first, "embed_out.weight");
 
   DecoderSpec g = tiny_spec();
-  g.post_norms = true;
+  g.topology = LayerTopology::sandwich;
   DecoderCausalLM glm4(g);
   p = params(glm4);
   EXPECT_EQ(p[7].first, "model.layers.0.post_self_attn_layernorm.weight");
@@ -525,7 +525,7 @@ TEST(DecoderCausalLM, GemmaOptions) {
   DecoderSpec s = tiny_spec();
   s.tie_word_embeddings = true;
   s.norm_weight_offset_one = true;
-  s.post_norms = true;
+  s.topology = LayerTopology::sandwich;
   s.names.attn_output_norm = "post_attention_layernorm";
   s.names.post_attention_layernorm = "pre_feedforward_layernorm";
   s.names.mlp_output_norm = "post_feedforward_layernorm";
@@ -646,12 +646,12 @@ TEST_F(BlockTest, QkNormAfterRopeAndQueryScale) {
   EXPECT_EQ(producer(model, q_normed->inputs[0])->op_type, "RotaryEmbedding");
 }
 
-// OLMo 2 / EXAONE 4 layers: no pre-norms, post_norms named post_attention_layernorm and
+// OLMo 2 / EXAONE 4 layers: no pre-norms, sandwich norms named post_attention_layernorm and
 // post_feedforward_layernorm; Granite's multipliers and a final softcap; RoPE per layer type.
 TEST(DecoderCausalLM, PostNormOnlyMultipliersSoftcapRopePerLayerType) {
   DecoderSpec s = tiny_spec();
   s.names.input_layernorm = s.names.post_attention_layernorm = "";
-  s.post_norms = true;
+  s.topology = LayerTopology::sandwich;
   s.names.attn_output_norm = "post_attention_layernorm";
   s.names.mlp_output_norm = "post_feedforward_layernorm";
   s.embed_scale = 3.0f;

@@ -210,7 +210,7 @@ TEST(GptDecoder, EmbedLayernormAndResidualFromNorm) {
   DecoderSpec s = gpt2_spec();
   s.position_embedding.reset();
   s.embed_layernorm = true;
-  s.apply_residual_connection_post_layernorm = true;
+  s.topology = LayerTopology::residual_from_norm;
   DecoderCausalLM m(s);
   EXPECT_EQ(params(m)[1].first, "transformer.word_embeddings_layernorm.weight");
   Counts c = test::op_counts(m.build_model().graph);
@@ -221,7 +221,7 @@ TEST(GptDecoder, EmbedLayernormAndResidualFromNorm) {
 // are narrower than hidden_size; MLP projections directly in the layer.
 TEST(GptDecoder, PostNormProjections) {
   DecoderSpec s = gpt2_spec();
-  s.norm_after_residual = true;
+  s.topology = LayerTopology::norm_after_residual;
   s.final_norm = false;
   s.names.mlp = "";
   s.mlp.up_name = "fc1";
