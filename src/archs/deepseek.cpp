@@ -17,9 +17,24 @@
 namespace mobius {
 namespace {
 
-DecoderSpec deepseek_spec(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = llama_spec(c, dtype);
-  MLAOptions a;
+// The decoder and its parts before the version's own options (RoPE layout, router) are set.
+struct DeepseekParts {
+  DecoderSpec spec;
+  MLAOptions mla;
+  std::optional<MoEOptions> moe;  // none when every layer is dense
+  std::vector<bool> sparse;       // per layer: the MoE (from first_k_dense_replace on)
+
+  std::unique_ptr<Architecture> make() {
+    spec.make_attention = latent_attention(mla);
+    if (moe) spec.make_feed_forward = sparse_moe(*moe, spec.mlp, sparse);
+    return std::make_unique<DecoderCausalLM>(spec);
+  }
+};
+
+DeepseekParts deepseek_parts(const HfConfig& c, DataType dtype) {
+  DeepseekParts parts{llama_spec(c, dtype), {}, std::nullopt, {}};
+  DecoderSpec& s = parts.spec;
+  MLAOptions& a = parts.mla;
   a.hidden_size = s.hidden_size;
   a.num_heads = s.attention.num_attention_heads;
   if (s.attention.num_key_value_heads != a.num_heads)
@@ -42,14 +57,13 @@ DecoderSpec deepseek_spec(const HfConfig& c, DataType dtype) {
     scale *= mscale * mscale;
   }
   a.scale = static_cast<float>(scale);
-  s.mla = a;
 
   // DeepseekV{2,3}DecoderLayer: the MoE from layer first_k_dense_replace on; a config where every
   // layer is dense (first_k_dense_replace >= num_hidden_layers) reads no MoE field at all
   const int64_t first_sparse = c.int_or("first_k_dense_replace", 0);
   if (first_sparse < 0) c.fail("first_k_dense_replace", "must not be negative");
-  if (first_sparse >= s.num_hidden_layers) return s;
-  for (int64_t i = 0; i < s.num_hidden_layers; ++i) s.moe_layers.push_back(i >= first_sparse);
+  if (first_sparse >= s.num_hidden_layers) return parts;
+  for (int64_t i = 0; i < s.num_hidden_layers; ++i) parts.sparse.push_back(i >= first_sparse);
   MoEOptions m = read_moe_options(c, s, "n_routed_experts", "moe_intermediate_size");
   m.router.routed_scaling_factor = static_cast<float>(c.float_or("routed_scaling_factor", 1.0));
   const int64_t shared = c.get_int("n_shared_experts");
@@ -57,8 +71,8 @@ DecoderSpec deepseek_spec(const HfConfig& c, DataType dtype) {
   m.shared_expert_name = "shared_experts";
   m.shared_expert = s.mlp;
   m.shared_expert.intermediate_size = m.intermediate_size * shared;
-  s.moe = m;
-  return s;
+  parts.moe = m;
+  return parts;
 }
 
 // n_group / topk_group of a group-limited router.
@@ -72,30 +86,30 @@ void read_groups(const HfConfig& c, RouterOptions& r) {
 }  // namespace
 
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = deepseek_spec(c, dtype);
-  s.mla->rope_interleave = true;  // DeepseekV2's apply_rotary_emb: complex pairs
-  if (!s.moe) return std::make_unique<DecoderCausalLM>(s);
-  RouterOptions& r = s.moe->router;  // softmax_topk; the V2 router ignores norm_topk_prob
+  DeepseekParts p = deepseek_parts(c, dtype);
+  p.mla.rope_interleave = true;  // DeepseekV2's apply_rotary_emb: complex pairs
+  if (!p.moe) return p.make();
+  RouterOptions& r = p.moe->router;  // softmax_topk; the V2 router ignores norm_topk_prob
   const std::string method = c.string_or("topk_method", "greedy");
   if (method == "group_limited_greedy")
     read_groups(c, r);
   else if (method != "greedy")
     c.fail("topk_method", "unsupported '" + method + "' (greedy, group_limited_greedy)");
-  return std::make_unique<DecoderCausalLM>(s);
+  return p.make();
 }
 
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = deepseek_spec(c, dtype);
-  s.mla->rope_interleave = c.bool_or("rope_interleave", true);
-  s.mlp.bias = false;  // DeepseekV3MLP: no mlp_bias
-  if (!s.moe) return std::make_unique<DecoderCausalLM>(s);
-  s.moe->shared_expert.bias = false;
-  RouterOptions& r = s.moe->router;
+  DeepseekParts p = deepseek_parts(c, dtype);
+  p.mla.rope_interleave = c.bool_or("rope_interleave", true);
+  p.spec.mlp.bias = false;  // DeepseekV3MLP: no mlp_bias
+  if (!p.moe) return p.make();
+  p.moe->shared_expert.bias = false;
+  RouterOptions& r = p.moe->router;
   r.kind = RouterKind::sigmoid_groups;
   r.norm_topk_prob = c.bool_or("norm_topk_prob", true);
   read_groups(c, r);
   if (r.num_experts / r.n_group < 2) c.fail("n_group", "needs at least two experts per group");
-  return std::make_unique<DecoderCausalLM>(s);
+  return p.make();
 }
 
 }  // namespace mobius

@@ -29,7 +29,7 @@ std::unique_ptr<Architecture> create_gpt_oss(const HfConfig& c, DataType dtype) 
   m.swiglu_limit = static_cast<float>(c.float_or("swiglu_limit", 7.0));
   m.swiglu_alpha = static_cast<float>(c.float_or("swiglu_alpha", 1.702));
   if (m.swiglu_limit <= 0) c.fail("swiglu_limit", "must be positive");
-  s.moe = m;
+  s.make_feed_forward = sparse_moe(m, s.mlp);
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -36,8 +36,8 @@ std::unique_ptr<Architecture> create_jetmoe(const HfConfig& config, DataType dty
   m.router_name = "router.layer";
   m.layout = ExpertLayout::stacked;
   m.bias = true;
-  s.moe = m;
-  s.moa = MoAOptions{s.hidden_size, kv_heads, head_dim, m.router, dtype};
+  s.make_feed_forward = sparse_moe(m, s.mlp);
+  s.make_attention = mixture_of_attention_heads(MoAOptions{s.hidden_size, kv_heads, head_dim, m.router, dtype});
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -30,17 +30,20 @@ void read_uniform_sliding_window(const HfConfig& c, DecoderSpec& s, bool enabled
   s.layer_types.assign(s.layer_types.size(), "sliding_attention");
 }
 
-std::unique_ptr<Architecture> make(DecoderSpec s) { return std::make_unique<DecoderCausalLM>(s); }
+// The decoder with SparseMoE feed-forwards `m` on the layers where sparse[i] (empty: every layer).
+std::unique_ptr<Architecture> make(DecoderSpec s, const MoEOptions& m, std::vector<bool> sparse = {}) {
+  s.make_feed_forward = sparse_moe(m, s.mlp, std::move(sparse));
+  return std::make_unique<DecoderCausalLM>(s);
+}
 
 // `m` as Mixtral names it (mixtral, phimoe): block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) /
 // w2 (down).
-DecoderSpec block_sparse_moe(DecoderSpec s, MoEOptions m) {
+std::unique_ptr<Architecture> make_block_sparse_moe(DecoderSpec s, MoEOptions m) {
   m.gate_name = "w1";
   m.up_name = "w3";
   m.down_name = "w2";
-  s.moe = m;
   s.names.mlp = "block_sparse_moe";
-  return s;
+  return make(s, m);
 }
 
 }  // namespace
@@ -51,7 +54,7 @@ std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) 
   read_uniform_sliding_window(c, s, true);
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
   m.router.norm_topk_prob = true;
-  return make(block_sparse_moe(s, m));
+  return make_block_sparse_moe(s, m);
 }
 
 std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig& c, DataType dtype) {
@@ -70,9 +73,7 @@ std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig& c, DataType dtype
   m.shared_expert = s.mlp;
   m.shared_expert.intermediate_size = c.get_int("shared_expert_intermediate_size");
   m.shared_expert_gate = true;
-  s.moe = m;
-  s.moe_layers = read_sparse_layers(c, s.num_hidden_layers);
-  return make(s);
+  return make(s, m, read_sparse_layers(c, s.num_hidden_layers));
 }
 
 std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig& c, DataType dtype) {
@@ -81,9 +82,7 @@ std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig& c, DataType dtype
   read_uniform_sliding_window(c, s, c.bool_or("use_sliding_window", false));
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "moe_intermediate_size");
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
-  s.moe = m;
-  s.moe_layers = read_sparse_layers(c, s.num_hidden_layers);
-  return make(s);
+  return make(s, m, read_sparse_layers(c, s.num_hidden_layers));
 }
 
 std::unique_ptr<Architecture> create_olmoe(const HfConfig& c, DataType dtype) {
@@ -97,8 +96,7 @@ std::unique_ptr<Architecture> create_olmoe(const HfConfig& c, DataType dtype) {
   }
   MoEOptions m = read_moe_options(c, s, "num_experts", "intermediate_size");
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
-  s.moe = m;
-  return make(s);
+  return make(s, m);
 }
 
 std::unique_ptr<Architecture> create_phimoe(const HfConfig& c, DataType dtype) {
@@ -114,7 +112,7 @@ std::unique_ptr<Architecture> create_phimoe(const HfConfig& c, DataType dtype) {
   m.router.top_k = 2;  // sparsemixer always picks two experts
   if (m.router.num_experts < 2) c.fail("num_local_experts", "sparsemixer routing needs at least 2 experts");
   m.router.jitter_eps = static_cast<float>(c.float_or("router_jitter_noise", 0.01));
-  return make(block_sparse_moe(s, m));
+  return make_block_sparse_moe(s, m);
 }
 
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtype) {
@@ -129,9 +127,8 @@ std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtyp
   m.router.kind = RouterKind::topk_softmax;
   m.router_name = "router.layer";
   m.layout = ExpertLayout::stacked;
-  s.moe = m;
   s.names.mlp = "block_sparse_moe";
-  return make(s);
+  return make(s, m);
 }
 
 }  // namespace mobius

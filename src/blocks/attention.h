@@ -14,6 +14,7 @@
 #include "blocks/linear.h"
 #include "blocks/norms.h"
 #include "blocks/rope.h"
+#include "tasks/layer_state.h"
 
 namespace mobius {
 
@@ -109,6 +110,8 @@ class SelfAttention : public Module {
   // [batch, kv_heads, past_seq, key / value head size].
   virtual AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                                   Value* past_value) const = 0;
+  // The cache the layer carries (kind self_kv): the heads and head sizes of its keys and values.
+  virtual LayerState state() const = 0;
 };
 
 class Attention : public SelfAttention {
@@ -119,6 +122,7 @@ class Attention : public SelfAttention {
   // not with sinks).
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const override;
+  LayerState state() const override { return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim}; }
 
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
   Norm *q_norm = nullptr, *k_norm = nullptr;

@@ -2,6 +2,7 @@
 
 #include "blocks/spec_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -35,6 +36,22 @@ AttentionOptions attention_of_layer(const DecoderSpec& s, int64_t i) {
 
 }  // namespace
 
+AttentionFactory latent_attention(const MLAOptions& o) {
+  return [o](int64_t) { return std::make_unique<MultiHeadLatentAttention>(o); };
+}
+
+AttentionFactory mixture_of_attention_heads(const MoAOptions& o) {
+  return [o](int64_t) { return std::make_unique<MixtureOfAttentionHeads>(o); };
+}
+
+FeedForwardFactory sparse_moe(const MoEOptions& m, const MLPOptions& dense, std::vector<bool> sparse) {
+  check_moe(m, dense, std::count(sparse.begin(), sparse.end(), false) > 0);
+  return [m, dense, sparse = std::move(sparse)](int64_t layer) -> std::unique_ptr<FeedForward> {
+    if (sparse.empty() || sparse.at(static_cast<size_t>(layer))) return std::make_unique<SparseMoE>(m);
+    return make_mlp(dense);
+  };
+}
+
 DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
     : topology_(s.topology), residual_multiplier_(s.residual_multiplier) {
   const DecoderNames& n = s.names;
@@ -44,21 +61,14 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
     return name.empty() ? nullptr : adopt(name, make_norm(options));
   };
   input_layernorm = norm(n.input_layernorm);
-  if (s.mla)
-    self_attn = child<MultiHeadLatentAttention>(n.self_attn, *s.mla);
-  else if (s.moa)
-    self_attn = child<MixtureOfAttentionHeads>(n.self_attn, *s.moa);
-  else
-    self_attn = child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
+  self_attn = s.make_attention ? adopt(n.self_attn, s.make_attention(layer_index))
+                               : child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
   if (s.topology != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
   if (s.topology == LayerTopology::sandwich) {
     attn_output_norm = norm(n.attn_output_norm);
     mlp_output_norm = norm(n.mlp_output_norm);
   }
-  if (s.moe && (s.moe_layers.empty() || s.moe_layers.at(static_cast<size_t>(layer_index))))
-    mlp = child<SparseMoE>(n.mlp, *s.moe);
-  else
-    mlp = adopt(n.mlp, make_mlp(s.mlp));
+  mlp = adopt(n.mlp, s.make_feed_forward ? s.make_feed_forward(layer_index) : make_mlp(s.mlp));
 }
 
 AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx,
@@ -114,11 +124,8 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
 }
 
 CacheLayout DecoderCausalLM::cache_layout() const {
-  if (spec_.mla)
-    return {spec_.num_hidden_layers, spec_.mla->num_heads,
-            spec_.mla->qk_nope_head_dim + spec_.mla->qk_rope_head_dim, spec_.mla->v_head_dim};
-  if (spec_.moa) return {spec_.num_hidden_layers, spec_.moa->num_key_value_heads, spec_.moa->head_dim};
-  return {spec_.num_hidden_layers, spec_.attention.num_key_value_heads, spec_.attention.head_dim};
+  const LayerState st = model->layers.at(0)->self_attn->state();  // one layout for every layer
+  return {spec_.num_hidden_layers, st.num_heads, st.head_dim, st.value_head_dim};
 }
 
 CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) const {

@@ -21,7 +21,9 @@
 //   out = project_out(norm(h))
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "blocks/alibi.h"
@@ -72,6 +74,12 @@ enum class LayerTopology {
                          // (Bloom apply_residual_connection_post_layernorm)
 };
 
+// The attention and the feed-forward of decoder layer `layer`, injected by the architecture file
+// (DecoderSpec::make_attention / make_feed_forward); the factories of the relatives' parts follow
+// DecoderSpec.
+using AttentionFactory = std::function<std::unique_ptr<SelfAttention>(int64_t layer)>;
+using FeedForwardFactory = std::function<std::unique_ptr<FeedForward>(int64_t layer)>;
+
 struct DecoderSpec {
   int64_t vocab_size;
   int64_t hidden_size;
@@ -105,10 +113,10 @@ struct DecoderSpec {
   // Mixture-of-experts relatives (see the top of this file).
   float residual_multiplier = 1.0f;
   std::optional<float> layer_norm_eps;  // of the layers' norms when not norm_eps (JetMoE: 1e-6)
-  std::optional<MoEOptions> moe;  // the feed-forward (names.mlp) of the layers where moe_layers[i]
-  std::vector<bool> moe_layers;   // empty: every layer; `mlp` on the others
-  std::optional<MLAOptions> mla;  // replaces `attention` (DeepSeek)
-  std::optional<MoAOptions> moa;  // replaces `attention` (JetMoE)
+  // The parts of each layer (names.self_attn, names.mlp); null: Attention(attention, with the
+  // layer's window and scale) and make_mlp(mlp).
+  AttentionFactory make_attention;
+  FeedForwardFactory make_feed_forward;
   // GPT-2 / OPT / Bloom / MPT / Falcon (see the top of this file).
   bool final_norm = true;                        // names.norm after the layers
   bool embed_layernorm = false;                  // names.embed_layernorm on the embeddings
@@ -121,6 +129,14 @@ struct DecoderSpec {
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
   const RopeConfig& rope_for(const std::string& layer_type) const;  // the RoPE of a layer type
 };
+
+// Every layer's attention is DeepSeek's multi-head latent attention (blocks/mla.h).
+AttentionFactory latent_attention(const MLAOptions& o);
+// Every layer's attention is JetMoE's mixture of attention heads (blocks/moa.h).
+AttentionFactory mixture_of_attention_heads(const MoAOptions& o);
+// SparseMoE(m) (blocks/moe.h) on the layers where sparse[i] (empty: every layer), make_mlp(dense)
+// on the others. Throws mobius::FieldError (spec_check.h check_moe) for sizes out of range.
+FeedForwardFactory sparse_moe(const MoEOptions& m, const MLPOptions& dense, std::vector<bool> sparse = {});
 
 class DecoderLayer : public Module {
  public:

@@ -47,6 +47,9 @@ class MultiHeadLatentAttention : public SelfAttention {
   // [batch, num_heads, past, v_head_dim]; ctx.rope covers qk_rope_head_dim channels.
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const override;
+  LayerState state() const override {
+    return {StateKind::self_kv, o_.num_heads, o_.qk_nope_head_dim + o_.qk_rope_head_dim, o_.v_head_dim};
+  }
 
   Linear *q_proj = nullptr, *q_a_proj = nullptr, *q_b_proj = nullptr;
   RMSNorm* q_a_layernorm = nullptr;

@@ -29,6 +29,7 @@ class MixtureOfAttentionHeads : public SelfAttention {
   // x: [batch, seq, hidden_size]; past_key/past_value: [batch, kv_heads, past_seq, head_dim].
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const override;
+  LayerState state() const override { return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim}; }
 
   MoERouter* router;
   Linear* kv_proj;

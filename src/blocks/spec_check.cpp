@@ -67,12 +67,16 @@ void check_spec(const DecoderSpec& s) {
                                  {"residual_multiplier", s.residual_multiplier},
                                  {"llama_4_scaling_beta", s.llama_4_scaling_beta}})
     check_finite(field, v);
-  if (!s.mla && !s.moa) check_attention(s.attention);
-  if (!s.moe || s.moe_layers.size() > 0) check_size("intermediate_size", s.mlp.intermediate_size, kMaxFfnSize);
-  if (s.moe) check_size("moe_intermediate_size", s.moe->intermediate_size, kMaxFfnSize);
+  if (!s.make_attention) check_attention(s.attention);  // injected parts are checked where made
+  if (!s.make_feed_forward) check_size("intermediate_size", s.mlp.intermediate_size, kMaxFfnSize);
   if (s.position_embedding) check_size("max_position_embeddings", s.position_embedding->num_embeddings, kMaxPositions);
   for (size_t i = 0; i < s.layer_types.size(); ++i)
     if (s.layer_uses_rope.empty() || s.layer_uses_rope[i]) check_rope(s.rope_for(s.layer_types[i]));
+}
+
+void check_moe(const MoEOptions& m, const MLPOptions& dense, bool dense_layers) {
+  if (dense_layers) check_size("intermediate_size", dense.intermediate_size, kMaxFfnSize);
+  check_size("moe_intermediate_size", m.intermediate_size, kMaxFfnSize);
 }
 
 void check_spec(const EncoderSpec& s) {

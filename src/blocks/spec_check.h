@@ -19,6 +19,9 @@
 namespace mobius {
 
 void check_spec(const DecoderSpec& spec);
+// The sizes of a SparseMoE feed-forward, and of the dense MLP of the other layers when there are
+// any (blocks/decoder.h sparse_moe).
+void check_moe(const MoEOptions& m, const MLPOptions& dense, bool dense_layers);
 void check_spec(const EncoderSpec& spec);
 
 }  // namespace mobius

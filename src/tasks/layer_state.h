@@ -19,7 +19,8 @@ enum class StateKind {
 struct LayerState {
   StateKind kind;
   int64_t num_heads;  // of the keys and values
-  int64_t head_dim;
+  int64_t head_dim;   // of the keys
+  int64_t value_head_dim = 0;  // of the values, where it differs (DeepSeek MLA); 0 = head_dim
 };
 
 // One layer's states (empty: the layer carries none).
