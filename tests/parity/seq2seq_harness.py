@@ -52,6 +52,14 @@ ROWS = [
                                   num_layers=3, num_decoder_layers=2)),
     Row("mt5", "base", dict(T5, feed_forward_proj="gated-gelu")),
     Row("umt5", "base", dict(T5, feed_forward_proj="gated-gelu")),  # a relative bias per layer
+    # top-1 experts in block 1 of each stack (num_layers // num_sparse_*_layers = 2); a capacity
+    # of 3 tokens per expert and sequence drops tokens in the encoder and the decoder prefill.
+    # num_decoder_layers given: SwitchTransformersConfig's default is 12, not num_layers
+    Row("switch_transformers", "capacity-3", dict(T5, num_decoder_layers=2, num_experts=4, expert_capacity=3, num_sparse_encoder_layers=1,
+                                                  num_sparse_decoder_layers=1, dense_act_fn="gelu_new")),
+    Row("switch_transformers", "untied-router-bias", dict(T5, num_decoder_layers=2, num_experts=3, num_sparse_encoder_layers=2,
+                                                          num_sparse_decoder_layers=2, router_bias=True,
+                                                          tie_word_embeddings=False)),
     Row("bart", "base", dict(BART)),
     Row("bart", "scaled-untied", dict(BART, scale_embedding=True, tie_word_embeddings=False,
                                       activation_function="relu")),
@@ -236,7 +244,9 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
     ids, mask = encoder_batch(cfg.vocab_size)
     t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
     deltas = {"encoder": [], "prefill": [], "decode": []}
-    hf_enc = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state
+    # the encoder's own output object (SwitchTransformers' forward also reads its router_logits)
+    hf_enc_out = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask)
+    hf_enc = hf_enc_out.last_hidden_state
     # harness self-check: the checkpoint on disk is the model we made
     assert torch.equal(hf_enc, model.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state)
     enc = onnx.encode(ids, mask)
@@ -246,14 +256,14 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
     rng = np.random.default_rng(2)
     dec = np.concatenate([np.full((2, 1), cfg.decoder_start_token_id, np.int64),
                           rng.integers(2, cfg.vocab_size, size=(2, DEC_PREFILL - 1), dtype=np.int64)], axis=1)
-    hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
+    hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
              use_cache=True)
     logits, state = onnx.step(dec, mask, enc, None)
     deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
     cache = hf.past_key_values
     for _ in range(decode_steps):
         nxt = rng.integers(2, cfg.vocab_size, size=(2, 1), dtype=np.int64)
-        hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
+        hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
                  past_key_values=cache, use_cache=True)
         cache = hf.past_key_values
         logits, state = onnx.step(nxt, mask, None, state)
