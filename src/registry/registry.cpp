@@ -85,6 +85,8 @@ const std::vector<RegistryEntry>& registry() {
         {"blenderbot", "bart", "text2text-generation", create_blenderbot},
         {"blenderbot-small", "bart", "text2text-generation", create_blenderbot_small},
         {"m2m_100", "bart", "text2text-generation", create_m2m_100},
+        {"bigbird_pegasus", "bart", "text2text-generation", create_bigbird_pegasus},
+        {"led", "bart", "text2text-generation", create_led},
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},

@@ -71,6 +71,14 @@ ROWS = [
     Row("blenderbot-small", "base", dict(BART, scale_embedding=True)),  # its decoder ignores the scale
     # positions counted from the padding of input_ids: the left-padded row shifts them
     Row("m2m_100", "base", dict(BART, scale_embedding=True)),
+    # attention_type original_full (block_sparse is refused: archs/bart.cpp); use_bias false is
+    # the class default (no attention biases), true adds them
+    Row("bigbird_pegasus", "original-full", dict(BART, attention_type="original_full")),
+    Row("bigbird_pegasus", "use-bias", dict(BART, attention_type="original_full", use_bias=True)),
+    # Longformer local attention in the encoder: one-sided windows 2 and 4 (attention_window
+    # 4 and 8) over 20 tokens; encoder and decoder position tables of different sizes
+    Row("led", "windows-4-8", dict(BART, attention_window=[4, 8], max_encoder_position_embeddings=64,
+                                   max_decoder_position_embeddings=40)),
 ]
 ENC_LEN = 20
 PAD = 7  # left padding of encoder row 1
@@ -239,7 +247,8 @@ def check_io(onnx: OnnxSeq2Seq, cfg) -> list[str]:
 def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> list[str]:
     """The encoder's last_hidden_state on the non-padding tokens, a decoder prefill and
     `decode_steps` one-token steps (logits), then both caches after the last step, against `ref`
-    (transformers, EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
+    (transformers, EncoderDecoderCache; the cross-attention cache at the encoder's tokens, not its
+    padding). Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
     ids, mask = encoder_batch(cfg.vocab_size)
     t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
@@ -268,10 +277,16 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
         cache = hf.past_key_values
         logits, state = onnx.step(nxt, mask, None, state)
         deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
-    for i in range(onnx.layers):  # both caches after the last step
+    # both caches after the last step; the cross-attention cache at the encoder's tokens only, as
+    # its output above (at padding it projects hidden states that every mask hides, and LED's
+    # Longformer attention zeroes them where full attention does not)
+    for i in range(onnx.layers):
         for part, c in (("decoder", cache.self_attention_cache), ("encoder", cache.cross_attention_cache)):
-            deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.key"], c.layers[i].keys.numpy()))
-            deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.value"], c.layers[i].values.numpy()))
+            for kv, want in (("key", c.layers[i].keys.numpy()), ("value", c.layers[i].values.numpy())):
+                got = state[f"present.{i}.{part}.{kv}"]
+                if part == "encoder":  # [batch, heads, enc, head_dim] -> [tokens, heads, head_dim]
+                    got, want = got.transpose(0, 2, 1, 3)[valid], want.transpose(0, 2, 1, 3)[valid]
+                deltas["decode"].append(H.max_abs(got, want))
 
     rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
     rec["decode"] = max(deltas["decode"])
