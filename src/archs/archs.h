@@ -102,6 +102,7 @@ std::unique_ptr<Architecture> create_blenderbot_small(const HfConfig&, DataType)
 std::unique_ptr<Architecture> create_m2m_100(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_bigbird_pegasus(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_led(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_fsmt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);

@@ -15,6 +15,7 @@
 //   bigbird_pegasus   pre     learned                         -                   layernorm_embedding
 //   led               post    learned (encoder and decoder    after positions     -
 //                             sizes of their own)
+//   fsmt              post    fairseq table, from padding     -                   -
 // bigbird_pegasus (BigBirdPegasusForConditionalGeneration): attention biases only with use_bias
 // (fc1/fc2 and the norms always have theirs); the encoder's self_attn is self.query/key/value +
 // output. Its attention_type "original_full" is what is built. "block_sparse" (the checkpoints'
@@ -28,6 +29,12 @@
 // or one per layer); the global attention of a global_attention_mask (query_global, key_global,
 // value_global) is not modeled: the encoder graph has no such input, as LEDForConditionalGeneration
 // .generate without one. Its padding of the input to a multiple of the window adds only masked keys.
+// fsmt (FSMTForConditionalGeneration, models/fsmt): the encoder embeds src_vocab_size tokens, the
+// decoder tgt_vocab_size (= vocab_size, its attribute_map), both scaled; the LM head is
+// model.decoder.output_projection (tied to model.decoder.embed_tokens with tie_word_embeddings,
+// default false; no model.shared, no final_logits_bias). Positions: SinusoidalPositionalEmbedding's
+// table as the checkpoint holds it (max_position_embeddings + pad_token_id + 1 rows), at fairseq's
+// make_positions: pad_token_id + the count of non-padding tokens so far, + past in the decoder.
 // All: embeddings = embed_tokens(input_ids) * embed_scale (sqrt(d_model) with scale_embedding,
 // else 1; BlenderbotSmallDecoder never scales) + positions (0.. in the encoder whatever the
 // padding, past.. in the decoder; m2m_100: pad_token_id + the count of non-padding tokens so far
@@ -56,7 +63,7 @@
 namespace mobius {
 namespace {
 
-enum class Positions { learned_offset_2, learned, sinusoidal, sinusoidal_t2t_from_padding };
+enum class Positions { learned_offset_2, learned, sinusoidal, sinusoidal_t2t_from_padding, table_from_padding };
 enum class EmbeddingNorm { none, after_positions, before_positions };
 
 // The layout of a family member (the table at the top of this file).
@@ -69,6 +76,8 @@ struct BartLayout {
   bool final_logits_bias = true;
   std::string prefix = "model";            // led: "led"
   std::string final_norm = "layer_norm";   // bigbird_pegasus: "layernorm_embedding"
+  bool shared = true;                      // tied embed_tokens read <prefix>.shared (fsmt: no shared)
+  std::string lm_head = "lm_head";         // fsmt: "model.decoder.output_projection"
 };
 
 // One stack's embeddings.
@@ -78,6 +87,7 @@ struct StackEmbedding {
   float scale;
   bool final_layer_norm;
   int64_t max_positions;  // rows of the learned table; sinusoidal: its size (m2m_100: + 2)
+  int64_t vocab_size;     // embed_tokens rows (fsmt's encoder: src_vocab_size)
 };
 
 struct BartSpec {
@@ -88,7 +98,8 @@ struct BartSpec {
   bool tied;  // LM head and both embed_tokens = model.shared
   bool final_logits_bias;
   int64_t pad_token_id;  // Positions::sinusoidal_t2t_from_padding
-  std::string prefix, final_norm;
+  std::string prefix, final_norm, lm_head;
+  bool shared;
   std::vector<int64_t> encoder_windows;  // led: attention_window per encoder layer; empty: full attention
   DataType dtype;
 };
@@ -122,14 +133,19 @@ BartSpec bart_spec(const HfConfig& config, DataType dtype, const BartLayout& l) 
   s.encoder = side("encoder_attention_heads", c.int_or("encoder_attention_heads", 16), c.int_or("encoder_ffn_dim", 4096));
   s.decoder = side("decoder_attention_heads", c.int_or("decoder_attention_heads", 16), c.int_or("decoder_ffn_dim", 4096));
   const float scale = c.bool_or("scale_embedding", false) ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model))) : 1.0f;
-  s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm, s.max_position_embeddings};
+  s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm, s.max_position_embeddings,
+                         s.vocab_size};
   s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm,
-                         s.max_position_embeddings};
+                         s.max_position_embeddings, s.vocab_size};
   s.prefix = l.prefix;
   s.final_norm = l.final_norm;
+  s.shared = l.shared;
+  s.lm_head = l.lm_head;
   s.tied = c.bool_or("tie_word_embeddings", true);
   s.final_logits_bias = l.final_logits_bias;
-  s.pad_token_id = l.positions == Positions::sinusoidal_t2t_from_padding ? c.int_or("pad_token_id", 1) : 0;
+  const bool from_padding =
+      l.positions == Positions::sinusoidal_t2t_from_padding || l.positions == Positions::table_from_padding;
+  s.pad_token_id = from_padding ? c.int_or("pad_token_id", 1) : 0;
   return s;
 }
 
@@ -151,9 +167,10 @@ Value* local_mask(Ops& op, Value* attention_mask, int64_t one_sided, DataType dt
 class BartStack : public Module {
  public:
   BartStack(const BartSpec& s, const StackEmbedding& e) : s_(s), e_(e) {
-    embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.d_model, s.dtype);
-    if (s.tied) embed_tokens->weight->source_key = s.prefix + ".shared.weight";
-    if (e.positions == Positions::learned_offset_2 || e.positions == Positions::learned) {
+    embed_tokens = child<Embedding>("embed_tokens", e.vocab_size, s.d_model, s.dtype);
+    if (s.tied && s.shared) embed_tokens->weight->source_key = s.prefix + ".shared.weight";
+    if (e.positions == Positions::learned_offset_2 || e.positions == Positions::learned ||
+        e.positions == Positions::table_from_padding) {
       const int64_t offset = e.positions == Positions::learned_offset_2 ? 2 : 0;
       embed_positions = child<LearnedPositionEmbedding>("embed_positions", e.max_positions + offset,
                                                         s.d_model, offset, s.dtype);
@@ -173,6 +190,11 @@ class BartStack : public Module {
   }
   // The position embeddings [1 or batch, seq, d_model].
   Value* positions(Ops& op, Value* input_ids, Value* past) const {
+    if (e_.positions == Positions::table_from_padding) {  // FSMT's make_positions(input) + past
+      Value* mask = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(s_.pad_token_id))), {.to = DataType::INT64});
+      Value* count = op.Mul(op.CumSum(mask, op.builder().scalar_i64(1)), mask);
+      return embed_positions->forward(op, op.Add(op.Add(count, static_cast<double>(s_.pad_token_id)), past));
+    }
     if (e_.positions == Positions::sinusoidal_t2t_from_padding) {  // create_position_ids_from_input_ids
       Value* mask = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(s_.pad_token_id))), {.to = DataType::INT64});
       Value* count = op.Mul(op.Add(op.CumSum(mask, op.builder().scalar_i64(1)), past), mask);
@@ -209,7 +231,7 @@ class BartForConditionalGeneration : public Seq2SeqLM {
       encoder_layers.push_back(child<Seq2SeqEncoderLayer>(s.prefix + ".encoder.layers." + std::to_string(i), s.encoder));
     for (int64_t i = 0; i < s.decoder_layers; ++i)
       decoder_layers.push_back(child<Seq2SeqDecoderLayer>(s.prefix + ".decoder.layers." + std::to_string(i), s.decoder));
-    lm_head = child<LMHead>("lm_head", LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype},
+    lm_head = child<LMHead>(s.lm_head, LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype},
                             s.tied ? decoder->embed_tokens : nullptr);
     if (s.final_logits_bias) final_logits_bias = param("final_logits_bias", {1, s.vocab_size}, s.dtype);
   }
@@ -311,6 +333,24 @@ std::unique_ptr<Architecture> create_led(const HfConfig& c, DataType dtype) {
   s.encoder.encoder_self_attn_names = {"longformer_self_attn.query", "longformer_self_attn.key",
                                        "longformer_self_attn.value", "output"};
   s.encoder_windows = led_windows(c, s.encoder_layers);
+  return std::make_unique<BartForConditionalGeneration>(s);
+}
+
+std::unique_ptr<Architecture> create_fsmt(const HfConfig& config, DataType dtype) {
+  // FSMTConfig.attribute_map: vocab_size is tgt_vocab_size (the decoder's and the LM head's)
+  const HfConfig aliased = with_attribute_map(config, {{"vocab_size", "tgt_vocab_size"}});
+  nlohmann::json j = aliased.json();
+  j["vocab_size"] = aliased.get_int("tgt_vocab_size");
+  const HfConfig c(std::move(j), config.file());
+  BartLayout l{NormPlacement::post, Positions::table_from_padding, EmbeddingNorm::none, EmbeddingNorm::none, false,
+               true, /*final_logits_bias=*/false};
+  l.shared = false;
+  l.lm_head = "model.decoder.output_projection";
+  BartSpec s = bart_spec(c, dtype, l);
+  s.encoder_embedding.vocab_size = c.int_or("src_vocab_size", 42024);
+  const int64_t rows = s.max_position_embeddings + s.pad_token_id + 1;
+  if (s.pad_token_id < 0) c.fail("pad_token_id", "must not be negative (the position table's padding row)");
+  s.encoder_embedding.max_positions = s.decoder_embedding.max_positions = rows;
   return std::make_unique<BartForConditionalGeneration>(s);
 }
 

@@ -87,6 +87,7 @@ const std::vector<RegistryEntry>& registry() {
         {"m2m_100", "bart", "text2text-generation", create_m2m_100},
         {"bigbird_pegasus", "bart", "text2text-generation", create_bigbird_pegasus},
         {"led", "bart", "text2text-generation", create_led},
+        {"fsmt", "bart", "text2text-generation", create_fsmt},
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
