@@ -107,5 +107,6 @@ std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_switch_transformers(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_longt5(const HfConfig&, DataType);
 
 }  // namespace mobius

@@ -53,6 +53,7 @@
 
 #include "archs/archs.h"
 #include "blocks/activation.h"
+#include "blocks/local_attention_mask.h"
 #include "blocks/position_embedding.h"
 #include "blocks/sinusoidal_position.h"
 #include "blocks/seq2seq_layer.h"
@@ -149,20 +150,6 @@ BartSpec bart_spec(const HfConfig& config, DataType dtype, const BartLayout& l) 
   return s;
 }
 
-// LED's local encoder attention mask (LongformerSelfAttention without global tokens,
-// transformers/models/led/modeling_led.py _sliding_chunks_query_key_matmul): query i attends to
-// key j iff j is a token (attention_mask 1) and |i - j| <= one_sided. attention_mask int64
-// [batch, seq] -> additive [batch, 1, seq, seq] in `dtype`.
-Value* local_mask(Ops& op, Value* attention_mask, int64_t one_sided, DataType dtype) {
-  auto sc = op.builder().scope("local_mask");
-  Value* seq = op.Squeeze(op.Shape(attention_mask, {.start = 1, .end = 2}), {0});
-  Value* pos = op.Range(op.builder().scalar_i64(0), seq, op.builder().scalar_i64(1));
-  Value* distance = op.Abs(op.Sub(op.Unsqueeze(pos, {1}), op.Unsqueeze(pos, {0})));  // [seq, seq]
-  Value* band = op.LessOrEqual(distance, static_cast<double>(one_sided));
-  Value* token = op.Cast(op.Unsqueeze(attention_mask, {1, 2}), {.to = DataType::BOOL});  // [batch, 1, 1, seq]
-  return additive_mask(op, op.And(token, band), dtype);
-}
-
 // BartEncoder / BartDecoder without their layers: the embeddings and the norms around them.
 class BartStack : public Module {
  public:
@@ -252,7 +239,8 @@ class BartForConditionalGeneration : public Seq2SeqLM {
       for (const Seq2SeqEncoderLayer* l : encoder_layers) h = l->forward(op, h, mask);
     } else {
       for (size_t i = 0; i < encoder_layers.size(); ++i)
-        h = encoder_layers[i]->forward(op, h, local_mask(op, attention_mask, s_.encoder_windows[i] / 2, s_.dtype));
+        h = encoder_layers[i]->forward(
+            op, h, local_padding_mask(op, attention_mask, s_.encoder_windows[i] / 2, s_.dtype));
     }
     return encoder->finish(op, h);
   }

@@ -17,6 +17,12 @@
 // configs force tie_word_embeddings), applied to the decoder output scaled by d_model**-0.5 when
 // t5's scale_decoder_outputs holds (default: tie_word_embeddings not false in config.json),
 // always for umt5, never for mt5 (as their forward() does).
+// LongT5ForConditionalGeneration (models/longt5) with encoder_attention_type "local": the T5
+// layout, the encoder's self-attention named LocalSelfAttention and local: query i attends to the
+// tokens j with |i - j| <= local_radius (LongT5LocalAttention's blocks of local_radius + 1 and
+// their neighbours, masked to that distance; blocks/local_attention_mask.h), its relative bias that
+// of j - i as in T5 (compute_bias over the 3-block window gives the same buckets). "transient-global"
+// (side keys of global_block_size aggregates) is refused.
 // SwitchTransformersForConditionalGeneration (models/switch_transformers, T5 v1.0 layout with
 // `mlp` for `DenseReluDense`): every encoder_sparse_step-th block (i % step == 1, or all with
 // step 1; step = num_layers // num_sparse_encoder_layers, likewise in the decoder) has the
@@ -31,6 +37,7 @@
 #include "archs/archs.h"
 #include "blocks/activation.h"
 #include "blocks/cross_attention.h"
+#include "blocks/local_attention_mask.h"
 #include "blocks/mlp.h"
 #include "blocks/relative_position_bias.h"
 #include "blocks/switch_moe.h"
@@ -62,6 +69,8 @@ struct T5Spec {
   BiasSharing bias_sharing;
   bool tied = true;                   // embed_tokens and lm_head = shared (switch: tie_word_embeddings)
   std::string ff_name = "DenseReluDense";  // switch: "mlp"
+  std::string encoder_self_attention = "SelfAttention";  // longt5: "LocalSelfAttention"
+  std::optional<int64_t> local_radius;                    // longt5: the encoder's local attention
   std::optional<SwitchLayout> switch_layout;
   DataType dtype;
 
@@ -152,9 +161,10 @@ class T5Sublayer : public Module {
 class T5SelfAttentionLayer : public T5Sublayer {
  public:
   T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional) : T5Sublayer(s) {
-    attention = child<Attention>("SelfAttention", s.attention());
+    const std::string name = bidirectional ? s.encoder_self_attention : "SelfAttention";
+    attention = child<Attention>(name, s.attention());
     if (has_bias)
-      relative_attention_bias = child<RelativePositionBias>("SelfAttention.relative_attention_bias", s.bias(bidirectional));
+      relative_attention_bias = child<RelativePositionBias>(name + ".relative_attention_bias", s.bias(bidirectional));
   }
   // past_key/past_value null in the encoder (no cache).
   AttentionResult forward(Ops& op, Value* x, StackMask& mask, Value* past_key, Value* past_value) const {
@@ -258,7 +268,9 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
   Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {
     Value* h = encoder_embed->forward(op, input_ids);
     Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
-    StackMask mask{padding_mask(op, attention_mask, s_.dtype), op.builder().ints({0}), seq, seq};
+    Value* base = s_.local_radius ? local_padding_mask(op, attention_mask, *s_.local_radius, s_.dtype)
+                                  : padding_mask(op, attention_mask, s_.dtype);
+    StackMask mask{base, op.builder().ints({0}), seq, seq};
     for (const T5Block* block : encoder) h = block->encode(op, h, mask);
     return encoder_norm->forward(op, h);
   }
@@ -303,6 +315,17 @@ std::unique_ptr<Architecture> create_mt5(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_umt5(const HfConfig& c, DataType dtype) {
   return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::always, BiasSharing::every_block));
+}
+
+std::unique_ptr<Architecture> create_longt5(const HfConfig& c, DataType dtype) {
+  const std::string type = c.string_or("encoder_attention_type", "local");
+  if (type != "local")
+    c.fail("encoder_attention_type", "'" + type + "' is not supported yet (only \"local\")");
+  T5Spec s = t5_spec(c, dtype, OutputScale::config, BiasSharing::first_block);
+  s.encoder_self_attention = "LocalSelfAttention";
+  s.local_radius = c.int_or("local_radius", 127);
+  if (*s.local_radius < 0) c.fail("local_radius", "must not be negative");
+  return std::make_unique<T5ForConditionalGeneration>(s);
 }
 
 std::unique_ptr<Architecture> create_switch_transformers(const HfConfig& config, DataType dtype) {

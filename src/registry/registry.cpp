@@ -92,6 +92,7 @@ const std::vector<RegistryEntry>& registry() {
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
         {"switch_transformers", "t5", "text2text-generation", create_switch_transformers},
+        {"longt5", "t5", "text2text-generation", create_longt5},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -52,6 +52,8 @@ ROWS = [
                                   num_layers=3, num_decoder_layers=2)),
     Row("mt5", "base", dict(T5, feed_forward_proj="gated-gelu")),
     Row("umt5", "base", dict(T5, feed_forward_proj="gated-gelu")),  # a relative bias per layer
+    # encoder_attention_type local: |i - j| <= local_radius 3 over 20 tokens (blocks of 4)
+    Row("longt5", "local-radius-3", dict(T5, local_radius=3, feed_forward_proj="gated-gelu")),
     # top-1 experts in block 1 of each stack (num_layers // num_sparse_*_layers = 2); a capacity
     # of 3 tokens per expert and sequence drops tokens in the encoder and the decoder prefill.
     # num_decoder_layers given: SwitchTransformersConfig's default is 12, not num_layers

@@ -167,6 +167,14 @@ TEST(Text2TextGeneration, LongInputAttentionsSayWhatIsBuilt) {
   EXPECT_EQ(create(create_led, led)->build_graphs().size(), 2u);
   led["attention_window"] = 5;
   test::expect_error([&] { create(create_led, led); }, {"attention_window", "even and positive", "got 5"});
+  // LongT5: only encoder_attention_type "local"
+  const nlohmann::json longt5 = {{"vocab_size", 50}, {"d_model", 16}, {"d_kv", 4}, {"d_ff", 8}, {"num_layers", 1},
+                                 {"num_heads", 2}, {"local_radius", 3}};
+  EXPECT_EQ(create(create_longt5, longt5)->build_graphs().size(), 2u);
+  nlohmann::json global = longt5;
+  global["encoder_attention_type"] = "transient-global";
+  test::expect_error([&] { create(create_longt5, global); },
+                     {"config.json", "encoder_attention_type", "'transient-global' is not supported yet"});
 }
 
 }  // namespace
