@@ -100,8 +100,13 @@ std::unique_ptr<Architecture> create_pegasus(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_blenderbot(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_blenderbot_small(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_m2m_100(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_bigbird_pegasus(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_led(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_fsmt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_switch_transformers(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_longt5(const HfConfig&, DataType);
 
 }  // namespace mobius

@@ -12,6 +12,29 @@
 //   blenderbot-small  post    learned                         encoder: after positions;
 //                                                             decoder: on the tokens, before
 //   m2m_100           pre     sinusoidal t2t, from padding    -                   layer_norm
+//   bigbird_pegasus   pre     learned                         -                   layernorm_embedding
+//   led               post    learned (encoder and decoder    after positions     -
+//                             sizes of their own)
+//   fsmt              post    fairseq table, from padding     -                   -
+// bigbird_pegasus (BigBirdPegasusForConditionalGeneration): attention biases only with use_bias
+// (fc1/fc2 and the norms always have theirs); the encoder's self_attn is self.query/key/value +
+// output. Its attention_type "original_full" is what is built. "block_sparse" (the checkpoints'
+// setting) is refused: transformers itself runs it as original_full for encoder inputs of up to
+// (5 + 2 * num_random_blocks) * block_size tokens, but past that its block-sparse pattern (with
+// random blocks) is not modeled; set attention_type "original_full" in config.json to build a
+// full-attention model (equal to transformers' up to that length).
+// led (LEDForConditionalGeneration, under `led.`): the encoder's self_attn is Longformer's local
+// attention (LEDEncoderSelfAttention / longformer_self_attn query, key, value + output): query i
+// attends to the tokens j with |i - j| <= attention_window[layer] / 2 (attention_window: an int
+// or one per layer); the global attention of a global_attention_mask (query_global, key_global,
+// value_global) is not modeled: the encoder graph has no such input, as LEDForConditionalGeneration
+// .generate without one. Its padding of the input to a multiple of the window adds only masked keys.
+// fsmt (FSMTForConditionalGeneration, models/fsmt): the encoder embeds src_vocab_size tokens, the
+// decoder tgt_vocab_size (= vocab_size, its attribute_map), both scaled; the LM head is
+// model.decoder.output_projection (tied to model.decoder.embed_tokens with tie_word_embeddings,
+// default false; no model.shared, no final_logits_bias). Positions: SinusoidalPositionalEmbedding's
+// table as the checkpoint holds it (max_position_embeddings + pad_token_id + 1 rows), at fairseq's
+// make_positions: pad_token_id + the count of non-padding tokens so far, + past in the decoder.
 // All: embeddings = embed_tokens(input_ids) * embed_scale (sqrt(d_model) with scale_embedding,
 // else 1; BlenderbotSmallDecoder never scales) + positions (0.. in the encoder whatever the
 // padding, past.. in the decoder; m2m_100: pad_token_id + the count of non-padding tokens so far
@@ -26,9 +49,11 @@
 // Marian: only share_encoder_decoder_embeddings (the default) with decoder_vocab_size unset or
 // equal to vocab_size.
 #include <cmath>
+#include <vector>
 
 #include "archs/archs.h"
 #include "blocks/activation.h"
+#include "blocks/local_attention_mask.h"
 #include "blocks/position_embedding.h"
 #include "blocks/sinusoidal_position.h"
 #include "blocks/seq2seq_layer.h"
@@ -39,7 +64,7 @@
 namespace mobius {
 namespace {
 
-enum class Positions { learned_offset_2, learned, sinusoidal, sinusoidal_t2t_from_padding };
+enum class Positions { learned_offset_2, learned, sinusoidal, sinusoidal_t2t_from_padding, table_from_padding };
 enum class EmbeddingNorm { none, after_positions, before_positions };
 
 // The layout of a family member (the table at the top of this file).
@@ -50,6 +75,10 @@ struct BartLayout {
   bool final_layer_norm;
   bool decoder_scaled = true;  // BlenderbotSmallDecoder never applies embed_scale
   bool final_logits_bias = true;
+  std::string prefix = "model";            // led: "led"
+  std::string final_norm = "layer_norm";   // bigbird_pegasus: "layernorm_embedding"
+  bool shared = true;                      // tied embed_tokens read <prefix>.shared (fsmt: no shared)
+  std::string lm_head = "lm_head";         // fsmt: "model.decoder.output_projection"
 };
 
 // One stack's embeddings.
@@ -58,6 +87,8 @@ struct StackEmbedding {
   EmbeddingNorm norm;
   float scale;
   bool final_layer_norm;
+  int64_t max_positions;  // rows of the learned table; sinusoidal: its size (m2m_100: + 2)
+  int64_t vocab_size;     // embed_tokens rows (fsmt's encoder: src_vocab_size)
 };
 
 struct BartSpec {
@@ -68,6 +99,9 @@ struct BartSpec {
   bool tied;  // LM head and both embed_tokens = model.shared
   bool final_logits_bias;
   int64_t pad_token_id;  // Positions::sinusoidal_t2t_from_padding
+  std::string prefix, final_norm, lm_head;
+  bool shared;
+  std::vector<int64_t> encoder_windows;  // led: attention_window per encoder layer; empty: full attention
   DataType dtype;
 };
 
@@ -100,11 +134,19 @@ BartSpec bart_spec(const HfConfig& config, DataType dtype, const BartLayout& l) 
   s.encoder = side("encoder_attention_heads", c.int_or("encoder_attention_heads", 16), c.int_or("encoder_ffn_dim", 4096));
   s.decoder = side("decoder_attention_heads", c.int_or("decoder_attention_heads", 16), c.int_or("decoder_ffn_dim", 4096));
   const float scale = c.bool_or("scale_embedding", false) ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model))) : 1.0f;
-  s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm};
-  s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm};
+  s.encoder_embedding = {l.positions, l.encoder_norm, scale, l.final_layer_norm, s.max_position_embeddings,
+                         s.vocab_size};
+  s.decoder_embedding = {l.positions, l.decoder_norm, l.decoder_scaled ? scale : 1.0f, l.final_layer_norm,
+                         s.max_position_embeddings, s.vocab_size};
+  s.prefix = l.prefix;
+  s.final_norm = l.final_norm;
+  s.shared = l.shared;
+  s.lm_head = l.lm_head;
   s.tied = c.bool_or("tie_word_embeddings", true);
   s.final_logits_bias = l.final_logits_bias;
-  s.pad_token_id = l.positions == Positions::sinusoidal_t2t_from_padding ? c.int_or("pad_token_id", 1) : 0;
+  const bool from_padding =
+      l.positions == Positions::sinusoidal_t2t_from_padding || l.positions == Positions::table_from_padding;
+  s.pad_token_id = from_padding ? c.int_or("pad_token_id", 1) : 0;
   return s;
 }
 
@@ -112,16 +154,17 @@ BartSpec bart_spec(const HfConfig& config, DataType dtype, const BartLayout& l) 
 class BartStack : public Module {
  public:
   BartStack(const BartSpec& s, const StackEmbedding& e) : s_(s), e_(e) {
-    embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.d_model, s.dtype);
-    if (s.tied) embed_tokens->weight->source_key = "model.shared.weight";
-    if (e.positions == Positions::learned_offset_2 || e.positions == Positions::learned) {
+    embed_tokens = child<Embedding>("embed_tokens", e.vocab_size, s.d_model, s.dtype);
+    if (s.tied && s.shared) embed_tokens->weight->source_key = s.prefix + ".shared.weight";
+    if (e.positions == Positions::learned_offset_2 || e.positions == Positions::learned ||
+        e.positions == Positions::table_from_padding) {
       const int64_t offset = e.positions == Positions::learned_offset_2 ? 2 : 0;
-      embed_positions = child<LearnedPositionEmbedding>("embed_positions", s.max_position_embeddings + offset,
+      embed_positions = child<LearnedPositionEmbedding>("embed_positions", e.max_positions + offset,
                                                         s.d_model, offset, s.dtype);
     }
     const NormOptions norm{.dim = s.d_model, .eps = 1e-5f, .dtype = s.dtype, .kind = NormKind::LayerNorm};
     if (e.norm != EmbeddingNorm::none) layernorm_embedding = adopt("layernorm_embedding", make_norm(norm));
-    if (e.final_layer_norm) layer_norm = adopt("layer_norm", make_norm(norm));
+    if (e.final_layer_norm) layer_norm = adopt(s.final_norm, make_norm(norm));
   }
   // input_ids [batch, seq]; past: int64 [1], the position of the first token.
   Value* embed(Ops& op, Value* input_ids, Value* past) const {
@@ -134,17 +177,22 @@ class BartStack : public Module {
   }
   // The position embeddings [1 or batch, seq, d_model].
   Value* positions(Ops& op, Value* input_ids, Value* past) const {
+    if (e_.positions == Positions::table_from_padding) {  // FSMT's make_positions(input) + past
+      Value* mask = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(s_.pad_token_id))), {.to = DataType::INT64});
+      Value* count = op.Mul(op.CumSum(mask, op.builder().scalar_i64(1)), mask);
+      return embed_positions->forward(op, op.Add(op.Add(count, static_cast<double>(s_.pad_token_id)), past));
+    }
     if (e_.positions == Positions::sinusoidal_t2t_from_padding) {  // create_position_ids_from_input_ids
       Value* mask = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(s_.pad_token_id))), {.to = DataType::INT64});
       Value* count = op.Mul(op.Add(op.CumSum(mask, op.builder().scalar_i64(1)), past), mask);
       return sinusoidal_positions_t2t(op, op.Add(count, static_cast<double>(s_.pad_token_id)),
-                                      s_.max_position_embeddings + 2, s_.d_model, s_.pad_token_id, s_.dtype);
+                                      e_.max_positions + 2, s_.d_model, s_.pad_token_id, s_.dtype);
     }
     Value* start = op.Squeeze(past, {0});
     Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
     Value* ids = op.Unsqueeze(op.Range(start, op.Add(start, seq), op.builder().scalar_i64(1)), {0});
     if (e_.positions == Positions::sinusoidal)
-      return sinusoidal_positions(op, ids, s_.max_position_embeddings, s_.d_model, s_.dtype);
+      return sinusoidal_positions(op, ids, e_.max_positions, s_.d_model, s_.dtype);
     return embed_positions->forward(op, ids);
   }
   Value* finish(Ops& op, Value* h) const {
@@ -154,7 +202,7 @@ class BartStack : public Module {
 
   Embedding* embed_tokens;
   LearnedPositionEmbedding* embed_positions = nullptr;  // null: sinusoidal
-  Norm *layernorm_embedding = nullptr, *layer_norm = nullptr;
+  Norm *layernorm_embedding = nullptr, *layer_norm = nullptr;  // layer_norm: the final norm (BartLayout::final_norm)
 
  private:
   const BartSpec& s_;
@@ -164,13 +212,13 @@ class BartStack : public Module {
 class BartForConditionalGeneration : public Seq2SeqLM {
  public:
   explicit BartForConditionalGeneration(const BartSpec& s) : s_(s) {
-    encoder = child<BartStack>("model.encoder", s_, s_.encoder_embedding);
-    decoder = child<BartStack>("model.decoder", s_, s_.decoder_embedding);
+    encoder = child<BartStack>(s.prefix + ".encoder", s_, s_.encoder_embedding);
+    decoder = child<BartStack>(s.prefix + ".decoder", s_, s_.decoder_embedding);
     for (int64_t i = 0; i < s.encoder_layers; ++i)
-      encoder_layers.push_back(child<Seq2SeqEncoderLayer>("model.encoder.layers." + std::to_string(i), s.encoder));
+      encoder_layers.push_back(child<Seq2SeqEncoderLayer>(s.prefix + ".encoder.layers." + std::to_string(i), s.encoder));
     for (int64_t i = 0; i < s.decoder_layers; ++i)
-      decoder_layers.push_back(child<Seq2SeqDecoderLayer>("model.decoder.layers." + std::to_string(i), s.decoder));
-    lm_head = child<LMHead>("lm_head", LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype},
+      decoder_layers.push_back(child<Seq2SeqDecoderLayer>(s.prefix + ".decoder.layers." + std::to_string(i), s.decoder));
+    lm_head = child<LMHead>(s.lm_head, LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype},
                             s.tied ? decoder->embed_tokens : nullptr);
     if (s.final_logits_bias) final_logits_bias = param("final_logits_bias", {1, s.vocab_size}, s.dtype);
   }
@@ -186,8 +234,14 @@ class BartForConditionalGeneration : public Seq2SeqLM {
 
   Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {
     Value* h = encoder->embed(op, input_ids, op.builder().ints({0}));
-    Value* mask = padding_mask(op, attention_mask, s_.dtype);
-    for (const Seq2SeqEncoderLayer* l : encoder_layers) h = l->forward(op, h, mask);
+    if (s_.encoder_windows.empty()) {
+      Value* mask = padding_mask(op, attention_mask, s_.dtype);
+      for (const Seq2SeqEncoderLayer* l : encoder_layers) h = l->forward(op, h, mask);
+    } else {
+      for (size_t i = 0; i < encoder_layers.size(); ++i)
+        h = encoder_layers[i]->forward(
+            op, h, local_padding_mask(op, attention_mask, s_.encoder_windows[i] / 2, s_.dtype));
+    }
     return encoder->finish(op, h);
   }
 
@@ -218,7 +272,75 @@ class BartForConditionalGeneration : public Seq2SeqLM {
   BartSpec s_;
 };
 
+// LEDConfig.attention_window: one even window per encoder layer, or one for all.
+std::vector<int64_t> led_windows(const HfConfig& c, int64_t layers) {
+  const nlohmann::json& j = c.json();
+  const auto it = j.find("attention_window");
+  std::vector<int64_t> w;
+  if (it == j.end() || it->is_null()) {
+    w.assign(static_cast<size_t>(layers), 512);  // the class default
+  } else if (it->is_array()) {
+    if (static_cast<int64_t>(it->size()) != layers)
+      c.fail("attention_window", "must have one window per encoder layer (" + std::to_string(layers) + ")");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_number_integer()) c.fail("attention_window", "must hold integers");
+      w.push_back((*it)[i].get<int64_t>());
+    }
+  } else {
+    w.assign(static_cast<size_t>(layers), c.get_int("attention_window"));
+  }
+  for (int64_t v : w)
+    if (v <= 0 || v % 2 != 0 || v > (int64_t{1} << 30))
+      c.fail("attention_window", "must be even and positive (LongformerSelfAttention), got " + std::to_string(v));
+  return w;
+}
+
 }  // namespace
+
+std::unique_ptr<Architecture> create_bigbird_pegasus(const HfConfig& c, DataType dtype) {
+  const std::string attention = c.string_or("attention_type", "block_sparse");
+  if (attention != "original_full")
+    c.fail("attention_type", "'" + attention + "' is not supported (only full attention is built: set \"original_full\", "
+                             "which equals transformers' block_sparse for encoder inputs up to (5 + 2 * "
+                             "num_random_blocks) * block_size tokens)");
+  BartLayout l{NormPlacement::pre, Positions::learned, EmbeddingNorm::none, EmbeddingNorm::none, true};
+  l.final_norm = "layernorm_embedding";
+  BartSpec s = bart_spec(c, dtype, l);
+  s.encoder.attention_bias = s.decoder.attention_bias = c.bool_or("use_bias", false);
+  s.encoder.encoder_self_attn_names = {"self.query", "self.key", "self.value", "output"};
+  return std::make_unique<BartForConditionalGeneration>(s);
+}
+
+std::unique_ptr<Architecture> create_led(const HfConfig& c, DataType dtype) {
+  BartLayout l{NormPlacement::post, Positions::learned, EmbeddingNorm::after_positions, EmbeddingNorm::after_positions,
+               false};
+  l.prefix = "led";
+  BartSpec s = bart_spec(c, dtype, l);
+  s.encoder_embedding.max_positions = c.int_or("max_encoder_position_embeddings", 16384);
+  s.decoder_embedding.max_positions = c.int_or("max_decoder_position_embeddings", 1024);
+  s.encoder.encoder_self_attn_names = {"longformer_self_attn.query", "longformer_self_attn.key",
+                                       "longformer_self_attn.value", "output"};
+  s.encoder_windows = led_windows(c, s.encoder_layers);
+  return std::make_unique<BartForConditionalGeneration>(s);
+}
+
+std::unique_ptr<Architecture> create_fsmt(const HfConfig& config, DataType dtype) {
+  // FSMTConfig.attribute_map: vocab_size is tgt_vocab_size (the decoder's and the LM head's)
+  const HfConfig aliased = with_attribute_map(config, {{"vocab_size", "tgt_vocab_size"}});
+  nlohmann::json j = aliased.json();
+  j["vocab_size"] = aliased.get_int("tgt_vocab_size");
+  const HfConfig c(std::move(j), config.file());
+  BartLayout l{NormPlacement::post, Positions::table_from_padding, EmbeddingNorm::none, EmbeddingNorm::none, false,
+               true, /*final_logits_bias=*/false};
+  l.shared = false;
+  l.lm_head = "model.decoder.output_projection";
+  BartSpec s = bart_spec(c, dtype, l);
+  s.encoder_embedding.vocab_size = c.int_or("src_vocab_size", 42024);
+  const int64_t rows = s.max_position_embeddings + s.pad_token_id + 1;
+  if (s.pad_token_id < 0) c.fail("pad_token_id", "must not be negative (the position table's padding row)");
+  s.encoder_embedding.max_positions = s.decoder_embedding.max_positions = rows;
+  return std::make_unique<BartForConditionalGeneration>(s);
+}
 
 std::unique_ptr<Architecture> create_m2m_100(const HfConfig& c, DataType dtype) {
   return std::make_unique<BartForConditionalGeneration>(

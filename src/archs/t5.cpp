@@ -17,14 +17,30 @@
 // configs force tie_word_embeddings), applied to the decoder output scaled by d_model**-0.5 when
 // t5's scale_decoder_outputs holds (default: tie_word_embeddings not false in config.json),
 // always for umt5, never for mt5 (as their forward() does).
+// LongT5ForConditionalGeneration (models/longt5) with encoder_attention_type "local": the T5
+// layout, the encoder's self-attention named LocalSelfAttention and local: query i attends to the
+// tokens j with |i - j| <= local_radius (LongT5LocalAttention's blocks of local_radius + 1 and
+// their neighbours, masked to that distance; blocks/local_attention_mask.h), its relative bias that
+// of j - i as in T5 (compute_bias over the 3-block window gives the same buckets). "transient-global"
+// (side keys of global_block_size aggregates) is refused.
+// SwitchTransformersForConditionalGeneration (models/switch_transformers, T5 v1.0 layout with
+// `mlp` for `DenseReluDense`): every encoder_sparse_step-th block (i % step == 1, or all with
+// step 1; step = num_layers // num_sparse_encoder_layers, likewise in the decoder) has the
+// top-1 mixture of experts of blocks/switch_moe.h; the others a dense wi, dense_act_fn, wo.
+// tie_word_embeddings (default true) ties both embed_tokens and lm_head to `shared` and scales the
+// decoder output by d_model**-0.5; without it encoder.embed_tokens, decoder.embed_tokens and
+// lm_head are read from their own keys, unscaled.
 // Not modeled: the float16 clamp of T5Block (it only changes values past float16's range).
 #include <cmath>
+#include <optional>
 
 #include "archs/archs.h"
 #include "blocks/activation.h"
 #include "blocks/cross_attention.h"
+#include "blocks/local_attention_mask.h"
 #include "blocks/mlp.h"
 #include "blocks/relative_position_bias.h"
+#include "blocks/switch_moe.h"
 #include "registry/config_defaults.h"
 #include "tasks/text2text_generation.h"
 #include "util/error.h"
@@ -35,6 +51,14 @@ namespace {
 enum class BiasSharing { first_block, every_block };  // t5/mt5, umt5
 enum class OutputScale { config, always, never };      // t5, umt5, mt5
 
+// Switch Transformers' sparse blocks: each stack's sparse step (0: none) and its experts.
+struct SwitchLayout {
+  int64_t encoder_sparse_step, decoder_sparse_step;
+  SwitchMoEOptions experts;
+  // SwitchTransformersStack: is block i sparse?
+  static bool sparse(int64_t step, int64_t i) { return step > 0 && (i % step == 1 || step == 1); }
+};
+
 struct T5Spec {
   int64_t vocab_size, d_model, d_kv, d_ff, num_layers, num_decoder_layers, num_heads;
   int64_t num_buckets, max_distance;
@@ -43,6 +67,11 @@ struct T5Spec {
   std::string act;
   bool scale_output;
   BiasSharing bias_sharing;
+  bool tied = true;                   // embed_tokens and lm_head = shared (switch: tie_word_embeddings)
+  std::string ff_name = "DenseReluDense";  // switch: "mlp"
+  std::string encoder_self_attention = "SelfAttention";  // longt5: "LocalSelfAttention"
+  std::optional<int64_t> local_radius;                    // longt5: the encoder's local attention
+  std::optional<SwitchLayout> switch_layout;
   DataType dtype;
 
   AttentionOptions attention() const {
@@ -132,9 +161,10 @@ class T5Sublayer : public Module {
 class T5SelfAttentionLayer : public T5Sublayer {
  public:
   T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional) : T5Sublayer(s) {
-    attention = child<Attention>("SelfAttention", s.attention());
+    const std::string name = bidirectional ? s.encoder_self_attention : "SelfAttention";
+    attention = child<Attention>(name, s.attention());
     if (has_bias)
-      relative_attention_bias = child<RelativePositionBias>("SelfAttention.relative_attention_bias", s.bias(bidirectional));
+      relative_attention_bias = child<RelativePositionBias>(name + ".relative_attention_bias", s.bias(bidirectional));
   }
   // past_key/past_value null in the encoder (no cache).
   AttentionResult forward(Ops& op, Value* x, StackMask& mask, Value* past_key, Value* past_value) const {
@@ -165,7 +195,12 @@ class T5CrossAttentionLayer : public T5Sublayer {
 
 class T5FeedForwardLayer : public T5Sublayer {
  public:
-  explicit T5FeedForwardLayer(const T5Spec& s) : T5Sublayer(s) { ffn = adopt("DenseReluDense", make_mlp(s.mlp())); }
+  T5FeedForwardLayer(const T5Spec& s, bool sparse) : T5Sublayer(s) {
+    if (sparse)
+      ffn = adopt(s.ff_name, std::make_unique<SwitchSparseMLP>(s.switch_layout->experts));
+    else
+      ffn = adopt(s.ff_name, make_mlp(s.mlp()));
+  }
   Value* forward(Ops& op, Value* x) const {
     auto sc = enter(op);
     return op.Add(x, ffn->forward(op, layer_norm->forward(op, x)));
@@ -176,10 +211,10 @@ class T5FeedForwardLayer : public T5Sublayer {
 // T5Block: layer.0 self-attention, [layer.1 cross-attention,] layer.-1 feed-forward.
 class T5Block : public Module {
  public:
-  T5Block(const T5Spec& s, bool has_bias, bool decoder) {
+  T5Block(const T5Spec& s, bool has_bias, bool decoder, bool sparse) {
     self_attention = child<T5SelfAttentionLayer>("layer.0", s, has_bias, !decoder);
     if (decoder) cross_attention = child<T5CrossAttentionLayer>("layer.1", s);
-    ff = child<T5FeedForwardLayer>(decoder ? "layer.2" : "layer.1", s);
+    ff = child<T5FeedForwardLayer>(decoder ? "layer.2" : "layer.1", s, sparse);
   }
   Value* encode(Ops& op, Value* x, StackMask& mask) const {
     auto sc = enter(op);
@@ -201,14 +236,25 @@ class T5Block : public Module {
 class T5ForConditionalGeneration : public Seq2SeqLM {
  public:
   explicit T5ForConditionalGeneration(const T5Spec& s) : s_(s) {
-    shared = child<Embedding>("shared", s.vocab_size, s.d_model, s.dtype);
+    if (s.tied) {
+      shared = child<Embedding>("shared", s.vocab_size, s.d_model, s.dtype);
+      encoder_embed = decoder_embed = shared;
+    } else {
+      encoder_embed = child<Embedding>("encoder.embed_tokens", s.vocab_size, s.d_model, s.dtype);
+      decoder_embed = child<Embedding>("decoder.embed_tokens", s.vocab_size, s.d_model, s.dtype);
+    }
     const auto has_bias = [&](int64_t i) { return i == 0 || s.bias_sharing == BiasSharing::every_block; };
+    const auto sparse = [&](bool decoder, int64_t i) {
+      const auto& l = s.switch_layout;
+      return l && SwitchLayout::sparse(decoder ? l->decoder_sparse_step : l->encoder_sparse_step, i);
+    };
     for (int64_t i = 0; i < s.num_layers; ++i)
-      encoder.push_back(child<T5Block>("encoder.block." + std::to_string(i), s, has_bias(i), false));
+      encoder.push_back(child<T5Block>("encoder.block." + std::to_string(i), s, has_bias(i), false, sparse(false, i)));
     encoder_norm = adopt("encoder.final_layer_norm", make_norm(s.norm()));
     for (int64_t i = 0; i < s.num_decoder_layers; ++i)
-      decoder.push_back(child<T5Block>("decoder.block." + std::to_string(i), s, has_bias(i), true));
+      decoder.push_back(child<T5Block>("decoder.block." + std::to_string(i), s, has_bias(i), true, sparse(true, i)));
     decoder_norm = adopt("decoder.final_layer_norm", make_norm(s.norm()));
+    lm_head = child<LMHead>("lm_head", LMHeadOptions{s.d_model, s.vocab_size, false, s.dtype}, shared);
   }
 
   DataType dtype() const override { return s_.dtype; }
@@ -220,16 +266,18 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
   }
 
   Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {
-    Value* h = shared->forward(op, input_ids);
+    Value* h = encoder_embed->forward(op, input_ids);
     Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
-    StackMask mask{padding_mask(op, attention_mask, s_.dtype), op.builder().ints({0}), seq, seq};
+    Value* base = s_.local_radius ? local_padding_mask(op, attention_mask, *s_.local_radius, s_.dtype)
+                                  : padding_mask(op, attention_mask, s_.dtype);
+    StackMask mask{base, op.builder().ints({0}), seq, seq};
     for (const T5Block* block : encoder) h = block->encode(op, h, mask);
     return encoder_norm->forward(op, h);
   }
 
   Seq2SeqDecoderOutputs decode(Ops& op, const Seq2SeqDecoderInputs& in) const override {
     Seq2SeqDecoderOutputs out;
-    Value* h = shared->forward(op, in.input_ids);
+    Value* h = decoder_embed->forward(op, in.input_ids);
     Value* past = op.Shape(in.past[0][0].key, {.start = 2, .end = 3});
     Value* seq = op.Shape(in.input_ids, {.start = 1, .end = 2});
     StackMask mask{decoder_causal_mask(op, in.input_ids, past, s_.dtype), past, seq, op.Add(past, seq)};
@@ -241,11 +289,13 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
     }
     h = decoder_norm->forward(op, h);
     if (s_.scale_output) h = op.Mul(h, 1.0 / std::sqrt(static_cast<double>(s_.d_model)));
-    out.logits = shared->attend(op, h);
+    out.logits = lm_head->forward(op, h);
     return out;
   }
 
-  Embedding* shared;
+  Embedding* shared = nullptr;  // null when untied
+  Embedding *encoder_embed, *decoder_embed;
+  LMHead* lm_head;
   std::vector<T5Block*> encoder, decoder;
   Norm *encoder_norm, *decoder_norm;
 
@@ -265,6 +315,47 @@ std::unique_ptr<Architecture> create_mt5(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_umt5(const HfConfig& c, DataType dtype) {
   return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::always, BiasSharing::every_block));
+}
+
+std::unique_ptr<Architecture> create_longt5(const HfConfig& c, DataType dtype) {
+  const std::string type = c.string_or("encoder_attention_type", "local");
+  if (type != "local")
+    c.fail("encoder_attention_type", "'" + type + "' is not supported yet (only \"local\")");
+  T5Spec s = t5_spec(c, dtype, OutputScale::config, BiasSharing::first_block);
+  s.encoder_self_attention = "LocalSelfAttention";
+  s.local_radius = c.int_or("local_radius", 127);
+  if (*s.local_radius < 0) c.fail("local_radius", "must not be negative");
+  return std::make_unique<T5ForConditionalGeneration>(s);
+}
+
+std::unique_ptr<Architecture> create_switch_transformers(const HfConfig& config, DataType dtype) {
+  const HfConfig c = with_attribute_map(config, {{"hidden_size", "d_model"},
+                                                 {"num_attention_heads", "num_heads"},
+                                                 {"num_hidden_layers", "num_layers"}});
+  T5Spec s = t5_spec(c, dtype, OutputScale::never, BiasSharing::first_block);
+  // SwitchTransformersDenseActDense: wi, dense_act_fn, wo (never gated; feed_forward_proj unread)
+  s.gated = false;
+  s.act = c.string_or("dense_act_fn", "relu");
+  if (!is_known_activation(s.act)) c.fail("dense_act_fn", "unsupported activation '" + s.act + "'");
+  s.tied = c.bool_or("tie_word_embeddings", true);
+  s.scale_output = s.tied;
+  s.ff_name = "mlp";
+  const int64_t num_experts = c.int_or("num_experts", 8);
+  if (num_experts < 1) c.fail("num_experts", "must be at least 1");
+  const int64_t capacity = c.int_or("expert_capacity", 64);
+  if (capacity < 0) c.fail("expert_capacity", "must not be negative");
+  // SwitchTransformersConfig.__post_init__: step = layers // sparse layers, or layers when 0
+  const auto step = [&](const char* field, int64_t layers) {
+    const int64_t n = c.int_or(field, 3);
+    if (n < 0) c.fail(field, "must not be negative");
+    return n > 0 ? layers / n : layers;
+  };
+  s.switch_layout = SwitchLayout{step("num_sparse_encoder_layers", s.num_layers),
+                                 step("num_sparse_decoder_layers", s.num_decoder_layers),
+                                 {.d_model = s.d_model, .d_ff = s.d_ff, .num_experts = num_experts,
+                                  .expert_capacity = capacity, .router_bias = c.bool_or("router_bias", false),
+                                  .act = s.act, .dtype = dtype}};
+  return std::make_unique<T5ForConditionalGeneration>(s);
 }
 
 }  // namespace mobius

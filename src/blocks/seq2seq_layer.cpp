@@ -1,17 +1,20 @@
 #include "blocks/seq2seq_layer.h"
 
+#include <utility>
+
 namespace mobius {
 
 namespace {
 
-AttentionOptions attention_options(const Seq2SeqLayerOptions& o) {
+AttentionOptions attention_options(const Seq2SeqLayerOptions& o, AttentionNames names = {"q_proj", "k_proj", "v_proj",
+                                                                                          "out_proj"}) {
   AttentionOptions a;
   a.hidden_size = o.d_model;
   a.num_attention_heads = a.num_key_value_heads = o.num_heads;
   a.head_dim = o.d_model / o.num_heads;
-  a.qkv_bias = a.o_bias = true;
+  a.qkv_bias = a.o_bias = o.attention_bias;
   a.dtype = o.dtype;
-  a.names = {"q_proj", "k_proj", "v_proj", "out_proj"};
+  a.names = std::move(names);
   return a;
 }
 
@@ -27,7 +30,7 @@ MLPOptions mlp_options(const Seq2SeqLayerOptions& o) {
 }  // namespace
 
 Seq2SeqEncoderLayer::Seq2SeqEncoderLayer(const Seq2SeqLayerOptions& o) : placement_(o.placement) {
-  self_attn = child<Attention>("self_attn", attention_options(o));
+  self_attn = child<Attention>("self_attn", attention_options(o, o.encoder_self_attn_names));
   self_attn_layer_norm = adopt("self_attn_layer_norm", make_norm(norm_options(o)));
   ffn = adopt("", make_mlp(mlp_options(o)));
   final_layer_norm = adopt("final_layer_norm", make_norm(norm_options(o)));

@@ -8,7 +8,10 @@
 // Every sublayer is residual; `placement` says where its LayerNorm sits:
 //   post (BART, Marian, PLBart, BlenderbotSmall): x = norm(x + sublayer(x))
 //   pre  (mBART, Pegasus, Blenderbot, M2M100):    x = x + sublayer(norm(x))
-// Attention: q/k/v/out_proj with biases, scaled by head_dim**-0.5; LayerNorms with bias.
+// Attention: q/k/v/out_proj with biases (attention_bias: BigBirdPegasus' use_bias), scaled by
+// head_dim**-0.5; LayerNorms with bias. The encoder layer's self_attn children may be named
+// otherwise (encoder_self_attn_names: BigBirdPegasusEncoderAttention's self.query / ... / output,
+// LEDEncoderAttention's longformer_self_attn.query / ... / output).
 #pragma once
 
 #include <string>
@@ -28,6 +31,8 @@ struct Seq2SeqLayerOptions {
   std::string activation_function = "gelu";
   float layer_norm_eps = 1e-5f;
   NormPlacement placement = NormPlacement::post;
+  bool attention_bias = true;
+  AttentionNames encoder_self_attn_names = {"q_proj", "k_proj", "v_proj", "out_proj"};
   DataType dtype = DataType::FLOAT;
 };
 

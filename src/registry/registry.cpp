@@ -85,9 +85,14 @@ const std::vector<RegistryEntry>& registry() {
         {"blenderbot", "bart", "text2text-generation", create_blenderbot},
         {"blenderbot-small", "bart", "text2text-generation", create_blenderbot_small},
         {"m2m_100", "bart", "text2text-generation", create_m2m_100},
+        {"bigbird_pegasus", "bart", "text2text-generation", create_bigbird_pegasus},
+        {"led", "bart", "text2text-generation", create_led},
+        {"fsmt", "bart", "text2text-generation", create_fsmt},
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
+        {"switch_transformers", "t5", "text2text-generation", create_switch_transformers},
+        {"longt5", "t5", "text2text-generation", create_longt5},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -52,6 +52,16 @@ ROWS = [
                                   num_layers=3, num_decoder_layers=2)),
     Row("mt5", "base", dict(T5, feed_forward_proj="gated-gelu")),
     Row("umt5", "base", dict(T5, feed_forward_proj="gated-gelu")),  # a relative bias per layer
+    # encoder_attention_type local: |i - j| <= local_radius 3 over 20 tokens (blocks of 4)
+    Row("longt5", "local-radius-3", dict(T5, local_radius=3, feed_forward_proj="gated-gelu")),
+    # top-1 experts in block 1 of each stack (num_layers // num_sparse_*_layers = 2); a capacity
+    # of 3 tokens per expert and sequence drops tokens in the encoder and the decoder prefill.
+    # num_decoder_layers given: SwitchTransformersConfig's default is 12, not num_layers
+    Row("switch_transformers", "capacity-3", dict(T5, num_decoder_layers=2, num_experts=4, expert_capacity=3, num_sparse_encoder_layers=1,
+                                                  num_sparse_decoder_layers=1, dense_act_fn="gelu_new")),
+    Row("switch_transformers", "untied-router-bias", dict(T5, num_decoder_layers=2, num_experts=3, num_sparse_encoder_layers=2,
+                                                          num_sparse_decoder_layers=2, router_bias=True,
+                                                          tie_word_embeddings=False)),
     Row("bart", "base", dict(BART)),
     Row("bart", "scaled-untied", dict(BART, scale_embedding=True, tie_word_embeddings=False,
                                       activation_function="relu")),
@@ -63,6 +73,17 @@ ROWS = [
     Row("blenderbot-small", "base", dict(BART, scale_embedding=True)),  # its decoder ignores the scale
     # positions counted from the padding of input_ids: the left-padded row shifts them
     Row("m2m_100", "base", dict(BART, scale_embedding=True)),
+    # attention_type original_full (block_sparse is refused: archs/bart.cpp); use_bias false is
+    # the class default (no attention biases), true adds them
+    Row("bigbird_pegasus", "original-full", dict(BART, attention_type="original_full")),
+    Row("bigbird_pegasus", "use-bias", dict(BART, attention_type="original_full", use_bias=True)),
+    # Longformer local attention in the encoder: one-sided windows 2 and 4 (attention_window
+    # 4 and 8) over 20 tokens; encoder and decoder position tables of different sizes
+    # source and target vocabularies of their own (vocab_size is tgt_vocab_size); the position
+    # table read from the checkpoint, positions counted from the padding
+    Row("fsmt", "src-300", dict(BART, src_vocab_size=300, scale_embedding=True)),
+    Row("led", "windows-4-8", dict(BART, attention_window=[4, 8], max_encoder_position_embeddings=64,
+                                   max_decoder_position_embeddings=40)),
 ]
 ENC_LEN = 20
 PAD = 7  # left padding of encoder row 1
@@ -74,6 +95,10 @@ GEN_NEW = 24
 # without it the tiny random models repeat one token from the first steps on, and the generation
 # would show little of what the cache carries.
 NO_REPEAT_NGRAM_SIZE = 1
+# Types whose transformers reference runs the decoder prefill one token at a time: FSMTModel.forward
+# (5.23) passes no causal mask when use_cache is set, so its multi-token prefill with a cache attends
+# to later tokens (generate is unaffected: its prefill is the one start token).
+PREFILL_BY_TOKEN = {"fsmt"}
 FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
 # the checkpoint's files every package gets a copy of (src/package/genai_config.h kTokenizerFiles)
 COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
@@ -231,12 +256,15 @@ def check_io(onnx: OnnxSeq2Seq, cfg) -> list[str]:
 def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> list[str]:
     """The encoder's last_hidden_state on the non-padding tokens, a decoder prefill and
     `decode_steps` one-token steps (logits), then both caches after the last step, against `ref`
-    (transformers, EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
+    (transformers, EncoderDecoderCache; the cross-attention cache at the encoder's tokens, not its
+    padding). Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
     ids, mask = encoder_batch(cfg.vocab_size)
     t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
     deltas = {"encoder": [], "prefill": [], "decode": []}
-    hf_enc = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state
+    # the encoder's own output object (SwitchTransformers' forward also reads its router_logits)
+    hf_enc_out = ref.get_encoder()(input_ids=t_ids, attention_mask=t_mask)
+    hf_enc = hf_enc_out.last_hidden_state
     # harness self-check: the checkpoint on disk is the model we made
     assert torch.equal(hf_enc, model.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state)
     enc = onnx.encode(ids, mask)
@@ -246,22 +274,37 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
     rng = np.random.default_rng(2)
     dec = np.concatenate([np.full((2, 1), cfg.decoder_start_token_id, np.int64),
                           rng.integers(2, cfg.vocab_size, size=(2, DEC_PREFILL - 1), dtype=np.int64)], axis=1)
-    hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
-             use_cache=True)
+    if cfg.model_type in PREFILL_BY_TOKEN:
+        cache, parts = None, []
+        for j in range(dec.shape[1]):
+            hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec[:, j:j + 1]),
+                     past_key_values=cache, use_cache=True)
+            cache = hf.past_key_values
+            parts.append(hf.logits.numpy())
+        hf_prefill = np.concatenate(parts, axis=1)
+    else:
+        hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(dec),
+                 use_cache=True)
+        hf_prefill, cache = hf.logits.numpy(), hf.past_key_values
     logits, state = onnx.step(dec, mask, enc, None)
-    deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
-    cache = hf.past_key_values
+    deltas["prefill"].append(H.max_abs(logits, hf_prefill))
     for _ in range(decode_steps):
         nxt = rng.integers(2, cfg.vocab_size, size=(2, 1), dtype=np.int64)
-        hf = ref(encoder_outputs=(hf_enc,), attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
+        hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
                  past_key_values=cache, use_cache=True)
         cache = hf.past_key_values
         logits, state = onnx.step(nxt, mask, None, state)
         deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
-    for i in range(onnx.layers):  # both caches after the last step
+    # both caches after the last step; the cross-attention cache at the encoder's tokens only, as
+    # its output above (at padding it projects hidden states that every mask hides, and LED's
+    # Longformer attention zeroes them where full attention does not)
+    for i in range(onnx.layers):
         for part, c in (("decoder", cache.self_attention_cache), ("encoder", cache.cross_attention_cache)):
-            deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.key"], c.layers[i].keys.numpy()))
-            deltas["decode"].append(H.max_abs(state[f"present.{i}.{part}.value"], c.layers[i].values.numpy()))
+            for kv, want in (("key", c.layers[i].keys.numpy()), ("value", c.layers[i].values.numpy())):
+                got = state[f"present.{i}.{part}.{kv}"]
+                if part == "encoder":  # [batch, heads, enc, head_dim] -> [tokens, heads, head_dim]
+                    got, want = got.transpose(0, 2, 1, 3)[valid], want.transpose(0, 2, 1, 3)[valid]
+                deltas["decode"].append(H.max_abs(got, want))
 
     rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
     rec["decode"] = max(deltas["decode"])

@@ -22,9 +22,11 @@ def test_seq2seq_parity(index, row, tmp_path_factory):
 
 
 # --dtype f16 and --precision int4: the T5 layout (tied shared matrix, relative bias table) and the BART layout
-# (untied embeddings, final_logits_bias, sinusoidal table constant in marian)
+# (untied embeddings, final_logits_bias, sinusoidal table constant in marian), the Switch experts, LED's local
+# attention mask
 F16_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in
-            {("t5", "v1.1-untied"), ("umt5", "base"), ("bart", "scaled-untied"), ("marian", "base")}]
+            {("t5", "v1.1-untied"), ("umt5", "base"), ("bart", "scaled-untied"), ("marian", "base"),
+             ("switch_transformers", "capacity-3"), ("led", "windows-4-8")}]
 
 
 @pytest.mark.parametrize("row", F16_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in F16_ROWS])

@@ -149,5 +149,33 @@ TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
                                                               "decoder.onnx", "decoder.onnx.data"}));
 }
 
+TEST(Text2TextGeneration, LongInputAttentionsSayWhatIsBuilt) {
+  const nlohmann::json bart = {{"vocab_size", 50}, {"d_model", 16}, {"encoder_layers", 2}, {"decoder_layers", 1},
+                               {"encoder_attention_heads", 2}, {"decoder_attention_heads", 2},
+                               {"encoder_ffn_dim", 8}, {"decoder_ffn_dim", 8}};
+  // BigBirdPegasusConfig's default attention_type block_sparse is refused, saying what to set
+  test::expect_error([&] { create(create_bigbird_pegasus, bart); },
+                     {"config.json", "attention_type", "'block_sparse' is not supported", "original_full"});
+  nlohmann::json full = bart;
+  full["attention_type"] = "original_full";
+  EXPECT_EQ(create(create_bigbird_pegasus, full)->build_graphs().size(), 2u);
+  // LEDConfig.attention_window: one even window per encoder layer, or one int for all
+  nlohmann::json led = bart;
+  led["attention_window"] = {4, 8, 8};
+  test::expect_error([&] { create(create_led, led); }, {"attention_window", "one window per encoder layer (2)"});
+  led["attention_window"] = 6;
+  EXPECT_EQ(create(create_led, led)->build_graphs().size(), 2u);
+  led["attention_window"] = 5;
+  test::expect_error([&] { create(create_led, led); }, {"attention_window", "even and positive", "got 5"});
+  // LongT5: only encoder_attention_type "local"
+  const nlohmann::json longt5 = {{"vocab_size", 50}, {"d_model", 16}, {"d_kv", 4}, {"d_ff", 8}, {"num_layers", 1},
+                                 {"num_heads", 2}, {"local_radius", 3}};
+  EXPECT_EQ(create(create_longt5, longt5)->build_graphs().size(), 2u);
+  nlohmann::json global = longt5;
+  global["encoder_attention_type"] = "transient-global";
+  test::expect_error([&] { create(create_longt5, global); },
+                     {"config.json", "encoder_attention_type", "'transient-global' is not supported yet"});
+}
+
 }  // namespace
 }  // namespace mobius

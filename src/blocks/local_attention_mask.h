@@ -1,0 +1,18 @@
+// The additive mask of local (sliding-window) bidirectional attention over a padded batch: query i
+// attends to key j iff j is a token (attention_mask 1) and |i - j| <= one_sided. It is what the
+// blocked local attentions compute for the tokens they keep: LongT5LocalAttention
+// (transformers/models/longt5/modeling_longt5.py, _get_local_attention_mask: |i - j| < block_len =
+// local_radius + 1) and Longformer's sliding chunks in LED's encoder
+// (transformers/models/led/modeling_led.py, one-sided attention_window / 2), built here as full
+// attention under a band.
+#pragma once
+
+#include "builder/ops.h"
+
+namespace mobius {
+
+// attention_mask int64 [batch, seq], one_sided >= 0 -> additive [batch, 1, seq, seq] in `dtype`
+// (0 where attended, the dtype's lowest value elsewhere: blocks/attention.h additive_mask).
+Value* local_padding_mask(Ops& op, Value* attention_mask, int64_t one_sided, DataType dtype);
+
+}  // namespace mobius

@@ -1,0 +1,100 @@
+// Every registry row (registry/registry.h) builds from its tiny config, checked in as
+// tests/data/configs/<model_type>.json, with no weights (graph construction only, as
+// build_package reads a config: the class defaults filled in), and its graphs read exactly the
+// checkpoint keys that transformers' save_pretrained writes for that config: the list in
+// tests/data/param_keys/<model_type>.txt, made once by scripts/gen_param_keys.py. A key the
+// graphs read that transformers does not write (the build would fail on a real checkpoint) or a
+// key transformers writes that no graph reads (a weight silently dropped) fails with its name.
+// Keys a row leaves unread by contract (unread_by_contract) are the only exception. A row without its
+// config or key list fails with how to add them.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "registry/config_defaults.h"
+#include "registry/registry.h"
+#include "test_util.h"
+
+namespace mobius {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(__FILE__).parent_path().parent_path() / "data";
+
+// The checkpoint keys a graph's weight initializers read (WeightRef source_key and concat parts).
+void read_keys(const Graph& g, std::set<std::string>& out) {
+  for (const Initializer& init : g.initializers) {
+    if (!init.weight) continue;
+    out.insert(init.weight->source_key);
+    out.insert(init.weight->concat.begin(), init.weight->concat.end());
+  }
+}
+
+// Checkpoint keys a row's graphs leave unread by contract:
+//   - feature-extraction: AutoModel's pooler (BertPooler: dense + tanh of the first token); the
+//     contract's output is last_hidden_state (docs/design.md);
+//   - led: Longformer's global-attention projections (query_global, key_global, value_global),
+//     used only with a global_attention_mask, which the encoder graph has no input for
+//     (archs/bart.cpp).
+bool unread_by_contract(const RegistryEntry& e, const std::string& key) {
+  if (std::string(e.task) == "feature-extraction") return key.rfind("pooler.", 0) == 0;
+  if (std::string(e.model_type) == "led")
+    for (const char* part : {".query_global.", ".key_global.", ".value_global."})
+      if (key.find(part) != std::string::npos) return true;
+  return false;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += "\n    " + n;
+  return s;
+}
+
+class RegistryParams : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RegistryParams, GraphsReadTheCheckpointKeysOfTransformers) {
+  const std::string type = GetParam();
+  const fs::path config = kData / "configs" / (type + ".json"), keys = kData / "param_keys" / (type + ".txt");
+  const std::string how = "add a tiny config.json (model_type, architectures) as tests/data/configs/" + type +
+                          ".json and run `.venv/bin/python scripts/gen_param_keys.py " + type +
+                          "` (which writes the config itself for a type with a parity row)";
+  if (!fs::is_regular_file(config) || !fs::is_regular_file(keys))
+    FAIL() << "registry row '" << type << "' has no " << (fs::is_regular_file(config) ? keys : config) << ": " << how;
+
+  std::set<std::string> want;
+  std::ifstream in(keys);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) want.insert(line);
+
+  const RegistryEntry& entry = find_architecture(type, config.string());
+  const HfConfig cfg = with_class_defaults(HfConfig::load(config.string()), type);
+  std::unique_ptr<Architecture> arch = entry.create(cfg, DataType::FLOAT);
+  std::set<std::string> got;
+  for (const NamedGraph& g : arch->build_graphs()) read_keys(g.model.graph, got);
+
+  std::vector<std::string> extra, missing;
+  std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
+  std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
+  std::erase_if(missing, [&](const std::string& k) { return unread_by_contract(entry, k); });
+  EXPECT_TRUE(extra.empty()) << type << ": the graphs read keys transformers does not write:" << join(extra);
+  EXPECT_TRUE(missing.empty()) << type << ": transformers writes keys no graph reads:" << join(missing);
+}
+
+std::vector<std::string> registered_types() {
+  std::vector<std::string> out;
+  for (const RegistryEntry& e : registry()) out.emplace_back(e.model_type);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRow, RegistryParams, ::testing::ValuesIn(registered_types()),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string name = p.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace mobius
