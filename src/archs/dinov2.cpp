@@ -35,6 +35,7 @@ VisionTransformerOptions dinov2_options(const HfConfig& c, DataType dtype, int64
                    .fc2 = "mlp.fc2", .layer_scale1 = "layer_scale1.lambda1", .layer_scale2 = "layer_scale2.lambda1"};
   o.layer.attention.names = {"attention.query", "attention.key", "attention.value", "output.dense"};
   o.layer.attention.qkv_bias = c.bool_or("qkv_bias", true);
+  read_head_dim(c, o);
   o.post_norm = "layernorm";
   return o;
 }

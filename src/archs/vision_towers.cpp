@@ -62,6 +62,10 @@ std::unique_ptr<VisionTransformer> clip_vision_tower(const HfConfig& vision_conf
   return std::make_unique<VisionTransformer>(o);
 }
 
+void read_head_dim(const HfConfig& c, VisionTransformerOptions& o) {
+  if (std::optional<int64_t> d = c.opt_int("head_dim")) o.layer.attention.head_dim = *d;
+}
+
 HfConfig sub_config(const HfConfig& c, const char* key) {
   std::optional<HfConfig> sub = c.sub(key);
   return sub ? *sub : HfConfig(nlohmann::json::object(), c.file(), std::string(key) + ".");

@@ -64,6 +64,11 @@ class TextTransformer : public Module {
   VisionLayerOptions layer_;
 };
 
+// ViTAttention / Dinov2Attention (modeling_vit.py, modeling_dinov2.py): the heads are
+// config.json's head_dim wide when it sets one (getattr(config, "head_dim", hidden // heads)), the
+// projections num_attention_heads * head_dim. Throws mobius::Error naming head_dim out of range.
+void read_head_dim(const HfConfig& c, VisionTransformerOptions& o);
+
 // The sub-config `key` of a dual or vision-language config (text_config, vision_config), or an
 // empty object when config.json leaves it out (transformers then uses the sub-config class'
 // defaults, which the tower factories fill in). Errors name "key.field".

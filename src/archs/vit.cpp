@@ -46,6 +46,7 @@ VisionTransformerOptions vit_family_options(const HfConfig& c, DataType dtype, c
                    .fc1 = "intermediate.dense", .fc2 = "output.dense", .layer_scale1 = "", .layer_scale2 = ""};
   o.layer.attention.names = {"attention.query", "attention.key", "attention.value", "output.dense"};
   o.layer.attention.qkv_bias = c.bool_or("qkv_bias", true);
+  read_head_dim(c, o);
   o.post_norm = "layernorm";
   return o;
 }

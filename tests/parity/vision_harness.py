@@ -110,11 +110,22 @@ def make_model(row: Row, config):
 
 def write_checkpoint(row: Row, hf_dir: Path):
     """The tiny model of `row` (seed 0), every parameter re-randomized, saved; returns it."""
+    return write_model(row, AutoConfig.for_model(row.model_type, **row.config), hf_dir)
+
+
+def write_model(row: Row, config, hf_dir: Path):
+    """row.model_class from `config` (seed 0), every parameter re-randomized, saved to hf_dir;
+    returns the in-memory model."""
     torch.manual_seed(0)
-    model = make_model(row, AutoConfig.for_model(row.model_type, **row.config)).eval()
+    model = make_model(row, config).eval()
     rerandomize(model)
     model.save_pretrained(hf_dir)
     return model
+
+
+def base_row(model_type: str) -> Row:
+    """The type's first row (its *Model class and tiny sizes): what test_config_fidelity varies."""
+    return next(r for r in ROWS if r.model_type == model_type)
 
 
 def load_reference(row: Row, hf_dir: Path):
@@ -169,8 +180,14 @@ def base_model(model):
 
 def run(row: Row, work: Path, rec: dict, build_args=()) -> list[str]:
     """Fills rec["prefill"] with the max|Δ| over every output; returns the failed checks."""
-    hf_dir, out_dir = work / "hf", work / "onnx"
-    model = write_checkpoint(row, hf_dir)
+    model = write_checkpoint(row, work / "hf")
+    return check(row, work / "hf", model, work / "onnx", rec, build_args)
+
+
+def check(row: Row, hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()) -> list[str]:
+    """The parity check of the checkpoint in hf_dir (`model`: the in-memory model it was saved
+    from): transformers loads it, `mobius build BUILD_ARGS` packages it into out_dir; the package,
+    the I/O names, the task and every output (module docstring). Sets rec["prefill"]."""
     ref = load_reference(row, hf_dir)
     feeds = inputs(row, ref.config)
     want = reference_outputs(ref, feeds)
