@@ -36,3 +36,37 @@ def test_vision_ep_cpu(row, tmp_path_factory):
 def test_vision_int4(row, tmp_path_factory):
     failures = V.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-int4"))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("model_type,fields,needle", [
+    ("vit", dict(image_size=[32, 32]), "image_size"),             # transformers allows [h, w]: refused here
+    ("vit", dict(patch_size=5), "patch_size"),                    # does not divide image_size
+    ("dinov2", dict(use_swiglu_ffn=True), "use_swiglu_ffn"),      # DINOv2 giant's SwiGLU
+    ("clip", dict(text_config=dict(V.TEXT, hidden_act="nope")), "text_config.hidden_act"),
+])
+def test_vision_config_refused_in_one_line(model_type, fields, needle, tmp_path):
+    """A config mobius cannot build: one `mobius: error:` line naming the field, exit 1, nothing written."""
+    import json
+
+    base = V.base_row(model_type).config
+    (tmp_path / "hf").mkdir()
+    (tmp_path / "hf" / "config.json").write_text(json.dumps({"model_type": model_type, **base, **fields}))
+    r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "out", "--no-weights")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:"), r.stderr
+    assert needle in lines[0] and "config.json" in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_other_image_size_refused_at_the_input(tmp_path_factory):
+    """Only the config's image_size: onnxruntime refuses another size at pixel_values (static dims)."""
+    import numpy as np
+
+    row = V.base_row("vit")
+    work = tmp_path_factory.mktemp("vit-size")
+    V.write_checkpoint(row, work / "hf")
+    sess = H.ort_session(H.build(work / "hf", work / "onnx"))
+    size = row.config["image_size"]
+    sess.run(None, {"pixel_values": np.zeros((1, 3, size, size), np.float32)})  # the config's size runs
+    with pytest.raises(Exception, match="pixel_values"):
+        sess.run(None, {"pixel_values": np.zeros((1, 3, size + row.config["patch_size"], size), np.float32)})
