@@ -31,7 +31,8 @@ VisionEmbeddings::VisionEmbeddings(const VisionEmbeddingsOptions& o) : o_(o) {
   for (const std::string& t : o.tokens)
     tokens.push_back(param(t, o.token_rank1 ? Shape{h} : Shape{1, 1, h}, o.dtype));
   const int64_t positions = static_cast<int64_t>(o.tokens.size()) + num_patches(o);
-  position = param(o.position, o.position_rank3 ? Shape{1, positions, h} : Shape{positions, h}, o.dtype);
+  if (!o.position.empty())
+    position = param(o.position, o.position_rank3 ? Shape{1, positions, h} : Shape{positions, h}, o.dtype);
   if (!o.registers.empty()) registers = param(o.registers, {1, o.num_registers, h}, o.dtype);
 }
 
@@ -50,7 +51,7 @@ Value* VisionEmbeddings::forward(Ops& op, Value* pixel_values) const {
     parts.push_back(x);
     x = op.Concat(parts, {.axis = 1});
   }
-  x = op.Add(x, position->value(op));
+  if (position) x = op.Add(x, position->value(op));
   if (registers) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     Value* head = op.Slice(x, {0}, {n}, {1});

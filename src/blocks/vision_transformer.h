@@ -32,7 +32,7 @@ struct VisionEmbeddingsOptions {
   bool token_rank1 = false;
   // The position table, one row per token and patch: [positions, hidden] (an Embedding's weight,
   // CLIP/SigLIP "position_embedding.weight") or [1, positions, hidden] with position_rank3 (ViT
-  // "position_embeddings").
+  // "position_embeddings"); "" = none (BEiT without use_absolute_position_embeddings).
   std::string position = "position_embedding.weight";
   bool position_rank3 = false;
   // DINOv2-with-registers: parameter [1, num_registers, hidden] inserted after the prepended
@@ -68,7 +68,7 @@ class VisionEmbeddings : public Module {
 
   PatchEmbedding* patch_embedding;
   std::vector<Parameter*> tokens;
-  Parameter* position;
+  Parameter* position = nullptr;
   Parameter* registers = nullptr;
 
  private:

@@ -88,11 +88,13 @@ const std::vector<RegistryEntry>& registry() {
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
-        // vision encoders (archs/vit.cpp, dinov2.cpp, clip.cpp, siglip.cpp; docs/vision.md): the
+        // vision encoders (archs/vit.cpp, dinov2.cpp, beit.cpp, clip.cpp, siglip.cpp; docs/vision.md): the
         // task is image-classification for a *ForImageClassification checkpoint
+        {"beit", "beit", "image-feature-extraction", create_beit},
         {"clip", "clip", "zero-shot-image-classification", create_clip},
         {"clip_text_model", "clip", "feature-extraction", create_clip_text_model},
         {"clip_vision_model", "clip", "image-feature-extraction", create_clip_vision_model},
+        {"data2vec-vision", "beit", "image-feature-extraction", create_data2vec_vision},
         {"deit", "vit", "image-feature-extraction", create_deit},
         {"dinov2", "dinov2", "image-feature-extraction", create_dinov2},
         {"dinov2_with_registers", "dinov2", "image-feature-extraction", create_dinov2_with_registers},

@@ -69,6 +69,15 @@ ROWS = [
     Row("dinov2", "classification", dict(VIT, mlp_ratio=3, **LABELS), CLS),
     Row("dinov2_with_registers", "base", dict(VIT, num_register_tokens=3)),
     Row("dinov2_with_registers", "classification", dict(VIT, num_register_tokens=3, **LABELS), CLS),
+    # BEiT: relative position bias per layer, mean pooling (no final norm), layer scale
+    Row("beit", "base", dict(VIT, use_relative_position_bias=True)),
+    # absolute positions, the shared bias, the class token pooled after the final norm, no layer scale
+    Row("beit", "shared-bias-absolute", dict(VIT, use_absolute_position_embeddings=True,
+                                             use_shared_relative_position_bias=True, use_mean_pooling=False,
+                                             layer_scale_init_value=0.0)),
+    Row("beit", "classification", dict(VIT, use_relative_position_bias=True, **LABELS), CLS),
+    Row("data2vec-vision", "base", dict(VIT, use_relative_position_bias=True)),
+    Row("data2vec-vision", "classification", dict(VIT, use_relative_position_bias=True, **LABELS), CLS),
 ]
 # the text towers: eos 3 (not 2, which selects the legacy argmax-of-ids pooling of CLIP)
 TEXT = dict(vocab_size=99, hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
@@ -97,7 +106,7 @@ def rerandomize(model: torch.nn.Module) -> None:
         if isinstance(m, torch.nn.Conv2d):
             m.weight.copy_(torch.randn_like(m.weight) * m.weight[0].numel() ** -0.5)
     for name, p in model.named_parameters():
-        if name.endswith("lambda1"):
+        if name.endswith(("lambda1", "lambda_1", "lambda_2")):
             p.copy_(1.0 + 0.1 * torch.randn_like(p))
 
 
