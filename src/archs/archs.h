@@ -104,7 +104,7 @@ std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 
-// archs/vit.cpp, dinov2.cpp, beit.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
+// archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
 // image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models
 // (zero-shot-image-classification); the reusable towers: archs/vision_towers.h
 std::unique_ptr<Architecture> create_vit(const HfConfig&, DataType);
@@ -113,6 +113,7 @@ std::unique_ptr<Architecture> create_vit_msn(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ijepa(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_dinov2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_dinov2_with_registers(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_dinov3_vit(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_beit(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_data2vec_vision(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_clip(const HfConfig&, DataType);

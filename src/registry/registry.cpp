@@ -88,7 +88,8 @@ const std::vector<RegistryEntry>& registry() {
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
-        // vision encoders (archs/vit.cpp, dinov2.cpp, beit.cpp, clip.cpp, siglip.cpp; docs/vision.md): the
+        // vision encoders (archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp;
+        // docs/vision.md): the
         // task is image-classification for a *ForImageClassification checkpoint
         {"beit", "beit", "image-feature-extraction", create_beit},
         {"clip", "clip", "zero-shot-image-classification", create_clip},
@@ -98,6 +99,7 @@ const std::vector<RegistryEntry>& registry() {
         {"deit", "vit", "image-feature-extraction", create_deit},
         {"dinov2", "dinov2", "image-feature-extraction", create_dinov2},
         {"dinov2_with_registers", "dinov2", "image-feature-extraction", create_dinov2_with_registers},
+        {"dinov3_vit", "dinov3_vit", "image-feature-extraction", create_dinov3_vit},
         {"ijepa", "vit", "image-feature-extraction", create_ijepa},
         {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
         {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},

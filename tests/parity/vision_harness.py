@@ -76,6 +76,10 @@ ROWS = [
                                              use_shared_relative_position_bias=True, use_mean_pooling=False,
                                              layer_scale_init_value=0.0)),
     Row("beit", "classification", dict(VIT, use_relative_position_bias=True, **LABELS), CLS),
+    # 2-D RoPE on the patch tokens only (heads of 16: 4 frequencies per axis), register tokens
+    Row("dinov3_vit", "base", dict(VIT, num_register_tokens=2, rope_theta=50.0)),
+    Row("dinov3_vit", "gated-mlp-biases", dict(VIT, use_gated_mlp=True, key_bias=True, mlp_bias=False,
+                                               hidden_act="silu")),
     Row("data2vec-vision", "base", dict(VIT, use_relative_position_bias=True)),
     Row("data2vec-vision", "classification", dict(VIT, use_relative_position_bias=True, **LABELS), CLS),
 ]
