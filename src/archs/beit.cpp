@@ -161,6 +161,9 @@ BeitOptions beit_options(const HfConfig& c, DataType dtype, bool reads_head_dim)
   e.position_rank3 = true;
   o.relative_bias = c.bool_or("use_relative_position_bias", false);
   o.shared_bias = c.bool_or("use_shared_relative_position_bias", false);
+  if ((o.relative_bias || o.shared_bias) && e.image_size / e.patch_size > 64)
+    c.fail("patch_size", "the relative position bias is supported for at most 64 x 64 patches (its index is a "
+                         "constant of (patches + 1)^2 entries)");
   o.layer_scale = c.float_or("layer_scale_init_value", 0.1) > 0;
   o.mean_pooling = c.bool_or("use_mean_pooling", true);
   return o;

@@ -143,6 +143,9 @@ std::unique_ptr<Architecture> create_dinov3_vit(const HfConfig& c, DataType dtyp
   o.tower.layer.intermediate_size = c.get_int("intermediate_size");
   if (o.tower.layer.attention.head_dim % 4 != 0)
     c.fail("num_attention_heads", "hidden_size / num_attention_heads must be a multiple of 4 (2-D RoPE)");
+  const int64_t side = o.tower.embedding.image_size / o.tower.embedding.patch_size;
+  if (side * side * o.tower.layer.attention.head_dim > (int64_t{1} << 26))
+    c.fail("image_size", "the RoPE tables (patches x head size) are limited to 2^26 entries");
   VisionEmbeddingsOptions& e = o.tower.embedding;
   e.patch = "patch_embeddings";
   e.tokens = {"cls_token"};

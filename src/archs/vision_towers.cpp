@@ -25,6 +25,8 @@ VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype) {
   e.image_size = square_size(c, "image_size", c.int_or("image_size", 224));
   e.patch_size = square_size(c, "patch_size", c.int_or("patch_size", 16));
   if (e.image_size % e.patch_size != 0) c.fail("patch_size", "must divide image_size");
+  if (e.image_size / e.patch_size > 1024)
+    c.fail("patch_size", "at most 1024 patches per side are supported (image_size / patch_size)");
   e.num_channels = c.int_or("num_channels", 3);
   if (e.num_channels < 1 || e.num_channels > 64) c.fail("num_channels", "expected a value in [1, 64]");
   e.hidden_size = c.get_int("hidden_size");

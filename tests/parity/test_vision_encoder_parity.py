@@ -43,6 +43,11 @@ def test_vision_int4(row, tmp_path_factory):
     ("vit", dict(patch_size=5), "patch_size"),                    # does not divide image_size
     ("dinov2", dict(use_swiglu_ffn=True), "use_swiglu_ffn"),      # DINOv2 giant's SwiGLU
     ("clip", dict(text_config=dict(V.TEXT, hidden_act="nope")), "text_config.hidden_act"),
+    # sizes whose graphs would not fit: more than 1024 patches per side, a BEiT relative position
+    # index over more than 64 x 64 patches, DINOv3 RoPE tables over 2^26 entries
+    ("vit", dict(image_size=2050, patch_size=2), "patch_size"),
+    ("beit", dict(image_size=1040, patch_size=16), "patch_size"),
+    ("dinov3_vit", dict(image_size=4096, patch_size=4, hidden_size=128, num_attention_heads=1), "image_size"),
 ])
 def test_vision_config_refused_in_one_line(model_type, fields, needle, tmp_path):
     """A config mobius cannot build: one `mobius: error:` line naming the field, exit 1, nothing written."""
