@@ -7,6 +7,8 @@
 //                      text_embeds = normalize(text_projection(last[i_eos])),
 //                      image_embeds = normalize(visual_projection(vision pooler_output)),
 //                      logits_per_text = text_embeds @ image_embeds^T * exp(logit_scale)
+//   clip with CLIPForImageClassification (image-classification): vision_model.* only,
+//                      logits = classifier(last_hidden_state[:, 1:].mean(1))
 // i_eos: the first position of eos_token_id in each row of input_ids (the largest id when
 // eos_token_id is 2, configs before transformers PR #24773); every row is assumed to hold one.
 #include "archs/archs.h"
@@ -111,6 +113,24 @@ class ClipModel : public ImageTextModel {
   int64_t projection_dim_;
 };
 
+class ClipClassifier : public TowerModel<ImageClassifier> {
+ public:
+  ClipClassifier(const HfConfig& c, DataType dtype) : labels_(label_count(c)) {
+    set_tower("vision_model", clip_vision_tower(sub_config(c, "vision_config"), dtype));
+    classifier = child<Linear>("classifier", LinearOptions{hidden_size(), labels_, true, dtype});
+  }
+  int64_t num_labels() const override { return labels_; }
+  ImageEncoderOutputs forward(Ops& op, Value* pixel_values) const override {
+    Value* last = tower->forward(op, pixel_values).last_hidden_state;
+    return {last, nullptr, classifier->forward(op, mean_tokens(op, last, 1))};
+  }
+
+  Linear* classifier;
+
+ private:
+  int64_t labels_;
+};
+
 }  // namespace
 
 std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataType dtype) {
@@ -122,6 +142,7 @@ std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType
 }
 
 std::unique_ptr<Architecture> create_clip(const HfConfig& c, DataType dtype) {
+  if (is_image_classification(c)) return std::make_unique<ClipClassifier>(c, dtype);
   return std::make_unique<ClipModel>(c, dtype);
 }
 

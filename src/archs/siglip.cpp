@@ -8,6 +8,8 @@
 //                        vision_model.*; text_embeds = normalize(text head(last[:, -1])),
 //                        image_embeds = normalize(vision head(last)), logits_per_text =
 //                        text_embeds @ image_embeds^T * exp(logit_scale) + logit_bias
+//   siglip with SiglipForImageClassification (image-classification): vision_model.* only,
+//                        logits = classifier(last_hidden_state.mean(1)) (the head is not used)
 #include <cmath>
 
 #include "archs/archs.h"
@@ -137,6 +139,24 @@ class SiglipModel : public ImageTextModel {
   DataType dtype_;
 };
 
+class SiglipClassifier : public TowerModel<ImageClassifier> {
+ public:
+  SiglipClassifier(const HfConfig& c, DataType dtype) : labels_(label_count(c)) {
+    set_tower("vision_model", siglip_vision_tower(sub_config(c, "vision_config"), dtype));
+    classifier = child<Linear>("classifier", LinearOptions{hidden_size(), labels_, true, dtype});
+  }
+  int64_t num_labels() const override { return labels_; }
+  ImageEncoderOutputs forward(Ops& op, Value* pixel_values) const override {
+    Value* last = tower->forward(op, pixel_values).last_hidden_state;
+    return {last, nullptr, classifier->forward(op, mean_tokens(op, last))};
+  }
+
+  Linear* classifier;
+
+ private:
+  int64_t labels_;
+};
+
 }  // namespace
 
 std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig& c, DataType dtype) {
@@ -148,6 +168,7 @@ std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig& c, DataTy
 }
 
 std::unique_ptr<Architecture> create_siglip(const HfConfig& c, DataType dtype) {
+  if (is_image_classification(c)) return std::make_unique<SiglipClassifier>(c, dtype);
   return std::make_unique<SiglipModel>(c, dtype);
 }
 

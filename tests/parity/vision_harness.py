@@ -93,6 +93,10 @@ ROWS += [
     # configs before transformers PR #24773: the pooled token is the largest id
     Row("clip", "legacy-eos", dict(text_config=dict(TEXT, eos_token_id=2), vision_config=VIT, projection_dim=40)),
     Row("siglip", "base", dict(text_config=dict(TEXT, projection_size=64), vision_config=VIT)),
+    # the dual configs with a classifier on the vision tower alone
+    Row("clip", "classification", dict(text_config=TEXT, vision_config=VIT, **LABELS), "CLIPForImageClassification"),
+    Row("siglip", "classification", dict(text_config=dict(TEXT, projection_size=64), vision_config=VIT, **LABELS),
+        "SiglipForImageClassification"),
 ]
 DUAL = {"clip", "siglip"}
 
@@ -150,6 +154,11 @@ def is_text(row: Row) -> bool:
     return row.model_type.endswith("_text_model")
 
 
+def is_dual(row: Row) -> bool:
+    """CLIPModel / SiglipModel (not their image classifiers, which read only images)."""
+    return row.model_type in DUAL and "ImageClassification" not in row.model_class
+
+
 def inputs(row: Row, config, seed: int = 1) -> dict:
     """The model's inputs by the package's input names: pixel_values [BATCH, C, S, S] (images),
     input_ids / attention_mask [TEXT_BATCH, TEXT_LEN] (texts: random ids above eos, each row
@@ -160,7 +169,7 @@ def inputs(row: Row, config, seed: int = 1) -> dict:
         vision = config.vision_config if row.model_type in DUAL else config
         size = vision.image_size
         feeds["pixel_values"] = rng.standard_normal((BATCH, vision.num_channels, size, size)).astype(np.float32)
-    if is_text(row) or row.model_type in DUAL:
+    if is_text(row) or is_dual(row):
         text = config.text_config if row.model_type in DUAL else config
         ids = rng.integers(4, text.vocab_size, size=(TEXT_BATCH, TEXT_LEN)).astype(np.int64)
         mask = np.ones_like(ids)
@@ -188,7 +197,8 @@ def reference_outputs(model, feeds: dict) -> dict:
 
 
 def base_model(model):
-    return getattr(model, model.base_model_prefix)
+    """The backbone of a classifier (CLIP's and SigLIP's: their vision_model)."""
+    return getattr(model, "vision_model", None) or getattr(model, model.base_model_prefix)
 
 
 def run(row: Row, work: Path, rec: dict, build_args=()) -> list[str]:
@@ -215,7 +225,7 @@ def check(row: Row, hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()
         failures.append(f"package files {sorted(files)}")
     task = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}.get("task")
     expected_task = ("image-classification" if "logits" in want else "feature-extraction" if is_text(row)
-                     else "zero-shot-image-classification" if row.model_type in DUAL else "image-feature-extraction")
+                     else "zero-shot-image-classification" if is_dual(row) else "image-feature-extraction")
     if task != expected_task:
         failures.append(f"metadata task {task!r}, expected {expected_task!r}")
     sess = H.ort_session(path)
