@@ -83,8 +83,8 @@ struct VisionLayerNames {
   std::string norm2 = "layer_norm2";
   std::string fc1 = "mlp.fc1";
   std::string fc2 = "mlp.fc2";
-  // LayerScale parameters [hidden] multiplying each branch (Dinov2LayerScale "layer_scale1.lambda1",
-  // BEiT "lambda_1"); "" = none.
+  // LayerScale parameters [hidden] multiplying each branch (Dinov2LayerScale "layer_scale1.lambda1");
+  // "" = none.
   std::string layer_scale1;
   std::string layer_scale2;
 };
