@@ -21,6 +21,7 @@ import torch  # noqa: E402
 from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
 
 import harness as H  # noqa: E402
+import vision_harness as V  # noqa: E402
 from gguf_testlib import write_gguf  # noqa: E402
 
 CORPUS = ROOT / "fuzz" / "corpus"
@@ -44,6 +45,10 @@ def configs() -> None:
                 H._rewrite_old_schema(d / "config.json", overrides)
             if "_json" in overrides:
                 H._edit_json(d / "config.json", overrides["_json"])
+            put("config", json.dumps(json.loads((d / "config.json").read_text()), separators=(",", ":")).encode())
+        for row in V.ROWS:  # vision encoders, text towers, dual models (tests/parity/vision_harness.py)
+            d = Path(tmp) / f"{row.model_type}-{row.variant}"
+            AutoConfig.for_model(row.model_type, **row.config).save_pretrained(d)
             put("config", json.dumps(json.loads((d / "config.json").read_text()), separators=(",", ":")).encode())
 
 

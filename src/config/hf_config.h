@@ -40,6 +40,8 @@ class HfConfig {
   HfConfig(nlohmann::json j, std::string file, std::string prefix = "");
 
   const std::string& file() const { return file_; }
+  // The JSON path of this view in its file ("" at the top, "vision_config." for a sub()).
+  const std::string& prefix() const { return prefix_; }
   bool has(const std::string& key) const;  // present and not null
 
   // Required fields: throw mobius::Error naming file and field if missing or mistyped.

@@ -94,6 +94,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
       std::vector<std::string> warnings;
       check_bfloat16(eo, ep, warnings);
       std::unique_ptr<Architecture> arch = entry->create(full, o.dtype);
+      info.task = arch->task();  // a vision type's image-classification checkpoint
       LoweredGraphs lowered = lower_graphs(*arch, full, eo, ep, src.checkpoint.get());
       r.passes = std::move(lowered.passes);
       if (name == o.ep) {

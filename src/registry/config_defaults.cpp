@@ -21,7 +21,7 @@ HfConfig with_class_defaults(const HfConfig& cfg, const std::string& model_type)
       if (merged.contains(key) && merged[key].is_null())
         cfg.fail(key, "null is not valid for model type '" + model_type +
                           "' (transformers' config class requires a value): set it or remove the field");
-    return HfConfig(std::move(merged), cfg.file());
+    return HfConfig(std::move(merged), cfg.file(), cfg.prefix());
   }
   return cfg;
 }
@@ -31,7 +31,7 @@ HfConfig with_attribute_map(const HfConfig& cfg,
   nlohmann::json merged = cfg.json();
   for (const auto& [alias, field] : attribute_map)
     if (merged.contains(alias)) merged[field] = merged[alias];
-  return HfConfig(std::move(merged), cfg.file());
+  return HfConfig(std::move(merged), cfg.file(), cfg.prefix());
 }
 
 }  // namespace mobius

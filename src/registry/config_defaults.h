@@ -14,8 +14,9 @@ namespace mobius {
 
 // `cfg` with every field that config.json leaves out (absent; an explicit null stays null, as
 // transformers reads it as None) set to `model_type`'s config-class default; unchanged for a type
-// without a row. The view keeps cfg's file name for errors. Throws mobius::Error naming the field
-// when config.json sets to null a field the class refuses as null (e.g. Qwen3Config's head_dim).
+// without a row. The view keeps cfg's file name and JSON path (a sub-config's) for errors.
+// Throws mobius::Error naming the field when config.json sets to null a field the class refuses as
+// null (e.g. Qwen3Config's head_dim).
 HfConfig with_class_defaults(const HfConfig& cfg, const std::string& model_type);
 
 // `cfg` with the value of each alias in `attribute_map` ({alias, field}: a config class'

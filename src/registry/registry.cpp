@@ -93,6 +93,24 @@ const std::vector<RegistryEntry>& registry() {
         {"umt5", "t5", "text2text-generation", create_umt5},
         {"switch_transformers", "t5", "text2text-generation", create_switch_transformers},
         {"longt5", "t5", "text2text-generation", create_longt5},
+        // vision encoders (archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp;
+        // docs/vision.md): the
+        // task is image-classification for a *ForImageClassification checkpoint
+        {"beit", "beit", "image-feature-extraction", create_beit},
+        {"clip", "clip", "zero-shot-image-classification", create_clip},
+        {"clip_text_model", "clip", "feature-extraction", create_clip_text_model},
+        {"clip_vision_model", "clip", "image-feature-extraction", create_clip_vision_model},
+        {"data2vec-vision", "beit", "image-feature-extraction", create_data2vec_vision},
+        {"deit", "vit", "image-feature-extraction", create_deit},
+        {"dinov2", "dinov2", "image-feature-extraction", create_dinov2},
+        {"dinov2_with_registers", "dinov2", "image-feature-extraction", create_dinov2_with_registers},
+        {"dinov3_vit", "dinov3_vit", "image-feature-extraction", create_dinov3_vit},
+        {"ijepa", "vit", "image-feature-extraction", create_ijepa},
+        {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
+        {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},
+        {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
+        {"vit", "vit", "image-feature-extraction", create_vit},
+        {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;
@@ -146,7 +164,8 @@ std::string explain_unregistered(const std::string& model_type, const std::strin
   if (!text.empty() && registered(text))
     return msg + "; its text part (config.json's text_config, model type '" + text + "') is supported: save it " +
            "alone with transformers (README.md, \"The text part of a multimodal checkpoint\") and build that";
-  return msg + " (mobius builds text-generation and text-encoder models: see `mobius list models`)";
+  return msg + " (mobius builds text-generation, text-encoder, encoder-decoder and vision-encoder models: see "
+               "`mobius list models`)";
 }
 
 const RegistryEntry& find_architecture(const std::string& model_type, const std::string& config_file,

@@ -564,9 +564,11 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 
 def all_types() -> set[str]:
-    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness)."""
+    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness),
+    vision encoders (vision_harness)."""
     import seq2seq_harness  # noqa: PLC0415 - it imports this module
-    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types()
+    import vision_harness  # noqa: PLC0415 - it imports this module
+    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | vision_harness.types()
 
 
 def is_encoder(model_type: str) -> bool:
@@ -663,6 +665,8 @@ def rerandomize(model: torch.nn.Module) -> None:
     saved = model.state_dict().keys()
     buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()]
     for name, p in [*model.named_parameters(), *buffers]:  # tied weights are yielded once
+        if p.numel() == 0:  # e.g. DINOv3's register_tokens [1, 0, hidden] without registers
+            continue
         r = torch.randn_like(p)
         if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
