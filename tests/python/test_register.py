@@ -119,6 +119,17 @@ def test_fused_qkv_and_gate_up_split(tmp_path):
     pkg = mobius_cpp.build(fused, tmp_path / "out", runtime="none")
     assert pkg.unused_tensors == []
     assert_logits_equal(pkg.path / "model.onnx", H.load_reference(hf))
+    # the same registration as JSON for the CLI builds the same bytes
+    spec = tmp_path / "types.json"
+    spec.write_text(json.dumps({"model_type": "fused_llama", "base": "llama", "fused_qkv": "qkv_proj",
+                                "fused_gate_up": "gate_up_proj"}))
+    r = H.run_mobius("build", "--config", fused, tmp_path / "cli", "--runtime", "none", "--register", spec)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "cli" / "model.onnx.data").read_bytes() == (pkg.path / "model.onnx.data").read_bytes()
+    spec.write_text(json.dumps({"model_type": "fused_llama", "base": "llama", "fused_qkv": 3}))
+    r = H.run_mobius("build", "--config", fused, tmp_path / "cli2", "--register", spec)
+    assert r.returncode == 1 and r.stderr == (f"mobius: error: {spec}: field 'fused_qkv': expected a string (the "
+                                              "fused module's name, e.g. \"qkv_proj\")\n")
     mobius_cpp.build(fused, tmp_path / "fused_int8", runtime="none", precision="int8")
     mobius_cpp.build(hf, tmp_path / "int8", runtime="none", precision="int8")
     assert (tmp_path / "fused_int8" / "model.onnx.data").read_bytes() == (tmp_path / "int8" / "model.onnx.data").read_bytes()
