@@ -18,6 +18,7 @@ import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors.numpy import load_file, save_file
 
+import gguf_testlib as G
 import harness as H
 import mobius_cpp
 
@@ -70,6 +71,19 @@ def test_merged_adapter_equals_peft(tmp_path, model_type):
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
     _, base, _ = logits(pkg.path / "model.onnx", H.load_reference(tmp_path / "hf"))
     assert H.max_abs(got[valid], base[valid]) > 100 * H.TOL  # the adapter changed the model
+
+
+def test_lora_on_a_gguf(tmp_path):
+    """--gguf with --lora: the adapter's transformers names are the GGUF checkpoint view's (its Q/K
+    row permutation undone before the merge)."""
+    model = H.write_checkpoint("llama", {}, tmp_path / "hf")
+    G.write_gguf(model, tmp_path / "tiny.gguf")
+    write_adapter(tmp_path / "hf", tmp_path / "adapter", **CASES["llama"])
+    r = H.run_mobius("build", "--gguf", tmp_path / "tiny.gguf", tmp_path / "out", "--runtime", "none",
+                     "--lora", tmp_path / "adapter")
+    assert r.returncode == 0, r.stderr
+    got, want, valid = logits(tmp_path / "out" / "model.onnx", merged_reference(tmp_path / "hf", tmp_path / "adapter"))
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
 
 
 def test_cli_lora_quantized_and_f16(tmp_path):
