@@ -14,8 +14,14 @@ namespace {
 
 constexpr const char* kRank = "lora_r";  // the symbolic rank of every LoRA input (Olive's)
 
-std::string a_name(const std::string& module) { return module + ".lora_A.weight"; }
-std::string b_name(const std::string& module) { return module + ".lora_B.weight"; }
+// The module as the ORT GenAI builder names it: transformers' path with self_attn written attn
+// (builders/base.py: /model/layers.{i}/attn/q_proj/MatMul, /model/layers.{i}/mlp/gate_proj/MatMul).
+std::string builder_module(const std::string& module) {
+  const size_t at = module.find(".self_attn.");
+  return at == std::string::npos ? module : module.substr(0, at) + ".attn." + module.substr(at + 11);
+}
+std::string a_name(const std::string& module) { return builder_module(module) + ".lora_A.weight"; }
+std::string b_name(const std::string& module) { return builder_module(module) + ".lora_B.weight"; }
 
 // An optional graph input [rows, cols] with one symbolic dim (`symbolic_axis`) whose default is
 // the empty tensor (that dim 0).

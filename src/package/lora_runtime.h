@@ -3,11 +3,13 @@
 // written next to it as an onnxruntime adapter file that onnxruntime (onnxruntime.LoraAdapter,
 // RunOptions.add_active_adapter) and onnxruntime-genai (og.Adapters) feed into those inputs.
 //
-// The inputs are the ones Olive's ExtractAdapters pass makes of a LoRA model (make_inputs,
-// dynamic_lora_r, optional_inputs), named after the module as transformers names it:
+// The inputs are the ones Olive's ExtractAdapters pass (make_inputs, dynamic_lora_r,
+// optional_inputs) makes of the ORT GenAI builder's LoRA model (builders/base.py make_matmul_lora,
+// `adapter_path`): its MatMul /model/layers.0/attn/q_proj/lora_A/MatMul becomes the input
 //   <module>.lora_A.weight  [in, "lora_r"]   A^T
-//   <module>.lora_B.weight  ["lora_r", out]  scale * B^T   (the ORT GenAI builder folds the scale
-//                                                           into B: make_matmul_lora)
+//   <module>.lora_B.weight  ["lora_r", out]  scale * B^T   (the builder folds the scale into B)
+// where <module> is transformers' module path with self_attn written attn, as the builder names
+// it (model.layers.0.attn.q_proj, model.layers.0.mlp.down_proj).
 // each also an initializer of zero rows or columns (lora_r = 0), its default: without an active
 // adapter the package computes the base model. The Linear y = x @ W becomes
 //   y = x @ W + (x @ A^T) @ (scale * B^T).

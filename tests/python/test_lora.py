@@ -203,11 +203,12 @@ def test_runtime_adapters(tmp_path):
                   use_rslora=True)
     pkg = mobius_cpp.build(hf, tmp_path / "base", lora_runtime=[dirs["one"], dirs["two"]])
     assert {"one.onnx_adapter", "two.onnx_adapter"} <= set(pkg.files)
-    # the inputs: Olive's names and shapes, over the union of the adapted modules
+    # the inputs: those Olive makes of the ORT GenAI builder's LoRA MatMuls, over the union of the
+    # adapted modules
     lora = {v.name: v.shape for v in pkg.inputs if ".lora_" in v.name}
     a_shape, b_shape = (64, "lora_r"), ("lora_r", 64)  # q_proj of layer 0 (hidden 64)
-    assert lora["model.layers.0.self_attn.q_proj.lora_A.weight"] == a_shape
-    assert lora["model.layers.0.self_attn.q_proj.lora_B.weight"] == b_shape
+    assert lora["model.layers.0.attn.q_proj.lora_A.weight"] == a_shape  # the ORT GenAI builder's "attn"
+    assert lora["model.layers.0.attn.q_proj.lora_B.weight"] == b_shape
     assert len(lora) == 2 * 7 * 2  # two layers, seven Linears each, A and B
     # each file holds A^T and scale * B^T of each module the adapter adapts
     params = ort.AdapterFormat.read_adapter(str(pkg.path / "two.onnx_adapter")).get_parameters()
