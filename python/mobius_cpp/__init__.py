@@ -75,7 +75,8 @@ class MobiusValueError(MobiusError, ValueError):
     """Everything else: a bad option, config field, tensor or unsupported model type."""
 
 
-_NOT_FOUND = ("not a directory", "cannot open", "not in the Hugging Face cache", "no *.safetensors files")
+_NOT_FOUND = ("not a directory", "cannot open", "no such file", "not in the Hugging Face cache",
+              "no *.safetensors files")
 _EXISTS = ("exists and is not empty", "exists and is not a directory")
 
 
@@ -193,8 +194,8 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
           precision: Optional[str] = None, block_size: int = 32, quant_scheme: str = "sym",
           accuracy_level: Optional[int] = None, quantize_lm_head: Optional[bool] = None,
           quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", weights: bool = True,
-          force: bool = False, try_generic: bool = False,
-          progress: Union[bool, ProgressCallback, None] = None) -> Package:
+          force: bool = False, try_generic: bool = False, lora: Optional[PathLike] = None,
+          lora_runtime: Sequence[PathLike] = (), progress: Union[bool, ProgressCallback, None] = None) -> Package:
     """Builds the ONNX package of ``source`` into ``output_dir``: ``mobius build`` as a function.
 
     source: a checkpoint directory (config.json, *.safetensors), a .gguf file, or a Hugging Face
@@ -203,7 +204,10 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     ep "default" | "onnx-standard" | "cpu" | "cuda" | "dml" | "webgpu"; precision None | "int4" |
     "int8" with block_size, quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings;
     runtime "ort-genai" | "none"; weights=False is --no-weights; force replaces a non-empty
-    output_dir; try_generic is --try-generic (README.md).
+    output_dir; try_generic is --try-generic (README.md); lora is --lora: a PEFT LoRA adapter
+    directory merged into the weights as they stream; lora_runtime is --lora-runtime: adapter
+    directories written into the package as <name>.onnx_adapter files for og.Adapters, the graph
+    taking the LoRA weights as inputs (docs/lora.md).
     progress: a callable(label, bytes_done, bytes_total) called between written chunks; True: a
     tqdm bar when tqdm is installed, else the CLI's bar on stderr; None: silent.
 
@@ -215,7 +219,9 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     options = _options(source, output_dir, dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
                        quant_scheme=quant_scheme, accuracy_level=accuracy_level, quantize_lm_head=quantize_lm_head,
                        quantize_embeddings=quantize_embeddings, runtime=runtime, weights=weights, force=force,
-                       try_generic=try_generic, progress=progress is True and callback is None)
+                       try_generic=try_generic, lora_dir=os.fspath(lora) if lora is not None else "",
+                       lora_runtime=[os.fspath(d) for d in lora_runtime],
+                       progress=progress is True and callback is None)
     return _written(output_dir, lambda: _core.build(options, callback))
 
 
@@ -308,7 +314,8 @@ def list_models() -> list[ModelType]:
 
 
 def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str, str]] = None,
-             key_renames: Union[Mapping[str, str], Sequence[tuple[str, str]], None] = None) -> None:
+             key_renames: Union[Mapping[str, str], Sequence[tuple[str, str]], None] = None,
+             fused_qkv: Optional[str] = None, fused_gate_up: Optional[str] = None) -> None:
     r"""Registers a custom model_type for this process: checkpoints whose config.json says
     ``model_type`` are built as the registered ``base`` (src/registry/custom.h).
 
@@ -318,6 +325,10 @@ def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str
     replacement says ``$1`` where Python's re.sub says ``\1``), e.g. a prefix
     [(r"^transformer\.h\.", "model.layers.")] or an expert rename
     [(r"\.moe\.expert_(\d+)\.gate\.", r".block_sparse_moe.experts.$1.w1.")].
+    fused_qkv: the module name of a fused [q | k | v] projection (e.g. "qkv_proj"), split after the
+    renames into q_proj, k_proj, v_proj by the base config's head counts and head_dim;
+    fused_gate_up: that of a fused [gate | up] one (e.g. "gate_up_proj"), split in halves into
+    gate_proj, up_proj.
     Raises MobiusValueError for a model_type that is built in, a base that is not registered or a
     pattern that is not a valid regular expression. ``mobius build --register FILE`` takes the
     same as JSON.
@@ -327,6 +338,7 @@ def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str
     t.config_renames = list((config_renames or {}).items())
     renames = key_renames.items() if isinstance(key_renames, Mapping) else (key_renames or [])
     t.key_renames = [(str(p), str(r)) for p, r in renames]
+    t.fused_qkv, t.fused_gate_up = fused_qkv or "", fused_gate_up or ""
     try:
         _core.register_custom_type(t)
     except _core.Error as e:

@@ -168,14 +168,18 @@ NB_MODULE(_core, m) {
       .def_rw("accuracy_level", &mobius::BuildOptions::accuracy_level)
       .def_rw("quantize_lm_head", &mobius::BuildOptions::quantize_lm_head)
       .def_rw("quantize_embeddings", &mobius::BuildOptions::quantize_embeddings)
-      .def_rw("try_generic", &mobius::BuildOptions::try_generic);
+      .def_rw("try_generic", &mobius::BuildOptions::try_generic)
+      .def_rw("lora_dir", &mobius::BuildOptions::lora_dir)
+      .def_rw("lora_runtime", &mobius::BuildOptions::lora_runtime);
 
   nb::class_<mobius::CustomType>(m, "CustomType")
       .def(nb::init<>())
       .def_rw("model_type", &mobius::CustomType::model_type)
       .def_rw("base", &mobius::CustomType::base)
       .def_rw("config_renames", &mobius::CustomType::config_renames)
-      .def_rw("key_renames", &mobius::CustomType::key_renames);
+      .def_rw("key_renames", &mobius::CustomType::key_renames)
+      .def_rw("fused_qkv", &mobius::CustomType::fused_qkv)
+      .def_rw("fused_gate_up", &mobius::CustomType::fused_gate_up);
   m.def("register_custom_type", &mobius::register_custom_type, "custom_type"_a);
   m.def("register_custom_types_file", &mobius::register_custom_types_file, "path"_a);
   m.def("build", &build, "options"_a, "progress"_a.none());

@@ -22,6 +22,8 @@ class BuildOptions:
     quantize_lm_head: Optional[bool]
     quantize_embeddings: Optional[bool]
     try_generic: bool
+    lora_dir: str
+    lora_runtime: list[str]
     def __init__(self) -> None: ...
 
 class CustomType:
@@ -29,6 +31,8 @@ class CustomType:
     base: str
     config_renames: list[tuple[str, str]]
     key_renames: list[tuple[str, str]]
+    fused_qkv: str
+    fused_gate_up: str
     def __init__(self) -> None: ...
 
 def register_custom_type(custom_type: CustomType) -> None: ...

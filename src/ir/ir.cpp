@@ -23,7 +23,7 @@ std::string shape_str(const Shape& shape) {
 }
 
 size_t Initializer::nbytes() const {
-  return static_cast<size_t>(num_elements(*value->shape)) * dtype_size(value->dtype);
+  return static_cast<size_t>(num_elements(data_shape ? *data_shape : *value->shape)) * dtype_size(value->dtype);
 }
 
 Value* Graph::new_value(std::string name, DataType dtype, std::optional<Shape> shape) {

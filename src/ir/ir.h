@@ -108,6 +108,10 @@ struct Initializer {
   Value* value = nullptr;               // name, dtype and (static) shape
   std::vector<uint8_t> data;            // inline bytes for constants
   std::optional<WeightRef> weight;      // set for checkpoint weights (bytes written externally)
+  // An inline initializer that is also a graph input whose shape has a symbolic dim (the default
+  // of an optional input, e.g. a runtime LoRA weight with lora_r = 0, package/lora_runtime.h):
+  // the dims of its data. nullopt: the value's shape.
+  std::optional<Shape> data_shape = {};
   size_t nbytes() const;
 };
 

@@ -82,7 +82,7 @@ onnx::ModelProto to_model_proto(const Model& model,
     const Value& v = *init.value;
     t->set_name(v.name);
     t->set_data_type(static_cast<int32_t>(v.dtype));
-    for (const Dim& d : *v.shape) t->add_dims(d.value);
+    for (const Dim& d : init.data_shape ? *init.data_shape : *v.shape) t->add_dims(d.value);
     if (init.weight) {
       auto it = external.find(v.name);
       MOBIUS_ASSERT(it != external.end(), "no external location for weight " + v.name);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "archs/archs.h"
 #include "config/hf_config.h"
@@ -11,6 +12,7 @@
 #include "package/generic.h"
 #include "package/gguf_tokenizer.h"
 #include "package/genai_config.h"
+#include "package/lora_runtime.h"
 #include "package/source_path.h"
 #include "package/writer.h"
 #include "registry/config_defaults.h"
@@ -18,6 +20,7 @@
 #include "util/error.h"
 #include "util/input_files.h"
 #include "weights/gguf_checkpoint.h"
+#include "weights/lora.h"
 #include "weights/safetensors.h"
 #include "weights/weight_plan.h"
 
@@ -70,6 +73,12 @@ void require_all_used(const std::vector<std::string>& unused, const Checkpoint& 
   std::string more = unused.size() > 1 ? " (and " + std::to_string(unused.size() - 1) + " more)" : "";
   throw Error(file + ": tensor '" + unused.front() + "'" + more + " is not used by the generic Llama decoder: " +
               "the checkpoint of model type '" + type + "' is not Llama-shaped");
+}
+
+// The name of a --lora-runtime adapter directory (written as "<name>.onnx_adapter").
+std::string adapter_name(const std::string& dir) {
+  const fs::path p = fs::path(dir).lexically_normal();
+  return (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
 }
 
 }  // namespace
@@ -178,13 +187,21 @@ BuildReport build_package(const BuildOptions& o) {
   const ExecutionProvider ep = parse_execution_provider(o.ep);
   check_bfloat16(o, ep, report.warnings);
   quantize_options(o, ep, false);  // checks the options before anything is read
-  const std::vector<std::string> inputs = {input_path(o)};
+  std::vector<std::string> inputs = {input_path(o)};
+  if (!o.lora_dir.empty()) inputs.push_back(o.lora_dir);
+  inputs.insert(inputs.end(), o.lora_runtime.begin(), o.lora_runtime.end());
   check_output_dir(o.output_dir, o.force, inputs);  // before the input is read
   BuildSource src = open_source(o);
   if (o.precision == "keep" && !src.config_dir.empty())
     throw Error("--precision keep keeps the quantization of a GGUF file: use it with --gguf");
+  if (!o.lora_dir.empty() && !o.weights)
+    throw Error("--lora " + o.lora_dir + ": the adapter is merged into the weights: drop --no-weights");
+  if (!o.lora_dir.empty() && o.precision == "keep")
+    throw Error("--lora " + o.lora_dir + ": the merged weights are no longer the GGUF file's blocks: use --precision "
+                "int4|int8 or none with --lora, not keep");
   std::unique_ptr<Checkpoint>& ckpt = src.checkpoint;
   std::optional<HfConfig>& cfg = src.config;
+  if (ckpt && !o.lora_dir.empty()) ckpt = merge_lora(o.lora_dir, std::move(ckpt), *cfg);  // a GGUF
   const std::string& config_dir = src.config_dir;
   report.model_type = cfg->get_string("model_type");
   ArchFactory create;
@@ -215,6 +232,23 @@ BuildReport build_package(const BuildOptions& o) {
   } catch (const FieldError& e) {
     throw e.with_context(cfg->file());
   }
+  auto open_checkpoint = [&] {
+    if (ckpt) return;
+    ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
+    if (!o.lora_dir.empty()) ckpt = merge_lora(o.lora_dir, std::move(ckpt), *cfg);  // the checkpoint's own names
+    if (src.custom) ckpt = rename_keys(*src.custom, std::move(ckpt), *cfg);
+  };
+  std::vector<std::unique_ptr<LoraAdapter>> adapters;  // --lora-runtime
+  if (!o.lora_runtime.empty()) {
+    if (graphs.size() != 1 || ep != ExecutionProvider::default_ || report.quantize)
+      throw Error("--lora-runtime: runtime adapters are built into the single-graph float packages of --ep default "
+                  "(no --precision) for now");
+    open_checkpoint();
+    std::vector<const LoraAdapter*> all;
+    for (const std::string& dir : o.lora_runtime)
+      all.push_back(adapters.emplace_back(std::make_unique<LoraAdapter>(dir, *ckpt, *cfg)).get());
+    add_lora_inputs(graphs.front().model.graph, all);
+  }
   for (NamedGraph& g : graphs) {
     g.model.metadata["model_type"] = report.model_type;
     g.model.metadata["task"] = report.task;
@@ -223,10 +257,7 @@ BuildReport build_package(const BuildOptions& o) {
     g.model.metadata[kBuildOptionsKey] = build_options_metadata(o);
     report.num_nodes += g.model.graph.nodes.size();  // after the lowering
     if (!o.weights) continue;
-    if (!ckpt) {
-      ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
-      if (src.custom) ckpt = rename_keys(*src.custom, std::move(ckpt));
-    }
+    open_checkpoint();
     plans.push_back(WeightPlan::bind(g.model.graph, *ckpt));
     report.num_weights += plans.back().num_initializers();
   }
@@ -259,6 +290,19 @@ BuildReport build_package(const BuildOptions& o) {
                       .type = genai_type};
       nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
       write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
+    };
+  }
+  if (!adapters.empty()) {  // each adapter as <its directory's name>.onnx_adapter
+    std::set<std::string> names;
+    for (const auto& a : adapters) {
+      if (!names.insert(adapter_name(a->dir())).second)
+        throw Error("--lora-runtime " + a->dir() + ": another adapter directory is also named '" + adapter_name(a->dir()) +
+                    "' (each is written as <directory name>.onnx_adapter)");
+    }
+    w.extra_files = [&, then = std::move(w.extra_files)](const std::string& dir) {
+      if (then) then(dir);
+      for (const auto& a : adapters)
+        write_onnx_adapter((fs::path(dir) / (adapter_name(a->dir()) + ".onnx_adapter")).string(), *a, o.dtype);
     };
   }
   if (report.generic) {

@@ -43,6 +43,13 @@ struct BuildOptions {
   // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
+  // --lora: a PEFT LoRA adapter directory merged into the weights as they stream (weights/lora.h);
+  // "" = none. Needs the weights; not with --precision keep.
+  std::string lora_dir;
+  // --lora-runtime: PEFT LoRA adapter directories, each written into the package as
+  // <directory name>.onnx_adapter, the graph taking their weights as inputs (package/lora_runtime.h);
+  // --ep default, no --precision.
+  std::vector<std::string> lora_runtime;
   // The model.onnx this build must reproduce byte for byte, checked before anything is written
   // (package/apply_weights.h); "" = no check.
   std::string expect_model;

@@ -10,7 +10,13 @@
 // set to `base`, and reads the checkpoint with every tensor name rewritten by key_renames: each
 // [pattern, replacement] in order, std::regex_replace (ECMAScript; $1 ... in the replacement) on
 // the name as the previous ones left it. Prefix strips, per-layer and per-expert renames are
-// such rewrites; fused tensors (qkv, gate_up) are not split.
+// such rewrites. Fused tensors are split after the renames (the seeds' preprocess_weights):
+//   "fused_qkv": "qkv_proj"         <m>.qkv_proj.{weight,bias} -> <m>.q_proj, <m>.k_proj, <m>.v_proj
+//                                   (rows [q | k | v]: num_attention_heads * head_dim, then
+//                                   num_key_value_heads * head_dim twice, from the base's config)
+//   "fused_gate_up": "gate_up_proj" <m>.gate_up_proj.{weight,bias} -> <m>.gate_proj, <m>.up_proj
+//                                   (rows [gate | up], halves)
+// The split names are the Llama family's, so these fit the bases whose modules carry them.
 #pragma once
 
 #include <memory>
@@ -28,6 +34,8 @@ struct CustomType {
   std::string base;        // a registered model_type (registry/registry.h)
   std::vector<std::pair<std::string, std::string>> config_renames;  // their field -> the base's field
   std::vector<std::pair<std::string, std::string>> key_renames;     // regex over their names -> replacement
+  std::string fused_qkv;      // module name of a fused [q | k | v] projection, "" = none
+  std::string fused_gate_up;  // module name of a fused [gate | up] projection, "" = none
 };
 
 // Registers `t` for this process (a later registration of the same model_type replaces it).
@@ -48,9 +56,15 @@ const CustomType* find_custom_type(const std::string& model_type);
 // base. The file name stays the config's, for messages.
 HfConfig rename_config(const CustomType& t, const HfConfig& config);
 
-// `checkpoint` seen through t's key_renames: find() and names() take the renamed names; the
-// tensors (and the files messages name) are the checkpoint's. Throws mobius::Error when two
-// tensors are renamed to the same name (naming both).
-std::unique_ptr<Checkpoint> rename_keys(const CustomType& t, std::unique_ptr<Checkpoint> checkpoint);
+// `checkpoint` seen through t's key_renames and fused splits: find() and names() take the renamed
+// names, a fused tensor's parts instead of it; the tensors (and the files messages name) are the
+// checkpoint's, a part producing its rows of the fused tensor (streamed by rows when not
+// transposed, else the fused tensor's rows of the range are produced whole and the part's columns
+// copied out: memory, the range at the fused width). `config` is the renamed config (rename_config),
+// which gives the q / k / v sizes. Throws mobius::Error naming the file and tensor: two tensors
+// renamed to the same name (naming both), a fused tensor whose first axis is not the parts' sum,
+// a part's name that the checkpoint already has; a FieldError for the config's head fields.
+std::unique_ptr<Checkpoint> rename_keys(const CustomType& t, std::unique_ptr<Checkpoint> checkpoint,
+                                        const HfConfig& config);
 
 }  // namespace mobius

@@ -182,7 +182,7 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
   }
 }
 
-static std::string dims_str(const std::vector<int64_t>& d) {
+std::string dims_str(const std::vector<int64_t>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
   return s + "]";

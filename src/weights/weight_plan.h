@@ -68,6 +68,9 @@ class WeightPlan {
 // nullopt: a part missing, transposed, stored otherwise, or parts stored differently.
 std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoint, const WeightRef& ref);
 
+// A checkpoint shape as messages print it: "[2, 3]".
+std::string dims_str(const std::vector<int64_t>& d);
+
 // Up to `n` names from `candidates` closest to `name` by edit distance.
 std::vector<std::string> nearest_names(const std::string& name,
                                        const std::vector<std::string>& candidates, size_t n = 3);

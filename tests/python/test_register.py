@@ -94,3 +94,51 @@ def test_registration_errors(tmp_path):
         mobius_cpp.register_file(bad)
     assert e.value.field == "key_renames" and e.value.file == str(bad)
     assert not (tmp_path / "out").exists()
+
+
+def test_fused_qkv_and_gate_up_split(tmp_path):
+    """A Llama checkpoint whose q/k/v and gate/up weights (and q/k/v biases) are stored fused, as
+    Phi-3 stores them, registered with fused_qkv / fused_gate_up: transformers' logits; and with
+    --precision int8 (MatMulNBits reads the parts untransposed, by rows) the same bytes as the
+    unfused checkpoint's int8 build."""
+    hf = tmp_path / "llama"
+    H.write_checkpoint("llama", {"attention_bias": True, "num_key_value_heads": 1}, hf)
+    fused = tmp_path / "fused"
+    fused.mkdir()
+    cfg = json.loads((hf / "config.json").read_text()) | {"model_type": "fused_llama"}
+    (fused / "config.json").write_text(json.dumps(cfg))
+    tensors = load_file(hf / "model.safetensors")
+    for key in [k for k in tensors if ".q_proj." in k]:
+        tensors[key.replace("q_proj", "qkv_proj")] = np.concatenate(
+            [tensors.pop(key.replace("q_proj", p)) for p in ("q_proj", "k_proj", "v_proj")])
+    for key in [k for k in tensors if ".gate_proj." in k]:
+        tensors[key.replace("gate_proj", "gate_up_proj")] = np.concatenate(
+            [tensors.pop(key.replace("gate_proj", p)) for p in ("gate_proj", "up_proj")])
+    save_file(tensors, fused / "model.safetensors")
+    mobius_cpp.register("fused_llama", base="llama", fused_qkv="qkv_proj", fused_gate_up="gate_up_proj")
+    pkg = mobius_cpp.build(fused, tmp_path / "out", runtime="none")
+    assert pkg.unused_tensors == []
+    assert_logits_equal(pkg.path / "model.onnx", H.load_reference(hf))
+    # the same registration as JSON for the CLI builds the same bytes
+    spec = tmp_path / "types.json"
+    spec.write_text(json.dumps({"model_type": "fused_llama", "base": "llama", "fused_qkv": "qkv_proj",
+                                "fused_gate_up": "gate_up_proj"}))
+    r = H.run_mobius("build", "--config", fused, tmp_path / "cli", "--runtime", "none", "--register", spec)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "cli" / "model.onnx.data").read_bytes() == (pkg.path / "model.onnx.data").read_bytes()
+    spec.write_text(json.dumps({"model_type": "fused_llama", "base": "llama", "fused_qkv": 3}))
+    r = H.run_mobius("build", "--config", fused, tmp_path / "cli2", "--register", spec)
+    assert r.returncode == 1 and r.stderr == (f"mobius: error: {spec}: field 'fused_qkv': expected a string (the "
+                                              "fused module's name, e.g. \"qkv_proj\")\n")
+    mobius_cpp.build(fused, tmp_path / "fused_int8", runtime="none", precision="int8")
+    mobius_cpp.build(hf, tmp_path / "int8", runtime="none", precision="int8")
+    assert (tmp_path / "fused_int8" / "model.onnx.data").read_bytes() == (tmp_path / "int8" / "model.onnx.data").read_bytes()
+    # a fused tensor whose rows are not the parts' sum
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text(json.dumps(cfg | {"num_key_value_heads": 2}))
+    save_file(tensors, bad / "model.safetensors")
+    with pytest.raises(ValueError, match=r"tensor 'model\.layers\.0\.self_attn\.qkv_proj\.bias' has shape \[96\], but model "
+                                         r"type 'fused_llama' splits it along its first axis into 3 parts of 64 \+ 32 \+ 32 rows"):
+        mobius_cpp.build(bad, tmp_path / "bad_out", runtime="none")
+    assert not (tmp_path / "bad_out").exists()

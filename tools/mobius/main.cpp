@@ -174,6 +174,15 @@ int main(int argc, char** argv) {
                               "config-field and checkpoint-key renames (docs/python.md); repeatable";
   build->add_option("--register", register_files, register_help);
   build->add_flag("--no-weights", no_weights, "Build the graph only (weights are zeros)");
+  build->add_option("--lora", opts.lora_dir,
+                    "PEFT LoRA adapter directory (adapter_config.json, adapter_model.safetensors) merged into the "
+                    "weights as they stream: W + scale * B @ A (rank/alpha patterns, rsLoRA; DoRA refused; "
+                    "docs/lora.md)");
+  build->add_option("--lora-runtime", opts.lora_runtime,
+                    "PEFT LoRA adapter directories for run time: the package takes the LoRA weights as inputs "
+                    "(<module>.lora_A.weight / .lora_B.weight) and each adapter is written into it as "
+                    "<directory name>.onnx_adapter, for onnxruntime-genai's og.Adapters (--ep default, no "
+                    "--precision; docs/lora.md)");
   build->add_flag("--force", opts.force, "Replace a non-empty output directory");
   build->add_option("--runtime", opts.runtime,
                     "Target runtime: ort-genai (also copies config.json and the tokenizer files, and for "
