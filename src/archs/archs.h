@@ -104,4 +104,7 @@ std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 
+// archs/whisper.cpp: speech-to-text
+std::unique_ptr<Architecture> create_whisper(const HfConfig&, DataType);
+
 }  // namespace mobius

@@ -10,6 +10,7 @@ AttentionOptions attention_options(const Seq2SeqLayerOptions& o) {
   a.num_attention_heads = a.num_key_value_heads = o.num_heads;
   a.head_dim = o.d_model / o.num_heads;
   a.qkv_bias = a.o_bias = true;
+  a.k_bias = o.k_bias;
   a.dtype = o.dtype;
   a.names = {"q_proj", "k_proj", "v_proj", "out_proj"};
   return a;

@@ -74,6 +74,15 @@ Value* Ops::Gemm(Value* a, Value* b, Value* c, GemmAttrs g) {
              a->dtype);
 }
 
+Value* Ops::Conv(Value* x, Value* w, Value* b, ConvAttrs a) {
+  std::vector<Value*> in{x, w};
+  if (b) in.push_back(b);
+  std::vector<Attribute> attrs{{"group", a.group}};
+  if (!a.strides.empty()) attrs.push_back({"strides", a.strides});
+  if (!a.pads.empty()) attrs.push_back({"pads", a.pads});
+  return one("Conv", in, std::move(attrs), x->dtype);
+}
+
 Value* Ops::Gather(Value* data, Value* indices, GatherAttrs a) {
   return one("Gather", {data, indices}, {{"axis", a.axis}}, data->dtype);
 }

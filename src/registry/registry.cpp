@@ -88,6 +88,8 @@ const std::vector<RegistryEntry>& registry() {
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
+        // speech-to-text (archs/whisper.cpp)
+        {"whisper", "whisper", "speech-to-text", create_whisper},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;
