@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import GenerationConfig, WhisperConfig, WhisperForConditionalGeneration
+from transformers import (DynamicCache, EncoderDecoderCache, GenerationConfig, WhisperConfig,
+                          WhisperForConditionalGeneration)
 
 import harness as H
 import seq2seq_harness as S
@@ -69,9 +70,9 @@ def write_model(config, hf_dir: Path):
     return model
 
 
-def features(num_mel_bins: int, seed: int = 1) -> np.ndarray:
-    """A batch of 2 log-mel inputs [2, num_mel_bins, FRAMES] in WhisperFeatureExtractor's range."""
-    return np.random.default_rng(seed).uniform(-1.0, 1.0, size=(2, num_mel_bins, FRAMES)).astype(np.float32)
+def features(num_mel_bins: int, frames: int = FRAMES, seed: int = 1) -> np.ndarray:
+    """A batch of 2 log-mel inputs [2, num_mel_bins, frames] in WhisperFeatureExtractor's range."""
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, size=(2, num_mel_bins, frames)).astype(np.float32)
 
 
 def io_names(layers: int) -> tuple[set, set, set, set]:
@@ -234,7 +235,7 @@ def check_steps(ref, model, onnx: OnnxWhisper, rec: dict) -> list[str]:
     tokens and DECODE_STEPS one-token steps (logits), then the self caches after the last step,
     against `ref` (transformers, EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
-    feats = features(cfg.num_mel_bins)
+    feats = features(cfg.num_mel_bins, 2 * cfg.max_source_positions)
     deltas = {"encoder": [], "prefill": [], "decode": []}
     hf_enc = ref.get_encoder()(input_features=torch.from_numpy(feats)).last_hidden_state
     # harness self-check: the checkpoint on disk is the model we made
@@ -244,7 +245,10 @@ def check_steps(ref, model, onnx: OnnxWhisper, rec: dict) -> list[str]:
 
     rng = np.random.default_rng(2)
     dec = np.concatenate([prompt_ids(), rng.integers(4, cfg.vocab_size, size=(2, 2), dtype=np.int64)], axis=1)
-    hf = ref(encoder_outputs=(hf_enc,), decoder_input_ids=torch.from_numpy(dec), use_cache=True)
+    # the caches without the config: DynamicCache(config=...) turns every layer into a sliding
+    # cache when config.json has a sliding_window, a field WhisperDecoder's attention never reads
+    cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+    hf = ref(encoder_outputs=(hf_enc,), decoder_input_ids=torch.from_numpy(dec), past_key_values=cache, use_cache=True)
     logits, state = onnx.step(dec, enc, None)
     deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
     cache = hf.past_key_values

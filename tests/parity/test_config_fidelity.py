@@ -9,6 +9,8 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
   feature-extraction    AutoModel: the padded batch (harness.run_encoder_parity)
   text2text-generation  AutoModelForSeq2SeqLM: the encoder output, a decoder prefill and
                         SEQ2SEQ_DECODE_STEPS steps through both caches (seq2seq_harness.check)
+  speech-to-text        WhisperForConditionalGeneration: the encoder output and cross caches, a
+                        decoder prefill and decode steps (speech_harness.check)
 The variants:
   minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
                harness' T5 / BART sizes of the type's family), old schema: no rope_theta,
@@ -40,6 +42,7 @@ import pytest
 
 import harness as H
 import seq2seq_harness as S
+import speech_harness as W
 
 # Fields other families use, each added alone to the minimal config (values that engage at the
 # harness' sizes: head size 16, prefill 48).
@@ -94,7 +97,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 
 # The tasks this test drives; a registered type of any other task fails (unsupported_task).
-TASKS = ("text-generation", "feature-extraction", "text2text-generation")
+TASKS = ("text-generation", "feature-extraction", "text2text-generation", "speech-to-text")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
 SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
 SEQ2SEQ_DECODE_STEPS = 2  # through both caches; no generate (generation is seq2seq_parity's)
@@ -130,6 +133,8 @@ def unsupported_task(model_type: str) -> str | None:
 def base_kwargs(model_type: str) -> dict:
     if task(model_type) == "text2text-generation":
         return SEQ2SEQ_BASE[registered()[model_type][0]]
+    if task(model_type) == "speech-to-text":  # 32 encoder frames: onnxruntime alone runs any length
+        return dict(W.WHISPER, max_source_positions=16)
     return H.base_kwargs(model_type)
 
 
@@ -191,6 +196,10 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 ids, mask = map(H.torch.from_numpy, S.encoder_batch(config.vocab_size))
                 out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
                 model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+            elif task(model_type) == "speech-to-text":  # the encoder and a decoder step
+                model = W.WhisperForConditionalGeneration(config)
+                feats = H.torch.from_numpy(W.features(config.num_mel_bins, 2 * config.max_source_positions))
+                model(input_features=feats, decoder_input_ids=H.torch.from_numpy(W.prompt_ids()), use_cache=True)
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
@@ -242,6 +251,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     overrides = {"_config_json": cfg}
     if task(model_type) == "text2text-generation":
         return seq2seq_parity_failures(model_type, cfg, work)
+    if task(model_type) == "speech-to-text":
+        model = W.write_model(W.WhisperConfig.from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return W.check(work / "hf", model, work / "onnx", {}, generate=False)
     if H.is_encoder(model_type):
         return H.run_encoder_parity(model_type, overrides, work, row)
     pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)
