@@ -116,10 +116,11 @@ def prompt_ids() -> np.ndarray:
 
 
 def greedy(onnx: OnnxWhisper, feats: np.ndarray, n: int) -> np.ndarray:
-    """n greedy tokens per row after the forced prompt, no token of the sequence repeated."""
+    """n greedy tokens per row after the forced prompt, no token of the sequence repeated (the
+    caches in the dtype of feats)."""
     enc = onnx.encode(feats)
     seqs = prompt_ids()
-    logits, state = onnx.step(seqs, enc, None)
+    logits, state = onnx.step(seqs, enc, None, feats.dtype)
     for _ in range(n):
         scores = logits[:, -1].copy()
         np.put_along_axis(scores, seqs, -np.inf, axis=1)
@@ -275,9 +276,10 @@ def check_steps(ref, model, onnx: OnnxWhisper, rec: dict) -> list[str]:
 
 def check_f16(row: S.Row, work: Path) -> list[str]:
     """`--dtype f16`: seq2seq_harness.f16_initializer_failures on both graphs (every weight the
-    float16 bits of its checkpoint tensor, the same weights as the float32 build), and a prefill
-    plus a decode step in onnxruntime on float16 audio_features give finite logits whose greedy
-    tokens are those of the float32 build."""
+    float16 bits of its checkpoint tensor, the same weights as the float32 build); a prefill plus a
+    decode step in onnxruntime on float16 audio_features give finite logits whose greedy tokens are
+    those of the float32 build; onnxruntime-genai's GEN_NEW greedy tokens on the float16 package
+    equal onnxruntime's on its graphs."""
     hf_dir, out_dir, f32_dir = work / "hf", work / "onnx", work / "onnx-f32"
     write_checkpoint(row, hf_dir)
     H.build(hf_dir, out_dir, "--dtype", "f16")
@@ -296,6 +298,10 @@ def check_f16(row: S.Row, work: Path) -> list[str]:
         argmax[name] = (first[:, -1].argmax(-1).tolist(), second[:, -1].argmax(-1).tolist())
     if argmax["f16"] != argmax["f32"]:
         failures.append(f"float16 greedy tokens {argmax['f16']}, float32 {argmax['f32']}")
+    f16 = feats.astype(np.float16)  # onnxruntime-genai runs the float16 package (its caches in float16)
+    want, got = greedy(OnnxWhisper(out_dir), f16, GEN_NEW), genai_greedy(out_dir, f16, GEN_NEW)
+    if not np.array_equal(got, want):
+        failures.append(f"onnxruntime-genai on the float16 package: {got.tolist()}, onnxruntime {want.tolist()}")
     return failures
 
 
