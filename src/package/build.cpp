@@ -157,7 +157,7 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const 
   LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
   if (out.graphs.size() > 1 && ep != ExecutionProvider::default_)
     throw Error("--ep " + o.ep + ": the " + arch.task() + " graphs have no execution-provider lowering yet: build "
-                "with --ep default (docs/seq2seq.md)");
+                "with --ep default (" + (arch.task() == "speech-to-text" ? "docs/speech.md" : "docs/seq2seq.md") + ")");
   const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
                                 [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
   out.quantize = quantize_options(o, ep, tied);
