@@ -8,7 +8,8 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev
   clang-16 libclang-rt-16-dev  # the fuzz targets (scripts/fuzz.sh): clang, libFuzzer, sanitizers
-  python3-dev python3-venv)  # the Python module's headers (nanobind), scripts/test_wheel.sh's venv
+  python3-dev python3-venv  # the Python module's headers (nanobind), scripts/test_wheel.sh's venv
+  espeak-ng)  # the spoken sentence of tests/real/test_whisper_tiny_en.py and scripts/run_speech.sh
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -128,4 +128,7 @@ std::unique_ptr<Architecture> create_siglip(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig&, DataType);
 
+// archs/whisper.cpp: speech-to-text
+std::unique_ptr<Architecture> create_whisper(const HfConfig&, DataType);
+
 }  // namespace mobius

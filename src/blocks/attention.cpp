@@ -38,10 +38,11 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     const FusedQKV& f = *o.fused_qkv;
     MOBIUS_ASSERT(f.groups > 0 && q_dim % f.groups == 0 && kv_dim % f.groups == 0,
                   "fused qkv groups must divide the q and kv widths");
+    MOBIUS_ASSERT(o.k_bias, "a fused qkv projection has one bias for q, k and v");
     qkv_proj = child<Linear>(f.name, LinearOptions{o.hidden_size, q_dim + 2 * kv_dim, o.qkv_bias, o.dtype, o.conv1d});
   } else {
     q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype, o.conv1d});
-    k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype, o.conv1d});
+    k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias && o.k_bias, o.dtype, o.conv1d});
     v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype, o.conv1d});
   }
   o_proj = child<Linear>(n.o_proj, LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype, o.conv1d});

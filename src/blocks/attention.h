@@ -71,6 +71,7 @@ struct AttentionOptions {
   int64_t num_key_value_heads;
   int64_t head_dim;
   bool qkv_bias = false;
+  bool k_bias = true;  // with qkv_bias: false leaves k_proj without a bias (WhisperAttention)
   bool o_bias = false;
   std::optional<QKNorm> qk_norm;
   std::optional<float> clip_qkv;  // clamp the q, k, v projections to [-c, c], after the q/k norm (OLMoE)

@@ -8,7 +8,7 @@ CrossAttention::CrossAttention(const AttentionOptions& o) : o_(o) {
   const int64_t dim = o.num_attention_heads * o.head_dim;
   const AttentionNames& n = o.names;
   q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, dim, o.qkv_bias, o.dtype});
-  k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, dim, o.qkv_bias, o.dtype});
+  k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, dim, o.qkv_bias && o.k_bias, o.dtype});
   v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, dim, o.qkv_bias, o.dtype});
   o_proj = child<Linear>(n.o_proj, LinearOptions{dim, o.hidden_size, o.o_bias, o.dtype});
 }
@@ -21,12 +21,25 @@ AttentionResult CrossAttention::forward(Ops& op, Value* x, Value* encoder_hidden
                                         Value* past_key, Value* past_value) const {
   auto s = enter(op);
   Value* q = heads(op, q_proj->forward(op, x));
-  Value* k = op.Concat({past_key, heads(op, k_proj->forward(op, encoder_hidden_states))}, {.axis = 2});
-  Value* v = op.Concat({past_value, heads(op, v_proj->forward(op, encoder_hidden_states))}, {.axis = 2});
+  Value *k = past_key, *v = past_value;
+  if (encoder_hidden_states) {
+    const KVPair kv = project_heads(op, encoder_hidden_states);
+    k = op.Concat({past_key, kv.key}, {.axis = 2});
+    v = op.Concat({past_value, kv.value}, {.axis = 2});
+  }
   const float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
   AttentionOutputs a = op.Attention(q, k, v, mask, nullptr, nullptr, {.scale = scale});
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), k, v};
+}
+
+KVPair CrossAttention::project_heads(Ops& op, Value* encoder_hidden_states) const {
+  return {heads(op, k_proj->forward(op, encoder_hidden_states)), heads(op, v_proj->forward(op, encoder_hidden_states))};
+}
+
+KVPair CrossAttention::project(Ops& op, Value* encoder_hidden_states) const {
+  auto s = enter(op);
+  return project_heads(op, encoder_hidden_states);
 }
 
 Value* cross_attention_mask(Ops& op, Value* encoder_attention_mask, Value* input_ids, DataType dtype) {

@@ -6,26 +6,33 @@
 #pragma once
 
 #include "blocks/attention.h"
+#include "tasks/layer_state.h"
 
 namespace mobius {
 
 class CrossAttention : public Module {
  public:
-  // Uses hidden_size, num_attention_heads (= the key/value heads), head_dim, qkv_bias, o_bias,
-  // scale, names and dtype of `o`.
+  // Uses hidden_size, num_attention_heads (= the key/value heads), head_dim, qkv_bias, k_bias,
+  // o_bias, scale, names and dtype of `o`.
   explicit CrossAttention(const AttentionOptions& o);
   // x: [batch, seq, hidden_size]; encoder_hidden_states: [batch, new, hidden_size] (new = 0 once
-  // the cache holds them); past_key/past_value: [batch, heads, past, head_dim];
-  // mask: additive [batch, 1 or heads, seq, past + new] (cross_attention_mask).
-  // present = Concat(past, the projected heads of encoder_hidden_states) on the sequence axis.
+  // the cache holds them), or null when another graph computed the whole cache (project(), the
+  // speech-to-text encoder); past_key/past_value: [batch, heads, past, head_dim];
+  // mask: additive [batch, 1 or heads, seq, past + new] (cross_attention_mask), or null (none).
+  // present = Concat(past, the projected heads of encoder_hidden_states) on the sequence axis
+  // (past itself when encoder_hidden_states is null).
   AttentionResult forward(Ops& op, Value* x, Value* encoder_hidden_states, Value* mask, Value* past_key,
                           Value* past_value) const;
+  // The keys and values of encoder_hidden_states [batch, len, hidden_size]:
+  // [batch, heads, len, head_dim] each.
+  KVPair project(Ops& op, Value* encoder_hidden_states) const;
 
   Linear *q_proj, *k_proj, *v_proj, *o_proj;
 
  private:
   // [batch, seq, heads * head_dim] -> [batch, heads, seq, head_dim]
   Value* heads(Ops& op, Value* x) const;
+  KVPair project_heads(Ops& op, Value* encoder_hidden_states) const;  // project() inside the scope
   AttentionOptions o_;
 };
 

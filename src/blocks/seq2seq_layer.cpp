@@ -13,6 +13,7 @@ AttentionOptions attention_options(const Seq2SeqLayerOptions& o, AttentionNames 
   a.num_attention_heads = a.num_key_value_heads = o.num_heads;
   a.head_dim = o.d_model / o.num_heads;
   a.qkv_bias = a.o_bias = o.attention_bias;
+  a.k_bias = o.k_bias;
   a.dtype = o.dtype;
   a.names = std::move(names);
   return a;

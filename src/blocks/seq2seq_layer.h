@@ -8,10 +8,11 @@
 // Every sublayer is residual; `placement` says where its LayerNorm sits:
 //   post (BART, Marian, PLBart, BlenderbotSmall): x = norm(x + sublayer(x))
 //   pre  (mBART, Pegasus, Blenderbot, M2M100):    x = x + sublayer(norm(x))
-// Attention: q/k/v/out_proj with biases (attention_bias: BigBirdPegasus' use_bias), scaled by
-// head_dim**-0.5; LayerNorms with bias. The encoder layer's self_attn children may be named
-// otherwise (encoder_self_attn_names: BigBirdPegasusEncoderAttention's self.query / ... / output,
-// LEDEncoderAttention's longformer_self_attn.query / ... / output).
+// Attention: q/k/v/out_proj with biases (attention_bias: BigBirdPegasus' use_bias; Whisper: k_proj
+// without, k_bias), scaled by head_dim**-0.5; LayerNorms with bias. The encoder layer's self_attn
+// children may be named otherwise (encoder_self_attn_names: BigBirdPegasusEncoderAttention's
+// self.query / ... / output, LEDEncoderAttention's longformer_self_attn.query / ... / output).
+// WhisperEncoderLayer / WhisperDecoderLayer are the pre-norm layers.
 #pragma once
 
 #include <string>
@@ -29,6 +30,7 @@ struct Seq2SeqLayerOptions {
   int64_t num_heads;
   int64_t ffn_dim;
   std::string activation_function = "gelu";
+  bool k_bias = true;  // false: k_proj of both attentions without a bias (WhisperAttention)
   float layer_norm_eps = 1e-5f;
   NormPlacement placement = NormPlacement::post;
   bool attention_bias = true;
@@ -68,8 +70,9 @@ class Seq2SeqEncoderLayer : public Module {
 };
 
 // BartDecoderLayer. forward: x [batch, seq, d_model]; self_mask from decoder_causal_mask(),
-// cross_mask from cross_attention_mask(); past: {self, cross} caches
-// (tasks/text2text_generation.h). Returns the output and the presents {self, cross}.
+// cross_mask from cross_attention_mask() (or null: none); past: {self, cross} caches
+// (tasks/text2text_generation.h); encoder_hidden_states null: the cross cache is complete
+// (CrossAttention::forward). Returns the output and the presents {self, cross}.
 class Seq2SeqDecoderLayer : public Module {
  public:
   explicit Seq2SeqDecoderLayer(const Seq2SeqLayerOptions& o);

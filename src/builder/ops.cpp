@@ -77,7 +77,12 @@ Value* Ops::Gemm(Value* a, Value* b, Value* c, GemmAttrs g) {
 Value* Ops::Conv(Value* x, Value* w, Value* b, ConvAttrs a) {
   std::vector<Value*> in{x, w};
   if (b) in.push_back(b);
-  return one("Conv", in, {{"kernel_shape", a.kernel_shape}, {"strides", a.strides}}, x->dtype);
+  std::vector<Attribute> attrs;
+  if (!a.kernel_shape.empty()) attrs.push_back({"kernel_shape", a.kernel_shape});
+  if (!a.strides.empty()) attrs.push_back({"strides", a.strides});
+  if (!a.pads.empty()) attrs.push_back({"pads", a.pads});
+  if (a.group != 1) attrs.push_back({"group", a.group});
+  return one("Conv", in, std::move(attrs), x->dtype);
 }
 
 Value* Ops::Gather(Value* data, Value* indices, GatherAttrs a) {

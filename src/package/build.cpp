@@ -166,7 +166,7 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const 
   LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
   if (out.graphs.size() > 1 && ep != ExecutionProvider::default_)
     throw Error("--ep " + o.ep + ": the " + arch.task() + " graphs have no execution-provider lowering yet: build "
-                "with --ep default (docs/seq2seq.md)");
+                "with --ep default (" + (arch.task() == "speech-to-text" ? "docs/speech.md" : "docs/seq2seq.md") + ")");
   const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
                                 [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
   out.quantize = quantize_options(o, ep, tied);
@@ -281,6 +281,12 @@ BuildReport build_package(const BuildOptions& o) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
         report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
+      if (const auto* speech = dynamic_cast<const SpeechToText*>(arch.get())) {
+        write_file_synced((fs::path(dir) / "audio_processor_config.json").string(),
+                          whisper_audio_processor_config(speech->num_mel_bins()).dump(4) + "\n");
+        write_file_synced((fs::path(dir) / "genai_config.json").string(),
+                          whisper_genai_config(*speech, *cfg, config_dir, o.ep).dump(4) + "\n");
+      }
       if (!lm) return;
       GenaiOptions go{.ep = o.ep,
                       .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "package/writer.h"
+#include "registry/config_defaults.h"
 #include "util/error.h"
 #include "util/input_files.h"
 
@@ -52,6 +53,40 @@ nlohmann::json search_option(const nlohmann::json& gen, const char* key, const n
   return v;
 }
 
+// generation_config.json of `checkpoint_dir` ({} when absent or `checkpoint_dir` is empty) and its path.
+std::pair<nlohmann::json, std::string> generation_config(const std::string& checkpoint_dir) {
+  const fs::path gen_file = checkpoint_dir.empty() ? fs::path()
+                                                     : checkpoint_file(checkpoint_dir, "generation_config.json");
+  const nlohmann::json gen = gen_file.empty() || !fs::exists(gen_file) ? nlohmann::json::object()
+                                                                       : read_json_file(gen_file.string(), kMaxConfigBytes);
+  if (!gen.is_object()) throw Error(gen_file.string() + ": expected a JSON object");
+  return {gen, gen_file.string()};
+}
+
+// model.bos/eos/pad_token_id: generation_config.json's ids, else config.json's (both checked);
+// pad falls back to eos. Null ids are left out.
+void set_token_ids(nlohmann::json& m, const HfConfig& config, const nlohmann::json& gen, const std::string& gen_file,
+                   int64_t vocab_size) {
+  auto pick = [&](const char* key) {
+    nlohmann::json from_gen = token_ids(gen, key, gen_file, vocab_size);
+    nlohmann::json from_cfg = token_ids(config.json(), key, config.file(), vocab_size);  // checked either way
+    return from_gen.is_null() ? from_cfg : from_gen;
+  };
+  nlohmann::json eos = pick("eos_token_id");
+  nlohmann::json bos = pick("bos_token_id");
+  nlohmann::json pad = pick("pad_token_id");
+  if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
+  if (!bos.is_null()) m["bos_token_id"] = bos;
+  if (!eos.is_null()) m["eos_token_id"] = eos;
+  if (!pad.is_null()) m["pad_token_id"] = pad;
+}
+
+nlohmann::json session_options(const std::string& ep) {
+  nlohmann::json provider = nlohmann::json::array();
+  if (ep != "cpu" && ep != "default" && ep != "onnx-standard") provider.push_back({{ep, nlohmann::json::object()}});
+  return {{"log_id", "onnxruntime-genai"}, {"provider_options", provider}};
+}
+
 }  // namespace
 
 int64_t context_length(const HfConfig& config) {
@@ -80,29 +115,11 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
     throw Error(config.file() + ": onnxruntime-genai cannot run this model: its value cache has head size " +
                 std::to_string(c.v_head_dim) + ", its key cache " + std::to_string(c.head_dim) +
                 " (genai sizes both like the key); build with --runtime none");
-  const fs::path gen_file = checkpoint_dir.empty() ? fs::path()
-                                                     : checkpoint_file(checkpoint_dir, "generation_config.json");
-  const nlohmann::json gen = gen_file.empty() || !fs::exists(gen_file) ? nlohmann::json::object()
-                                                                       : read_json_file(gen_file.string(), kMaxConfigBytes);
-  if (!gen.is_object()) throw Error(gen_file.string() + ": expected a JSON object");
-  const nlohmann::json& cfg = config.json();
-  auto pick = [&](const char* key) {
-    nlohmann::json from_gen = token_ids(gen, key, gen_file.string(), model.vocab_size());
-    nlohmann::json from_cfg = token_ids(cfg, key, config.file(), model.vocab_size());  // checked either way
-    return from_gen.is_null() ? from_cfg : from_gen;
-  };
-  nlohmann::json eos = pick("eos_token_id");
-  nlohmann::json bos = pick("bos_token_id");
-  nlohmann::json pad = pick("pad_token_id");
-  if (pad.is_null()) pad = eos.is_array() ? eos[0] : eos;
-
+  const auto [gen, gen_file] = generation_config(checkpoint_dir);
   const int64_t context = context_length(config);
-  nlohmann::json provider = nlohmann::json::array();
-  if (o.ep != "cpu" && o.ep != "default" && o.ep != "onnx-standard")
-    provider.push_back({{o.ep, nlohmann::json::object()}});
 
   nlohmann::json decoder = {
-      {"session_options", {{"log_id", "onnxruntime-genai"}, {"provider_options", provider}}},
+      {"session_options", session_options(o.ep)},
       {"filename", o.filename},
       {"head_size", c.head_dim},
       {"hidden_size", first_int(config, {"hidden_size", "n_embd", "n_embed", "d_model"}, 0)},
@@ -123,7 +140,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
   if (o.position_ids) decoder["inputs"]["position_ids"] = "position_ids";
 
   auto gen_or = [&](const char* key, nlohmann::json fallback) {
-    return search_option(gen, key, fallback, gen_file.string());
+    return search_option(gen, key, fallback, gen_file);
   };
   nlohmann::json search = {
       {"diversity_penalty", 0.0},
@@ -145,10 +162,85 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                       {"context_length", context},
                       {"vocab_size", model.vocab_size()},
                       {"decoder", decoder}};
-  if (!bos.is_null()) m["bos_token_id"] = bos;
-  if (!eos.is_null()) m["eos_token_id"] = eos;
-  if (!pad.is_null()) m["pad_token_id"] = pad;
+  set_token_ids(m, config, gen, gen_file, model.vocab_size());
   return {{"model", m}, {"search", search}};
+}
+
+nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config,
+                                    const std::string& checkpoint_dir, const std::string& ep) {
+  const auto [gen, gen_file] = generation_config(checkpoint_dir);
+  const std::vector<LayerStates> states = model.decoder_states();
+  const LayerState& cross = states.front().back();  // every layer: {self_kv, cross_kv}
+  const int64_t context = config.get_int("max_target_positions");  // a class default when left out
+  // WhisperConfig's attribute_map: num_attention_heads, num_hidden_layers name the encoder's
+  const HfConfig enc = with_attribute_map(config, {{"num_attention_heads", "encoder_attention_heads"},
+                                                   {"num_hidden_layers", "encoder_layers"}});
+  nlohmann::json encoder = {
+      {"session_options", session_options(ep)},
+      {"filename", "encoder.onnx"},
+      {"head_size", cross.head_dim},
+      {"hidden_size", model.hidden_size()},
+      {"num_attention_heads", enc.get_int("encoder_attention_heads")},
+      {"num_hidden_layers", enc.get_int("encoder_layers")},
+      {"num_key_value_heads", enc.get_int("encoder_attention_heads")},
+      {"inputs", {{"audio_features", "audio_features"}}},
+      {"outputs",
+       {{"encoder_hidden_states", "encoder_hidden_states"},
+        {"cross_present_key_names", "present_key_cross_%d"},
+        {"cross_present_value_names", "present_value_cross_%d"}}}};
+  nlohmann::json decoder = {
+      {"session_options", session_options(ep)},
+      {"filename", "decoder.onnx"},
+      {"head_size", cross.head_dim},
+      {"hidden_size", model.hidden_size()},
+      {"num_attention_heads", cross.num_heads},
+      {"num_key_value_heads", cross.num_heads},
+      {"num_hidden_layers", static_cast<int64_t>(states.size())},
+      {"inputs",
+       {{"input_ids", "input_ids"},
+        {"past_key_names", "past_key_self_%d"},
+        {"past_value_names", "past_value_self_%d"},
+        {"cross_past_key_names", "past_key_cross_%d"},
+        {"cross_past_value_names", "past_value_cross_%d"}}},
+      {"outputs",
+       {{"logits", "logits"},
+        {"present_key_names", "present_key_self_%d"},
+        {"present_value_names", "present_value_self_%d"}}}};
+  nlohmann::json m = {{"type", "whisper"},
+                      {"context_length", context},
+                      {"vocab_size", model.vocab_size()},
+                      {"encoder", encoder},
+                      {"decoder", decoder}};
+  set_token_ids(m, config, gen, gen_file, model.vocab_size());
+  nlohmann::json search = {
+      {"diversity_penalty", 0.0}, {"do_sample", false}, {"early_stopping", true}, {"length_penalty", 1.0},
+      {"max_length", context}, {"min_length", 0}, {"no_repeat_ngram_size", 0}, {"num_beams", 1},
+      {"num_return_sequences", 1}, {"past_present_share_buffer", false}, {"repetition_penalty", 1.0},
+      {"temperature", 1.0}, {"top_k", 1}, {"top_p", 1.0}};
+  return {{"model", m}, {"search", search}};
+}
+
+nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins) {
+  // The window values are the ones the 0.18 builder writes under "_comment" (a note, not read).
+  const nlohmann::json window = {0.0, 0.0000616908073425293, 0.0002467334270477295, 0.0005550682544708252,
+                                 0.000986635684967041, 0.0015413463115692139, 0.0022190213203430176,
+                                 0.0030195116996765137, 0.003942638635635376, 0.004988163709640503,
+                                 0.006155818700790405, 0.007445335388183594, 0.008856385946273804,
+                                 0.010388582944869995, 0.012041628360748291, 0.013815045356750488,
+                                 0.01570841670036316, 0.000986635684967041, 0.0005550682544708252,
+                                 0.0002467334270477295, 0.0000616908073425293};
+  nlohmann::json sequence = nlohmann::json::array();
+  sequence.push_back({{"operation", {{"name", "audio_decoder"}, {"type", "AudioDecoder"}}}});
+  sequence.push_back({{"operation",
+                       {{"name", "STFT"},
+                        {"type", "STFTNorm"},
+                        {"attrs", {{"n_fft", 400}, {"frame_length", 400}, {"hop_length", 160}, {"_comment", window}}}}}});
+  sequence.push_back(
+      {{"operation",
+        {{"name", "log_mel_spectrogram"},
+         {"type", "LogMelSpectrum"},
+         {"attrs", {{"chunk_size", 30}, {"hop_length", 160}, {"n_fft", 400}, {"n_mel", num_mel_bins}}}}}});
+  return {{"feature_extraction", {{"sequence", sequence}}}};
 }
 
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir) {

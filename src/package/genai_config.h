@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/hf_config.h"
+#include "tasks/speech_to_text.h"
 #include "tasks/text_generation.h"
 
 namespace mobius {
@@ -40,11 +41,27 @@ int64_t context_length(const HfConfig& config);
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& options);
 
+// The genai_config.json of a speech-to-text model for onnxruntime-genai's "whisper" model type
+// (src/models/whisper.cpp; the keys and values of its 0.18 builder, builders/whisper.py
+// make_genai_config, with the graph I/O names of tasks/speech_to_text.h; docs/speech.md): encoder
+// and decoder sections, context_length = max_target_positions, bos/eos/pad token ids as for
+// text-generation (generation_config.json first), greedy search without a shared past/present
+// buffer (the decoder's attention is the plain ONNX op). Throws mobius::Error naming the file and
+// field for a token id outside [0, vocab_size).
+nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config,
+                                    const std::string& checkpoint_dir, const std::string& ep);
+
+// audio_processor_config.json: the onnxruntime-extensions feature extraction onnxruntime-genai's
+// WhisperProcessor runs (AudioDecoder, STFTNorm n_fft 400 hop 160, LogMelSpectrum of 30 s chunks
+// with `num_mel_bins` bins), as the 0.18 builder writes it.
+nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins);
+
 // The config, tokenizer and generation files copied next to the model, for every task (a
 // feature-extraction package is usable alone).
 inline constexpr const char* kTokenizerFiles[] = {
     "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model", "vocab.json",
-    "merges.txt",     "added_tokens.json",     "generation_config.json",  "chat_template.jinja"};
+    "merges.txt",     "added_tokens.json",     "generation_config.json",  "chat_template.jinja",
+    "preprocessor_config.json"};
 
 // Copies the kTokenizerFiles present in `checkpoint_dir` into `out_dir` (write_file_synced).
 // Returns how many were copied (none when `checkpoint_dir` is empty). Each must be a regular file

@@ -111,6 +111,8 @@ const std::vector<RegistryEntry>& registry() {
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
         {"vit", "vit", "image-feature-extraction", create_vit},
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
+        // speech-to-text (archs/whisper.cpp)
+        {"whisper", "whisper", "speech-to-text", create_whisper, "whisper"},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -86,11 +86,12 @@ def test_info_gguf(tmp_path):
 
 def test_info_unregistered(tmp_path):
     from transformers import CONFIG_MAPPING
-    CONFIG_MAPPING["whisper"]().save_pretrained(tmp_path / "hf")
+    CONFIG_MAPPING["speech_to_text"]().save_pretrained(tmp_path / "hf")
     shutil.copy(REPO / "tests" / "cli" / "test_commands.py", tmp_path / "hf" / "unrelated.txt")
     # no weights at all: said, and why it is not built
     out = info(tmp_path / "hf")
-    assert field(out, "model type").startswith("whisper: not registered: speech models (whisper) are not supported yet")
+    assert field(out, "model type").startswith(
+        "speech_to_text: not registered: speech models (speech_to_text) are not supported yet")
     assert field(out, "parameters").startswith("unknown: ") and "no *.safetensors files" in out
 
 

@@ -341,11 +341,26 @@ def check_f16(row: Row, work: Path) -> list[str]:
     write_checkpoint(row, hf_dir)
     H.build(hf_dir, out_dir, "--dtype", "f16")
     H.build(hf_dir, f32_dir)
+    failures = f16_initializer_failures(hf_dir, out_dir, f32_dir)
+    onnx_f16 = OnnxSeq2Seq(out_dir)
+    ids, mask = encoder_batch(256)
+    enc = onnx_f16.encode(ids, mask)
+    dec = np.zeros((2, 1), np.int64)
+    logits, state = onnx_f16.step(dec, mask, enc, None, np.float16)
+    logits, _ = onnx_f16.step(dec, mask, None, state, np.float16)
+    if not (np.isfinite(enc).all() and np.isfinite(logits).all()):
+        failures.append("float16 run: non-finite values")
+    return failures
+
+
+def f16_initializer_failures(hf_dir: Path, out_dir: Path, f32_dir: Path, graphs=("encoder", "decoder")) -> list[str]:
+    """The initializer part of check_f16 for the `graphs` of the f16 package in out_dir and the
+    float32 one in f32_dir, both built from hf_dir's model.safetensors."""
     failures = []
     source = {k: v.to(torch.float16).view(torch.int16).numpy().view(np.uint16)
               for k, v in load_file(hf_dir / "model.safetensors").items()}
     by_bits = {(v.shape, v.tobytes()): k for k, v in source.items()}
-    for g in ("encoder", "decoder"):
+    for g in graphs:
         path = out_dir / f"{g}.onnx"
         onnx.checker.check_model(str(path), full_check=True)
         f16 = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer
@@ -364,14 +379,6 @@ def check_f16(row: Row, work: Path) -> list[str]:
             tied = (got.shape, got.tobytes()) in by_bits or (got.ndim == 2 and (got.T.shape, got.T.tobytes()) in by_bits)
             if not (exact or (want is None and tied)):
                 failures.append(f"{g}: {name}: not the float16 bits of its checkpoint tensor")
-    onnx_f16 = OnnxSeq2Seq(out_dir)
-    ids, mask = encoder_batch(256)
-    enc = onnx_f16.encode(ids, mask)
-    dec = np.zeros((2, 1), np.int64)
-    logits, state = onnx_f16.step(dec, mask, enc, None, np.float16)
-    logits, _ = onnx_f16.step(dec, mask, None, state, np.float16)
-    if not (np.isfinite(enc).all() and np.isfinite(logits).all()):
-        failures.append("float16 run: non-finite values")
     return failures
 
 
@@ -396,23 +403,9 @@ def check_int4(row: Row, work: Path) -> list[str]:
     by a 2-D checkpoint weight but the LM head is a MatMulNBits, and the package's logits (prefill
     and decode steps) equal those of mobius' float build quantized by onnxruntime's
     MatMulNBitsQuantizer on the same nodes (same weights, same kernel), max|Δ| <= harness.TOL."""
-    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-
     hf_dir, q_dir, f_dir, ref_dir = work / "hf", work / "int4", work / "float", work / "ort-int4"
     write_checkpoint(row, hf_dir)
-    H.build(hf_dir, q_dir, "--precision", "int4", *INT4_PINNED)
-    H.build(hf_dir, f_dir)
-    ref_dir.mkdir()
-    failures = []
-    for g in ("encoder", "decoder"):
-        quantized = onnx.load(str(q_dir / f"{g}.onnx"))
-        nbits, left = weight_matmuls(quantized)
-        if nbits == 0 or len(left) > (1 if g == "decoder" else 0):
-            failures.append(f"{g}: {nbits} MatMulNBits, float weight MatMuls left: {left}")
-        model = onnx.load(str(f_dir / f"{g}.onnx"))
-        q = MatMulNBitsQuantizer(model, bits=4, block_size=32, is_symmetric=True, nodes_to_exclude=left)
-        q.process()
-        onnx.save(q.model.model, str(ref_dir / f"{g}.onnx"))
+    failures = int4_reference(hf_dir, q_dir, f_dir, ref_dir)
     if failures:
         return failures
     ids, mask = encoder_batch(256)
@@ -429,4 +422,26 @@ def check_int4(row: Row, work: Path) -> list[str]:
     d = H.max_abs(logits["mobius"], logits["onnxruntime"])
     if not d <= H.TOL:
         failures.append(f"int4 logits vs onnxruntime's quantizer on the float build: max|Δ| {d:.3g} > {H.TOL}")
+    return failures
+
+
+def int4_reference(hf_dir: Path, q_dir: Path, f_dir: Path, ref_dir: Path) -> list[str]:
+    """The packaging part of check_int4: mobius' int4 build of hf_dir in q_dir (INT4_PINNED), its float
+    build in f_dir, and onnxruntime's MatMulNBitsQuantizer applied to the float encoder and decoder
+    on the nodes mobius quantized, in ref_dir. Returns the failures of the MatMulNBits count check."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    H.build(hf_dir, q_dir, "--precision", "int4", *INT4_PINNED)
+    H.build(hf_dir, f_dir)
+    ref_dir.mkdir()
+    failures = []
+    for g in ("encoder", "decoder"):
+        quantized = onnx.load(str(q_dir / f"{g}.onnx"))
+        nbits, left = weight_matmuls(quantized)
+        if nbits == 0 or len(left) > (1 if g == "decoder" else 0):
+            failures.append(f"{g}: {nbits} MatMulNBits, float weight MatMuls left: {left}")
+        model = onnx.load(str(f_dir / f"{g}.onnx"))
+        q = MatMulNBitsQuantizer(model, bits=4, block_size=32, is_symmetric=True, nodes_to_exclude=left)
+        q.process()
+        onnx.save(q.model.model, str(ref_dir / f"{g}.onnx"))
     return failures

@@ -12,6 +12,8 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
   the vision_harness types (image-feature-extraction, zero-shot-image-classification, the CLIP /
   SigLIP text towers' feature-extraction): the type's first vision_harness row class, every
                         output (vision_harness.check)
+  speech-to-text        WhisperForConditionalGeneration: the encoder output and cross caches, a
+                        decoder prefill and decode steps (speech_harness.check)
 The variants:
   minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
                harness' T5 / BART sizes of the type's family), old schema: no rope_theta,
@@ -45,6 +47,7 @@ import pytest
 import harness as H
 import seq2seq_harness as S
 import vision_harness as V
+import speech_harness as W
 
 # Fields other families use, each added alone to the minimal config (values that engage at the
 # harness' sizes: head size 16, prefill 48).
@@ -100,7 +103,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 # The tasks this test drives; a registered type of any other task fails (unsupported_task).
 TASKS = ("text-generation", "feature-extraction", "text2text-generation", "image-feature-extraction",
-         "zero-shot-image-classification")
+         "zero-shot-image-classification", "speech-to-text")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
 SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
 # and per type: bigbird_pegasus' default attention_type block_sparse is refused by mobius on
@@ -143,6 +146,8 @@ def base_kwargs(model_type: str) -> dict:
         return V.base_row(model_type).config
     if task(model_type) == "text2text-generation":
         return {**SEQ2SEQ_BASE[registered()[model_type][0]], **SEQ2SEQ_TYPE_BASE.get(model_type, {})}
+    if task(model_type) == "speech-to-text":  # 32 encoder frames: onnxruntime alone runs any length
+        return dict(W.WHISPER, max_source_positions=16)
     return H.base_kwargs(model_type)
 
 
@@ -207,6 +212,10 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
             elif model_type in V.types():
                 row = V.base_row(model_type)
                 V.make_model(row, config)(**{k: H.torch.from_numpy(v) for k, v in V.inputs(row, config).items()})
+            elif task(model_type) == "speech-to-text":  # the encoder and a decoder step
+                model = W.WhisperForConditionalGeneration(config)
+                feats = H.torch.from_numpy(W.features(config.num_mel_bins, 2 * config.max_source_positions))
+                model(input_features=feats, decoder_input_ids=H.torch.from_numpy(W.prompt_ids()), use_cache=True)
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
@@ -263,6 +272,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
         model = V.write_model(vrow, H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
         (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
         return V.check(vrow, work / "hf", model, work / "onnx", row)
+    if task(model_type) == "speech-to-text":
+        model = W.write_model(W.WhisperConfig.from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return W.check(work / "hf", model, work / "onnx", {}, generate=False)
     if H.is_encoder(model_type):
         return H.run_encoder_parity(model_type, overrides, work, row)
     pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)
