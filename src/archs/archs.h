@@ -104,4 +104,15 @@ std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 
+// archs/wav2vec2.cpp: speech encoders (audio-feature-extraction)
+std::unique_ptr<Architecture> create_wav2vec2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_hubert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_data2vec_audio(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_unispeech(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_unispeech_sat(const HfConfig&, DataType);
+// archs/wavlm.cpp, sew.cpp, wav2vec2_conformer.cpp
+std::unique_ptr<Architecture> create_wavlm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_sew(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_wav2vec2_conformer(const HfConfig&, DataType);
+
 }  // namespace mobius

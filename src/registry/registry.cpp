@@ -88,6 +88,15 @@ const std::vector<RegistryEntry>& registry() {
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
+        // speech encoders (audio-feature-extraction, docs/audio.md)
+        {"wav2vec2", "wav2vec2", "audio-feature-extraction", create_wav2vec2},
+        {"hubert", "wav2vec2", "audio-feature-extraction", create_hubert},
+        {"data2vec-audio", "wav2vec2", "audio-feature-extraction", create_data2vec_audio},
+        {"unispeech", "wav2vec2", "audio-feature-extraction", create_unispeech},
+        {"unispeech-sat", "wav2vec2", "audio-feature-extraction", create_unispeech_sat},
+        {"wavlm", "wavlm", "audio-feature-extraction", create_wavlm},
+        {"sew", "sew", "audio-feature-extraction", create_sew},
+        {"wav2vec2-conformer", "wav2vec2", "audio-feature-extraction", create_wav2vec2_conformer},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

@@ -564,9 +564,11 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 
 def all_types() -> set[str]:
-    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness)."""
+    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness),
+    speech encoders (audio_harness)."""
+    import audio_harness  # noqa: PLC0415 - it imports this module
     import seq2seq_harness  # noqa: PLC0415 - it imports this module
-    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types()
+    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | audio_harness.types()
 
 
 def is_encoder(model_type: str) -> bool:

@@ -9,9 +9,11 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
   feature-extraction    AutoModel: the padded batch (harness.run_encoder_parity)
   text2text-generation  AutoModelForSeq2SeqLM: the encoder output, a decoder prefill and
                         SEQ2SEQ_DECODE_STEPS steps through both caches (seq2seq_harness.check)
+  audio-feature-extraction  AutoModel: the zero-padded waveform batch (audio_harness.check)
 The variants:
   minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
-               harness' T5 / BART sizes of the type's family), old schema: no rope_theta,
+               harness' T5 / BART sizes of the type's family; audio-feature-extraction: the
+               audio harness' BASE), old schema: no rope_theta,
                rope_scaling or rope_parameters; everything else is the config class' default
   to-dict      transformers' own view: config.to_dict() of the minimal config, every default
                written out, new schema (rope_parameters)
@@ -38,6 +40,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+import audio_harness as A
 import harness as H
 import seq2seq_harness as S
 
@@ -94,7 +97,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 
 # The tasks this test drives; a registered type of any other task fails (unsupported_task).
-TASKS = ("text-generation", "feature-extraction", "text2text-generation")
+TASKS = ("text-generation", "feature-extraction", "text2text-generation", "audio-feature-extraction")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
 SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
 SEQ2SEQ_DECODE_STEPS = 2  # through both caches; no generate (generation is seq2seq_parity's)
@@ -130,6 +133,8 @@ def unsupported_task(model_type: str) -> str | None:
 def base_kwargs(model_type: str) -> dict:
     if task(model_type) == "text2text-generation":
         return SEQ2SEQ_BASE[registered()[model_type][0]]
+    if task(model_type) == "audio-feature-extraction":
+        return A.BASE
     return H.base_kwargs(model_type)
 
 
@@ -191,6 +196,8 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 ids, mask = map(H.torch.from_numpy, S.encoder_batch(config.vocab_size))
                 out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
                 model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+            elif task(model_type) == "audio-feature-extraction":
+                H.AutoModel.from_config(config)(input_values=H.torch.from_numpy(A.batch()[0]))
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
@@ -242,6 +249,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     overrides = {"_config_json": cfg}
     if task(model_type) == "text2text-generation":
         return seq2seq_parity_failures(model_type, cfg, work)
+    if task(model_type) == "audio-feature-extraction":  # as seq2seq: the model, then config.json verbatim
+        model = A.write_model(H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return A.check(work / "hf", model, work / "onnx", row)
     if H.is_encoder(model_type):
         return H.run_encoder_parity(model_type, overrides, work, row)
     pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)
