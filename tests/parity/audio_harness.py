@@ -18,7 +18,9 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import onnx
 import torch
+from onnx import TensorProto, numpy_helper
 from safetensors.torch import load_file, save_file
 from transformers import AutoConfig, AutoModel, AutoModelForCTC
 
@@ -180,4 +182,38 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()) -> list[
         if not d <= H.TOL:
             failures.append(f"{name} max|Δ| {d:.3g} > {H.TOL}")
     rec["prefill"] = worst
+    return failures
+
+
+def check_f16(row: Row, work: Path) -> list[str]:
+    """`--dtype f16`: onnx.checker; every initializer named after a checkpoint tensor holds its
+    float16 bits (Linear weights may be stored transposed); every tensor the float32 build reads
+    is read; onnxruntime runs the padded batch to finite outputs."""
+    hf_dir, out_dir = work / "hf", work / "onnx"
+    write_checkpoint(row, hf_dir)
+    path = H.build(hf_dir, out_dir, "--dtype", "f16")
+    f32 = H.build(hf_dir, work / "onnx-f32")
+    onnx.checker.check_model(str(path), full_check=True)
+    failures = []
+    source = {k: v.to(torch.float16).view(torch.int16).numpy().view(np.uint16)
+              for k, v in load_file(hf_dir / "model.safetensors").items() if v.is_floating_point()}
+    inits = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer
+             if t.data_location == TensorProto.EXTERNAL}
+    read = {t.name for t in onnx.load(str(f32), load_external_data=False).graph.initializer
+            if t.data_location == TensorProto.EXTERNAL}
+    if set(inits) != read:
+        failures.append(f"f16 weights {sorted(set(inits) ^ read)} differ from the float32 build's")
+    for name, t in inits.items():
+        got = numpy_helper.to_array(t, base_dir=str(out_dir)).view(np.uint16)
+        want = source.get(name)
+        if t.data_type != TensorProto.FLOAT16 or want is None or not (
+                np.array_equal(got, want) or (got.ndim == 2 and np.array_equal(got, want.T))):
+            failures.append(f"{name}: not the float16 bits of its checkpoint tensor")
+    sess = H.ort_session(path)
+    values, mask = batch()
+    feeds = {"input_values": values.astype(np.float16)}
+    if "attention_mask" in {i.name for i in sess.get_inputs()}:
+        feeds["attention_mask"] = mask
+    if not all(np.isfinite(o).all() for o in sess.run(None, feeds)):
+        failures.append("float16 run: non-finite values")
     return failures
