@@ -97,6 +97,7 @@ const std::vector<RegistryEntry>& registry() {
         {"wavlm", "wavlm", "audio-feature-extraction", create_wavlm},
         {"sew", "sew", "audio-feature-extraction", create_sew},
         {"wav2vec2-conformer", "wav2vec2", "audio-feature-extraction", create_wav2vec2_conformer},
+        {"wav2vec2-bert", "wav2vec2_bert", "audio-feature-extraction", create_wav2vec2_bert},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

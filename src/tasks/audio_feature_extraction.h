@@ -2,12 +2,15 @@
 // `last_hidden_state`), plus the CTC head's `logits` for a *ForCTC checkpoint (AutoModelForCTC).
 // Graph I/O under Optimum's names (ORTModelForFeatureExtraction / ORTModelForCTC; docs/audio.md):
 //   inputs : input_values [batch_size, sequence_length] (model dtype): the waveform as the type's
-//            feature extractor normalizes it, padded with zeros on the right
+//            feature extractor normalizes it, padded with zeros on the right; or for the models on
+//            filterbank features (feature_size > 0: wav2vec2-bert) input_features [batch_size,
+//            sequence_length, feature_size] (SeamlessM4TFeatureExtractor's stacked fbank frames)
 //            attention_mask [batch_size, sequence_length] int64 (1 = sample, 0 = padding); only
 //            for the models whose feature extractor returns one (uses_attention_mask)
 //   outputs: last_hidden_state [batch_size, num_frames, hidden_size] (model dtype)
 //            logits [batch_size, num_frames, vocab_size] (model dtype; CTC checkpoints only)
-// num_frames is the conv feature encoder's output length for sequence_length samples. Frames
+// num_frames is the conv feature encoder's output length for sequence_length samples (for
+// input_features: sequence_length). Frames
 // past a row's own length (padding) hold unspecified values, as in transformers.
 #pragma once
 
@@ -33,8 +36,10 @@ class AudioEncoder : public Architecture {
   virtual int64_t ctc_vocab_size() const = 0;
   // Whether the graph takes attention_mask.
   virtual bool uses_attention_mask() const = 0;
-  // input_values [batch, samples] (model dtype); attention_mask int64 [batch, samples] or null
-  // (uses_attention_mask false).
+  // The width of each input_features frame; 0: the graph takes the waveform, input_values.
+  virtual int64_t feature_size() const { return 0; }
+  // input_values [batch, samples] or input_features [batch, frames, feature_size] (model dtype);
+  // attention_mask int64 [batch, samples or frames] or null (uses_attention_mask false).
   virtual AudioEncoderOutputs forward(Ops& op, Value* input_values, Value* attention_mask) const = 0;
 };
 

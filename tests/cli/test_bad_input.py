@@ -234,10 +234,13 @@ def test_unsupported_encoder_config(tmp_path, model_type, field, value):
     ("wavlm", "num_buckets", 2),                            # no exact bucket left
     ("wav2vec2-conformer", "conv_depthwise_kernel_size", 4),  # "same" padding needs an odd kernel
     ("wav2vec2-conformer", "position_embeddings_type", "relative_key"),
+    ("wav2vec2-bert", "add_adapter", True),
+    ("wav2vec2-bert", "use_intermediate_ffn_before_adapter", True),  # only with add_adapter
+    ("wav2vec2-bert", "position_embeddings_type", "alibi"),
 ])
 def test_unsupported_audio_config(tmp_path, model_type, field, value):
     d = tmp_path / "hf"
-    H.transformers.AutoConfig.for_model(model_type, **A.BASE).save_pretrained(d)
+    H.transformers.AutoConfig.for_model(model_type, **(A.BERT if model_type == "wav2vec2-bert" else A.BASE)).save_pretrained(d)
     edit_config(d, **{field: value})
     expect_error(d, "config.json", field)
 

@@ -45,6 +45,9 @@ BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermed
             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, vocab_size=12,
             layer_norm_eps=1e-5)
 LAYER = dict(BASE, feat_extract_norm="layer")
+BERT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=12,
+            feature_projection_input_dim=16, left_max_position_embeddings=8, right_max_position_embeddings=4,
+            conv_depthwise_kernel_size=5)
 STABLE = dict(LAYER, do_stable_layer_norm=True)
 ROWS = [
     Row("wav2vec2", "group-ctc", dict(BASE), ctc=True),  # wav2vec2-base-960h's layout
@@ -70,9 +73,15 @@ ROWS = [
     Row("wav2vec2-conformer", "rotary", dict(LAYER, conv_depthwise_kernel_size=7, position_embeddings_type="rotary",
                                              rotary_embedding_base=500)),
     Row("wav2vec2-conformer", "no-positions-group", dict(BASE, conv_depthwise_kernel_size=5, position_embeddings_type=None)),
+    # wav2vec2-bert on 16-wide feature frames (FRAMES of them): relative_key distances clamped to
+    # [-8, 4], a causal depthwise kernel of 5; the other position kinds
+    Row("wav2vec2-bert", "relative-key-ctc", dict(BERT), ctc=True),
+    Row("wav2vec2-bert", "rotary", dict(BERT, position_embeddings_type="rotary", rotary_embedding_base=500)),
+    Row("wav2vec2-bert", "relative", dict(BERT, position_embeddings_type="relative", layer_norm_eps=1e-3)),
 ]
 SAMPLES = 1600
 SHORT = 1200  # samples of row 0; the rest is zero padding
+FRAMES, SHORT_FRAMES = 40, 29  # input_features models: frames of the batch and of row 0
 
 
 def types() -> set[str]:
@@ -104,20 +113,33 @@ def write_model(config, hf_dir: Path, ctc: bool = False):
     return model
 
 
-def batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Two waveforms of SAMPLES samples, row 0 with SHORT samples of audio then zeros; the mask."""
+def batch(seed: int = 1, feature_size: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two waveforms of SAMPLES samples, row 0 with SHORT samples of audio then zeros, and the
+    mask; with feature_size, two [FRAMES, feature_size] feature sequences, row 0 with SHORT_FRAMES
+    frames then zeros (as SeamlessM4TFeatureExtractor pads)."""
     rng = np.random.default_rng(seed)
-    values = rng.standard_normal((2, SAMPLES)).astype(np.float32)
-    mask = np.ones((2, SAMPLES), np.int64)
-    values[0, SHORT:] = 0
-    mask[0, SHORT:] = 0
+    length, short = (FRAMES, SHORT_FRAMES) if feature_size else (SAMPLES, SHORT)
+    values = rng.standard_normal((2, length, feature_size) if feature_size else (2, length)).astype(np.float32)
+    mask = np.ones((2, length), np.int64)
+    values[0, short:] = 0
+    mask[0, short:] = 0
     return values, mask
+
+
+def input_name(model) -> str:
+    return model.main_input_name  # input_values, or input_features (wav2vec2-bert)
+
+
+def model_batch(model) -> tuple[np.ndarray, np.ndarray]:
+    """batch() for the model's input."""
+    features = input_name(model) == "input_features"
+    return batch(feature_size=model.config.feature_projection_input_dim if features else 0)
 
 
 def takes_mask(model) -> bool:
     """Whether the model's conv layers use LayerNorm (the checkpoints whose feature extractor
-    returns an attention mask), which is when mobius' graph takes attention_mask."""
-    return model.config.model_type == "data2vec-audio" or model.config.feat_extract_norm == "layer"
+    returns an attention mask), or it reads feature frames: when mobius' graph takes attention_mask."""
+    return model.config.model_type in ("data2vec-audio", "wav2vec2-bert") or model.config.feat_extract_norm == "layer"
 
 
 @torch.no_grad()
@@ -125,11 +147,11 @@ def hf_run(model, values, mask) -> dict:
     """last_hidden_state (of the base model inside a CTC model: its hidden_states[-1] is the last
     layer's output, before a final LayerNorm or SEW's upsampling) and the CTC logits."""
     kw = {"attention_mask": torch.as_tensor(mask)} if mask is not None else {}
-    inputs = torch.as_tensor(values)
+    kw[input_name(model)] = torch.as_tensor(values)
     base = getattr(model, model.base_model_prefix, model)
-    res = {"last_hidden_state": base(input_values=inputs, **kw).last_hidden_state.numpy()}
+    res = {"last_hidden_state": base(**kw).last_hidden_state.numpy()}
     if base is not model:
-        res["logits"] = model(input_values=inputs, **kw).logits.numpy()
+        res["logits"] = model(**kw).logits.numpy()
     return res
 
 
@@ -147,7 +169,7 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()) -> list[
     ctc = "ForCTC" in type(model).__name__
     ref = (AutoModelForCTC if ctc else AutoModel).from_pretrained(
         hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
-    values, mask = batch()
+    values, mask = model_batch(ref)
     masked = takes_mask(ref)
     feed_mask = mask if masked else None
     hf = hf_run(ref, values, feed_mask)
@@ -158,17 +180,19 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()) -> list[
     path = H.build(hf_dir, out_dir, *build_args)
     failures = H.check_model(path, rec)
     sess = H.ort_session(path)
-    inputs = {"input_values"} | ({"attention_mask"} if masked else set())
+    inputs = {input_name(ref)} | ({"attention_mask"} if masked else set())
     outputs = {"last_hidden_state"} | ({"logits"} if ctc else set())
     problems = H.io_problems(sess, inputs, outputs)
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
-    feeds = {"input_values": values} | ({"attention_mask": mask} if masked else {})
+    feeds = {input_name(ref): values} | ({"attention_mask": mask} if masked else {})
     got = dict(zip(sorted(outputs), sess.run(sorted(outputs), feeds)))
 
     frames = hf["last_hidden_state"].shape[1]
     valid = np.ones((2, frames), bool)
-    if masked:  # the frames of each row's own audio (transformers' feature-vector mask)
+    if masked and input_name(ref) == "input_features":  # the mask is per frame
+        valid = mask.astype(bool)
+    elif masked:  # the frames of each row's own audio (transformers' feature-vector mask)
         lengths = ref._get_feat_extract_output_lengths(torch.as_tensor(mask.sum(-1))).numpy()
         valid = np.arange(frames)[None, :] < lengths[:, None]
         assert not valid[0].all() and valid[1].all(), "row 0 must have padded frames"

@@ -134,7 +134,7 @@ def base_kwargs(model_type: str) -> dict:
     if task(model_type) == "text2text-generation":
         return SEQ2SEQ_BASE[registered()[model_type][0]]
     if task(model_type) == "audio-feature-extraction":
-        return A.BASE
+        return A.BERT if model_type == "wav2vec2-bert" else A.BASE
     return H.base_kwargs(model_type)
 
 
@@ -197,7 +197,8 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
                 model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
             elif task(model_type) == "audio-feature-extraction":
-                H.AutoModel.from_config(config)(input_values=H.torch.from_numpy(A.batch()[0]))
+                model = H.AutoModel.from_config(config)
+                model(**{A.input_name(model): H.torch.from_numpy(A.model_batch(model)[0])})
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
