@@ -131,4 +131,17 @@ std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig&, DataTy
 // archs/whisper.cpp: speech-to-text
 std::unique_ptr<Architecture> create_whisper(const HfConfig&, DataType);
 
+// archs/wav2vec2.cpp: speech encoders (audio-feature-extraction)
+std::unique_ptr<Architecture> create_wav2vec2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_hubert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_data2vec_audio(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_unispeech(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_unispeech_sat(const HfConfig&, DataType);
+// archs/wavlm.cpp, sew.cpp, wav2vec2_conformer.cpp
+std::unique_ptr<Architecture> create_wavlm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_sew(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_wav2vec2_conformer(const HfConfig&, DataType);
+// archs/wav2vec2_bert.cpp
+std::unique_ptr<Architecture> create_wav2vec2_bert(const HfConfig&, DataType);
+
 }  // namespace mobius

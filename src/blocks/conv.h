@@ -1,7 +1,8 @@
 // A 1-D convolution over [batch, channels, length] (torch.nn.Conv1d, zero padding), lowered to
 // the ONNX Conv op; checkpoint keys weight [out_channels, in_channels / groups, kernel_size] and
 // bias [out_channels]. Whisper's front-end (transformers/models/whisper/modeling_whisper.py
-// WhisperEncoder.conv1 / conv2).
+// WhisperEncoder.conv1 / conv2), the wav2vec2 family's feature encoder, positional conv and
+// conformer convolutions (blocks/conv_feature_encoder.h, pos_conv_embedding.h, conformer.h).
 #pragma once
 
 #include "nn/module.h"

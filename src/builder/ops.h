@@ -133,6 +133,13 @@ class Ops {
   // trailing axes from `axis` on, computed in float32 (stash_type 1).
   Value* LayerNormalization(Value* x, Value* scale, Value* bias, NormAttrs a);
   Value* RMSNormalization(Value* x, Value* scale, NormAttrs a);
+  // InstanceNormalization (opset 6): x [N, C, ...] normalized over the spatial axes per (n, c),
+  // then * scale[c] + bias[c] (torch GroupNorm with num_groups = C). NormAttrs::axis is unused.
+  Value* InstanceNormalization(Value* x, Value* scale, Value* bias, NormAttrs a);
+
+  // Conv (opset 22, auto_pad NOTSET, dilations 1): x [N, C_in, spatial...], w [C_out,
+  // C_in / group, kernel...] (kernel_shape from w), optional bias [C_out]; pads [begin..., end...].
+  Value* Conv(Value* x, Value* w, Value* bias, ConvAttrs a);
 
   // RotaryEmbedding (opset 23). x: [batch, num_heads, seq, head_dim]; cos/sin:
   // [batch, seq, rotary_embedding_dim / 2] (no position_ids input).

@@ -113,6 +113,16 @@ const std::vector<RegistryEntry>& registry() {
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
         // speech-to-text (archs/whisper.cpp)
         {"whisper", "whisper", "speech-to-text", create_whisper, "whisper"},
+        // speech encoders (audio-feature-extraction, docs/audio.md)
+        {"wav2vec2", "wav2vec2", "audio-feature-extraction", create_wav2vec2},
+        {"hubert", "wav2vec2", "audio-feature-extraction", create_hubert},
+        {"data2vec-audio", "wav2vec2", "audio-feature-extraction", create_data2vec_audio},
+        {"unispeech", "wav2vec2", "audio-feature-extraction", create_unispeech},
+        {"unispeech-sat", "wav2vec2", "audio-feature-extraction", create_unispeech_sat},
+        {"wavlm", "wavlm", "audio-feature-extraction", create_wavlm},
+        {"sew", "sew", "audio-feature-extraction", create_sew},
+        {"wav2vec2-conformer", "wav2vec2", "audio-feature-extraction", create_wav2vec2_conformer},
+        {"wav2vec2-bert", "wav2vec2_bert", "audio-feature-extraction", create_wav2vec2_bert},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

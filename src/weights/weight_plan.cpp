@@ -232,6 +232,14 @@ static std::string quantized_source(const WeightRef& ref) {
          std::to_string(q.scheme.from_checkpoint) + " " + dtype_name(q.float_dtype);
 }
 
+std::string legacy_key(const std::string& key) {
+  static const std::pair<std::string, std::string> renames[] = {
+      {".parametrizations.weight.original0", ".weight_g"}, {".parametrizations.weight.original1", ".weight_v"}};
+  for (const auto& [now, old] : renames)
+    if (key.ends_with(now)) return key.substr(0, key.size() - now.size()) + old;
+  return "";
+}
+
 size_t WeightPlan::num_initializers() const {
   size_t n = 0;
   for (const WeightBinding& b : bindings_) n += 1 + b.siblings.size();
@@ -244,6 +252,8 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   std::map<std::string, size_t> quantized;  // quantized_source -> its binding
   auto lookup = [&](const std::string& key) {
     const TensorInfo* t = ckpt.find(key);
+    std::string found = key;
+    if (!t && !(found = legacy_key(key)).empty()) t = ckpt.find(found);
     if (!t) {
       std::string msg = "missing tensor '" + key + "' in the checkpoint";
       auto near = nearest_names(key, ckpt.names());
@@ -254,7 +264,7 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
       }
       throw Error(msg);
     }
-    used.insert(key);
+    used.insert(found);
     return t;
   };
   for (const Initializer& init : graph.initializers) {

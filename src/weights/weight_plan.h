@@ -71,6 +71,13 @@ std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoin
 // A checkpoint shape as messages print it: "[2, 3]".
 std::string dims_str(const std::vector<int64_t>& d);
 
+// The name an older checkpoint gives the tensor that transformers 5 saves as `key`, or "" when
+// none: torch's legacy weight norm `<module>.weight_g` / `.weight_v` for
+// `<module>.parametrizations.weight.original0` / `.original1` (transformers/conversion_mapping.py
+// renames them on load; e.g. the wav2vec2 family's pos_conv_embed.conv). WeightPlan::bind reads
+// the legacy name when the checkpoint lacks `key`.
+std::string legacy_key(const std::string& key);
+
 // Up to `n` names from `candidates` closest to `name` by edit distance.
 std::vector<std::string> nearest_names(const std::string& name,
                                        const std::vector<std::string>& candidates, size_t n = 3);

@@ -17,6 +17,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+import audio_harness as A
 import harness as H
 
 ST = "model.safetensors"
@@ -217,6 +218,29 @@ def test_no_weights_builds_without_safetensors(ckpt):
 def test_unsupported_encoder_config(tmp_path, model_type, field, value):
     d = tmp_path / "hf"
     H.make_config(model_type, {}).save_pretrained(d)
+    edit_config(d, **{field: value})
+    expect_error(d, "config.json", field)
+
+
+# --- speech encoder config fields (checked before any weight is read; docs/audio.md) -------------
+@pytest.mark.parametrize("model_type,field,value", [
+    ("wav2vec2", "add_adapter", True),                      # the conv adapter: not supported
+    ("wav2vec2", "adapter_attn_dim", 16),                   # MMS attention adapters: not supported
+    ("wav2vec2", "feat_extract_norm", "batch"),             # only "group" or "layer"
+    ("wav2vec2", "conv_kernel", [10, 3]),                   # one entry per conv_dim layer
+    ("wav2vec2", "conv_stride", [5, 0, 2]),                 # strides >= 1
+    ("wav2vec2", "num_conv_pos_embedding_groups", 5),       # does not divide hidden_size 32
+    ("hubert", "conv_pos_batch_norm", True),                # the batch-norm position conv: not supported
+    ("wavlm", "num_buckets", 2),                            # no exact bucket left
+    ("wav2vec2-conformer", "conv_depthwise_kernel_size", 4),  # "same" padding needs an odd kernel
+    ("wav2vec2-conformer", "position_embeddings_type", "relative_key"),
+    ("wav2vec2-bert", "add_adapter", True),
+    ("wav2vec2-bert", "use_intermediate_ffn_before_adapter", True),  # only with add_adapter
+    ("wav2vec2-bert", "position_embeddings_type", "alibi"),
+])
+def test_unsupported_audio_config(tmp_path, model_type, field, value):
+    d = tmp_path / "hf"
+    H.transformers.AutoConfig.for_model(model_type, **(A.BERT if model_type == "wav2vec2-bert" else A.BASE)).save_pretrained(d)
     edit_config(d, **{field: value})
     expect_error(d, "config.json", field)
 

@@ -14,9 +14,11 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
                         output (vision_harness.check)
   speech-to-text        WhisperForConditionalGeneration: the encoder output and cross caches, a
                         decoder prefill and decode steps (speech_harness.check)
+  audio-feature-extraction  AutoModel: the zero-padded waveform batch (audio_harness.check)
 The variants:
   minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
-               harness' T5 / BART sizes of the type's family), old schema: no rope_theta,
+               harness' T5 / BART sizes of the type's family; audio-feature-extraction: the
+               audio harness' BASE), old schema: no rope_theta,
                rope_scaling or rope_parameters; everything else is the config class' default
   to-dict      transformers' own view: config.to_dict() of the minimal config, every default
                written out, new schema (rope_parameters)
@@ -44,6 +46,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+import audio_harness as A
 import harness as H
 import seq2seq_harness as S
 import vision_harness as V
@@ -103,7 +106,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 # The tasks this test drives; a registered type of any other task fails (unsupported_task).
 TASKS = ("text-generation", "feature-extraction", "text2text-generation", "image-feature-extraction",
-         "zero-shot-image-classification", "speech-to-text")
+         "zero-shot-image-classification", "speech-to-text", "audio-feature-extraction")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
 SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
 # and per type: bigbird_pegasus' default attention_type block_sparse is refused by mobius on
@@ -148,6 +151,8 @@ def base_kwargs(model_type: str) -> dict:
         return {**SEQ2SEQ_BASE[registered()[model_type][0]], **SEQ2SEQ_TYPE_BASE.get(model_type, {})}
     if task(model_type) == "speech-to-text":  # 32 encoder frames: onnxruntime alone runs any length
         return dict(W.WHISPER, max_source_positions=16)
+    if task(model_type) == "audio-feature-extraction":
+        return A.BERT if model_type == "wav2vec2-bert" else A.BASE
     return H.base_kwargs(model_type)
 
 
@@ -216,6 +221,9 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 model = W.WhisperForConditionalGeneration(config)
                 feats = H.torch.from_numpy(W.features(config.num_mel_bins, 2 * config.max_source_positions))
                 model(input_features=feats, decoder_input_ids=H.torch.from_numpy(W.prompt_ids()), use_cache=True)
+            elif task(model_type) == "audio-feature-extraction":
+                model = H.AutoModel.from_config(config)
+                model(**{A.input_name(model): H.torch.from_numpy(A.model_batch(model)[0])})
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
@@ -276,6 +284,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
         model = W.write_model(W.WhisperConfig.from_dict(copy.deepcopy(cfg)), work / "hf")
         (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
         return W.check(work / "hf", model, work / "onnx", {}, generate=False)
+    if task(model_type) == "audio-feature-extraction":  # as seq2seq: the model, then config.json verbatim
+        model = A.write_model(H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return A.check(work / "hf", model, work / "onnx", row)
     if H.is_encoder(model_type):
         return H.run_encoder_parity(model_type, overrides, work, row)
     pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)

@@ -375,6 +375,15 @@ TEST_F(PlanTest, ShapeAndDtypeMismatch) {
                {dir.str("model.safetensors"), "tensor 'model.norm.weight' has dtype INT64, expected a float tensor"});
 }
 
+TEST(LegacyKey, TorchWeightNormNames) {
+  EXPECT_EQ(legacy_key("wav2vec2.encoder.pos_conv_embed.conv.parametrizations.weight.original0"),
+            "wav2vec2.encoder.pos_conv_embed.conv.weight_g");
+  EXPECT_EQ(legacy_key("encoder.pos_conv_embed.conv.parametrizations.weight.original1"),
+            "encoder.pos_conv_embed.conv.weight_v");
+  EXPECT_EQ(legacy_key("encoder.pos_conv_embed.conv.bias"), "");
+  EXPECT_EQ(legacy_key("x.parametrizations.weight.original2"), "");
+}
+
 TEST(NearestNames, ByEditDistanceThenName) {
   const std::vector<std::string> c{"xyz", "abd", "b", "abcd", "ab"};
   // Distances to "abc": abd 1, abcd 1, ab 1, b 2, xyz 3.
