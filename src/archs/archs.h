@@ -103,5 +103,8 @@ std::unique_ptr<Architecture> create_m2m_100(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_t5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
+// vision-language models, task image-text-to-text (archs/qwen2_vl.cpp)
+std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 
 }  // namespace mobius

@@ -7,7 +7,7 @@ namespace mobius {
 bool is_known_activation(const std::string& n) {
   return n == "silu" || n == "swish" || n == "gelu" || n == "gelu_new" ||
          n == "gelu_pytorch_tanh" || n == "gelu_fast" || n == "relu" || n == "relu2" ||
-         n == "sigmoid" || n == "tanh" || n == "xielu";
+         n == "sigmoid" || n == "tanh" || n == "xielu" || n == "quick_gelu";
 }
 
 Value* activation(Ops& op, const std::string& n, Value* x) {
@@ -20,6 +20,7 @@ Value* activation(Ops& op, const std::string& n, Value* x) {
     Value* r = op.Relu(x);
     return op.Mul(r, r);
   }
+  if (n == "quick_gelu") return op.Mul(x, op.Sigmoid(op.Mul(x, 1.702)));  // QuickGELUActivation
   if (n == "sigmoid") return op.Sigmoid(x);
   if (n == "tanh") return op.Tanh(x);
   throw Error("hidden_act: unsupported activation '" + n + "'");

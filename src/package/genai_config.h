@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/hf_config.h"
+#include "tasks/image_text_to_text.h"
 #include "tasks/text_generation.h"
 
 namespace mobius {
@@ -38,6 +39,20 @@ int64_t context_length(const HfConfig& config);
 // (DeepSeek multi-head latent attention), which onnxruntime-genai cannot allocate.
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& options);
+
+// The genai_config.json of an image-text-to-text package that onnxruntime-genai's multimodal
+// pipeline runs (model.genai_multimodal() set; docs/vlm.md): genai_config() of the text decoder
+// (`options.filename` its graph; the text fields from config.json's text_config, else its top
+// level) with model.type, the model-level token ids, decoder.inputs.inputs_embeds and the vision
+// and embedding sections (vision.onnx, embedding.onnx, processor_config.json). Throws
+// mobius::Error as genai_config().
+nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfConfig& config,
+                                       const std::string& checkpoint_dir, const GenaiOptions& options);
+
+// The processor_config.json of onnxruntime-extensions' image processor for model.type
+// `m.type` (qwen2_5_vl: decode, RGB, smart resize, rescale, CLIP normalization, patches; the
+// sizes from `m`, the pixel bounds of Qwen2VLImageProcessor), as onnxruntime-genai 0.18 reads it.
+nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m);
 
 // The config, tokenizer and generation files copied next to the model, for every task (a
 // feature-extraction package is usable alone).

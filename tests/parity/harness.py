@@ -564,9 +564,11 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 
 def all_types() -> set[str]:
-    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness)."""
+    """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness),
+    vision-language models (vlm_harness)."""
     import seq2seq_harness  # noqa: PLC0415 - it imports this module
-    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types()
+    import vlm_harness  # noqa: PLC0415 - it imports this module
+    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | vlm_harness.types()
 
 
 def is_encoder(model_type: str) -> bool:
