@@ -106,5 +106,6 @@ std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 // vision-language models, task image-text-to-text (archs/qwen2_vl.cpp)
 std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
 
 }  // namespace mobius

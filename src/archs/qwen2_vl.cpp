@@ -1,7 +1,8 @@
-// Qwen2-VL and Qwen2.5-VL (transformers/models/qwen2_vl/{configuration,modeling}_qwen2_vl.py,
-// qwen2_5_vl/{configuration,modeling}_qwen2_5_vl.py, transformers/vision_utils.py), task
-// image-text-to-text (tasks/image_text_to_text.h, docs/vlm.md).
-// Checkpoint keys (transformers 5 saves the hub layout): visual.*, model.* (the text decoder), lm_head.
+// Qwen2-VL, Qwen2.5-VL and Qwen3-VL (transformers/models/{qwen2_vl,qwen2_5_vl,qwen3_vl}/
+// {configuration,modeling}_*.py, transformers/vision_utils.py), task image-text-to-text
+// (tasks/image_text_to_text.h, docs/vlm.md).
+// Checkpoint keys as transformers saves them: qwen2_vl, qwen2_5_vl visual.*, model.* (the text
+// decoder), lm_head; qwen3_vl model.visual.*, model.language_model.*, lm_head.
 //   vision (visual): pixel_values [num_patches, in_channels * temporal_patch_size *
 //     patch_size^2] (the processor's flattened patches), image_grid_thw int64 [num_images, 3] ->
 //     patch_embed (Conv3d with stride = kernel, i.e. one MatMul per patch) -> blocks.* (pre-norm
@@ -13,14 +14,21 @@
 //       qwen2_5_vl: RMSNorm (eps 1e-6), gated MLP with bias (intermediate_size, hidden_act);
 //                   blocks not in fullatt_block_indexes attend within windows of
 //                   window_size / spatial_merge_size / patch_size merged patches
+//       qwen3_vl:   patch_embed with bias, plus pos_embed (num_position_embeddings, a square
+//                   grid) resampled bilinearly (align_corners) to each image's grid; LayerNorm,
+//                   MLP linear_fc1/linear_fc2 (hidden_act); merger norm/linear_fc1/linear_fc2.
+//                   DeepStack (deepstack_visual_indexes: features added to early decoder
+//                   layers) has no channel in onnxruntime-genai's pipeline and is refused
 //     transformers packs the patches (cu_seqlens) and permutes them into window order
 //     (get_vision_window_index), then reverses it after the merger; attention is equivariant to
 //     that permutation and the merger's groups stay whole, so here the patches keep the processor's
 //     order and each block gets a mask: same frame (and same window). Every quantity is computed
 //     from image_grid_thw in the graph, for any number of images of any sizes.
-//   decoder (model, lm_head): the qwen2 text decoder (archs/llama.cpp qwen2_spec)
-//     with multimodal RoPE: position_ids [3, batch, seq] (temporal, height, width rows; transformers
-//     get_rope_index), channel block k of rope_parameters.mrope_section taking its angles from row k.
+//   decoder: the qwen2 text decoder (archs/llama.cpp qwen2_spec; qwen3_vl: the qwen3 decoder,
+//     q_norm/k_norm) with multimodal RoPE: position_ids [3, batch, seq] (temporal, height, width
+//     rows; transformers get_rope_index), channel block k of rope_parameters.mrope_section taking
+//     its angles from row k (qwen3_vl interleaved: channel 3i+1 (i < section[1]) from the height
+//     row, 3i+2 (i < section[2]) from the width row, the others from the temporal row).
 #include <cmath>
 #include <numeric>
 
@@ -34,13 +42,16 @@ namespace mobius {
 
 namespace {
 
-enum class Family { qwen2_vl, qwen2_5_vl };
+enum class Family { qwen2_vl, qwen2_5_vl, qwen3_vl };
 
 struct VisionSpec {
   int64_t embed_dim, depth, num_heads, spatial_merge_size, out_hidden_size;
   Shape kernel;                        // patch_embed.proj.weight: [embed_dim, in_channels, temporal, patch, patch]
   int64_t patch_dim;                   // in_channels * temporal_patch_size * patch_size^2
   int64_t window = 0;                  // qwen2_5_vl: window side in merged patches
+  bool patch_bias = false;             // qwen3_vl
+  int64_t grid_side = 0;               // qwen3_vl: pos_embed is [grid_side^2, embed_dim]
+  std::string merger_norm = "ln_q", merger_fc1 = "mlp.0", merger_fc2 = "mlp.2";
   std::vector<bool> full_attention;    // per block: frame-wide (true) or windowed
   double rope_theta = 10000.0;
   DecoderSpec block;                   // the blocks' norms, attention and MLP
@@ -51,12 +62,12 @@ struct VisionSpec {
 VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
   std::optional<HfConfig> sub = c.sub("vision_config");
   if (!sub) c.fail("vision_config", "is required for a Qwen2-VL model: the vision tower's sizes");
-  const bool q25 = f == Family::qwen2_5_vl;
+  const bool q25 = f == Family::qwen2_5_vl, q3 = f == Family::qwen3_vl;
   const HfConfig v =
       with_class_defaults(with_attribute_map(*sub, {{"num_attention_heads", "num_heads"}, {"num_hidden_layers", "depth"}}),
-                          q25 ? "qwen2_5_vl_vision" : "qwen2_vl_vision");
+                          q3 ? "qwen3_vl_vision" : q25 ? "qwen2_5_vl_vision" : "qwen2_vl_vision");
   VisionSpec s;
-  s.embed_dim = q25 ? v.get_int("hidden_size") : v.int_or("embed_dim", 1280);
+  s.embed_dim = q25 || q3 ? v.get_int("hidden_size") : v.int_or("embed_dim", 1280);
   s.depth = v.int_or("depth", 32);
   s.num_heads = v.int_or("num_heads", 16);
   if (s.num_heads <= 0 || s.embed_dim % s.num_heads != 0 || (s.embed_dim / s.num_heads) % 4 != 0)
@@ -68,7 +79,7 @@ VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
   s.patch_dim = channels * temporal * patch * patch;
   s.spatial_merge_size = v.int_or("spatial_merge_size", 2);
   if (s.spatial_merge_size <= 0) v.fail("spatial_merge_size", "must be positive");
-  s.out_hidden_size = q25 ? v.int_or("out_hidden_size", 3584) : v.get_int("hidden_size");
+  s.out_hidden_size = q25 || q3 ? v.int_or("out_hidden_size", 3584) : v.get_int("hidden_size");
   if (auto rope = v.sub("rope_parameters")) s.rope_theta = rope->float_or("rope_theta", 10000.0);
   s.full_attention.assign(static_cast<size_t>(s.depth), true);
   if (q25) {
@@ -79,6 +90,19 @@ VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
     s.full_attention.assign(static_cast<size_t>(s.depth), false);
     for (double i : full)
       if (i >= 0 && i < static_cast<double>(s.depth)) s.full_attention[static_cast<size_t>(i)] = true;
+  }
+  if (q3) {
+    s.patch_bias = true;
+    const int64_t positions = v.int_or("num_position_embeddings", 2304);
+    s.grid_side = static_cast<int64_t>(std::sqrt(static_cast<double>(positions)));
+    if (positions <= 0 || s.grid_side * s.grid_side != positions)
+      v.fail("num_position_embeddings", "must be a square (the learned position grid)");
+    if (v.has("deepstack_visual_indexes") ? !v.float_list("deepstack_visual_indexes").empty() : true)
+      v.fail("deepstack_visual_indexes", "DeepStack features (added to early decoder layers) are not supported: "
+                                         "onnxruntime-genai's pipeline has no input for them; set it to []");
+    s.merger_norm = "norm";
+    s.merger_fc1 = "linear_fc1";
+    s.merger_fc2 = "linear_fc2";
   }
   DecoderSpec& b = s.block;
   b.hidden_size = s.embed_dim;
@@ -96,10 +120,13 @@ VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
   a.dtype = dtype;
   a.fused_qkv = FusedQKV{.name = "qkv"};
   a.names.o_proj = "proj";
-  const std::string act = v.string_or("hidden_act", q25 ? "silu" : "quick_gelu");
+  const std::string act = v.string_or("hidden_act", q3 ? "gelu_pytorch_tanh" : q25 ? "silu" : "quick_gelu");
   if (!is_known_activation(act)) v.fail("hidden_act", "unsupported activation '" + act + "'");
   if (q25)
     b.mlp = {s.embed_dim, v.get_int("intermediate_size"), act, true, dtype};
+  else if (q3)
+    b.mlp = {.hidden_size = s.embed_dim, .intermediate_size = v.get_int("intermediate_size"), .hidden_act = act,
+             .bias = true, .dtype = dtype, .gated = false, .up_name = "linear_fc1", .down_name = "linear_fc2"};
   else
     b.mlp = {.hidden_size = s.embed_dim, .intermediate_size = s.embed_dim * v.int_or("mlp_ratio", 4),
              .hidden_act = act, .bias = true, .dtype = dtype, .gated = false};
@@ -111,11 +138,13 @@ class VisionTower : public Module {
   explicit VisionTower(const VisionSpec& s) : s_(s) {
     const int64_t merged = s.embed_dim * s.spatial_merge_size * s.spatial_merge_size;
     patch_weight = param("patch_embed.proj.weight", s.kernel, s.block.dtype);
+    if (s.patch_bias) patch_bias = param("patch_embed.proj.bias", {s.embed_dim}, s.block.dtype);
+    if (s.grid_side) pos_embed = param("pos_embed.weight", {s.grid_side * s.grid_side, s.embed_dim}, s.block.dtype);
     for (int64_t i = 0; i < s.depth; ++i) blocks.push_back(child<DecoderLayer>("blocks." + std::to_string(i), s.block, i));
     NormOptions n = s.block.norm();
-    ln_q = adopt("merger.ln_q", make_norm(n));
-    fc1 = child<Linear>("merger.mlp.0", LinearOptions{merged, merged, true, s.block.dtype});
-    fc2 = child<Linear>("merger.mlp.2", LinearOptions{merged, s.out_hidden_size, true, s.block.dtype});
+    ln_q = adopt("merger." + s.merger_norm, make_norm(n));
+    fc1 = child<Linear>("merger." + s.merger_fc1, LinearOptions{merged, merged, true, s.block.dtype});
+    fc2 = child<Linear>("merger." + s.merger_fc2, LinearOptions{merged, s.out_hidden_size, true, s.block.dtype});
   }
 
   // pixel_values: float32 [num_patches, patch_dim]; grid_thw: int64 [num_images, 3].
@@ -151,7 +180,9 @@ class VisionTower : public Module {
     Value* x = pixel_values;
     if (dt != DataType::FLOAT) x = op.Cast(x, {.to = dt});
     Value* w = op.Reshape(patch_weight->value(op), std::vector<int64_t>{s_.embed_dim, s_.patch_dim});
-    x = op.Gemm(x, w, nullptr, {.transB = 1});  // [patches, embed_dim]
+    x = op.Gemm(x, w, patch_bias ? patch_bias->value(op) : nullptr, {.transB = 1});  // [patches, embed_dim]
+    if (pos_embed)
+      x = op.Add(x, positions(op, hpos, wpos, per_patch(column(1), image), per_patch(column(2), image)));
     x = op.Unsqueeze(x, {0});
 
     AttentionContext full{frame_mask(op, frame_start, nullptr, nullptr), rope(op, hpos, wpos)};
@@ -170,6 +201,8 @@ class VisionTower : public Module {
   }
 
   Parameter* patch_weight;  // Conv3d weight, applied as a [embed_dim, patch_dim] matrix
+  Parameter* patch_bias = nullptr;
+  Parameter* pos_embed = nullptr;
   std::vector<DecoderLayer*> blocks;
   Norm* ln_q;
   Linear *fc1, *fc2;
@@ -182,6 +215,38 @@ class VisionTower : public Module {
     Value* allowed = same(frame);
     if (row) allowed = op.And(allowed, op.And(same(row), same(col)));
     return additive_mask(op, op.Unsqueeze(allowed, {0, 1}), s_.block.dtype);
+  }
+
+  // qwen3_vl: pos_embed, a grid_side x grid_side table, resampled to the patch's image grid (h, w)
+  // bilinearly with aligned corners (transformers vision_utils
+  // get_vision_interpolation_indices_and_weights): [patches, embed_dim].
+  Value* positions(Ops& op, Value* hpos, Value* wpos, Value* h, Value* w) const {
+    auto s = op.builder().scope("pos_embed");
+    const int64_t side = s_.grid_side;
+    // per axis: the two taps (clamped to the table) and their weights max(1 - |src - tap|, 0)
+    auto taps = [&](Value* pos, Value* size) {
+      Value* scale = op.Cast(op.Max(op.Sub(size, 1.0), 1.0), {.to = DataType::FLOAT});
+      Value* src = op.Div(op.Mul(op.Cast(pos, {.to = DataType::FLOAT}), static_cast<double>(side - 1)), scale);
+      Value* floor = op.Floor(src);
+      std::vector<std::pair<Value*, Value*>> out;
+      for (double offset : {0.0, 1.0}) {
+        Value* tap = op.Cast(op.Min(op.Max(op.Add(floor, offset), 0.0), static_cast<double>(side - 1)),
+                             {.to = DataType::INT64});
+        Value* weight = op.Max(op.Sub(1.0, op.Abs(op.Sub(op.Sub(src, floor), offset))), 0.0);
+        out.emplace_back(tap, weight);
+      }
+      return out;
+    };
+    Value* sum = nullptr;
+    for (const auto& [th, wh] : taps(hpos, h))
+      for (const auto& [tw, ww] : taps(wpos, w)) {
+        Value* rows = op.Gather(pos_embed->value(op), op.Add(op.Mul(th, static_cast<double>(side)), tw));
+        Value* weight = op.Unsqueeze(op.Mul(wh, ww), {1});
+        if (s_.block.dtype != DataType::FLOAT) weight = op.Cast(weight, {.to = s_.block.dtype});
+        Value* term = op.Mul(rows, weight);
+        sum = sum ? op.Add(sum, term) : term;
+      }
+    return sum;
   }
 
   // The 2-D RoPE (Qwen2_5_VLVisionRotaryEmbedding): angles h * inv_freq, then w * inv_freq, with
@@ -207,63 +272,95 @@ class VisionTower : public Module {
   VisionSpec s_;
 };
 
-// The qwen2 decoder with multimodal RoPE (Qwen2_5_VLRotaryEmbedding.recomposition_frequencies).
+// A text decoder with multimodal RoPE (Qwen2_5_VLRotaryEmbedding / Qwen3VLTextRotaryEmbedding
+// .recomposition_frequencies).
 class MRopeDecoder : public DecoderCausalLM {
  public:
-  MRopeDecoder(const DecoderSpec& s, std::vector<int64_t> section) : DecoderCausalLM(s), section_(std::move(section)) {}
+  MRopeDecoder(const DecoderSpec& s, std::vector<int64_t> section, bool interleaved)
+      : DecoderCausalLM(s), section_(std::move(section)), interleaved_(interleaved) {}
 
  protected:
-  // position_ids [3, batch, seq] -> the tables of each row, channel block k from row k.
+  // position_ids [3, batch, seq] -> each channel's angles from its row: in blocks of section[k]
+  // channels from row k, or interleaved (qwen3_vl, see the top of this file).
   RopeTables position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const override {
-    std::vector<Value*> cos, sin;
-    RopeTables t{};
-    int64_t start = 0;
-    for (size_t k = 0; k < section_.size(); ++k) {
-      t = DecoderCausalLM::position_tables(op, rope, op.Gather(position_ids, op.builder().scalar_i64(static_cast<int64_t>(k))));
-      cos.push_back(op.Slice(t.cos, {start}, {start + section_[k]}, {2}));
-      sin.push_back(op.Slice(t.sin, {start}, {start + section_[k]}, {2}));
-      start += section_[k];
+    std::vector<RopeTables> rows;
+    for (int64_t k = 0; k < 3; ++k)
+      rows.push_back(DecoderCausalLM::position_tables(op, rope, op.Gather(position_ids, op.builder().scalar_i64(k))));
+    const int64_t half = section_[0] + section_[1] + section_[2];
+    std::vector<std::vector<float>> select(3, std::vector<float>(static_cast<size_t>(half), 0.0f));
+    for (int64_t j = 0, start = 0, k = 0; j < half; ++j) {
+      int64_t row = 0;
+      if (interleaved_) {
+        row = j % 3 != 0 && j < 3 * section_[static_cast<size_t>(j % 3)] ? j % 3 : 0;
+      } else {
+        while (j >= start + section_[static_cast<size_t>(k)]) start += section_[static_cast<size_t>(k++)];
+        row = k;
+      }
+      select[static_cast<size_t>(row)][static_cast<size_t>(j)] = 1.0f;
     }
-    return {op.Concat(cos, {.axis = 2}), op.Concat(sin, {.axis = 2}), t.rotary_dim};
+    // sum over the rows of table * 0/1 channel mask: exactly the selected row's value
+    auto pick = [&](Value* RopeTables::*table) {
+      Value* out = nullptr;
+      for (size_t k = 0; k < 3; ++k) {
+        Value* mask = op.builder().constant_float(select[k], {half}, (rows[k].*table)->dtype);
+        Value* term = op.Mul(rows[k].*table, mask);
+        out = out ? op.Add(out, term) : term;
+      }
+      return out;
+    };
+    return {pick(&RopeTables::cos), pick(&RopeTables::sin), rows[0].rotary_dim};
   }
 
  private:
   std::vector<int64_t> section_;
+  bool interleaved_;
 };
 
 class Qwen2VL : public ImageTextToText {
  public:
   Qwen2VL(const HfConfig& c, Family f, DataType dtype) {
-    // Qwen2_5_VLConfig / Qwen2VLConfig: the text fields in text_config, or at the top level in
-    // checkpoints saved before transformers 5 (the class pops them from there)
+    // Qwen2VLConfig / Qwen2_5_VLConfig / Qwen3VLConfig: the text fields in text_config, or at the
+    // top level in checkpoints saved before transformers 5 (the class pops them from there)
+    const bool q3 = f == Family::qwen3_vl;
     const std::optional<HfConfig> sub = c.sub("text_config");
-    const HfConfig text = with_class_defaults(sub ? *sub : c, f == Family::qwen2_5_vl ? "qwen2_5_vl_text" : "qwen2_vl_text");
+    const HfConfig text = with_class_defaults(
+        sub ? *sub : c, q3 ? "qwen3_vl_text" : f == Family::qwen2_5_vl ? "qwen2_5_vl_text" : "qwen2_vl_text");
     // rope_type "mrope" is the default rope (Qwen2_5_VLTextConfig.convert_rope_params_to_dict);
     // rope_theta defaults to the text config class' default_theta
-    DecoderSpec s = qwen2_spec(text, dtype, {.rope_theta = 1000000.0, .rope_type_aliases = {{"mrope", "default"}}});
+    const RopeDefaults rope{.rope_theta = q3 ? 500000.0 : 1000000.0, .rope_type_aliases = {{"mrope", "default"}}};
+    DecoderSpec s;
+    if (q3) {  // Qwen3VLTextAttention: q_norm / k_norm (RMSNorm), attention_bias; Qwen3VLTextMLP: no bias
+      s = llama_spec(text, dtype, rope);
+      s.attention.qk_norm = QKNorm{};
+      s.mlp.bias = false;
+      s.names.model = "model.language_model";
+    } else {
+      s = qwen2_spec(text, dtype, rope);
+    }
     // tie_word_embeddings at the top level, or in text_config (saved before transformers 5)
     s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false) || text.bool_or("tie_word_embeddings", false);
     std::vector<int64_t> section;
     if (auto p = RopeConfig::params(text))
       if (p->has("mrope_section"))
         for (double v : p->float_list("mrope_section")) section.push_back(static_cast<int64_t>(v));
-    if (section.empty()) section = {16, 24, 24};  // Qwen2_5_VLRotaryEmbedding's default
-    if (section.size() != 3 || std::accumulate(section.begin(), section.end(), int64_t{0}) != s.rope.rotary_dim() / 2)
+    if (section.empty()) section = q3 ? std::vector<int64_t>{24, 20, 20} : std::vector<int64_t>{16, 24, 24};
+    if (section.size() != 3 || section[0] < 0 || section[1] < 0 || section[2] < 0 ||
+        section[0] + section[1] + section[2] != s.rope.rotary_dim() / 2)
       text.fail("rope_parameters.mrope_section", "must be 3 numbers that sum to head_dim / 2 = " +
                                                      std::to_string(s.rope.rotary_dim() / 2));
     hidden_size_ = s.hidden_size;
-    image_token_id_ = c.int_or("image_token_id", 151655);  // Qwen2VLConfig / Qwen2_5_VLConfig
+    image_token_id_ = c.int_or("image_token_id", 151655);  // the config classes' default
     VisionSpec v = vision_spec(c, f, dtype);
     if (v.out_hidden_size != hidden_size_)
       c.fail("vision_config", "the merger's output width (" + std::to_string(v.out_hidden_size) +
                                   ") must equal the text hidden_size (" + std::to_string(hidden_size_) + ")");
     patch_dim_ = v.patch_dim;
-    genai_ = {"qwen2_5_vl", v.kernel[3].value, v.spatial_merge_size, v.kernel[2].value,
+    genai_ = {q3 ? "qwen3_vl" : "qwen2_5_vl", v.kernel[3].value, v.spatial_merge_size, v.kernel[2].value,
               {{"image_token_id", image_token_id_},
                {"video_token_id", c.int_or("video_token_id", 151656)},
                {"vision_start_token_id", c.int_or("vision_start_token_id", 151652)}}};
-    text_ = adopt("", std::make_unique<MRopeDecoder>(s, section));
-    visual_ = child<VisionTower>("visual", v);
+    text_ = adopt("", std::make_unique<MRopeDecoder>(s, section, q3));
+    visual_ = child<VisionTower>(q3 ? "model.visual" : "visual", v);
   }
 
   const CausalLM& text() const override { return *text_; }
@@ -278,8 +375,9 @@ class Qwen2VL : public ImageTextToText {
     return visual_->forward(op, in.at(0), in.at(1));
   }
   Shape position_ids_shape() const override { return {3, "batch_size", "sequence_length"}; }
-  // onnxruntime-genai's qwen2_5_vl pipeline (Qwen2_5VLImageProcessor, Qwen2VLPositionInputs): the
-  // same processing and positions serve Qwen2-VL, whose package has the same graphs and I/O
+  // onnxruntime-genai's qwen2_5_vl / qwen3_vl pipeline (its Qwen2.5-VL image processor,
+  // Qwen2VLPositionInputs): the qwen2_5_vl one serves Qwen2-VL too, whose package has the same
+  // graphs, I/O, processing and positions
   std::optional<GenaiMultimodal> genai_multimodal() const override { return genai_; }
 
  private:
@@ -297,6 +395,10 @@ std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig& c, DataType dtype)
 
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig& c, DataType dtype) {
   return std::make_unique<Qwen2VL>(c, Family::qwen2_5_vl, dtype);
+}
+
+std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Qwen2VL>(c, Family::qwen3_vl, dtype);
 }
 
 }  // namespace mobius

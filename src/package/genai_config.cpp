@@ -188,14 +188,20 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
 }
 
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
-  MOBIUS_ASSERT(m.type == "qwen2_5_vl", "processor_config of " + m.type);
+  MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl", "processor_config of " + m.type);
+  const bool qwen3 = m.type == "qwen3_vl";
   auto op = [](const char* name, const char* type, nlohmann::json attrs) {
     nlohmann::json o = {{"name", name}, {"type", type}};
     if (!attrs.is_null()) o["attrs"] = std::move(attrs);
     return nlohmann::json{{"operation", o}};
   };
   // Qwen2VLImageProcessor: min_pixels 56 * 56, max_pixels 28 * 28 * 1280 * 8 (its size
-  // shortest_edge / longest_edge), OPENAI_CLIP_MEAN / OPENAI_CLIP_STD
+  // shortest_edge / longest_edge), OPENAI_CLIP_MEAN / OPENAI_CLIP_STD; Qwen3-VL's processor
+  // normalizes with mean = std = 0.5 (onnxruntime-extensions' Normalize flag "qwen3_vl")
+  const std::vector<double> mean = qwen3 ? std::vector<double>{0.5, 0.5, 0.5}
+                                         : std::vector<double>{0.48145466, 0.4578275, 0.40821073};
+  const std::vector<double> std = qwen3 ? std::vector<double>{0.5, 0.5, 0.5}
+                                        : std::vector<double>{0.26862954, 0.26130258, 0.27577711};
   nlohmann::json transforms = nlohmann::json::array({
       op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
       op("convert_to_rgb", "ConvertRGB", nullptr),
@@ -204,7 +210,7 @@ nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
           {"patch_size", m.patch_size}, {"merge_size", m.spatial_merge_size}}),
       op("rescale", "Rescale", {{"rescale_factor", 1.0 / 255.0}}),
       op("normalize", "Normalize",
-         {{"mean", {0.48145466, 0.4578275, 0.40821073}}, {"std", {0.26862954, 0.26130258, 0.27577711}}, {"qwen2_5_vl", 1}}),
+         {{"mean", mean}, {"std", std}, {m.type, 1}}),
       op("patch_image", "PatchImage",
          {{"patch_size", m.patch_size}, {"temporal_patch_size", m.temporal_patch_size}, {"merge_size", m.spatial_merge_size}}),
   });

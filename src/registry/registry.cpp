@@ -79,6 +79,7 @@ const std::vector<RegistryEntry>& registry() {
         // vision-language models (archs/qwen2_vl.cpp)
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl},
+        {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl},
         // encoder-decoders (archs/t5.cpp, bart.cpp)
         {"bart", "bart", "text2text-generation", create_bart},
         {"mbart", "bart", "text2text-generation", create_mbart},

@@ -32,3 +32,25 @@ def test_vlm_ep_cpu(tmp_path_factory):
 def test_vlm_int4(tmp_path_factory):
     failures = V.check_int4(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-int4"))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("model_type,edit,needle", [
+    ("qwen2_5_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
+    ("qwen2_5_vl", lambda c: c.pop("vision_config"), "vision_config"),
+    ("qwen2_vl", lambda c: c["vision_config"].update(num_heads=3), "num_heads"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=[1]), "deepstack_visual_indexes"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=15), "num_position_embeddings"),
+], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid"])
+def test_vlm_config_errors(model_type, edit, needle, tmp_path):
+    """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
+    field, exit 1, nothing written."""
+    row = next(r for r in V.ROWS if r.model_type == model_type)
+    config = V.AutoConfig.for_model(row.model_type, **row.config).to_dict()
+    edit(config)
+    (tmp_path / "hf").mkdir()
+    (tmp_path / "hf" / "config.json").write_text(V.json.dumps(config))
+    r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "out", "--no-weights")
+    lines = r.stderr.splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:"), r.stderr
+    assert "config.json" in lines[0] and needle in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()

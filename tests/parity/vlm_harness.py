@@ -60,6 +60,10 @@ ROWS = [
         out_hidden_size=64, fullatt_block_indexes=[1]))),
     Row("qwen2_vl", "base", dict(QWEN_IDS, text_config=TEXT, vision_config=dict(
         depth=2, embed_dim=32, mlp_ratio=2, num_heads=2, patch_size=4, hidden_size=64))),
+    # a 4 x 4 learned position grid resampled to the 10 x 6 and 6 x 8 images; no DeepStack
+    Row("qwen3_vl", "base", dict(QWEN_IDS, text_config=dict(TEXT, head_dim=16), vision_config=dict(
+        depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4, out_hidden_size=64,
+        num_position_embeddings=16, deepstack_visual_indexes=[]))),
 ]
 GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
 PAD = 5  # left padding of batch row 1
