@@ -108,4 +108,20 @@ std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
 
+// archs/vit.cpp, dinov2.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
+// image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models
+// (zero-shot-image-classification); the reusable towers: archs/vision_towers.h
+std::unique_ptr<Architecture> create_vit(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_deit(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_vit_msn(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ijepa(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_dinov2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_dinov2_with_registers(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_clip(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_clip_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_siglip(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig&, DataType);
+
 }  // namespace mobius

@@ -8,7 +8,8 @@
 namespace mobius {
 
 // Applies activation `name` to x: silu/swish, gelu (erf), gelu_new / gelu_pytorch_tanh /
-// gelu_fast (tanh approximation), relu, relu2 (relu squared), sigmoid, tanh.
+// gelu_fast (tanh approximation), quick_gelu (x * sigmoid(1.702 x), CLIP), relu, relu2 (relu
+// squared), sigmoid, tanh.
 // Throws mobius::Error naming `name` (field hidden_act) for anything else.
 Value* activation(Ops& op, const std::string& name, Value* x);
 // The activations above, plus "xielu" (a module with parameters: XIELU, which the MLP blocks

@@ -74,6 +74,12 @@ Value* Ops::Gemm(Value* a, Value* b, Value* c, GemmAttrs g) {
              a->dtype);
 }
 
+Value* Ops::Conv(Value* x, Value* w, Value* b, ConvAttrs a) {
+  std::vector<Value*> in{x, w};
+  if (b) in.push_back(b);
+  return one("Conv", in, {{"kernel_shape", a.kernel_shape}, {"strides", a.strides}}, x->dtype);
+}
+
 Value* Ops::Gather(Value* data, Value* indices, GatherAttrs a) {
   return one("Gather", {data, indices}, {{"axis", a.axis}}, data->dtype);
 }

@@ -48,6 +48,7 @@ struct ScatterElementsAttrs { int64_t axis = 0; };
 struct CumSumAttrs { int64_t exclusive = 0; int64_t reverse = 0; };
 struct NormAttrs { int64_t axis = -1; float epsilon = 1e-5f; };
 struct RotaryEmbeddingAttrs { int64_t interleaved = 0; int64_t rotary_embedding_dim = 0; };
+struct ConvAttrs { std::vector<int64_t> kernel_shape; std::vector<int64_t> strides; };
 struct AttentionAttrs { std::optional<float> scale; float softcap = 0.0f; int64_t is_causal = 0; };
 
 class Ops {
@@ -95,6 +96,9 @@ class Ops {
 
   Value* MatMul(Value* a, Value* b);
   Value* Gemm(Value* a, Value* b, Value* c = nullptr, GemmAttrs attrs = {});
+  // Conv (opset 22), no padding, dilation 1, group 1. x: [batch, in_channels, *spatial];
+  // w: [out_channels, in_channels, *kernel_shape]; b: [out_channels] or null.
+  Value* Conv(Value* x, Value* w, Value* b, ConvAttrs a);
 
   Value* Gather(Value* data, Value* indices, GatherAttrs a = {});
   Value* Reshape(Value* x, Value* shape);

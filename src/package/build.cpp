@@ -210,6 +210,7 @@ BuildReport build_package(const BuildOptions& o) {
   std::vector<WeightPlan> plans;
   try {
     arch = create(*cfg, o.dtype);
+    report.task = arch->task();  // a vision type's image-classification checkpoint
     LoweredGraphs lowered = lower_graphs(*arch, *cfg, o, ep, ckpt.get());
     graphs = std::move(lowered.graphs);
     report.quantize = std::move(lowered.quantize);

@@ -92,6 +92,20 @@ const std::vector<RegistryEntry>& registry() {
         {"t5", "t5", "text2text-generation", create_t5},
         {"mt5", "t5", "text2text-generation", create_mt5},
         {"umt5", "t5", "text2text-generation", create_umt5},
+        // vision encoders (archs/vit.cpp, dinov2.cpp, clip.cpp, siglip.cpp; docs/vision.md): the
+        // task is image-classification for a *ForImageClassification checkpoint
+        {"clip", "clip", "zero-shot-image-classification", create_clip},
+        {"clip_text_model", "clip", "feature-extraction", create_clip_text_model},
+        {"clip_vision_model", "clip", "image-feature-extraction", create_clip_vision_model},
+        {"deit", "vit", "image-feature-extraction", create_deit},
+        {"dinov2", "dinov2", "image-feature-extraction", create_dinov2},
+        {"dinov2_with_registers", "dinov2", "image-feature-extraction", create_dinov2_with_registers},
+        {"ijepa", "vit", "image-feature-extraction", create_ijepa},
+        {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
+        {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},
+        {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
+        {"vit", "vit", "image-feature-extraction", create_vit},
+        {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
     };
     std::sort(t.begin(), t.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
       return std::string(a.model_type) < b.model_type;

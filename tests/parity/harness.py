@@ -565,10 +565,12 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 def all_types() -> set[str]:
     """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness),
-    vision-language models (vlm_harness)."""
+    vision encoders (vision_harness), vision-language models (vlm_harness)."""
     import seq2seq_harness  # noqa: PLC0415 - it imports this module
+    import vision_harness  # noqa: PLC0415 - it imports this module
     import vlm_harness  # noqa: PLC0415 - it imports this module
-    return set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | vlm_harness.types()
+    return (set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | vision_harness.types()
+            | vlm_harness.types())
 
 
 def is_encoder(model_type: str) -> bool:

@@ -9,6 +9,9 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
   feature-extraction    AutoModel: the padded batch (harness.run_encoder_parity)
   text2text-generation  AutoModelForSeq2SeqLM: the encoder output, a decoder prefill and
                         SEQ2SEQ_DECODE_STEPS steps through both caches (seq2seq_harness.check)
+  the vision_harness types (image-feature-extraction, zero-shot-image-classification, the CLIP /
+  SigLIP text towers' feature-extraction): the type's first vision_harness row class, every
+                        output (vision_harness.check)
 The variants:
   minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
                harness' T5 / BART sizes of the type's family), old schema: no rope_theta,
@@ -40,6 +43,7 @@ import pytest
 
 import harness as H
 import seq2seq_harness as S
+import vision_harness as V
 
 # Fields other families use, each added alone to the minimal config (values that engage at the
 # harness' sizes: head size 16, prefill 48).
@@ -94,7 +98,8 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 
 # The tasks this test drives; a registered type of any other task fails (unsupported_task).
-TASKS = ("text-generation", "feature-extraction", "text2text-generation")
+TASKS = ("text-generation", "feature-extraction", "text2text-generation", "image-feature-extraction",
+         "zero-shot-image-classification")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
 SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
 SEQ2SEQ_DECODE_STEPS = 2  # through both caches; no generate (generation is seq2seq_parity's)
@@ -120,6 +125,8 @@ def unsupported_task(model_type: str) -> str | None:
     """Why this test cannot drive `model_type` (its task, or an encoder without harness rows), else None."""
     if task(model_type) not in TASKS:
         return f"task {task(model_type)!r} has no driver in test_config_fidelity.py (TASKS)"
+    if model_type in V.types():
+        return None
     if (task(model_type) == "feature-extraction") != H.is_encoder(model_type):
         return "feature-extraction types are driven through harness.ENCODER_VARIANTS, which must list it"
     if task(model_type) == "text2text-generation" and registered()[model_type][0] not in SEQ2SEQ_BASE:
@@ -128,6 +135,8 @@ def unsupported_task(model_type: str) -> str | None:
 
 
 def base_kwargs(model_type: str) -> dict:
+    if model_type in V.types():
+        return V.base_row(model_type).config
     if task(model_type) == "text2text-generation":
         return SEQ2SEQ_BASE[registered()[model_type][0]]
     return H.base_kwargs(model_type)
@@ -191,6 +200,9 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 ids, mask = map(H.torch.from_numpy, S.encoder_batch(config.vocab_size))
                 out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
                 model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+            elif model_type in V.types():
+                row = V.base_row(model_type)
+                V.make_model(row, config)(**{k: H.torch.from_numpy(v) for k, v in V.inputs(row, config).items()})
             elif H.is_encoder(model_type):
                 H.AutoModel.from_config(config)(input_ids=H.torch.ones(1, 8, dtype=H.torch.long))
             else:  # the padded batch and decode step of the parity check
@@ -242,6 +254,11 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     overrides = {"_config_json": cfg}
     if task(model_type) == "text2text-generation":
         return seq2seq_parity_failures(model_type, cfg, work)
+    if model_type in V.types():
+        vrow = V.base_row(model_type)
+        model = V.write_model(vrow, H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return V.check(vrow, work / "hf", model, work / "onnx", row)
     if H.is_encoder(model_type):
         return H.run_encoder_parity(model_type, overrides, work, row)
     pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)

@@ -7,9 +7,10 @@ import pytest
 
 import harness as H
 import seq2seq_harness as S
+import vision_harness
 import vlm_harness as V
 
-FIRST = len(H.rows()) + len(H.encoder_rows()) + len(S.ROWS)
+FIRST = len(H.rows()) + len(H.encoder_rows()) + len(S.ROWS) + len(vision_harness.ROWS)
 ROWS = [pytest.param(FIRST + i, r, id=f"{r.model_type}-{r.variant}") for i, r in enumerate(V.ROWS)]
 
 

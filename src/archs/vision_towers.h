@@ -1,0 +1,98 @@
+// The vision towers other tasks reuse (the vision-language families: LLaVA's CLIP or SigLIP
+// tower, Gemma 3's SigLIP tower). Each factory reads a vision config object (a standalone
+// *_vision_model config.json, or the vision_config of a dual or vision-language config), fills
+// the fields it leaves out with the transformers config-class defaults, and returns the tower;
+// register it under the checkpoint prefix of its weights, e.g. in a root module
+//   tower_ = adopt("model.vision_tower", clip_vision_tower(*cfg.sub("vision_config"), dtype));
+// and run tower_->forward(op, pixel_values[, layers]) (blocks/vision_transformer.h):
+// last_hidden_state, and hidden_states[k] after k layers (LLaVA's vision_feature_layer).
+// Parameter names below the prefix are transformers' checkpoint keys of *VisionModel:
+// "embeddings.patch_embedding.weight", "encoder.layers.{i}.self_attn.q_proj.weight", ...
+// Throws mobius::Error naming the field for a config it cannot build (image_size or patch_size
+// not an integer, patch_size not dividing image_size, heads not dividing hidden_size, an
+// unknown hidden_act).
+#pragma once
+
+#include <memory>
+
+#include "blocks/vision_transformer.h"
+#include "config/hf_config.h"
+#include "tasks/image_classification.h"
+
+namespace mobius {
+
+// SiglipVisionModel's tower (transformers/models/siglip/modeling_siglip.py): patch Conv with
+// bias, no class token, position_embedding [patches, hidden], CLIP-style layers,
+// post_layernorm on last_hidden_state. Config: siglip_vision_model (SiglipVisionConfig).
+std::unique_ptr<VisionTransformer> siglip_vision_tower(const HfConfig& vision_config, DataType dtype);
+
+// CLIPVisionModel's tower (transformers/models/clip/modeling_clip.py): patch Conv without bias,
+// class_embedding [hidden], position_embedding [patches + 1, hidden], pre_layrnorm, CLIP
+// layers; last_hidden_state is the last layer's output (post_layernorm belongs to the pooler,
+// not to the tower). Config: clip_vision_model (CLIPVisionConfig).
+std::unique_ptr<VisionTransformer> clip_vision_tower(const HfConfig& vision_config, DataType dtype);
+
+// The sizes every ViT-style config spells the same way (hidden_size, num_hidden_layers,
+// num_attention_heads, hidden_act, layer_norm_eps, image_size, patch_size, num_channels), read
+// from `c` (after its class defaults) into tower options with CLIP's child names; the family
+// factories set the feed-forward width (intermediate_size, or DINOv2's hidden_size * mlp_ratio)
+// and rename what differs.
+VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype);
+
+// The text tower of CLIP and SigLIP (CLIPTextTransformer / SiglipTextModel without pooling):
+// embeddings.token_embedding + embeddings.position_embedding (positions 0..seq-1, at most
+// max_position_embeddings), CLIP encoder layers (encoder.layers.{i}), final_layer_norm. CLIP's
+// attention is causal over the unpadded tokens (create_causal_mask), SigLIP's bidirectional over
+// them (create_bidirectional_mask). Config: clip_text_model / siglip_text_model (`config_type`
+// names the class whose defaults fill omitted fields).
+class TextTransformer : public Module {
+ public:
+  enum class Mask { causal, bidirectional };
+  TextTransformer(const HfConfig& text_config, const char* config_type, Mask mask, DataType dtype);
+  // input_ids, attention_mask: int64 [batch, seq] (1 = token) -> [batch, seq, hidden_size]
+  // (after final_layer_norm).
+  Value* forward(Ops& op, Value* input_ids, Value* attention_mask) const;
+
+  int64_t hidden_size() const { return layer_.hidden_size; }
+
+  Embedding *token_embedding, *position_embedding;
+  std::vector<VisionEncoderLayer*> layers;
+  LayerNorm* final_layer_norm;
+
+ private:
+  Mask mask_;
+  VisionLayerOptions layer_;
+};
+
+// ViTAttention / Dinov2Attention (modeling_vit.py, modeling_dinov2.py): the heads are
+// config.json's head_dim wide when it sets one (getattr(config, "head_dim", hidden // heads)), the
+// projections num_attention_heads * head_dim. Throws mobius::Error naming head_dim out of range.
+void read_head_dim(const HfConfig& c, VisionTransformerOptions& o);
+
+// The sub-config `key` of a dual or vision-language config (text_config, vision_config), or an
+// empty object when config.json leaves it out (transformers then uses the sub-config class'
+// defaults, which the tower factories fill in). Errors name "key.field".
+HfConfig sub_config(const HfConfig& c, const char* key);
+
+// An image-feature-extraction (Task = ImageEncoder) or image-classification (ImageClassifier)
+// model whose input and output shapes are those of its tower; the family adds its pooler and
+// head and writes forward().
+template <class Task>
+class TowerModel : public Task {
+ public:
+  DataType dtype() const override { return tower->options().layer.dtype; }
+  int64_t num_channels() const override { return tower->options().embedding.num_channels; }
+  int64_t image_size() const override { return tower->options().embedding.image_size; }
+  int64_t sequence_length() const override { return tower->sequence_length(); }
+  int64_t hidden_size() const override { return tower->hidden_size(); }
+
+  VisionTransformer* tower = nullptr;
+
+ protected:
+  // Registers `t` as the tower, its weights under `prefix` ("" = the checkpoint's top level).
+  void set_tower(const std::string& prefix, std::unique_ptr<VisionTransformer> t) {
+    tower = this->adopt(prefix, std::move(t));
+  }
+};
+
+}  // namespace mobius

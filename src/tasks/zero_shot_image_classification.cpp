@@ -1,0 +1,25 @@
+#include "tasks/zero_shot_image_classification.h"
+
+namespace mobius {
+
+Model ImageTextModel::build_model() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  const Shape tokens{"text_batch_size", "sequence_length"};
+  Value* ids = b.input("input_ids", DataType::INT64, tokens);
+  Value* mask = b.input("attention_mask", DataType::INT64, tokens);
+  Value* pixels = b.input("pixel_values", dtype(), {"image_batch_size", num_channels(), image_size(), image_size()});
+  ImageTextOutputs out = forward(op, ids, mask, pixels);
+  b.output(op.Transpose(out.logits_per_text, {.perm = {1, 0}}), "logits_per_image", {"image_batch_size", "text_batch_size"});
+  b.output(out.logits_per_text, "logits_per_text", {"text_batch_size", "image_batch_size"});
+  b.output(out.text_embeds, "text_embeds", {"text_batch_size", embed_size()});
+  b.output(out.image_embeds, "image_embeds", {"image_batch_size", embed_size()});
+  return model;
+}
+
+Value* l2_normalize(Ops& op, Value* x) {
+  return op.Div(x, op.Sqrt(op.ReduceSum(op.Mul(x, x), {-1})));
+}
+
+}  // namespace mobius
