@@ -47,7 +47,8 @@ def config_classes() -> dict:
         cls = transformers.CONFIG_MAPPING[t]
         out[t] = cls
         for sub in (getattr(cls, "sub_configs", None) or {}).values():
-            if sub.model_type:  # not MptConfig's attn_config
+            # not MptConfig's attn_config (no model_type), nor LlavaConfig's AutoConfig text_config
+            if getattr(sub, "model_type", "") and dataclasses.is_dataclass(sub):
                 out.setdefault(sub.model_type, sub)
     return dict(sorted(out.items()))
 

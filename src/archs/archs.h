@@ -107,6 +107,7 @@ std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
 
 // archs/vit.cpp, dinov2.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
 // image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models

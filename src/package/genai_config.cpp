@@ -170,7 +170,11 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
                                        const std::string& checkpoint_dir, const GenaiOptions& o) {
   const ImageTextToText::GenaiMultimodal mm = *model.genai_multimodal();
   const std::optional<HfConfig> text = config.sub("text_config");
-  nlohmann::json g = genai_config(model.text(), text ? *text : config, checkpoint_dir, o);
+  // the text part's fields; its model_type (which text_config may leave out) is not read here
+  nlohmann::json fields = text ? text->json() : config.json();
+  fields["model_type"] = config.get_string("model_type");
+  nlohmann::json g = genai_config(model.text(), HfConfig(fields, config.file(), text ? "text_config" : ""),
+                                  checkpoint_dir, o);
   nlohmann::json& m = g["model"];
   m["type"] = mm.type;
   for (const auto& [key, id] : mm.token_ids) m[key] = id;

@@ -65,6 +65,19 @@ ROWS = [
         depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4, out_hidden_size=64,
         num_position_embeddings=16, deepstack_visual_indexes=[]))),
 ]
+# LLaVA: a CLIP tower (32 x 32 images, patch 8: 16 patches and the class token), features of its
+# second-to-last layer without the class token; a SigLIP tower with two concatenated layers
+LLAVA_TEXT = {k: v for k, v in TEXT.items() if k != "rope_parameters"}
+ROWS += [
+    Row("llava", "clip", dict(image_token_id=IMAGE, text_config=dict(LLAVA_TEXT, model_type="llama"), vision_config=dict(
+        model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+        num_attention_heads=2, image_size=32, patch_size=8))),
+    Row("llava", "siglip-layers-full", dict(
+        image_token_id=IMAGE, vision_feature_layer=[-1, 1], vision_feature_select_strategy="full",
+        text_config=dict(LLAVA_TEXT, model_type="qwen2"), vision_config=dict(
+            model_type="siglip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=2, image_size=32, patch_size=8))),
+]
 GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
 PAD = 5  # left padding of batch row 1
 DECODE_STEPS = 2
@@ -77,11 +90,20 @@ def types() -> set[str]:
     return {r.model_type for r in ROWS}
 
 
+def base_row(model_type: str) -> Row:
+    """The first row of `model_type` (test_config_fidelity's base sizes)."""
+    return next(r for r in ROWS if r.model_type == model_type)
+
+
 def write_checkpoint(row: Row, hf_dir: Path):
-    """The tiny model of `row` (seed 0), every parameter re-randomized (harness.rerandomize), saved
-    with a tokenizer (write_tokenizer)."""
+    """The tiny model of `row` (write_model)."""
+    return write_model(AutoConfig.for_model(row.model_type, **row.config), hf_dir)
+
+
+def write_model(config, hf_dir: Path):
+    """AutoModelForImageTextToText from `config` (seed 0), every parameter re-randomized
+    (harness.rerandomize), saved to hf_dir with a tokenizer (write_tokenizer); returns the model."""
     torch.manual_seed(0)
-    config = AutoConfig.for_model(row.model_type, **row.config)
     model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
     model.save_pretrained(hf_dir)
@@ -111,24 +133,77 @@ def write_tokenizer(hf_dir: Path) -> None:
         {"tokenizer_class": "Qwen2Tokenizer", "added_tokens_decoder": added, "model_max_length": 1024}))
 
 
-def image_batch(vision_config, seed: int = 1):
-    """input_ids, attention_mask, mm_token_type_ids [2, S]; pixel_values [patches, patch_dim];
-    image_grid_thw [2, 3]. Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
+def is_qwen(config) -> bool:
+    return config.model_type.startswith("qwen")
+
+
+def image_tokens(config) -> list[int]:
+    """The image tokens of each batch row's image."""
+    v = config.vision_config
+    if is_qwen(config):
+        return [t * h * w // v.spatial_merge_size ** 2 for t, h, w in GRIDS]
+    patches = (v.image_size // v.patch_size) ** 2
+    return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
+
+
+def image_batch(config, seed: int = 1):
+    """input_ids, attention_mask, mm_token_type_ids [2, S]; the vision graph's feeds (Qwen:
+    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S]).
+    Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
     rng = np.random.default_rng(seed)
-    merge = vision_config.spatial_merge_size ** 2
     rows = []
-    for r, (t, h, w) in enumerate(GRIDS):
+    for r, n in enumerate(image_tokens(config)):
         text = lambda n: list(rng.integers(3, 240, size=n))  # noqa: E731
-        rows.append(text(5 - 2 * r) + [VISION_START] + [IMAGE] * (t * h * w // merge) + [VISION_END] + text(4))
+        rows.append(text(5 - 2 * r) + [VISION_START] + [IMAGE] * n + [VISION_END] + text(4))
     seq = max(len(x) for x in rows) + PAD
     ids = np.zeros((2, seq), np.int64)
     mask = np.zeros((2, seq), np.int64)
     for r, x in enumerate(rows):
         ids[r, seq - len(x):] = x
         mask[r, seq - len(x):] = 1
-    patch_dim = vision_config.in_channels * vision_config.temporal_patch_size * vision_config.patch_size ** 2
-    pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), patch_dim)).astype(np.float32)
-    return ids, mask, (ids == IMAGE).astype(np.int64), pixels, np.array(GRIDS, np.int64)
+    v = config.vision_config
+    if is_qwen(config):
+        patch_dim = v.in_channels * v.temporal_patch_size * v.patch_size ** 2
+        pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), patch_dim)).astype(np.float32)
+        feeds = {"pixel_values": pixels, "image_grid_thw": np.array(GRIDS, np.int64)}
+    else:
+        feeds = {"pixel_values": rng.standard_normal((2, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
+    return ids, mask, (ids == IMAGE).astype(np.int64), feeds
+
+
+def hf_image_kwargs(config, feeds: dict, types_) -> dict:
+    """transformers' image arguments for the feeds (Qwen: + mm_token_type_ids, which its position
+    computation needs)."""
+    kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
+    if is_qwen(config):
+        kw["mm_token_type_ids"] = torch.from_numpy(types_)
+    return kw
+
+
+def reference_features(ref, feeds: dict) -> np.ndarray:
+    kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
+    if not is_qwen(ref.config):
+        kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
+                  vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
+    return torch.cat(list(ref.model.get_image_features(**kw).pooler_output)).reshape(-1, ref.config.text_config.hidden_size).numpy()
+
+
+def prefill_positions(ref, ids, mask, types_, feeds: dict) -> np.ndarray:
+    """Qwen: transformers' get_rope_index [3, B, S]; LLaVA: the tokens' index among the row's
+    unpadded tokens (padding 1), as transformers' generate derives them from attention_mask."""
+    if is_qwen(ref.config):
+        return ref.model.get_rope_index(torch.from_numpy(ids), torch.from_numpy(types_),
+                                        image_grid_thw=torch.from_numpy(feeds["image_grid_thw"]),
+                                        attention_mask=torch.from_numpy(mask))[0].numpy()
+    return np.where(mask == 1, mask.cumsum(-1) - 1, 1)
+
+
+def step_positions(pos: np.ndarray, k: int) -> np.ndarray:
+    """Decode step k's positions: each row's last prompt position + 1 + k (all three M-RoPE rows)."""
+    last = pos.max(axis=-1, keepdims=True)
+    if pos.ndim == 3:
+        last = last.max(axis=0, keepdims=True).repeat(3, axis=0)
+    return last + 1 + k
 
 
 class OnnxVLM:
@@ -141,8 +216,8 @@ class OnnxVLM:
         self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
         self.outputs = [o.name for o in self.decoder.get_outputs()]
 
-    def image_features(self, pixels, grid) -> np.ndarray:
-        return self.vision.run(["image_features"], {"pixel_values": pixels, "image_grid_thw": grid})[0]
+    def image_features(self, feeds: dict) -> np.ndarray:
+        return self.vision.run(["image_features"], feeds)[0]
 
     def embed(self, ids, features=None) -> np.ndarray:
         if features is None:
@@ -176,10 +251,10 @@ def check_package(out_dir: Path, rec: dict) -> list[str]:
     return []
 
 
-def check_io(onnx_vlm: OnnxVLM, layers: int) -> list[str]:
+def check_io(onnx_vlm: OnnxVLM, layers: int, vision_inputs: set) -> list[str]:
     past = {f"past_key_values.{i}.{k}" for i in range(layers) for k in ("key", "value")}
     present = {f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")}
-    return (H.io_problems(onnx_vlm.vision, {"pixel_values", "image_grid_thw"}, {"image_features"})
+    return (H.io_problems(onnx_vlm.vision, vision_inputs, {"image_features"})
             + H.io_problems(onnx_vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
             + H.io_problems(onnx_vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past,
                             {"logits"} | present))
@@ -206,6 +281,11 @@ def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> li
     tokens = matched greedy tokens); returns the failed checks. `build_args` go to mobius build;
     without `full` only the package, the image batch's prefill and decode steps are checked."""
     write_checkpoint(row, work / "hf")
+    return check(work, rec, build_args, full)
+
+
+def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
+    """run()'s checks of the checkpoint in work / "hf", packaged into work / "onnx"."""
     ref = AutoModelForImageTextToText.from_pretrained(work / "hf", dtype=torch.float32,
                                                       attn_implementation="eager").eval()
     H.build(work / "hf", work / "onnx", *build_args)
@@ -213,33 +293,35 @@ def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> li
     if failures:
         return failures
     vlm = OnnxVLM(work / "onnx")
+    ids, mask, types_, feeds = image_batch(ref.config)
     if not build_args:
-        failures = check_io(vlm, ref.config.text_config.num_hidden_layers)
+        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds))
     if failures:
         return failures
-    ids, mask, types_, pixels, grid = image_batch(ref.config.vision_config)
     t = torch.from_numpy
+    image_kw = hf_image_kwargs(ref.config, feeds, types_)
+    pos = prefill_positions(ref, ids, mask, types_, feeds)
+    # Qwen derives its M-RoPE positions itself; LLaVA's forward counts padding, so they are given
+    pos_kw = {} if is_qwen(ref.config) else {"position_ids": t(pos)}
     prefill, decode = [], []
     with torch.no_grad():
-        feats_ref = torch.cat(ref.model.get_image_features(t(pixels), t(grid)).pooler_output).numpy()
-        feats = vlm.image_features(pixels, grid)
+        feats_ref = reference_features(ref, feeds)
+        feats = vlm.image_features(feeds)
         compare(failures, "image_features", feats, feats_ref, prefill)
         emb_ref = ref.model.get_input_embeddings()(t(ids))
         emb_ref = emb_ref.masked_scatter(t(ids == IMAGE)[..., None], t(feats_ref)).numpy()
         embeds = vlm.embed(ids, feats)
         compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
-        pos, _ = ref.model.get_rope_index(t(ids), t(types_), image_grid_thw=t(grid), attention_mask=t(mask))
-        out = ref(input_ids=t(ids), attention_mask=t(mask), pixel_values=t(pixels), image_grid_thw=t(grid),
-                  mm_token_type_ids=t(types_), use_cache=True)
-        logits, state = vlm.step(embeds, mask, pos.numpy(), None)
+        out = ref(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
+        logits, state = vlm.step(embeds, mask, pos, None)
         valid = mask.astype(bool)
         compare(failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
-        cache, last = out.past_key_values, pos.numpy().max(axis=(0, 2))
+        cache = out.past_key_values
         step_mask = mask
         for k in range(DECODE_STEPS):
             nxt = out.logits[:, -1].argmax(-1, keepdim=True).numpy() if k == 0 else nxt_logits.argmax(-1)[:, -1:]
             step_mask = np.concatenate([step_mask, np.ones((2, 1), np.int64)], axis=1)
-            step_pos = np.broadcast_to((last + 1 + k)[None, :, None], (3, 2, 1)).copy()
+            step_pos = step_positions(pos, k)
             out = ref(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
                       past_key_values=cache, use_cache=True)
             cache = out.past_key_values
@@ -249,19 +331,18 @@ def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> li
         if not full:
             return failures
         # greedy generation on the same batch
-        gen = ref.generate(input_ids=t(ids), attention_mask=t(mask), pixel_values=t(pixels), image_grid_thw=t(grid),
-                           mm_token_type_ids=t(types_), max_new_tokens=GEN_NEW, min_new_tokens=GEN_NEW,
-                           do_sample=False, num_beams=1, no_repeat_ngram_size=1).numpy()[:, ids.shape[1]:]
+        gen = ref.generate(input_ids=t(ids), attention_mask=t(mask), **image_kw, max_new_tokens=GEN_NEW,
+                           min_new_tokens=GEN_NEW, do_sample=False, num_beams=1,
+                           no_repeat_ngram_size=1).numpy()[:, ids.shape[1]:]
     seqs, gen_mask = ids.copy(), mask.copy()
-    logits, state = vlm.step(embeds, mask, pos.numpy(), None)
+    logits, state = vlm.step(embeds, mask, pos, None)
     for k in range(GEN_NEW):
         nxt = ngram_ban(logits[:, -1], seqs, ref.config.text_config.eos_token_id).argmax(-1)[:, None].astype(np.int64)
         seqs = np.concatenate([seqs, nxt], axis=1)
         if k == GEN_NEW - 1:
             break
         gen_mask = np.concatenate([gen_mask, np.ones((2, 1), np.int64)], axis=1)
-        step_pos = np.broadcast_to((last + 1 + k)[None, :, None], (3, 2, 1)).copy()
-        logits, state = vlm.step(vlm.embed(nxt), gen_mask, step_pos, state)
+        logits, state = vlm.step(vlm.embed(nxt), gen_mask, step_positions(pos, k), state)
     got = seqs[:, ids.shape[1]:]
     matched = int((got == gen).all(axis=0).cumprod().sum())
     rec["tokens"] = f"{matched}/{GEN_NEW}"
@@ -269,6 +350,10 @@ def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> li
         failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
     failures += check_text_only(ref, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
+    if not is_qwen(ref.config):  # onnxruntime-genai 0.18 has no llava model type
+        rec["genai"] = "n/a"
+        return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
+                           else ["genai_config.json written for a type onnxruntime-genai does not run"])
     return failures + check_genai(ref, work / "onnx", work / "image.png", rec)
 
 
@@ -324,14 +409,16 @@ def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]
     failures: list[str] = []
     ids = np.random.default_rng(2).integers(3, 240, size=(1, TEXT_ONLY_LEN)).astype(np.int64)
     mask = np.ones_like(ids)
-    pos = np.broadcast_to(np.arange(TEXT_ONLY_LEN)[None, None], (3, 1, TEXT_ONLY_LEN)).copy()
+    pos = np.arange(TEXT_ONLY_LEN)[None]
+    if is_qwen(ref.config):
+        pos = np.broadcast_to(pos[None], (3, 1, TEXT_ONLY_LEN)).copy()
     with torch.no_grad():
         out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True)
         logits, state = vlm.step(vlm.embed(ids), mask, pos, None)
         compare(failures, "text-only prefill logits", logits, out.logits.numpy(), prefill)
         nxt = out.logits[:, -1].argmax(-1, keepdim=True)
         mask2 = np.ones((1, TEXT_ONLY_LEN + 1), np.int64)
-        pos2 = np.full((3, 1, 1), TEXT_ONLY_LEN, np.int64)
+        pos2 = step_positions(pos, 0)
         out2 = ref(input_ids=nxt, attention_mask=torch.from_numpy(mask2), position_ids=torch.from_numpy(pos2),
                    past_key_values=out.past_key_values, use_cache=True)
         logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state)
@@ -367,22 +454,19 @@ def check_int4(row: Row, work: Path) -> list[str]:
     q.process()
     onnx.save(q.model.model, str(ref_path), save_as_external_data=True, location="ort-int4.onnx.data")
     vlm = OnnxVLM(f_dir)
-    ids, mask, types_, pixels, grid = image_batch(ref.config.vision_config)
-    embeds = vlm.embed(ids, vlm.image_features(pixels, grid))
-    pos, _ = ref.model.get_rope_index(torch.from_numpy(ids), torch.from_numpy(types_),
-                                      image_grid_thw=torch.from_numpy(grid), attention_mask=torch.from_numpy(mask))
-    last = pos.numpy().max(axis=(0, 2))
+    ids, mask, types_, feeds = image_batch(ref.config)
+    embeds = vlm.embed(ids, vlm.image_features(feeds))
+    pos = prefill_positions(ref, ids, mask, types_, feeds)
     rng = np.random.default_rng(3)
     steps = [rng.integers(3, 240, size=(2, 1)) for _ in range(DECODE_STEPS)]
     logits = {}
     for name, path in (("mobius", q_dir / "decoder.onnx"), ("onnxruntime", ref_path)):
         vlm.decoder = H.ort_session(path)
-        lg, state = vlm.step(embeds, mask, pos.numpy(), None)
+        lg, state = vlm.step(embeds, mask, pos, None)
         out, m = [lg], mask
         for k, tok in enumerate(steps):
             m = np.concatenate([m, np.ones((2, 1), np.int64)], axis=1)
-            step_pos = np.broadcast_to((last + 1 + k)[None, :, None], (3, 2, 1)).copy()
-            lg, state = vlm.step(vlm.embed(tok), m, step_pos, state)
+            lg, state = vlm.step(vlm.embed(tok), m, step_positions(pos, k), state)
             out.append(lg)
         logits[name] = np.concatenate(out, axis=1)
     d = H.max_abs(logits["mobius"], logits["onnxruntime"])
