@@ -108,6 +108,11 @@ std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_switch_transformers(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_longt5(const HfConfig&, DataType);
+// vision-language models, task image-text-to-text (archs/qwen2_vl.cpp)
+std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
 
 // archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
 // image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models

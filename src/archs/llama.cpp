@@ -94,8 +94,8 @@ std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) 
   return make_decoder(s);
 }
 
-std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = llama_spec(c, dtype);
+DecoderSpec qwen2_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope) {
+  DecoderSpec s = llama_spec(c, dtype, rope);
   s.attention.qkv_bias = true;
   s.attention.o_bias = s.mlp.bias = false;  // Qwen2MLP has no bias (mlp_bias is not read)
   // Qwen2Config.__post_init__: without layer_types, the layers from max_window_layers (28) on slide
@@ -104,7 +104,11 @@ std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
     for (int64_t i = c.int_or("max_window_layers", 28); i < s.num_hidden_layers; ++i)
       s.layer_types[static_cast<size_t>(i)] = "sliding_attention";
   read_layer_types(c, s, 4096);  // Qwen2Config.sliding_window
-  return make_decoder(s);
+  return s;
+}
+
+std::unique_ptr<Architecture> create_qwen2(const HfConfig& c, DataType dtype) {
+  return make_decoder(qwen2_spec(c, dtype));
 }
 
 std::unique_ptr<Architecture> create_qwen3(const HfConfig& c, DataType dtype) {

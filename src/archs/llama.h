@@ -23,6 +23,11 @@ DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype);
 // missing or inconsistent one.
 DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {});
 
+// The Qwen2 DecoderSpec (Qwen2Attention: q/k/v bias, o_proj and Qwen2MLP without; per-layer sliding
+// from use_sliding_window / max_window_layers / layer_types): qwen2 and the text decoder of
+// qwen2_vl / qwen2_5_vl (archs/qwen2_vl.cpp). Throws mobius::Error naming a bad field.
+DecoderSpec qwen2_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {});
+
 // Per-layer attention types from `layer_types` (absent: unchanged), and sliding_window when a
 // layer slides (`default_sliding_window`, the config class' default, when config.json has none;
 // without one the field is required). Throws mobius::Error naming the field on a bad list.

@@ -20,7 +20,7 @@ Value* activation(Ops& op, const std::string& n, Value* x) {
     Value* r = op.Relu(x);
     return op.Mul(r, r);
   }
-  if (n == "quick_gelu") return op.Mul(x, op.Sigmoid(op.Mul(x, 1.702)));
+  if (n == "quick_gelu") return op.Mul(x, op.Sigmoid(op.Mul(x, 1.702)));  // QuickGELUActivation
   if (n == "sigmoid") return op.Sigmoid(x);
   if (n == "tanh") return op.Tanh(x);
   throw Error("hidden_act: unsupported activation '" + n + "'");

@@ -128,13 +128,22 @@ CacheLayout DecoderCausalLM::cache_layout() const {
   return {spec_.num_hidden_layers, st.num_heads, st.head_dim, st.value_head_dim};
 }
 
+Value* DecoderCausalLM::embed(Ops& op, Value* input_ids) const {
+  auto s = op.builder().scope(spec_.names.model);
+  Value* h = model->embed_tokens->forward(op, input_ids);
+  return spec_.embed_scale != 1.0f ? op.Mul(h, spec_.embed_scale) : h;
+}
+
+RopeTables DecoderCausalLM::position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const {
+  return rope_tables(op, rope, position_ids, spec_.dtype);
+}
+
 CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) const {
   CausalLMOutputs out;
-  Value* h;
+  Value* h = in.inputs_embeds ? in.inputs_embeds : embed(op, in.input_ids);
+  Value* tokens = in.inputs_embeds ? in.inputs_embeds : in.input_ids;  // [batch, seq, ...]
   {
     auto s = op.builder().scope(spec_.names.model);
-    h = model->embed_tokens->forward(op, in.input_ids);
-    if (spec_.embed_scale != 1.0f) h = op.Mul(h, spec_.embed_scale);
     if (model->project_in) h = model->project_in->forward(op, h);
     if (model->embed_positions) h = op.Add(h, model->embed_positions->forward(op, in.position_ids));
     if (model->embed_layernorm) h = model->embed_layernorm->forward(op, h);
@@ -155,13 +164,13 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       const std::string& type = spec_.layer_types[i];
       if (!masks.count(type)) {
         int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
-        masks[type] = causal_mask(op, in.attention_mask, in.input_ids, spec_.dtype, window);
+        masks[type] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window);
         if (alibi) masks[type] = op.Add(masks[type], alibi);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
       const RopeConfig* rope = &spec_.rope_for(type);
       if (uses_rope && !ropes.count(rope)) {
-        RopeTables t = rope_tables(op, *rope, in.position_ids, spec_.dtype);
+        RopeTables t = position_tables(op, *rope, in.position_ids);
         if (spec_.rope_negated_sin) t.sin = op.Neg(t.sin);
         ropes[rope] = t;
       }

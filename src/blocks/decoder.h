@@ -171,10 +171,19 @@ class DecoderCausalLM : public CausalLM {
   DataType dtype() const override { return spec_.dtype; }
   int64_t vocab_size() const override { return spec_.vocab_size; }
   CacheLayout cache_layout() const override;
+  // Starts from in.inputs_embeds when set, else from embed(in.input_ids).
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
+  // The token embeddings the layers start from: embed_tokens(input_ids) * embed_scale.
+  // input_ids: int64 [batch, seq] -> [batch, seq, embedding dim] in the model dtype.
+  Value* embed(Ops& op, Value* input_ids) const;
 
   TextDecoder* model;
   LMHead* lm_head;
+
+ protected:
+  // The cos/sin tables of `rope` at position_ids (rope_tables, blocks/rope.h); a decoder whose
+  // positions are not [batch, seq] overrides it (archs/qwen2_vl.cpp: M-RoPE over [3, batch, seq]).
+  virtual RopeTables position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const;
 
  private:
   DecoderSpec spec_;

@@ -164,7 +164,10 @@ BuildSource open_source(const BuildOptions& o) {
 LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const BuildOptions& o, ExecutionProvider ep,
                            const Checkpoint* checkpoint) {
   LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
-  if (out.graphs.size() > 1 && ep != ExecutionProvider::default_)
+  // image-text-to-text: the lowering and the quantization apply to the decoder graph; the vision
+  // and embedding graphs stay canonical float (docs/vlm.md)
+  const bool decoder_only = arch.task() == "image-text-to-text";
+  if (out.graphs.size() > 1 && ep != ExecutionProvider::default_ && !decoder_only)
     throw Error("--ep " + o.ep + ": the " + arch.task() + " graphs have no execution-provider lowering yet: build "
                 "with --ep default (" + (arch.task() == "speech-to-text" ? "docs/speech.md" : "docs/seq2seq.md") + ")");
   const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
@@ -173,8 +176,10 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const 
   if (o.precision == "keep" && checkpoint)
     out.quantize->stored = [checkpoint](const WeightRef& r) { return stored_quantization(*checkpoint, r); };
   const PassContext ctx{.ep = ep, .max_sequence_length = context_length(cfg), .quantize = out.quantize};
+  const PassContext canonical{.ep = ExecutionProvider::default_, .max_sequence_length = ctx.max_sequence_length};
   for (NamedGraph& g : out.graphs) {
-    std::vector<PassReport> passes = Pipeline::for_context(ctx).run(g.model, ctx);
+    const PassContext& c = decoder_only && g.name != "decoder" ? canonical : ctx;
+    std::vector<PassReport> passes = Pipeline::for_context(c).run(g.model, c);
     for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
       if (i < out.passes.size()) out.passes[i].rewrites += passes[i].rewrites;
       else out.passes.push_back(passes[i]);
@@ -286,6 +291,18 @@ BuildReport build_package(const BuildOptions& o) {
                           whisper_audio_processor_config(speech->num_mel_bins()).dump(4) + "\n");
         write_file_synced((fs::path(dir) / "genai_config.json").string(),
                           whisper_genai_config(*speech, *cfg, config_dir, o.ep).dump(4) + "\n");
+        return;
+      }
+      if (const auto* vlm = dynamic_cast<const ImageTextToText*>(arch.get())) {
+        if (const auto mm = vlm->genai_multimodal()) {
+          const Graph& decoder = graphs.back().model.graph;  // vision, embedding, decoder
+          GenaiOptions go{.ep = o.ep, .past_present_share_buffer = caches_only_in_group_query_attention(decoder),
+                          .filename = "decoder.onnx"};
+          nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
+          write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
+          write_file_synced((fs::path(dir) / "processor_config.json").string(), processor_config(*mm).dump(4) + "\n");
+        }
+        return;
       }
       if (!lm) return;
       GenaiOptions go{.ep = o.ep,

@@ -243,6 +243,61 @@ nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins) {
   return {{"feature_extraction", {{"sequence", sequence}}}};
 }
 
+nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfConfig& config,
+                                       const std::string& checkpoint_dir, const GenaiOptions& o) {
+  const ImageTextToText::GenaiMultimodal mm = *model.genai_multimodal();
+  const std::optional<HfConfig> text = config.sub("text_config");
+  // the text part's fields; its model_type (which text_config may leave out) is not read here
+  nlohmann::json fields = text ? text->json() : config.json();
+  fields["model_type"] = config.get_string("model_type");
+  nlohmann::json g = genai_config(model.text(), HfConfig(fields, config.file(), text ? "text_config" : ""),
+                                  checkpoint_dir, o);
+  nlohmann::json& m = g["model"];
+  m["type"] = mm.type;
+  for (const auto& [key, id] : mm.token_ids) m[key] = id;
+  m["decoder"]["inputs"]["inputs_embeds"] = "inputs_embeds";
+  m["vision"] = {{"filename", "vision.onnx"},
+                 {"config_filename", "processor_config.json"},
+                 {"patch_size", mm.patch_size},
+                 {"spatial_merge_size", mm.spatial_merge_size},
+                 {"inputs", {{"pixel_values", "pixel_values"}, {"image_grid_thw", "image_grid_thw"}}},
+                 {"outputs", {{"image_features", "image_features"}}}};
+  m["embedding"] = {{"filename", "embedding.onnx"},
+                    {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
+                    {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
+  return g;
+}
+
+nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl", "processor_config of " + m.type);
+  const bool qwen3 = m.type == "qwen3_vl";
+  auto op = [](const char* name, const char* type, nlohmann::json attrs) {
+    nlohmann::json o = {{"name", name}, {"type", type}};
+    if (!attrs.is_null()) o["attrs"] = std::move(attrs);
+    return nlohmann::json{{"operation", o}};
+  };
+  // Qwen2VLImageProcessor: min_pixels 56 * 56, max_pixels 28 * 28 * 1280 * 8 (its size
+  // shortest_edge / longest_edge), OPENAI_CLIP_MEAN / OPENAI_CLIP_STD; Qwen3-VL's processor
+  // normalizes with mean = std = 0.5 (onnxruntime-extensions' Normalize flag "qwen3_vl")
+  const std::vector<double> mean = qwen3 ? std::vector<double>{0.5, 0.5, 0.5}
+                                         : std::vector<double>{0.48145466, 0.4578275, 0.40821073};
+  const std::vector<double> std = qwen3 ? std::vector<double>{0.5, 0.5, 0.5}
+                                        : std::vector<double>{0.26862954, 0.26130258, 0.27577711};
+  nlohmann::json transforms = nlohmann::json::array({
+      op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
+      op("convert_to_rgb", "ConvertRGB", nullptr),
+      op("resize", "Resize",
+         {{"width", 540}, {"height", 360}, {"smart_resize", 1}, {"min_pixels", 3136}, {"max_pixels", 12845056},
+          {"patch_size", m.patch_size}, {"merge_size", m.spatial_merge_size}}),
+      op("rescale", "Rescale", {{"rescale_factor", 1.0 / 255.0}}),
+      op("normalize", "Normalize",
+         {{"mean", mean}, {"std", std}, {m.type, 1}}),
+      op("patch_image", "PatchImage",
+         {{"patch_size", m.patch_size}, {"temporal_patch_size", m.temporal_patch_size}, {"merge_size", m.spatial_merge_size}}),
+  });
+  return {{"processor", {{"name", "qwen2_5_image_processor"}, {"transforms", transforms}}}};
+}
+
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir) {
   int n = 0;
   if (checkpoint_dir.empty()) return n;

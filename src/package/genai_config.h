@@ -8,6 +8,7 @@
 
 #include "config/hf_config.h"
 #include "tasks/speech_to_text.h"
+#include "tasks/image_text_to_text.h"
 #include "tasks/text_generation.h"
 
 namespace mobius {
@@ -55,6 +56,21 @@ nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& c
 // WhisperProcessor runs (AudioDecoder, STFTNorm n_fft 400 hop 160, LogMelSpectrum of 30 s chunks
 // with `num_mel_bins` bins), as the 0.18 builder writes it.
 nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins);
+
+// The genai_config.json of an image-text-to-text package that onnxruntime-genai's multimodal
+// pipeline runs (model.genai_multimodal() set; docs/vlm.md): genai_config() of the text decoder
+// (`options.filename` its graph; the text fields from config.json's text_config, else its top
+// level) with model.type, the model-level token ids, decoder.inputs.inputs_embeds and the vision
+// and embedding sections (vision.onnx, embedding.onnx, processor_config.json). Throws
+// mobius::Error as genai_config().
+nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfConfig& config,
+                                       const std::string& checkpoint_dir, const GenaiOptions& options);
+
+// The processor_config.json of onnxruntime-extensions' image processor for model.type
+// `m.type` (qwen2_5_vl, qwen3_vl: decode, RGB, smart resize, rescale, normalization (CLIP's;
+// qwen3_vl 0.5), patches; the sizes from `m`, the pixel bounds of Qwen2VLImageProcessor), as
+// onnxruntime-genai 0.18 reads it.
+nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m);
 
 // The config, tokenizer and generation files copied next to the model, for every task (a
 // feature-extraction package is usable alone).

@@ -24,6 +24,9 @@ struct CausalLMInputs {
   Value* attention_mask;
   Value* position_ids;
   KVCache past;
+  // [batch, sequence_length, hidden_size] in the model dtype: the decoder starts from these
+  // embeddings instead of looking up input_ids (null then; tasks/image_text_to_text.h)
+  Value* inputs_embeds = nullptr;
 };
 
 struct CausalLMOutputs {

@@ -15,6 +15,8 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
   speech-to-text        WhisperForConditionalGeneration: the encoder output and cross caches, a
                         decoder prefill and decode steps (speech_harness.check)
   audio-feature-extraction  AutoModel: the zero-padded waveform batch (audio_harness.check)
+  image-text-to-text    AutoModelForImageTextToText (vlm_harness rows' sizes): the image batch's
+                        features, embeddings, prefill and decode steps (vlm_harness.check)
 The variants:
   minimal      only the harness' tiny sizes (harness.base_kwargs; text2text-generation: the seq2seq
                harness' T5 / BART sizes of the type's family; audio-feature-extraction: the
@@ -51,6 +53,7 @@ import harness as H
 import seq2seq_harness as S
 import vision_harness as V
 import speech_harness as W
+import vlm_harness as VLM
 
 # Fields other families use, each added alone to the minimal config (values that engage at the
 # harness' sizes: head size 16, prefill 48).
@@ -106,7 +109,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 # The tasks this test drives; a registered type of any other task fails (unsupported_task).
 TASKS = ("text-generation", "feature-extraction", "text2text-generation", "image-feature-extraction",
-         "zero-shot-image-classification", "speech-to-text", "audio-feature-extraction")
+         "zero-shot-image-classification", "speech-to-text", "audio-feature-extraction", "image-text-to-text")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
 SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
 # and per type: bigbird_pegasus' default attention_type block_sparse is refused by mobius on
@@ -135,7 +138,7 @@ def unsupported_task(model_type: str) -> str | None:
     """Why this test cannot drive `model_type` (its task, or an encoder without harness rows), else None."""
     if task(model_type) not in TASKS:
         return f"task {task(model_type)!r} has no driver in test_config_fidelity.py (TASKS)"
-    if model_type in V.types():
+    if model_type in V.types() or model_type in VLM.types():
         return None
     if (task(model_type) == "feature-extraction") != H.is_encoder(model_type):
         return "feature-extraction types are driven through harness.ENCODER_VARIANTS, which must list it"
@@ -145,6 +148,8 @@ def unsupported_task(model_type: str) -> str | None:
 
 
 def base_kwargs(model_type: str) -> dict:
+    if model_type in VLM.types():
+        return VLM.base_row(model_type).config
     if model_type in V.types():
         return V.base_row(model_type).config
     if task(model_type) == "text2text-generation":
@@ -214,6 +219,11 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 ids, mask = map(H.torch.from_numpy, S.encoder_batch(config.vocab_size))
                 out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
                 model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+            elif model_type in VLM.types():  # the image batch's prefill
+                model = VLM.AutoModelForImageTextToText.from_config(config).eval()
+                ids, mask, types_, feeds = VLM.image_batch(config)
+                model(input_ids=H.torch.from_numpy(ids), attention_mask=H.torch.from_numpy(mask),
+                      **VLM.hf_image_kwargs(config, feeds, types_))
             elif model_type in V.types():
                 row = V.base_row(model_type)
                 V.make_model(row, config)(**{k: H.torch.from_numpy(v) for k, v in V.inputs(row, config).items()})
@@ -275,6 +285,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     overrides = {"_config_json": cfg}
     if task(model_type) == "text2text-generation":
         return seq2seq_parity_failures(model_type, cfg, work)
+    if model_type in VLM.types():  # vlm_harness.check without generation
+        VLM.write_model(H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return VLM.check(work, row, full=False)
     if model_type in V.types():
         vrow = V.base_row(model_type)
         model = V.write_model(vrow, H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")

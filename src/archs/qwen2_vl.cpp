@@ -1,0 +1,404 @@
+// Qwen2-VL, Qwen2.5-VL and Qwen3-VL (transformers/models/{qwen2_vl,qwen2_5_vl,qwen3_vl}/
+// {configuration,modeling}_*.py, transformers/vision_utils.py), task image-text-to-text
+// (tasks/image_text_to_text.h, docs/vlm.md).
+// Checkpoint keys as transformers saves them: qwen2_vl, qwen2_5_vl visual.*, model.* (the text
+// decoder), lm_head; qwen3_vl model.visual.*, model.language_model.*, lm_head.
+//   vision (visual): pixel_values [num_patches, in_channels * temporal_patch_size *
+//     patch_size^2] (the processor's flattened patches), image_grid_thw int64 [num_images, 3] ->
+//     patch_embed (Conv3d with stride = kernel, i.e. one MatMul per patch) -> blocks.* (pre-norm
+//     layers: attn with fused qkv and 2-D RoPE over (h, w) patch coordinates, mlp) -> merger
+//     (ln_q, then spatial_merge_size^2 neighbouring patches concatenated -> mlp.0, GELU, mlp.2)
+//     -> image_features [num_patches / spatial_merge_size^2, text hidden_size]
+//       qwen2_vl:   LayerNorm norm1/norm2/ln_q (eps 1e-6), MLP fc1/fc2 (embed_dim * mlp_ratio,
+//                   hidden_act quick_gelu); every block attends within its image frame
+//       qwen2_5_vl: RMSNorm (eps 1e-6), gated MLP with bias (intermediate_size, hidden_act);
+//                   blocks not in fullatt_block_indexes attend within windows of
+//                   window_size / spatial_merge_size / patch_size merged patches
+//       qwen3_vl:   patch_embed with bias, plus pos_embed (num_position_embeddings, a square
+//                   grid) resampled bilinearly (align_corners) to each image's grid; LayerNorm,
+//                   MLP linear_fc1/linear_fc2 (hidden_act); merger norm/linear_fc1/linear_fc2.
+//                   DeepStack (deepstack_visual_indexes: features added to early decoder
+//                   layers) has no channel in onnxruntime-genai's pipeline and is refused
+//     transformers packs the patches (cu_seqlens) and permutes them into window order
+//     (get_vision_window_index), then reverses it after the merger; attention is equivariant to
+//     that permutation and the merger's groups stay whole, so here the patches keep the processor's
+//     order and each block gets a mask: same frame (and same window). Every quantity is computed
+//     from image_grid_thw in the graph, for any number of images of any sizes.
+//   decoder: the qwen2 text decoder (archs/llama.cpp qwen2_spec; qwen3_vl: the qwen3 decoder,
+//     q_norm/k_norm) with multimodal RoPE: position_ids [3, batch, seq] (temporal, height, width
+//     rows; transformers get_rope_index), channel block k of rope_parameters.mrope_section taking
+//     its angles from row k (qwen3_vl interleaved: channel 3i+1 (i < section[1]) from the height
+//     row, 3i+2 (i < section[2]) from the width row, the others from the temporal row).
+#include <cmath>
+#include <numeric>
+
+#include "archs/archs.h"
+#include "archs/llama.h"
+#include "registry/config_defaults.h"
+#include "tasks/image_text_to_text.h"
+#include "util/error.h"
+
+namespace mobius {
+
+namespace {
+
+enum class Family { qwen2_vl, qwen2_5_vl, qwen3_vl };
+
+struct VisionSpec {
+  int64_t embed_dim, depth, num_heads, spatial_merge_size, out_hidden_size;
+  Shape kernel;                        // patch_embed.proj.weight: [embed_dim, in_channels, temporal, patch, patch]
+  int64_t patch_dim;                   // in_channels * temporal_patch_size * patch_size^2
+  int64_t window = 0;                  // qwen2_5_vl: window side in merged patches
+  bool patch_bias = false;             // qwen3_vl
+  int64_t grid_side = 0;               // qwen3_vl: pos_embed is [grid_side^2, embed_dim]
+  std::string merger_norm = "ln_q", merger_fc1 = "mlp.0", merger_fc2 = "mlp.2";
+  std::vector<bool> full_attention;    // per block: frame-wide (true) or windowed
+  double rope_theta = 10000.0;
+  DecoderSpec block;                   // the blocks' norms, attention and MLP
+};
+
+// The vision_config of `c` (Qwen2VLVisionConfig / Qwen2_5_VLVisionConfig: their defaults and
+// attribute_map num_attention_heads -> num_heads, num_hidden_layers -> depth).
+VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
+  std::optional<HfConfig> sub = c.sub("vision_config");
+  if (!sub) c.fail("vision_config", "is required for a Qwen2-VL model: the vision tower's sizes");
+  const bool q25 = f == Family::qwen2_5_vl, q3 = f == Family::qwen3_vl;
+  const HfConfig v =
+      with_class_defaults(with_attribute_map(*sub, {{"num_attention_heads", "num_heads"}, {"num_hidden_layers", "depth"}}),
+                          q3 ? "qwen3_vl_vision" : q25 ? "qwen2_5_vl_vision" : "qwen2_vl_vision");
+  VisionSpec s;
+  s.embed_dim = q25 || q3 ? v.get_int("hidden_size") : v.int_or("embed_dim", 1280);
+  s.depth = v.int_or("depth", 32);
+  s.num_heads = v.int_or("num_heads", 16);
+  if (s.num_heads <= 0 || s.embed_dim % s.num_heads != 0 || (s.embed_dim / s.num_heads) % 4 != 0)
+    v.fail("num_heads", "must divide the vision width into heads whose size is a multiple of 4 (2-D RoPE)");
+  const int64_t patch = v.int_or("patch_size", 14);
+  const int64_t channels = v.int_or("in_channels", 3), temporal = v.int_or("temporal_patch_size", 2);
+  if (patch <= 0 || channels <= 0 || temporal <= 0) v.fail("patch_size", "the patch sizes must be positive");
+  s.kernel = {s.embed_dim, channels, temporal, patch, patch};
+  s.patch_dim = channels * temporal * patch * patch;
+  s.spatial_merge_size = v.int_or("spatial_merge_size", 2);
+  if (s.spatial_merge_size <= 0) v.fail("spatial_merge_size", "must be positive");
+  s.out_hidden_size = q25 || q3 ? v.int_or("out_hidden_size", 3584) : v.get_int("hidden_size");
+  if (auto rope = v.sub("rope_parameters")) s.rope_theta = rope->float_or("rope_theta", 10000.0);
+  s.full_attention.assign(static_cast<size_t>(s.depth), true);
+  if (q25) {
+    s.window = v.int_or("window_size", 112) / s.spatial_merge_size / patch;
+    if (s.window <= 0) v.fail("window_size", "must cover at least one merged patch");
+    std::vector<double> full = v.has("fullatt_block_indexes") ? v.float_list("fullatt_block_indexes")
+                                                              : std::vector<double>{7, 15, 23, 31};
+    s.full_attention.assign(static_cast<size_t>(s.depth), false);
+    for (double i : full)
+      if (i >= 0 && i < static_cast<double>(s.depth)) s.full_attention[static_cast<size_t>(i)] = true;
+  }
+  if (q3) {
+    s.patch_bias = true;
+    const int64_t positions = v.int_or("num_position_embeddings", 2304);
+    s.grid_side = static_cast<int64_t>(std::sqrt(static_cast<double>(positions)));
+    if (positions <= 0 || s.grid_side * s.grid_side != positions)
+      v.fail("num_position_embeddings", "must be a square (the learned position grid)");
+    if (v.has("deepstack_visual_indexes") ? !v.float_list("deepstack_visual_indexes").empty() : true)
+      v.fail("deepstack_visual_indexes", "DeepStack features (added to early decoder layers) are not supported: "
+                                         "onnxruntime-genai's pipeline has no input for them; set it to []");
+    s.merger_norm = "norm";
+    s.merger_fc1 = "linear_fc1";
+    s.merger_fc2 = "linear_fc2";
+  }
+  DecoderSpec& b = s.block;
+  b.hidden_size = s.embed_dim;
+  b.dtype = dtype;
+  b.norm_eps = 1e-6f;
+  b.norm_kind = q25 ? NormKind::RMSNorm : NormKind::LayerNorm;
+  b.names.input_layernorm = "norm1";
+  b.names.post_attention_layernorm = "norm2";
+  b.names.self_attn = "attn";
+  AttentionOptions& a = b.attention;
+  a.hidden_size = s.embed_dim;
+  a.num_attention_heads = a.num_key_value_heads = s.num_heads;
+  a.head_dim = s.embed_dim / s.num_heads;
+  a.qkv_bias = a.o_bias = true;
+  a.dtype = dtype;
+  a.fused_qkv = FusedQKV{.name = "qkv"};
+  a.names.o_proj = "proj";
+  const std::string act = v.string_or("hidden_act", q3 ? "gelu_pytorch_tanh" : q25 ? "silu" : "quick_gelu");
+  if (!is_known_activation(act)) v.fail("hidden_act", "unsupported activation '" + act + "'");
+  if (q25)
+    b.mlp = {s.embed_dim, v.get_int("intermediate_size"), act, true, dtype};
+  else if (q3)
+    b.mlp = {.hidden_size = s.embed_dim, .intermediate_size = v.get_int("intermediate_size"), .hidden_act = act,
+             .bias = true, .dtype = dtype, .gated = false, .up_name = "linear_fc1", .down_name = "linear_fc2"};
+  else
+    b.mlp = {.hidden_size = s.embed_dim, .intermediate_size = s.embed_dim * v.int_or("mlp_ratio", 4),
+             .hidden_act = act, .bias = true, .dtype = dtype, .gated = false};
+  return s;
+}
+
+class VisionTower : public Module {
+ public:
+  explicit VisionTower(const VisionSpec& s) : s_(s) {
+    const int64_t merged = s.embed_dim * s.spatial_merge_size * s.spatial_merge_size;
+    patch_weight = param("patch_embed.proj.weight", s.kernel, s.block.dtype);
+    if (s.patch_bias) patch_bias = param("patch_embed.proj.bias", {s.embed_dim}, s.block.dtype);
+    if (s.grid_side) pos_embed = param("pos_embed.weight", {s.grid_side * s.grid_side, s.embed_dim}, s.block.dtype);
+    for (int64_t i = 0; i < s.depth; ++i) blocks.push_back(child<DecoderLayer>("blocks." + std::to_string(i), s.block, i));
+    NormOptions n = s.block.norm();
+    ln_q = adopt("merger." + s.merger_norm, make_norm(n));
+    fc1 = child<Linear>("merger." + s.merger_fc1, LinearOptions{merged, merged, true, s.block.dtype});
+    fc2 = child<Linear>("merger." + s.merger_fc2, LinearOptions{merged, s.out_hidden_size, true, s.block.dtype});
+  }
+
+  // pixel_values: float32 [num_patches, patch_dim]; grid_thw: int64 [num_images, 3].
+  // Returns [num_patches / spatial_merge_size^2, out_hidden_size] in the model dtype.
+  Value* forward(Ops& op, Value* pixel_values, Value* grid_thw) const {
+    auto scope = enter(op);
+    GraphBuilder& b = op.builder();
+    const DataType dt = s_.block.dtype;
+    const int64_t m = s_.spatial_merge_size;
+    auto column = [&](int64_t k) { return op.Gather(grid_thw, b.scalar_i64(k), {.axis = 1}); };  // [n]
+    auto mod = [&](Value* a, Value* d) { return op.Sub(a, op.Mul(op.Div(a, d), d)); };
+    auto per_patch = [&](Value* per_image, Value* image) { return op.Gather(per_image, image); };
+    // each patch's image, frame and (h, w) coordinate, in the processor's order: per frame,
+    // merge blocks row-major, then the m x m patches of a block (get_vision_position_ids)
+    Value* hw = op.Mul(column(1), column(2));
+    Value* sizes = op.Mul(column(0), hw);
+    Value* ends = op.CumSum(sizes, b.scalar_i64(0));
+    Value* idx = op.Range(b.scalar_i64(0), op.ReduceSum(sizes, {0}, {.keepdims = 0}), b.scalar_i64(1));
+    Value* image = op.ReduceSum(
+        op.Cast(op.GreaterOrEqual(op.Unsqueeze(idx, {1}), op.Unsqueeze(ends, {0})), {.to = DataType::INT64}), {1},
+        {.keepdims = 0});
+    Value* local = op.Sub(idx, per_patch(op.Sub(ends, sizes), image));
+    Value* within = mod(local, per_patch(hw, image));  // index inside the frame
+    Value* frame_start = op.Sub(idx, within);
+    Value* blocks_w = op.Div(per_patch(column(2), image), static_cast<double>(m));
+    Value* block = op.Div(within, static_cast<double>(m * m));
+    Value* bh = op.Div(block, blocks_w);
+    Value* bw = mod(block, blocks_w);
+    Value* in_block = mod(within, b.scalar_i64(m * m));
+    Value* hpos = op.Add(op.Mul(bh, static_cast<double>(m)), op.Div(in_block, static_cast<double>(m)));
+    Value* wpos = op.Add(op.Mul(bw, static_cast<double>(m)), mod(in_block, b.scalar_i64(m)));
+
+    Value* x = pixel_values;
+    if (dt != DataType::FLOAT) x = op.Cast(x, {.to = dt});
+    Value* w = op.Reshape(patch_weight->value(op), std::vector<int64_t>{s_.embed_dim, s_.patch_dim});
+    x = op.Gemm(x, w, patch_bias ? patch_bias->value(op) : nullptr, {.transB = 1});  // [patches, embed_dim]
+    if (pos_embed)
+      x = op.Add(x, positions(op, hpos, wpos, per_patch(column(1), image), per_patch(column(2), image)));
+    x = op.Unsqueeze(x, {0});
+
+    AttentionContext full{frame_mask(op, frame_start, nullptr, nullptr), rope(op, hpos, wpos)};
+    AttentionContext windowed = full;
+    if (s_.window > 0) {
+      auto win = [&](Value* v) { return op.Div(v, static_cast<double>(s_.window)); };
+      windowed.mask = frame_mask(op, frame_start, win(bh), win(bw));
+    }
+    for (size_t i = 0; i < blocks.size(); ++i)
+      x = blocks[i]->forward(op, x, s_.full_attention[i] ? full : windowed, nullptr, nullptr).hidden;
+
+    auto merger = b.scope("merger");
+    x = ln_q->forward(op, op.Squeeze(x, {0}));
+    x = op.Reshape(x, std::vector<int64_t>{-1, s_.embed_dim * m * m});
+    return fc2->forward(op, op.Gelu(fc1->forward(op, x)));
+  }
+
+  Parameter* patch_weight;  // Conv3d weight, applied as a [embed_dim, patch_dim] matrix
+  Parameter* patch_bias = nullptr;
+  Parameter* pos_embed = nullptr;
+  std::vector<DecoderLayer*> blocks;
+  Norm* ln_q;
+  Linear *fc1, *fc2;
+
+ private:
+  // 0 where patches i and j share the frame (and, with window rows/cols, the window), else lowest:
+  // [1, 1, patches, patches].
+  Value* frame_mask(Ops& op, Value* frame, Value* row, Value* col) const {
+    auto same = [&](Value* v) { return op.Equal(op.Unsqueeze(v, {1}), op.Unsqueeze(v, {0})); };
+    Value* allowed = same(frame);
+    if (row) allowed = op.And(allowed, op.And(same(row), same(col)));
+    return additive_mask(op, op.Unsqueeze(allowed, {0, 1}), s_.block.dtype);
+  }
+
+  // qwen3_vl: pos_embed, a grid_side x grid_side table, resampled to the patch's image grid (h, w)
+  // bilinearly with aligned corners (transformers vision_utils
+  // get_vision_interpolation_indices_and_weights): [patches, embed_dim].
+  Value* positions(Ops& op, Value* hpos, Value* wpos, Value* h, Value* w) const {
+    auto s = op.builder().scope("pos_embed");
+    const int64_t side = s_.grid_side;
+    // per axis: the two taps (clamped to the table) and their weights max(1 - |src - tap|, 0)
+    auto taps = [&](Value* pos, Value* size) {
+      Value* scale = op.Cast(op.Max(op.Sub(size, 1.0), 1.0), {.to = DataType::FLOAT});
+      Value* src = op.Div(op.Mul(op.Cast(pos, {.to = DataType::FLOAT}), static_cast<double>(side - 1)), scale);
+      Value* floor = op.Floor(src);
+      std::vector<std::pair<Value*, Value*>> out;
+      for (double offset : {0.0, 1.0}) {
+        Value* tap = op.Cast(op.Min(op.Max(op.Add(floor, offset), 0.0), static_cast<double>(side - 1)),
+                             {.to = DataType::INT64});
+        Value* weight = op.Max(op.Sub(1.0, op.Abs(op.Sub(op.Sub(src, floor), offset))), 0.0);
+        out.emplace_back(tap, weight);
+      }
+      return out;
+    };
+    Value* sum = nullptr;
+    for (const auto& [th, wh] : taps(hpos, h))
+      for (const auto& [tw, ww] : taps(wpos, w)) {
+        Value* rows = op.Gather(pos_embed->value(op), op.Add(op.Mul(th, static_cast<double>(side)), tw));
+        Value* weight = op.Unsqueeze(op.Mul(wh, ww), {1});
+        if (s_.block.dtype != DataType::FLOAT) weight = op.Cast(weight, {.to = s_.block.dtype});
+        Value* term = op.Mul(rows, weight);
+        sum = sum ? op.Add(sum, term) : term;
+      }
+    return sum;
+  }
+
+  // The 2-D RoPE (Qwen2_5_VLVisionRotaryEmbedding): angles h * inv_freq, then w * inv_freq, with
+  // inv_freq over head_dim / 2 channels; cos/sin [1, patches, head_dim / 2].
+  RopeTables rope(Ops& op, Value* hpos, Value* wpos) const {
+    auto s = op.builder().scope("rotary_pos_emb");
+    const int64_t spatial = s_.block.attention.head_dim / 2;
+    std::vector<float> inv;
+    for (int64_t i = 0; i < spatial; i += 2)
+      inv.push_back(static_cast<float>(1.0 / std::pow(s_.rope_theta, static_cast<double>(i) / spatial)));
+    Value* inv_freq = op.builder().constant_f32(inv, {static_cast<int64_t>(inv.size())});
+    auto angles = [&](Value* p) { return op.Mul(op.Unsqueeze(op.Cast(p, {.to = DataType::FLOAT}), {1}), inv_freq); };
+    Value* freqs = op.Unsqueeze(op.Concat({angles(hpos), angles(wpos)}, {.axis = 1}), {0});
+    Value* cos = op.Cos(freqs);
+    Value* sin = op.Sin(freqs);
+    if (s_.block.dtype != DataType::FLOAT) {
+      cos = op.Cast(cos, {.to = s_.block.dtype});
+      sin = op.Cast(sin, {.to = s_.block.dtype});
+    }
+    return {cos, sin, 0};
+  }
+
+  VisionSpec s_;
+};
+
+// A text decoder with multimodal RoPE (Qwen2_5_VLRotaryEmbedding / Qwen3VLTextRotaryEmbedding
+// .recomposition_frequencies).
+class MRopeDecoder : public DecoderCausalLM {
+ public:
+  MRopeDecoder(const DecoderSpec& s, std::vector<int64_t> section, bool interleaved)
+      : DecoderCausalLM(s), section_(std::move(section)), interleaved_(interleaved) {}
+
+ protected:
+  // position_ids [3, batch, seq] -> each channel's angles from its row: in blocks of section[k]
+  // channels from row k, or interleaved (qwen3_vl, see the top of this file).
+  RopeTables position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const override {
+    std::vector<RopeTables> rows;
+    for (int64_t k = 0; k < 3; ++k)
+      rows.push_back(DecoderCausalLM::position_tables(op, rope, op.Gather(position_ids, op.builder().scalar_i64(k))));
+    const int64_t half = section_[0] + section_[1] + section_[2];
+    std::vector<std::vector<float>> select(3, std::vector<float>(static_cast<size_t>(half), 0.0f));
+    for (int64_t j = 0, start = 0, k = 0; j < half; ++j) {
+      int64_t row = 0;
+      if (interleaved_) {
+        row = j % 3 != 0 && j < 3 * section_[static_cast<size_t>(j % 3)] ? j % 3 : 0;
+      } else {
+        while (j >= start + section_[static_cast<size_t>(k)]) start += section_[static_cast<size_t>(k++)];
+        row = k;
+      }
+      select[static_cast<size_t>(row)][static_cast<size_t>(j)] = 1.0f;
+    }
+    // sum over the rows of table * 0/1 channel mask: exactly the selected row's value
+    auto pick = [&](Value* RopeTables::*table) {
+      Value* out = nullptr;
+      for (size_t k = 0; k < 3; ++k) {
+        Value* mask = op.builder().constant_float(select[k], {half}, (rows[k].*table)->dtype);
+        Value* term = op.Mul(rows[k].*table, mask);
+        out = out ? op.Add(out, term) : term;
+      }
+      return out;
+    };
+    return {pick(&RopeTables::cos), pick(&RopeTables::sin), rows[0].rotary_dim};
+  }
+
+ private:
+  std::vector<int64_t> section_;
+  bool interleaved_;
+};
+
+class Qwen2VL : public ImageTextToText {
+ public:
+  Qwen2VL(const HfConfig& c, Family f, DataType dtype) {
+    // Qwen2VLConfig / Qwen2_5_VLConfig / Qwen3VLConfig: the text fields in text_config, or at the
+    // top level in checkpoints saved before transformers 5 (the class pops them from there)
+    const bool q3 = f == Family::qwen3_vl;
+    const std::optional<HfConfig> sub = c.sub("text_config");
+    const HfConfig text = with_class_defaults(
+        sub ? *sub : c, q3 ? "qwen3_vl_text" : f == Family::qwen2_5_vl ? "qwen2_5_vl_text" : "qwen2_vl_text");
+    // rope_type "mrope" is the default rope (Qwen2_5_VLTextConfig.convert_rope_params_to_dict);
+    // rope_theta defaults to the text config class' default_theta
+    const RopeDefaults rope{.rope_theta = q3 ? 500000.0 : 1000000.0, .rope_type_aliases = {{"mrope", "default"}}};
+    DecoderSpec s;
+    if (q3) {  // Qwen3VLTextAttention: q_norm / k_norm (RMSNorm), attention_bias; Qwen3VLTextMLP: no bias
+      s = llama_spec(text, dtype, rope);
+      s.attention.qk_norm = QKNorm{};
+      s.mlp.bias = false;
+      s.names.model = "model.language_model";
+    } else {
+      s = qwen2_spec(text, dtype, rope);
+    }
+    // tie_word_embeddings at the top level, or in text_config (saved before transformers 5)
+    s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false) || text.bool_or("tie_word_embeddings", false);
+    std::vector<int64_t> section;
+    if (auto p = RopeConfig::params(text))
+      if (p->has("mrope_section"))
+        for (double v : p->float_list("mrope_section")) section.push_back(static_cast<int64_t>(v));
+    if (section.empty()) section = q3 ? std::vector<int64_t>{24, 20, 20} : std::vector<int64_t>{16, 24, 24};
+    if (section.size() != 3 || section[0] < 0 || section[1] < 0 || section[2] < 0 ||
+        section[0] + section[1] + section[2] != s.rope.rotary_dim() / 2)
+      text.fail("rope_parameters.mrope_section", "must be 3 numbers that sum to head_dim / 2 = " +
+                                                     std::to_string(s.rope.rotary_dim() / 2));
+    hidden_size_ = s.hidden_size;
+    image_token_id_ = c.int_or("image_token_id", 151655);  // the config classes' default
+    VisionSpec v = vision_spec(c, f, dtype);
+    if (v.out_hidden_size != hidden_size_)
+      c.fail("vision_config", "the merger's output width (" + std::to_string(v.out_hidden_size) +
+                                  ") must equal the text hidden_size (" + std::to_string(hidden_size_) + ")");
+    patch_dim_ = v.patch_dim;
+    genai_ = {q3 ? "qwen3_vl" : "qwen2_5_vl", v.kernel[3].value, v.spatial_merge_size, v.kernel[2].value,
+              {{"image_token_id", image_token_id_},
+               {"video_token_id", c.int_or("video_token_id", 151656)},
+               {"vision_start_token_id", c.int_or("vision_start_token_id", 151652)}}};
+    text_ = adopt("", std::make_unique<MRopeDecoder>(s, section, q3));
+    visual_ = child<VisionTower>(q3 ? "model.visual" : "visual", v);
+  }
+
+  const CausalLM& text() const override { return *text_; }
+  Value* embed_tokens(Ops& op, Value* input_ids) const override { return text_->embed(op, input_ids); }
+  int64_t hidden_size() const override { return hidden_size_; }
+  int64_t image_token_id() const override { return image_token_id_; }
+  std::vector<GraphInput> vision_inputs() const override {
+    return {{"pixel_values", DataType::FLOAT, {"num_patches", patch_dim_}},
+            {"image_grid_thw", DataType::INT64, {"num_images", 3}}};
+  }
+  Value* encode_images(Ops& op, const std::vector<Value*>& in) const override {
+    return visual_->forward(op, in.at(0), in.at(1));
+  }
+  Shape position_ids_shape() const override { return {3, "batch_size", "sequence_length"}; }
+  // onnxruntime-genai's qwen2_5_vl / qwen3_vl pipeline (its Qwen2.5-VL image processor,
+  // Qwen2VLPositionInputs): the qwen2_5_vl one serves Qwen2-VL too, whose package has the same
+  // graphs, I/O, processing and positions
+  std::optional<GenaiMultimodal> genai_multimodal() const override { return genai_; }
+
+ private:
+  MRopeDecoder* text_;
+  VisionTower* visual_;
+  int64_t hidden_size_, image_token_id_, patch_dim_;
+  GenaiMultimodal genai_;
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Qwen2VL>(c, Family::qwen2_vl, dtype);
+}
+
+std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Qwen2VL>(c, Family::qwen2_5_vl, dtype);
+}
+
+std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Qwen2VL>(c, Family::qwen3_vl, dtype);
+}
+
+}  // namespace mobius

@@ -1,0 +1,79 @@
+#include "tasks/image_text_to_text.h"
+
+#include "util/error.h"
+
+namespace mobius {
+
+std::vector<NamedGraph> ImageTextToText::build_graphs() const {
+  std::vector<NamedGraph> graphs;
+  graphs.emplace_back("vision", build_vision());
+  graphs.emplace_back("embedding", build_embedding());
+  graphs.emplace_back("decoder", build_decoder());
+  return graphs;
+}
+
+Model ImageTextToText::build_vision() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  std::vector<Value*> inputs;
+  for (const GraphInput& in : vision_inputs()) inputs.push_back(b.input(in.name, in.dtype, in.shape));
+  b.output(encode_images(op, inputs), "image_features", {"num_image_tokens", hidden_size()});
+  return model;
+}
+
+Model ImageTextToText::build_embedding() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  const DataType dt = text().dtype();
+  const int64_t hidden = hidden_size();
+  Value* ids = b.input("input_ids", DataType::INT64, {"batch_size", "sequence_length"});
+  Value* features = b.input("image_features", dt, {"num_image_tokens", hidden});
+  Value* embeds = embed_tokens(op, ids);
+  auto s = b.scope("merge_image_features");
+  // row k + 1 of [0; image_features] for the k-th image token, row 0 (zeros) elsewhere
+  Value* is_image = op.Equal(ids, static_cast<double>(image_token_id()));  // [batch, seq]
+  Value* flat = op.Reshape(op.Cast(is_image, {.to = DataType::INT64}), std::vector<int64_t>{-1});
+  Value* rows = op.Mul(op.CumSum(flat, b.scalar_i64(0)), flat);
+  Value* padded = op.Concat({b.constant_float(std::vector<float>(static_cast<size_t>(hidden), 0.0f), {1, hidden}, dt),
+                             features},
+                            {.axis = 0});
+  Value* scattered = op.Reshape(op.Gather(padded, rows), op.Shape(embeds));
+  b.output(op.Where(op.Unsqueeze(is_image, {-1}), scattered, embeds), "inputs_embeds",
+           {"batch_size", "sequence_length", hidden});
+  return model;
+}
+
+Model ImageTextToText::build_decoder() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  const CausalLM& lm = text();
+  const CacheLayout c = lm.cache_layout();
+  const DataType dt = lm.dtype();
+  const int64_t v_head_dim = c.v_head_dim ? c.v_head_dim : c.head_dim;
+  CausalLMInputs in;
+  in.input_ids = nullptr;
+  in.inputs_embeds = b.input("inputs_embeds", dt, {"batch_size", "sequence_length", hidden_size()});
+  in.attention_mask = b.input("attention_mask", DataType::INT64, {"batch_size", "total_sequence_length"});
+  in.position_ids = b.input("position_ids", DataType::INT64, position_ids_shape());
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "past_key_values." + std::to_string(i);
+    in.past.key.push_back(b.input(p + ".key", dt, {"batch_size", c.num_key_value_heads, "past_sequence_length", c.head_dim}));
+    in.past.value.push_back(
+        b.input(p + ".value", dt, {"batch_size", c.num_key_value_heads, "past_sequence_length", v_head_dim}));
+  }
+  CausalLMOutputs out = lm.forward(op, in);
+  MOBIUS_ASSERT(out.present.key.size() == static_cast<size_t>(c.num_layers), "present count");
+  b.output(out.logits, "logits", {"batch_size", "sequence_length", lm.vocab_size()});
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "present." + std::to_string(i);
+    b.output(out.present.key[i], p + ".key", {"batch_size", c.num_key_value_heads, "total_sequence_length", c.head_dim});
+    b.output(out.present.value[i], p + ".value",
+             {"batch_size", c.num_key_value_heads, "total_sequence_length", v_head_dim});
+  }
+  return model;
+}
+
+}  // namespace mobius

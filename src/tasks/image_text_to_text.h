@@ -1,0 +1,71 @@
+// Task image-text-to-text: a vision-language model (transformers AutoModelForImageTextToText) as
+// the three graphs of onnxruntime-genai's multimodal pipeline (docs/vlm.md; onnxruntime-genai
+// src/models/multi_modal.cpp):
+//   vision:    the family's image inputs (vision_inputs(): pixel_values, image_grid_thw, ...)
+//           -> image_features [num_image_tokens, hidden_size] in the model dtype
+//   embedding: input_ids [batch_size, sequence_length] int64,
+//              image_features [num_image_tokens, hidden_size]
+//           -> inputs_embeds [batch_size, sequence_length, hidden_size]: the text decoder's token
+//              embeddings with image_features row k in place of the k-th image_token_id() token
+//              (row-major over the batch), as transformers' masked_scatter; zero rows are allowed
+//              (a text-only prompt or a decode step: onnxruntime-genai feeds [0, hidden_size])
+//   decoder:   the text-generation contract (tasks/text_generation.h) with
+//              inputs_embeds [batch_size, sequence_length, hidden_size] in place of input_ids and
+//              position_ids shaped position_ids_shape() ([3, batch_size, sequence_length] for
+//              M-RoPE) -> logits, present.{i}.key|value
+// The decoder is a registered text architecture (text()), started from inputs_embeds.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tasks/text_generation.h"
+
+namespace mobius {
+
+// A graph input: its name, element type and shape (symbolic or fixed dims).
+struct GraphInput {
+  std::string name;
+  DataType dtype;
+  Shape shape;
+};
+
+class ImageTextToText : public Architecture {
+ public:
+  std::string task() const override { return "image-text-to-text"; }
+  // "vision", "embedding", "decoder".
+  std::vector<NamedGraph> build_graphs() const override;
+
+  // The text decoder (a registered text-generation architecture).
+  virtual const CausalLM& text() const = 0;
+  // Its token embeddings: input_ids int64 [batch, seq] -> [batch, seq, hidden_size].
+  virtual Value* embed_tokens(Ops& op, Value* input_ids) const = 0;
+  virtual int64_t hidden_size() const = 0;
+  // The token whose positions take the image features (config.json image_token_id).
+  virtual int64_t image_token_id() const = 0;
+  // The vision graph's inputs, and its computation: the inputs in that order ->
+  // image_features [num_image_tokens, hidden_size].
+  virtual std::vector<GraphInput> vision_inputs() const = 0;
+  virtual Value* encode_images(Ops& op, const std::vector<Value*>& inputs) const = 0;
+  // The decoder's position_ids shape (int64).
+  virtual Shape position_ids_shape() const { return {"batch_size", "sequence_length"}; }
+
+  // What onnxruntime-genai's multimodal pipeline needs of a family it runs
+  // (package/genai_config.h genai_config_multimodal; docs/vlm.md).
+  struct GenaiMultimodal {
+    std::string type;  // model.type, e.g. "qwen2_5_vl"
+    int64_t patch_size, spatial_merge_size, temporal_patch_size;
+    std::vector<std::pair<std::string, int64_t>> token_ids;  // model-level ids, e.g. image_token_id
+  };
+  // None for a family onnxruntime-genai 0.18 does not run.
+  virtual std::optional<GenaiMultimodal> genai_multimodal() const { return std::nullopt; }
+
+ private:
+  Model build_vision() const;
+  Model build_embedding() const;
+  Model build_decoder() const;
+};
+
+}  // namespace mobius

@@ -1,0 +1,57 @@
+"""T3 for vision-language models (task image-text-to-text): transformers
+AutoModelForImageTextToText (float32, eager) vs the three-graph package mobius builds, one test per
+vlm_harness.ROWS row (what each checks: tests/parity/vlm_harness.py). The rows join the printed
+parity table."""
+
+import pytest
+
+import harness as H
+import seq2seq_harness as S
+import vision_harness
+import vlm_harness as V
+
+FIRST = len(H.rows()) + len(H.encoder_rows()) + len(S.ROWS) + len(vision_harness.ROWS)
+ROWS = [pytest.param(FIRST + i, r, id=f"{r.model_type}-{r.variant}") for i, r in enumerate(V.ROWS)]
+
+
+@pytest.mark.parametrize("index,row", ROWS)
+def test_vlm_parity(index, row, tmp_path_factory):
+    with H.recorded(index, row.model_type, row.variant) as rec:
+        failures = V.run(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}"), rec)
+        rec.update(failures=failures, status="fail" if failures else "pass")
+    assert not failures, "\n".join(failures)
+
+
+def test_vlm_ep_cpu(tmp_path_factory):
+    """`--ep cpu` lowers the decoder graph (GroupQueryAttention, ...): the image batch's prefill and
+    decode steps still equal transformers'."""
+    rec: dict = {}
+    failures = V.run(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-ep-cpu"), rec, ("--ep", "cpu"), full=False)
+    assert not failures, "\n".join(failures)
+
+
+def test_vlm_int4(tmp_path_factory):
+    failures = V.check_int4(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-int4"))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("model_type,edit,needle", [
+    ("qwen2_5_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
+    ("qwen2_5_vl", lambda c: c.pop("vision_config"), "vision_config"),
+    ("qwen2_vl", lambda c: c["vision_config"].update(num_heads=3), "num_heads"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=[1]), "deepstack_visual_indexes"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=15), "num_position_embeddings"),
+], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid"])
+def test_vlm_config_errors(model_type, edit, needle, tmp_path):
+    """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
+    field, exit 1, nothing written."""
+    row = next(r for r in V.ROWS if r.model_type == model_type)
+    config = V.AutoConfig.for_model(row.model_type, **row.config).to_dict()
+    edit(config)
+    (tmp_path / "hf").mkdir()
+    (tmp_path / "hf" / "config.json").write_text(V.json.dumps(config))
+    r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "out", "--no-weights")
+    lines = r.stderr.splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:"), r.stderr
+    assert "config.json" in lines[0] and needle in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,473 @@
+"""Parity harness of the image-text-to-text task: tiny random AutoModelForImageTextToText
+checkpoint -> `mobius build` (vision.onnx, embedding.onnx, decoder.onnx; docs/vlm.md) ->
+onnxruntime vs transformers.
+
+Rows are typed (Row: model type, variant, config kwargs). Each row checks:
+  - the package: exactly the three graphs and their data files, onnx.checker, the I/O names;
+  - an image + text batch of 2 (two images of different sizes, row 1 left-padded): the vision
+    graph's image_features against transformers' get_image_features, the embedding graph's
+    inputs_embeds against the token embeddings with the features scattered in, the decoder's
+    prefill logits (positions from transformers' get_rope_index) against transformers' forward
+    on the same pixel_values, and DECODE_STEPS one-token steps through the cache;
+  - GEN_NEW-token greedy generation equal to transformers' generate on the same batch
+    (no_repeat_ngram_size 1 on both sides, as seq2seq_harness: tiny random models otherwise
+    repeat one token);
+  - a text-only prompt (embedding graph fed 0 image_features rows): prefill and one decode step;
+  - onnxruntime-genai's multimodal pipeline (og.MultiModalProcessor on a PNG and a prompt, with
+    the package's genai_config.json, processor_config.json and tokenizer) generating
+    transformers' greedy tokens from the same processed inputs (check_genai).
+Float32 tolerance: harness.TOL on every compared tensor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from transformers import AutoConfig, AutoModelForImageTextToText
+
+import harness as H
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    model_type: str
+    variant: str
+    config: dict  # AutoConfig.for_model kwargs
+
+
+# a byte-level tokenizer (write_tokenizer): the 256 bytes, then the special tokens
+SPECIAL = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+VISION_START, VISION_END, IMAGE, VIDEO = range(256, 260)
+VOCAB = 264
+# head_dim 16: mrope_section sums to 8; the vision tower: 2 heads of 16, patch 4, merge 2
+TEXT = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, bos_token_id=1, eos_token_id=2,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, mrope_section=[2, 3, 3]))
+QWEN_IDS = dict(image_token_id=IMAGE, video_token_id=VIDEO, vision_start_token_id=VISION_START,
+                vision_end_token_id=VISION_END)
+ROWS = [
+    # windows of 16 / 2 / 4 = 2 merged patches a side; block 1 attends the whole frame, 0 and 2
+    # within windows (the 10 x 6 grid: 5 x 3 merged patches, so partial windows too)
+    Row("qwen2_5_vl", "window", dict(QWEN_IDS, text_config=TEXT, vision_config=dict(
+        depth=3, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4, window_size=16,
+        out_hidden_size=64, fullatt_block_indexes=[1]))),
+    Row("qwen2_vl", "base", dict(QWEN_IDS, text_config=TEXT, vision_config=dict(
+        depth=2, embed_dim=32, mlp_ratio=2, num_heads=2, patch_size=4, hidden_size=64))),
+    # a 4 x 4 learned position grid resampled to the 10 x 6 and 6 x 8 images; no DeepStack
+    Row("qwen3_vl", "base", dict(QWEN_IDS, text_config=dict(TEXT, head_dim=16), vision_config=dict(
+        depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4, out_hidden_size=64,
+        num_position_embeddings=16, deepstack_visual_indexes=[]))),
+]
+# LLaVA: a CLIP tower (32 x 32 images, patch 8: 16 patches and the class token), features of its
+# second-to-last layer without the class token; a SigLIP tower with two concatenated layers
+LLAVA_TEXT = {k: v for k, v in TEXT.items() if k != "rope_parameters"}
+ROWS += [
+    Row("llava", "clip", dict(image_token_id=IMAGE, text_config=dict(LLAVA_TEXT, model_type="llama"), vision_config=dict(
+        model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+        num_attention_heads=2, image_size=32, patch_size=8))),
+    Row("llava", "siglip-layers-full", dict(
+        image_token_id=IMAGE, vision_feature_layer=[-1, 1], vision_feature_select_strategy="full",
+        text_config=dict(LLAVA_TEXT, model_type="qwen2"), vision_config=dict(
+            model_type="siglip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=2, image_size=32, patch_size=8))),
+]
+GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
+PAD = 5  # left padding of batch row 1
+DECODE_STEPS = 2
+GEN_NEW = 24
+TEXT_ONLY_LEN = 12
+FILES = {f"{g}.onnx{ext}" for g in ("vision", "embedding", "decoder") for ext in ("", ".data")}
+
+
+def types() -> set[str]:
+    return {r.model_type for r in ROWS}
+
+
+def base_row(model_type: str) -> Row:
+    """The first row of `model_type` (test_config_fidelity's base sizes)."""
+    return next(r for r in ROWS if r.model_type == model_type)
+
+
+def write_checkpoint(row: Row, hf_dir: Path):
+    """The tiny model of `row` (write_model)."""
+    return write_model(AutoConfig.for_model(row.model_type, **row.config), hf_dir)
+
+
+def write_model(config, hf_dir: Path):
+    """AutoModelForImageTextToText from `config` (seed 0), every parameter re-randomized
+    (harness.rerandomize), saved to hf_dir with a tokenizer (write_tokenizer); returns the model."""
+    torch.manual_seed(0)
+    model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
+    H.rerandomize(model)
+    model.save_pretrained(hf_dir)
+    write_tokenizer(hf_dir)
+    return model
+
+
+def write_tokenizer(hf_dir: Path) -> None:
+    """A byte-level BPE tokenizer without merges (Qwen2's pre-tokenizer and decoder): ids 0-255 are
+    the bytes, SPECIAL follow; tokenizer.json and tokenizer_config.json (Qwen2Tokenizer)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # noqa: PLC0415
+
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    byte_chars = {c: ord(c) if ord(c) < 256 else None for c in alphabet}
+    # bytes_to_unicode: printable bytes map to themselves, the others to 256 + n in byte order
+    others = sorted(b for b in range(256) if chr(b) not in byte_chars or byte_chars[chr(b)] is None)
+    vocab = {chr(b): b for b in range(256) if chr(b) in alphabet}
+    vocab.update({chr(256 + n): b for n, b in enumerate(others)})
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(SPECIAL)
+    tok.save(str(hf_dir / "tokenizer.json"))
+    added = {str(256 + i): {"content": t, "special": True, "lstrip": False, "rstrip": False, "normalized": False,
+                            "single_word": False} for i, t in enumerate(SPECIAL)}
+    (hf_dir / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "Qwen2Tokenizer", "added_tokens_decoder": added, "model_max_length": 1024}))
+
+
+def is_qwen(config) -> bool:
+    return config.model_type.startswith("qwen")
+
+
+def image_tokens(config) -> list[int]:
+    """The image tokens of each batch row's image."""
+    v = config.vision_config
+    if is_qwen(config):
+        return [t * h * w // v.spatial_merge_size ** 2 for t, h, w in GRIDS]
+    patches = (v.image_size // v.patch_size) ** 2
+    return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
+
+
+def image_batch(config, seed: int = 1):
+    """input_ids, attention_mask, mm_token_type_ids [2, S]; the vision graph's feeds (Qwen:
+    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S]).
+    Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r, n in enumerate(image_tokens(config)):
+        text = lambda n: list(rng.integers(3, 240, size=n))  # noqa: E731
+        rows.append(text(5 - 2 * r) + [VISION_START] + [IMAGE] * n + [VISION_END] + text(4))
+    seq = max(len(x) for x in rows) + PAD
+    ids = np.zeros((2, seq), np.int64)
+    mask = np.zeros((2, seq), np.int64)
+    for r, x in enumerate(rows):
+        ids[r, seq - len(x):] = x
+        mask[r, seq - len(x):] = 1
+    v = config.vision_config
+    if is_qwen(config):
+        patch_dim = v.in_channels * v.temporal_patch_size * v.patch_size ** 2
+        pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), patch_dim)).astype(np.float32)
+        feeds = {"pixel_values": pixels, "image_grid_thw": np.array(GRIDS, np.int64)}
+    else:
+        feeds = {"pixel_values": rng.standard_normal((2, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
+    return ids, mask, (ids == IMAGE).astype(np.int64), feeds
+
+
+def hf_image_kwargs(config, feeds: dict, types_) -> dict:
+    """transformers' image arguments for the feeds (Qwen: + mm_token_type_ids, which its position
+    computation needs)."""
+    kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
+    if is_qwen(config):
+        kw["mm_token_type_ids"] = torch.from_numpy(types_)
+    return kw
+
+
+def reference_features(ref, feeds: dict) -> np.ndarray:
+    kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
+    if not is_qwen(ref.config):
+        kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
+                  vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
+    return torch.cat(list(ref.model.get_image_features(**kw).pooler_output)).reshape(-1, ref.config.text_config.hidden_size).numpy()
+
+
+def prefill_positions(ref, ids, mask, types_, feeds: dict) -> np.ndarray:
+    """Qwen: transformers' get_rope_index [3, B, S]; LLaVA: the tokens' index among the row's
+    unpadded tokens (padding 1), as transformers' generate derives them from attention_mask."""
+    if is_qwen(ref.config):
+        return ref.model.get_rope_index(torch.from_numpy(ids), torch.from_numpy(types_),
+                                        image_grid_thw=torch.from_numpy(feeds["image_grid_thw"]),
+                                        attention_mask=torch.from_numpy(mask))[0].numpy()
+    return np.where(mask == 1, mask.cumsum(-1) - 1, 1)
+
+
+def step_positions(pos: np.ndarray, k: int) -> np.ndarray:
+    """Decode step k's positions: each row's last prompt position + 1 + k (all three M-RoPE rows)."""
+    last = pos.max(axis=-1, keepdims=True)
+    if pos.ndim == 3:
+        last = last.max(axis=0, keepdims=True).repeat(3, axis=0)
+    return last + 1 + k
+
+
+class OnnxVLM:
+    def __init__(self, out_dir: Path):
+        self.vision = H.ort_session(out_dir / "vision.onnx")
+        self.embedding = H.ort_session(out_dir / "embedding.onnx")
+        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        inputs = {i.name: i.shape for i in self.decoder.get_inputs()}
+        self.hidden = inputs["inputs_embeds"][2]
+        self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
+        self.outputs = [o.name for o in self.decoder.get_outputs()]
+
+    def image_features(self, feeds: dict) -> np.ndarray:
+        return self.vision.run(["image_features"], feeds)[0]
+
+    def embed(self, ids, features=None) -> np.ndarray:
+        if features is None:
+            features = np.zeros((0, self.hidden), np.float32)
+        return self.embedding.run(["inputs_embeds"], {"input_ids": ids, "image_features": features})[0]
+
+    def step(self, embeds, mask, pos, state):
+        """Returns (logits, state); state None = empty caches."""
+        b = embeds.shape[0]
+        if state is None:
+            state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), np.float32)
+                     for n, s in self.past.items()}
+        feeds = {"inputs_embeds": embeds, "attention_mask": mask, "position_ids": pos}
+        for name, v in state.items():
+            feeds["past_key_values." + name[len("present."):]] = v
+        got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
+        return got["logits"], {k: v for k, v in got.items() if k != "logits"}
+
+
+def check_package(out_dir: Path, rec: dict) -> list[str]:
+    files = {p.name for p in out_dir.iterdir() if p.suffix in (".onnx", ".data")}
+    if files != FILES:
+        return [f"package files {sorted(files)}, expected {sorted(FILES)}"]
+    for name in ("vision", "embedding", "decoder"):
+        try:
+            onnx.checker.check_model(str(out_dir / f"{name}.onnx"), full_check=True)
+        except Exception as e:  # noqa: BLE001 - reported
+            rec["checker"] = "fail"
+            return [f"onnx.checker {name}: {str(e).splitlines()[0]}"]
+    rec["checker"] = "pass"
+    return []
+
+
+def check_io(onnx_vlm: OnnxVLM, layers: int, vision_inputs: set) -> list[str]:
+    past = {f"past_key_values.{i}.{k}" for i in range(layers) for k in ("key", "value")}
+    present = {f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")}
+    return (H.io_problems(onnx_vlm.vision, vision_inputs, {"image_features"})
+            + H.io_problems(onnx_vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
+            + H.io_problems(onnx_vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past,
+                            {"logits"} | present))
+
+
+def compare(failures: list, what: str, got, want, deltas: list) -> None:
+    d = H.max_abs(got, want)
+    deltas.append(d)
+    if not d <= H.TOL:
+        failures.append(f"{what}: max|Δ| {d:.3g} > {H.TOL}")
+
+
+def ngram_ban(scores: np.ndarray, seqs: np.ndarray, eos: int) -> np.ndarray:
+    """transformers' NoRepeatNGramLogitsProcessor with size 1 (every token of the row so far
+    banned) and MinNewTokensLengthLogitsProcessor (eos banned: min_new_tokens = GEN_NEW)."""
+    scores = scores.copy()
+    np.put_along_axis(scores, seqs, -np.inf, axis=1)
+    scores[:, eos] = -np.inf
+    return scores
+
+
+def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
+    """Fills `rec` (prefill = the vision, embedding and prefill max|Δ|, decode = the steps',
+    tokens = matched greedy tokens); returns the failed checks. `build_args` go to mobius build;
+    without `full` only the package, the image batch's prefill and decode steps are checked."""
+    write_checkpoint(row, work / "hf")
+    return check(work, rec, build_args, full)
+
+
+def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
+    """run()'s checks of the checkpoint in work / "hf", packaged into work / "onnx"."""
+    ref = AutoModelForImageTextToText.from_pretrained(work / "hf", dtype=torch.float32,
+                                                      attn_implementation="eager").eval()
+    H.build(work / "hf", work / "onnx", *build_args)
+    failures = check_package(work / "onnx", rec)
+    if failures:
+        return failures
+    vlm = OnnxVLM(work / "onnx")
+    ids, mask, types_, feeds = image_batch(ref.config)
+    if not build_args:
+        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds))
+    if failures:
+        return failures
+    t = torch.from_numpy
+    image_kw = hf_image_kwargs(ref.config, feeds, types_)
+    pos = prefill_positions(ref, ids, mask, types_, feeds)
+    # Qwen derives its M-RoPE positions itself; LLaVA's forward counts padding, so they are given
+    pos_kw = {} if is_qwen(ref.config) else {"position_ids": t(pos)}
+    prefill, decode = [], []
+    with torch.no_grad():
+        feats_ref = reference_features(ref, feeds)
+        feats = vlm.image_features(feeds)
+        compare(failures, "image_features", feats, feats_ref, prefill)
+        emb_ref = ref.model.get_input_embeddings()(t(ids))
+        emb_ref = emb_ref.masked_scatter(t(ids == IMAGE)[..., None], t(feats_ref)).numpy()
+        embeds = vlm.embed(ids, feats)
+        compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
+        out = ref(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
+        logits, state = vlm.step(embeds, mask, pos, None)
+        valid = mask.astype(bool)
+        compare(failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
+        cache = out.past_key_values
+        step_mask = mask
+        for k in range(DECODE_STEPS):
+            nxt = out.logits[:, -1].argmax(-1, keepdim=True).numpy() if k == 0 else nxt_logits.argmax(-1)[:, -1:]
+            step_mask = np.concatenate([step_mask, np.ones((2, 1), np.int64)], axis=1)
+            step_pos = step_positions(pos, k)
+            out = ref(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
+                      past_key_values=cache, use_cache=True)
+            cache = out.past_key_values
+            nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state)
+            compare(failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
+        rec["prefill"], rec["decode"] = max(prefill), max(decode)
+        if not full:
+            return failures
+        # greedy generation on the same batch
+        gen = ref.generate(input_ids=t(ids), attention_mask=t(mask), **image_kw, max_new_tokens=GEN_NEW,
+                           min_new_tokens=GEN_NEW, do_sample=False, num_beams=1,
+                           no_repeat_ngram_size=1).numpy()[:, ids.shape[1]:]
+    seqs, gen_mask = ids.copy(), mask.copy()
+    logits, state = vlm.step(embeds, mask, pos, None)
+    for k in range(GEN_NEW):
+        nxt = ngram_ban(logits[:, -1], seqs, ref.config.text_config.eos_token_id).argmax(-1)[:, None].astype(np.int64)
+        seqs = np.concatenate([seqs, nxt], axis=1)
+        if k == GEN_NEW - 1:
+            break
+        gen_mask = np.concatenate([gen_mask, np.ones((2, 1), np.int64)], axis=1)
+        logits, state = vlm.step(vlm.embed(nxt), gen_mask, step_positions(pos, k), state)
+    got = seqs[:, ids.shape[1]:]
+    matched = int((got == gen).all(axis=0).cumprod().sum())
+    rec["tokens"] = f"{matched}/{GEN_NEW}"
+    if matched != GEN_NEW:
+        failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
+    failures += check_text_only(ref, vlm, prefill, decode)
+    rec["prefill"], rec["decode"] = max(prefill), max(decode)
+    if not is_qwen(ref.config):  # onnxruntime-genai 0.18 has no llava model type
+        rec["genai"] = "n/a"
+        return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
+                           else ["genai_config.json written for a type onnxruntime-genai does not run"])
+    return failures + check_genai(ref, work / "onnx", work / "image.png", rec)
+
+
+def write_png(path: Path, rgb: np.ndarray) -> None:
+    """An 8-bit RGB PNG of rgb [height, width, 3] (PNG spec: signature, IHDR, one IDAT of
+    filter-0 scanlines, IEND)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+GENAI_PROMPT = "Describe <|vision_start|><|image_pad|><|vision_end|> now."
+
+
+def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
+    """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json,
+    processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT through
+    og.MultiModalProcessor, then greedy generation; transformers' generate on the processor's
+    input_ids, pixel_values and image_grid_thw must give the same tokens."""
+    import onnxruntime_genai as og  # noqa: PLC0415
+
+    write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
+    model = og.Model(str(out_dir))
+    proc = model.create_multimodal_processor()
+    inputs = proc(GENAI_PROMPT, images=og.Images.open(str(png)))
+    ids, pixels, grid = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values", "image_grid_thw"))
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=ids.shape[1] + GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    while not gen.is_done():
+        gen.generate_next_token()
+    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
+    ids = torch.from_numpy(ids.astype(np.int64))
+    with torch.no_grad():
+        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=torch.from_numpy(pixels),
+                            image_grid_thw=torch.from_numpy(grid.astype(np.int64)),
+                            mm_token_type_ids=(ids == IMAGE).long(), max_new_tokens=GEN_NEW, do_sample=False,
+                            num_beams=1, eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
+    if int((ids == IMAGE).sum()) != int(grid.prod() // 4):
+        return [f"genai: {int((ids == IMAGE).sum())} image tokens for the grid {grid.tolist()}"]
+    rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
+    return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
+
+
+def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
+    """A text-only prompt of one row (the embedding fed 0 feature rows): prefill and one step,
+    with transformers' positions for a text-only prompt (0..S-1 in all three rows)."""
+    failures: list[str] = []
+    ids = np.random.default_rng(2).integers(3, 240, size=(1, TEXT_ONLY_LEN)).astype(np.int64)
+    mask = np.ones_like(ids)
+    pos = np.arange(TEXT_ONLY_LEN)[None]
+    if is_qwen(ref.config):
+        pos = np.broadcast_to(pos[None], (3, 1, TEXT_ONLY_LEN)).copy()
+    with torch.no_grad():
+        out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True)
+        logits, state = vlm.step(vlm.embed(ids), mask, pos, None)
+        compare(failures, "text-only prefill logits", logits, out.logits.numpy(), prefill)
+        nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+        mask2 = np.ones((1, TEXT_ONLY_LEN + 1), np.int64)
+        pos2 = step_positions(pos, 0)
+        out2 = ref(input_ids=nxt, attention_mask=torch.from_numpy(mask2), position_ids=torch.from_numpy(pos2),
+                   past_key_values=out.past_key_values, use_cache=True)
+        logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state)
+        compare(failures, "text-only decode logits", logits2, out2.logits.numpy(), decode)
+    return failures
+
+
+def check_int4(row: Row, work: Path) -> list[str]:
+    """`--precision int4` (seq2seq_harness.INT4_PINNED: accuracy level 0, LM head and embeddings
+    in float): in the decoder graph every MatMul by a 2-D checkpoint weight but the LM head is a
+    MatMulNBits, the vision and embedding graphs are unchanged, and the decoder's logits (prefill
+    of the image batch, DECODE_STEPS steps) equal those of mobius' float decoder quantized by
+    onnxruntime's MatMulNBitsQuantizer on the same nodes, max|Δ| <= harness.TOL."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer  # noqa: PLC0415
+
+    import seq2seq_harness as S  # noqa: PLC0415
+
+    hf_dir, q_dir, f_dir, ref_path = work / "hf", work / "int4", work / "float", work / "ort-int4.onnx"
+    ref = write_checkpoint(row, hf_dir)
+    H.build(hf_dir, q_dir, "--precision", "int4", *S.INT4_PINNED)
+    H.build(hf_dir, f_dir)
+    failures = []
+    for g in ("vision", "embedding"):
+        if S.weight_matmuls(onnx.load(str(q_dir / f"{g}.onnx")))[0]:
+            failures.append(f"{g}: quantized")
+    nbits, left = S.weight_matmuls(onnx.load(str(q_dir / "decoder.onnx")))
+    if nbits == 0 or len(left) > 1:
+        failures.append(f"decoder: {nbits} MatMulNBits, float weight MatMuls left: {left}")
+    if failures:
+        return failures
+    q = MatMulNBitsQuantizer(onnx.load(str(f_dir / "decoder.onnx")), bits=4, block_size=32, is_symmetric=True,
+                             nodes_to_exclude=left)
+    q.process()
+    onnx.save(q.model.model, str(ref_path), save_as_external_data=True, location="ort-int4.onnx.data")
+    vlm = OnnxVLM(f_dir)
+    ids, mask, types_, feeds = image_batch(ref.config)
+    embeds = vlm.embed(ids, vlm.image_features(feeds))
+    pos = prefill_positions(ref, ids, mask, types_, feeds)
+    rng = np.random.default_rng(3)
+    steps = [rng.integers(3, 240, size=(2, 1)) for _ in range(DECODE_STEPS)]
+    logits = {}
+    for name, path in (("mobius", q_dir / "decoder.onnx"), ("onnxruntime", ref_path)):
+        vlm.decoder = H.ort_session(path)
+        lg, state = vlm.step(embeds, mask, pos, None)
+        out, m = [lg], mask
+        for k, tok in enumerate(steps):
+            m = np.concatenate([m, np.ones((2, 1), np.int64)], axis=1)
+            lg, state = vlm.step(vlm.embed(tok), m, step_positions(pos, k), state)
+            out.append(lg)
+        logits[name] = np.concatenate(out, axis=1)
+    d = H.max_abs(logits["mobius"], logits["onnxruntime"])
+    return [] if d <= H.TOL else [f"int4 decoder logits vs onnxruntime's quantizer: max|Δ| {d:.3g} > {H.TOL}"]
