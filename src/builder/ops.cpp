@@ -163,14 +163,6 @@ Value* Ops::ScatterElements(Value* data, Value* indices, Value* updates, Scatter
 Value* Ops::InstanceNormalization(Value* x, Value* scale, Value* bias, NormAttrs a) {
   return one("InstanceNormalization", {x, scale, bias}, {{"epsilon", a.epsilon}}, x->dtype);
 }
-Value* Ops::Conv(Value* x, Value* w, Value* bias, ConvAttrs a) {
-  std::vector<Value*> in{x, w};
-  if (bias) in.push_back(bias);
-  std::vector<Attribute> attrs{{"group", a.group}};
-  if (!a.strides.empty()) attrs.push_back({"strides", a.strides});
-  if (!a.pads.empty()) attrs.push_back({"pads", a.pads});
-  return one("Conv", in, std::move(attrs), x->dtype);
-}
 Value* Ops::LayerNormalization(Value* x, Value* scale, Value* bias, NormAttrs a) {
   std::vector<Value*> in{x, scale};
   if (bias) in.push_back(bias);

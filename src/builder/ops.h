@@ -97,8 +97,8 @@ class Ops {
 
   Value* MatMul(Value* a, Value* b);
   Value* Gemm(Value* a, Value* b, Value* c = nullptr, GemmAttrs attrs = {});
-  // Conv (opset 22), dilation 1: x [batch, in_channels, *spatial], w [out_channels, in_channels / group,
-  // *kernel_shape], b [out_channels] or null.
+  // Conv (opset 22, auto_pad NOTSET, dilations 1): x [batch, in_channels, *spatial], w [out_channels,
+  // in_channels / group, *kernel_shape], b [out_channels] or null; pads [begin..., end...].
   Value* Conv(Value* x, Value* w, Value* b, ConvAttrs a = {});
 
   Value* Gather(Value* data, Value* indices, GatherAttrs a = {});
@@ -136,10 +136,6 @@ class Ops {
   // InstanceNormalization (opset 6): x [N, C, ...] normalized over the spatial axes per (n, c),
   // then * scale[c] + bias[c] (torch GroupNorm with num_groups = C). NormAttrs::axis is unused.
   Value* InstanceNormalization(Value* x, Value* scale, Value* bias, NormAttrs a);
-
-  // Conv (opset 22, auto_pad NOTSET, dilations 1): x [N, C_in, spatial...], w [C_out,
-  // C_in / group, kernel...] (kernel_shape from w), optional bias [C_out]; pads [begin..., end...].
-  Value* Conv(Value* x, Value* w, Value* bias, ConvAttrs a);
 
   // RotaryEmbedding (opset 23). x: [batch, num_heads, seq, head_dim]; cos/sin:
   // [batch, seq, rotary_embedding_dim / 2] (no position_ids input).
