@@ -7,8 +7,10 @@ The model class is the config's `architectures[0]` (a transformers class name), 
 checkpoint. Seed 0; the key list does not depend on the values.
 
 A config missing for a type that has a parity row (tests/parity: harness.VARIANTS / ENCODER_VARIANTS,
-seq2seq_harness.ROWS) is written first from that type's first row, with `architectures` set to the
-class the parity test instantiates (AutoModelForCausalLM / AutoModel / AutoModelForSeq2SeqLM); any
+or the ROWS of the harnesses in TASK_HARNESSES) is written first from that type's first row, with
+`architectures` set to the class the parity test instantiates for that row (AutoModelForCausalLM /
+AutoModel / AutoModelForSeq2SeqLM, a vision row's model_class, AutoModelForCTC for a CTC audio row,
+WhisperForConditionalGeneration, AutoModelForImageTextToText), resolved to the concrete class; any
 other type needs its config written by hand: a tiny config.json with model_type and architectures.
 
 Usage: .venv/bin/python scripts/gen_param_keys.py MODEL_TYPE [MODEL_TYPE ...]
@@ -27,26 +29,43 @@ CONFIGS = REPO / "tests" / "data" / "configs"
 KEYS = REPO / "tests" / "data" / "param_keys"
 
 
+# (harness module, the transformers class its parity test instantiates for a row): each module's ROWS
+# hold rows with .model_type and .config (AutoConfig.for_model kwargs)
+TASK_HARNESSES = (
+    ("seq2seq_harness", lambda r: "AutoModelForSeq2SeqLM"),
+    ("vision_harness", lambda r: r.model_class),
+    ("audio_harness", lambda r: "AutoModelForCTC" if r.ctc else "AutoModel"),
+    ("speech_harness", lambda r: "WhisperForConditionalGeneration"),
+    ("vlm_harness", lambda r: "AutoModelForImageTextToText"),
+)
+
+
 def harness_config(model_type: str) -> dict | None:
     """config.json of the first parity row of `model_type` (what save_pretrained writes), or None."""
     sys.path.insert(0, str(REPO / "tests" / "parity"))
+    import importlib  # noqa: PLC0415
+
     import harness as H  # noqa: PLC0415
-    import seq2seq_harness as S  # noqa: PLC0415
+    import transformers  # noqa: PLC0415
     from transformers import AutoConfig  # noqa: PLC0415
     from transformers.models.auto import modeling_auto as M  # noqa: PLC0415
 
-    s2s = [r for r in S.ROWS if r.model_type == model_type]
-    if s2s:
-        config = AutoConfig.for_model(model_type, **s2s[0].config)
-        names = M.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
-    elif model_type in H.VARIANTS or model_type in H.ENCODER_VARIANTS:
+    if model_type in H.VARIANTS or model_type in H.ENCODER_VARIANTS:
         _, overrides = (H.ENCODER_VARIANTS if H.is_encoder(model_type) else H.VARIANTS)[model_type][0]
         config = H.make_config(model_type, overrides)
         names = M.MODEL_MAPPING_NAMES if H.is_encoder(model_type) else M.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    else:
-        return None
-    config.architectures = [names[model_type]]
-    return json.loads(config.to_json_string())
+        config.architectures = [names[model_type]]
+        return json.loads(config.to_json_string())
+    for module, model_class in TASK_HARNESSES:
+        row = next((r for r in importlib.import_module(module).ROWS if r.model_type == model_type), None)
+        if row is None:
+            continue
+        config = AutoConfig.for_model(model_type, **row.config)
+        cls = getattr(transformers, model_class(row))
+        model = cls.from_config(config) if cls.__name__.startswith("Auto") else cls._from_config(config)
+        config.architectures = [type(model).__name__]
+        return json.loads(config.to_json_string())
+    return None
 
 
 def keys(config_path: Path) -> list[str]:
