@@ -123,9 +123,10 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
                           s.tie_word_embeddings ? model->embed_tokens : nullptr);
 }
 
-CacheLayout DecoderCausalLM::cache_layout() const {
-  const LayerState st = model->layers.at(0)->self_attn->state();  // one layout for every layer
-  return {spec_.num_hidden_layers, st.num_heads, st.head_dim, st.value_head_dim};
+std::vector<LayerStates> DecoderCausalLM::layer_states() const {
+  std::vector<LayerStates> states;
+  for (const DecoderLayer* layer : model->layers) states.push_back({layer->self_attn->state()});
+  return states;
 }
 
 Value* DecoderCausalLM::embed(Ops& op, Value* input_ids) const {

@@ -170,7 +170,7 @@ class DecoderCausalLM : public CausalLM {
   explicit DecoderCausalLM(const DecoderSpec& s);
   DataType dtype() const override { return spec_.dtype; }
   int64_t vocab_size() const override { return spec_.vocab_size; }
-  CacheLayout cache_layout() const override;
+  std::vector<LayerStates> layer_states() const override;  // each layer's attention part's state
   // Starts from in.inputs_embeds when set, else from embed(in.input_ids).
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
   // The token embeddings the layers start from: embed_tokens(input_ids) * embed_scale.

@@ -154,7 +154,7 @@ BuildSource open_source(const BuildOptions& o) {
   const fs::path dir(src.config_dir);
   if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
-                "builds text-generation and text-encoder models: see `mobius list models`)");
+                "builds the text, speech and vision tasks `mobius list models` shows)");
   src.config = HfConfig::load(checkpoint_file(dir, "config.json").string());
   if ((src.custom = find_custom_type(src.config->string_or("model_type", ""))))
     src.config = rename_config(*src.custom, *src.config);

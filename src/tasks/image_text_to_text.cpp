@@ -50,29 +50,17 @@ Model ImageTextToText::build_decoder() const {
   GraphBuilder b(model.graph);
   Ops op(b);
   const CausalLM& lm = text();
-  const CacheLayout c = lm.cache_layout();
+  const std::vector<LayerStates> states = lm.layer_states();
   const DataType dt = lm.dtype();
-  const int64_t v_head_dim = c.v_head_dim ? c.v_head_dim : c.head_dim;
   CausalLMInputs in;
   in.input_ids = nullptr;
   in.inputs_embeds = b.input("inputs_embeds", dt, {"batch_size", "sequence_length", hidden_size()});
   in.attention_mask = b.input("attention_mask", DataType::INT64, {"batch_size", "total_sequence_length"});
   in.position_ids = b.input("position_ids", DataType::INT64, position_ids_shape());
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "past_key_values." + std::to_string(i);
-    in.past.key.push_back(b.input(p + ".key", dt, {"batch_size", c.num_key_value_heads, "past_sequence_length", c.head_dim}));
-    in.past.value.push_back(
-        b.input(p + ".value", dt, {"batch_size", c.num_key_value_heads, "past_sequence_length", v_head_dim}));
-  }
+  in.past = past_inputs(b, dt, states);
   CausalLMOutputs out = lm.forward(op, in);
-  MOBIUS_ASSERT(out.present.key.size() == static_cast<size_t>(c.num_layers), "present count");
   b.output(out.logits, "logits", {"batch_size", "sequence_length", lm.vocab_size()});
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "present." + std::to_string(i);
-    b.output(out.present.key[i], p + ".key", {"batch_size", c.num_key_value_heads, "total_sequence_length", c.head_dim});
-    b.output(out.present.value[i], p + ".value",
-             {"batch_size", c.num_key_value_heads, "total_sequence_length", v_head_dim});
-  }
+  present_outputs(b, out.present, states);
   return model;
 }
 

@@ -5,13 +5,16 @@
 //            past_key_values.{i}.key|value [batch_size, num_key_value_heads, past_sequence_length, head_dim]
 //   outputs: logits [batch_size, sequence_length, vocab_size]
 //            present.{i}.key|value [batch_size, num_key_value_heads, total_sequence_length, head_dim]
-// Float tensors are in the model dtype. The values' last axis is CacheLayout::v_head_dim where it
-// differs from the keys' (DeepSeek multi-head latent attention, blocks/mla.h).
+// Float tensors are in the model dtype. The cache inputs and outputs are derived from the layers'
+// states (layer_states(): one self_kv each, its heads and head sizes; the values' last axis is
+// LayerState::value_head_dim where it differs from the keys', DeepSeek multi-head latent
+// attention, blocks/mla.h).
 #pragma once
 
 #include <vector>
 
 #include "tasks/architecture.h"
+#include "tasks/layer_state.h"
 
 namespace mobius {
 
@@ -34,12 +37,20 @@ struct CausalLMOutputs {
   KVCache present;
 };
 
+// The one cache layout every layer shares, as onnxruntime-genai's config and the --try-generic
+// self-check describe a cache (CausalLM::cache_layout).
 struct CacheLayout {
   int64_t num_layers;
   int64_t num_key_value_heads;
   int64_t head_dim;        // of the keys
   int64_t v_head_dim = 0;  // of the values, when it differs from head_dim; 0 = head_dim
 };
+
+// The graph inputs past_key_values.{i}.key|value [batch_size, heads, past_sequence_length, head
+// size] of the layers' self_kv states, in the model dtype `dt`.
+KVCache past_inputs(GraphBuilder& b, DataType dt, const std::vector<LayerStates>& states);
+// The graph outputs present.{i}.key|value [batch_size, heads, total_sequence_length, head size].
+void present_outputs(GraphBuilder& b, const KVCache& present, const std::vector<LayerStates>& states);
 
 class CausalLM : public Architecture {
  public:
@@ -50,7 +61,10 @@ class CausalLM : public Architecture {
 
   virtual DataType dtype() const = 0;
   virtual int64_t vocab_size() const = 0;
-  virtual CacheLayout cache_layout() const = 0;
+  // Each layer's states (a self_kv each), from which the cache inputs and outputs are derived.
+  virtual std::vector<LayerStates> layer_states() const = 0;
+  // The layout all layers share; throws mobius::Error when the layers' caches differ.
+  CacheLayout cache_layout() const;
   virtual CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const = 0;
 };
 
