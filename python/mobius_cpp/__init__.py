@@ -1,7 +1,7 @@
 """mobius_cpp: build ONNX models for Hugging Face architectures from Python.
 
 The same C++ core as the ``mobius`` command (one implementation: ``build`` takes the CLI's options
-and makes the CLI's checks, src/package/build.h). Sources of truth and examples: docs/python.md.
+and makes the CLI's checks, src/driver/build.h). Sources of truth and examples: docs/python.md.
 
     >>> import mobius_cpp
     >>> pkg = mobius_cpp.build("Qwen/Qwen2.5-0.5B", "qwen-onnx", ep="cpu", precision="int4")
@@ -265,7 +265,7 @@ def apply_weights(package: PathLike, checkpoint: PathLike, output_dir: PathLike,
 
 @dataclass(frozen=True)
 class Info:
-    """What ``mobius info`` prints, as data (src/package/info.h CheckpointInfo): source, format
+    """What ``mobius info`` prints, as data (src/driver/info.h CheckpointInfo): source, format
     ("safetensors" | "GGUF"), model_type, task ("" when not registered: not_registered says why,
     llama_like whether try_generic can build it), no_weights (why the tensors could not be listed,
     or ""), parameters, stored ({stored dtype: {tensors, elements, bytes}}), output_bytes

@@ -1,5 +1,5 @@
 // mobius_cpp._core: the native part of the Python module, a thin layer over the same library the
-// CLI uses (package/build.h build_package, package/info.h inspect_checkpoint, registry/registry.h),
+// CLI uses (driver/build.h build_package, driver/info.h inspect_checkpoint, registry/registry.h),
 // returning plain dicts that python/mobius_cpp/__init__.py turns into typed objects.
 // nanobind (https://nanobind.readthedocs.io): see docs/python.md for why.
 #include <fstream>
@@ -13,9 +13,9 @@
 #include <nanobind/stl/vector.h>
 #include <onnx/onnx_pb.h>
 
-#include "package/apply_weights.h"
-#include "package/build.h"
-#include "package/info.h"
+#include "driver/apply_weights.h"
+#include "driver/build.h"
+#include "driver/info.h"
 #include "registry/custom.h"
 #include "registry/registry.h"
 #include "util/error.h"

@@ -164,9 +164,9 @@ int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapter
     Value* xa = graph.new_value(module + "/lora_A/MatMul_output", dt);
     Value* delta = graph.new_value(module + "/lora_B/MatMul_output", dt, y->shape);
     nodes.back().outputs[0] = base;
-    nodes.push_back(Node{"MatMul", "", module + "/lora_A/MatMul", {nodes.back().inputs[0], a}, {xa}, {}});
-    nodes.push_back(Node{"MatMul", "", module + "/lora_B/MatMul", {xa, b}, {delta}, {}});
-    nodes.push_back(Node{"Add", "", module + "/lora/Add", {base, delta}, {y}, {}});
+    nodes.push_back(Node{"MatMul", "", module + "/lora_A/MatMul", {nodes.back().inputs[0], a}, {xa}, {}, {}});
+    nodes.push_back(Node{"MatMul", "", module + "/lora_B/MatMul", {xa, b}, {delta}, {}, {}});
+    nodes.push_back(Node{"Add", "", module + "/lora/Add", {base, delta}, {y}, {}, {}});
   }
   graph.nodes = std::move(nodes);
   for (const auto& [key, m] : modules)

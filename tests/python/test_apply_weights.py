@@ -1,4 +1,4 @@
-"""apply-weights (src/package/apply_weights.h): a checkpoint bound into a --no-weights package
+"""apply-weights (src/driver/apply_weights.h): a checkpoint bound into a --no-weights package
 equals a direct build byte for byte (every file), from Python and from the CLI; a checkpoint of
 another config, and a package not built by mobius, are refused with nothing written. About 5 s."""
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "archs/archs.h"
-#include "package/build.h"
+#include "driver/build.h"
 #include "package/writer.h"
 #include "tasks/text2text_generation.h"
 #include "test_util.h"

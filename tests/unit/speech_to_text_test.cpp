@@ -6,7 +6,7 @@
 #include <set>
 
 #include "archs/archs.h"
-#include "package/build.h"
+#include "driver/build.h"
 #include "tasks/speech_to_text.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-// mobius CLI: a thin layer over the library (package/build.h, registry/registry.h).
+// mobius CLI: a thin layer over the library (driver/build.h, registry/registry.h).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,9 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "package/apply_weights.h"
-#include "package/build.h"
-#include "package/info.h"
+#include "driver/apply_weights.h"
+#include "driver/build.h"
+#include "driver/info.h"
 #include "registry/custom.h"
 #include "registry/registry.h"
 #include "util/error.h"

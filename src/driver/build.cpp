@@ -1,4 +1,4 @@
-#include "package/build.h"
+#include "driver/build.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,12 +8,12 @@
 #include "archs/archs.h"
 #include "config/hf_config.h"
 #include "eval/self_check.h"
-#include "package/apply_weights.h"
-#include "package/generic.h"
+#include "driver/apply_weights.h"
+#include "driver/generic.h"
 #include "package/gguf_tokenizer.h"
 #include "package/genai_config.h"
 #include "package/lora_runtime.h"
-#include "package/source_path.h"
+#include "driver/source_path.h"
 #include "package/writer.h"
 #include "registry/config_defaults.h"
 #include "registry/registry.h"

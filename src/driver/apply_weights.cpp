@@ -1,4 +1,4 @@
-#include "package/apply_weights.h"
+#include "driver/apply_weights.h"
 
 #include <algorithm>
 #include <filesystem>

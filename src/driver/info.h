@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "package/build.h"
+#include "driver/build.h"
 #include "passes/passes.h"
 
 namespace mobius {
@@ -42,7 +42,7 @@ struct CheckpointInfo {
   std::vector<EpReport> eps;  // every --ep value
 };
 
-// Inspects options.config_dir (a directory or a Hugging Face id, package/source_path.h) or
+// Inspects options.config_dir (a directory or a Hugging Face id, driver/source_path.h) or
 // options.gguf_file with options' dtype, ep and quantization. Throws mobius::Error as build_package
 // does for a source or config it cannot read (one line naming the file and field); an unregistered
 // model_type (not_registered) and a directory whose tensors cannot be listed (no_weights, e.g. a

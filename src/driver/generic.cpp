@@ -1,4 +1,4 @@
-#include "package/generic.h"
+#include "driver/generic.h"
 
 namespace mobius {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "package/build.h"
+#include "driver/build.h"
 
 namespace mobius {
 

@@ -40,7 +40,7 @@ struct BuildOptions {
   std::optional<int> accuracy_level;
   std::optional<bool> quantize_lm_head;
   std::optional<bool> quantize_embeddings;  // Gather of the embeddings → GatherBlockQuantized
-  // An unregistered model_type whose config.json is Llama-like (package/generic.h) is built with
+  // An unregistered model_type whose config.json is Llama-like (driver/generic.h) is built with
   // the generic Llama decoder and committed only if the self-check passes (float32, weights).
   bool try_generic = false;
   // --lora: a PEFT LoRA adapter directory merged into the weights as they stream (weights/lora.h);
@@ -51,7 +51,7 @@ struct BuildOptions {
   // --ep default, no --precision.
   std::vector<std::string> lora_runtime;
   // The model.onnx this build must reproduce byte for byte, checked before anything is written
-  // (package/apply_weights.h); "" = no check.
+  // (driver/apply_weights.h); "" = no check.
   std::string expect_model;
 };
 
@@ -78,7 +78,7 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& options, Exe
                                                 bool tied_embeddings);
 
 // What a build reads: a checkpoint directory (options.config_dir, or a Hugging Face id resolved from
-// the local cache, package/source_path.h) and its config.json, or options.gguf_file and the config
+// the local cache, driver/source_path.h) and its config.json, or options.gguf_file and the config
 // synthesized from its metadata (weights/gguf_checkpoint.h). Throws mobius::Error naming the path:
 // neither or both given, a directory given as the GGUF, a diffusers pipeline (model_index.json),
 // a missing or malformed config.json or GGUF. A config.json of a custom model_type is read as its
@@ -114,7 +114,7 @@ void check_bfloat16(const BuildOptions& options, ExecutionProvider ep, std::vect
 // package. Throws mobius::Error with a one-line message naming the file and field or tensor; on
 // error nothing is left in output_dir. An unregistered model_type is an error naming the nearest
 // registered ones (and --try-generic when the config is Llama-like); with try_generic it is built
-// as described in package/generic.h, and a failed self-check is an error naming its figures.
+// as described in driver/generic.h, and a failed self-check is an error naming its figures.
 // Quantization options out of range, with --dtype bf16 (MatMulNBits has no CPU kernel for it) or
 // with --try-generic (its evaluator has no MatMulNBits), or set without --precision: an error.
 // --dtype bf16 with --ep cpu is an error (onnxruntime's CPU provider has no bfloat16 kernel for

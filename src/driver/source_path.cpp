@@ -1,4 +1,4 @@
-#include "package/source_path.h"
+#include "driver/source_path.h"
 
 #include <algorithm>
 #include <cstdlib>

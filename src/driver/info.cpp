@@ -1,9 +1,9 @@
-#include "package/info.h"
+#include "driver/info.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "package/generic.h"
+#include "driver/generic.h"
 #include "package/genai_config.h"
 #include "package/writer.h"
 #include "registry/config_defaults.h"
