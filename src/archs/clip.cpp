@@ -94,11 +94,7 @@ class ClipModel : public ImageTextModel {
     Value* t = text_projection->forward(op, eos_token(op, text->forward(op, ids, mask), ids, eos_));
     Value* last = vision->forward(op, pixels).last_hidden_state;
     Value* i = visual_projection->forward(op, post_layernorm->forward(op, token_at(op, last, 0)));
-    Value* text_embeds = l2_normalize(op, t);
-    Value* image_embeds = l2_normalize(op, i);
-    Value* logits = op.Mul(op.MatMul(text_embeds, op.Transpose(image_embeds, {.perm = {1, 0}})),
-                           op.Exp(logit_scale->value(op)));
-    return {text_embeds, image_embeds, logits};
+    return contrastive(op, t, i, logit_scale->value(op));
   }
 
   TextTransformer* text;
@@ -113,24 +109,6 @@ class ClipModel : public ImageTextModel {
   int64_t projection_dim_;
 };
 
-class ClipClassifier : public TowerModel<ImageClassifier> {
- public:
-  ClipClassifier(const HfConfig& c, DataType dtype) : labels_(label_count(c)) {
-    set_tower("vision_model", clip_vision_tower(sub_config(c, "vision_config"), dtype));
-    classifier = child<Linear>("classifier", LinearOptions{hidden_size(), labels_, true, dtype});
-  }
-  int64_t num_labels() const override { return labels_; }
-  ImageEncoderOutputs forward(Ops& op, Value* pixel_values) const override {
-    Value* last = tower->forward(op, pixel_values).last_hidden_state;
-    return {last, nullptr, classifier->forward(op, mean_tokens(op, last, 1))};
-  }
-
-  Linear* classifier;
-
- private:
-  int64_t labels_;
-};
-
 }  // namespace
 
 std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataType dtype) {
@@ -142,7 +120,8 @@ std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType
 }
 
 std::unique_ptr<Architecture> create_clip(const HfConfig& c, DataType dtype) {
-  if (is_image_classification(c)) return std::make_unique<ClipClassifier>(c, dtype);
+  if (is_image_classification(c)) return std::make_unique<MeanPooledClassifier>(
+        clip_vision_tower(sub_config(c, "vision_config"), dtype), label_count(c), 1);
   return std::make_unique<ClipModel>(c, dtype);
 }
 

@@ -122,11 +122,9 @@ class SiglipModel : public ImageTextModel {
   ImageTextOutputs forward(Ops& op, Value* ids, Value* mask, Value* pixels) const override {
     Value* t = text_head->forward(op, token_at(op, text->forward(op, ids, mask), -1));
     Value* i = vision_head->forward(op, vision->forward(op, pixels).last_hidden_state);
-    Value* text_embeds = l2_normalize(op, t);
-    Value* image_embeds = l2_normalize(op, i);
-    Value* logits = op.Mul(op.MatMul(text_embeds, op.Transpose(image_embeds, {.perm = {1, 0}})),
-                           op.Exp(logit_scale->value(op)));
-    return {text_embeds, image_embeds, op.Add(logits, logit_bias->value(op))};
+    ImageTextOutputs out = contrastive(op, t, i, logit_scale->value(op));
+    out.logits_per_text = op.Add(out.logits_per_text, logit_bias->value(op));
+    return out;
   }
 
   TextTransformer* text;
@@ -137,24 +135,6 @@ class SiglipModel : public ImageTextModel {
 
  private:
   DataType dtype_;
-};
-
-class SiglipClassifier : public TowerModel<ImageClassifier> {
- public:
-  SiglipClassifier(const HfConfig& c, DataType dtype) : labels_(label_count(c)) {
-    set_tower("vision_model", siglip_vision_tower(sub_config(c, "vision_config"), dtype));
-    classifier = child<Linear>("classifier", LinearOptions{hidden_size(), labels_, true, dtype});
-  }
-  int64_t num_labels() const override { return labels_; }
-  ImageEncoderOutputs forward(Ops& op, Value* pixel_values) const override {
-    Value* last = tower->forward(op, pixel_values).last_hidden_state;
-    return {last, nullptr, classifier->forward(op, mean_tokens(op, last))};
-  }
-
-  Linear* classifier;
-
- private:
-  int64_t labels_;
 };
 
 }  // namespace
@@ -168,7 +148,8 @@ std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig& c, DataTy
 }
 
 std::unique_ptr<Architecture> create_siglip(const HfConfig& c, DataType dtype) {
-  if (is_image_classification(c)) return std::make_unique<SiglipClassifier>(c, dtype);
+  if (is_image_classification(c)) return std::make_unique<MeanPooledClassifier>(
+        siglip_vision_tower(sub_config(c, "vision_config"), dtype), label_count(c), 0);
   return std::make_unique<SiglipModel>(c, dtype);
 }
 

@@ -104,4 +104,15 @@ Value* TextTransformer::forward(Ops& op, Value* input_ids, Value* attention_mask
   return final_layer_norm->forward(op, x);
 }
 
+MeanPooledClassifier::MeanPooledClassifier(std::unique_ptr<VisionTransformer> t, int64_t num_labels, int64_t first_token)
+    : labels_(num_labels), first_token_(first_token) {
+  set_tower("vision_model", std::move(t));
+  classifier = child<Linear>("classifier", LinearOptions{hidden_size(), labels_, true, dtype()});
+}
+
+ImageEncoderOutputs MeanPooledClassifier::forward(Ops& op, Value* pixel_values) const {
+  Value* last = tower->forward(op, pixel_values).last_hidden_state;
+  return {last, nullptr, classifier->forward(op, mean_tokens(op, last, first_token_))};
+}
+
 }  // namespace mobius

@@ -95,4 +95,19 @@ class TowerModel : public Task {
   }
 };
 
+// A *ForImageClassification head over a tower whose weights are under vision_model.: logits =
+// classifier(mean of the last hidden state's tokens from `first_token` on) (transformers
+// CLIPForImageClassification: the patch tokens, first_token 1; SiglipForImageClassification: all, 0).
+class MeanPooledClassifier : public TowerModel<ImageClassifier> {
+ public:
+  MeanPooledClassifier(std::unique_ptr<VisionTransformer> t, int64_t num_labels, int64_t first_token);
+  int64_t num_labels() const override { return labels_; }
+  ImageEncoderOutputs forward(Ops& op, Value* pixel_values) const override;
+
+  Linear* classifier;
+
+ private:
+  int64_t labels_, first_token_;
+};
+
 }  // namespace mobius

@@ -18,8 +18,12 @@ Model ImageTextModel::build_model() const {
   return model;
 }
 
-Value* l2_normalize(Ops& op, Value* x) {
-  return op.Div(x, op.Sqrt(op.ReduceSum(op.Mul(x, x), {-1})));
+ImageTextOutputs contrastive(Ops& op, Value* text_features, Value* image_features, Value* logit_scale) {
+  auto l2_normalize = [&](Value* x) { return op.Div(x, op.Sqrt(op.ReduceSum(op.Mul(x, x), {-1}))); };
+  Value* text_embeds = l2_normalize(text_features);
+  Value* image_embeds = l2_normalize(image_features);
+  Value* logits = op.Mul(op.MatMul(text_embeds, op.Transpose(image_embeds, {.perm = {1, 0}})), op.Exp(logit_scale));
+  return {text_embeds, image_embeds, logits};
 }
 
 }  // namespace mobius

@@ -35,7 +35,9 @@ class ImageTextModel : public Architecture {
   virtual ImageTextOutputs forward(Ops& op, Value* input_ids, Value* attention_mask, Value* pixel_values) const = 0;
 };
 
-// x / ||x||_2 over the last axis (transformers' `x / x.norm(p=2, dim=-1, keepdim=True)`).
-Value* l2_normalize(Ops& op, Value* x);
+// The dual model's outputs from the projected text [text_batch, width] and image [image_batch,
+// width] features: each l2-normalized over the last axis, logits_per_text = exp(logit_scale) *
+// text_embeds @ image_embeds^T (CLIPModel / SiglipModel forward; SigLIP adds its logit_bias after).
+ImageTextOutputs contrastive(Ops& op, Value* text_features, Value* image_features, Value* logit_scale);
 
 }  // namespace mobius
