@@ -15,8 +15,8 @@ std::string cache_name(const char* io, const char* kv, StateKind kind, size_t la
 
 std::vector<NamedGraph> SpeechToText::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("encoder", build_encoder());
-  graphs.emplace_back("decoder", build_decoder());
+  graphs.emplace_back("encoder", build_encoder(), GraphLowering::attention);
+  graphs.emplace_back("decoder", build_decoder(), GraphLowering::attention);
   return graphs;
 }
 

@@ -50,6 +50,7 @@ std::string describe_pass(const mobius::PassReport& p) {
   static const std::pair<const char*, const char*> kWords[] = {
       {"pack_matmuls", "projections packed into one MatMul"},
       {"group_query_attention", "attention layers as GroupQueryAttention"},
+      {"multi_head_attention", "attention layers as MultiHeadAttention"},
       {"skip_simplified_layer_norm", "residual norms as SkipSimplifiedLayerNormalization"},
       {"matmul_nbits", "weight MatMuls as MatMulNBits"},
       {"gather_block_quantized", "embedding Gathers as GatherBlockQuantized"},
