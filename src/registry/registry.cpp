@@ -126,6 +126,7 @@ const std::vector<RegistryEntry>& registry() {
         {"unispeech-sat", "wav2vec2", "audio-feature-extraction", create_unispeech_sat},
         {"wavlm", "wavlm", "audio-feature-extraction", create_wavlm},
         {"sew", "sew", "audio-feature-extraction", create_sew},
+        {"sew-d", "sew", "audio-feature-extraction", create_sew_d},
         {"wav2vec2-conformer", "wav2vec2", "audio-feature-extraction", create_wav2vec2_conformer},
         {"wav2vec2-bert", "wav2vec2_bert", "audio-feature-extraction", create_wav2vec2_bert},
     };

@@ -237,6 +237,9 @@ def test_unsupported_encoder_config(tmp_path, model_type, field, value):
     ("wav2vec2-bert", "add_adapter", True),
     ("wav2vec2-bert", "use_intermediate_ffn_before_adapter", True),  # only with add_adapter
     ("wav2vec2-bert", "position_embeddings_type", "alibi"),
+    ("sew-d", "pos_att_type", ["c2p", "p2p"]),             # only c2p / p2c
+    ("sew-d", "conv_kernel_size", 4),                       # ConvLayer keeps the length only with odd kernels
+    ("sew-d", "position_buckets", 2),                       # no exact bucket left
 ])
 def test_unsupported_audio_config(tmp_path, model_type, field, value):
     d = tmp_path / "hf"
