@@ -118,6 +118,7 @@ const std::vector<RegistryEntry>& registry() {
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
         // speech-to-text (archs/whisper.cpp)
         {"whisper", "whisper", "speech-to-text", create_whisper, "whisper"},
+        {"moonshine", "moonshine", "speech-to-text", create_moonshine},
         // speech encoders (audio-feature-extraction, docs/audio.md)
         {"wav2vec2", "wav2vec2", "audio-feature-extraction", create_wav2vec2},
         {"hubert", "wav2vec2", "audio-feature-extraction", create_hubert},

@@ -248,6 +248,22 @@ def test_unsupported_audio_config(tmp_path, model_type, field, value):
     expect_error(d, "config.json", field)
 
 
+# --- Moonshine: head counts transformers' MoonshineAttention cannot run (docs/speech.md) ----------
+@pytest.mark.parametrize("field,value", [
+    ("decoder_num_attention_heads", 2),
+    ("encoder_num_key_value_heads", 2),
+    ("decoder_num_key_value_heads", 1),
+    # int(16 * 0.45) = 7 rotated channels: odd (the error names partial_rotary_factor)
+    ("rope_parameters", {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.45}),
+])
+def test_unsupported_moonshine_config(tmp_path, field, value):
+    import moonshine_harness as M  # noqa: PLC0415
+    d = tmp_path / "hf"
+    H.transformers.AutoConfig.for_model("moonshine", **M.MOONSHINE).save_pretrained(d)
+    edit_config(d, **{field: value})
+    expect_error(d, "config.json", "partial_rotary_factor" if field == "rope_parameters" else field)
+
+
 # --- decoder config fields (checked before any weight is read) -----------------------------------
 @pytest.mark.parametrize("model_type,field,value", [
     ("codegen", "n_head", 2),       # CodeGen splits qkv_proj into mp_num = 4 groups of heads
