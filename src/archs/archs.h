@@ -149,6 +149,10 @@ std::unique_ptr<Architecture> create_unispeech_sat(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_wavlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_sew(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_wav2vec2_conformer(const HfConfig&, DataType);
+// archs/sew_d.cpp
+std::unique_ptr<Architecture> create_sew_d(const HfConfig&, DataType);
+// archs/moonshine.cpp (speech-to-text)
+std::unique_ptr<Architecture> create_moonshine(const HfConfig&, DataType);
 // archs/wav2vec2_bert.cpp
 std::unique_ptr<Architecture> create_wav2vec2_bert(const HfConfig&, DataType);
 

@@ -282,6 +282,7 @@ BuildReport build_package(const BuildOptions& o) {
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
         report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
       if (const auto* speech = dynamic_cast<const SpeechToText*>(arch.get())) {
+        if (genai_type != "whisper") return;  // moonshine: no onnxruntime-genai model type (docs/speech.md)
         write_file_synced((fs::path(dir) / "audio_processor_config.json").string(),
                           whisper_audio_processor_config(speech->num_mel_bins()).dump(4) + "\n");
         write_file_synced((fs::path(dir) / "genai_config.json").string(),

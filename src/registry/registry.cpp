@@ -121,6 +121,7 @@ const std::vector<RegistryEntry>& registry() {
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
         // speech-to-text (archs/whisper.cpp)
         {"whisper", "whisper", "speech-to-text", create_whisper, "whisper"},
+        {"moonshine", "moonshine", "speech-to-text", create_moonshine},
         // speech encoders (audio-feature-extraction, docs/audio.md)
         {"wav2vec2", "wav2vec2", "audio-feature-extraction", create_wav2vec2},
         {"hubert", "wav2vec2", "audio-feature-extraction", create_hubert},
@@ -129,6 +130,7 @@ const std::vector<RegistryEntry>& registry() {
         {"unispeech-sat", "wav2vec2", "audio-feature-extraction", create_unispeech_sat},
         {"wavlm", "wavlm", "audio-feature-extraction", create_wavlm},
         {"sew", "sew", "audio-feature-extraction", create_sew},
+        {"sew-d", "sew", "audio-feature-extraction", create_sew_d},
         {"wav2vec2-conformer", "wav2vec2", "audio-feature-extraction", create_wav2vec2_conformer},
         {"wav2vec2-bert", "wav2vec2_bert", "audio-feature-extraction", create_wav2vec2_bert},
     };

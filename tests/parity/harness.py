@@ -565,15 +565,16 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 def all_types() -> set[str]:
     """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness),
-    vision encoders (vision_harness), speech-to-text (speech_harness), speech encoders (audio_harness),
-    vision-language models (vlm_harness)."""
+    vision encoders (vision_harness), speech-to-text (speech_harness, moonshine_harness), speech encoders
+    (audio_harness), vision-language models (vlm_harness)."""
     import audio_harness  # noqa: PLC0415 - it imports this module
+    import moonshine_harness  # noqa: PLC0415 - it imports this module
     import seq2seq_harness  # noqa: PLC0415 - it imports this module
     import speech_harness  # noqa: PLC0415 - it imports this module
     import vision_harness  # noqa: PLC0415 - it imports this module
     import vlm_harness  # noqa: PLC0415 - it imports this module
     return (set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | vision_harness.types()
-            | speech_harness.types() | audio_harness.types() | vlm_harness.types())
+            | speech_harness.types() | audio_harness.types() | vlm_harness.types() | moonshine_harness.types())
 
 
 def is_encoder(model_type: str) -> bool:

@@ -35,10 +35,10 @@ def test_audio_encoder_ep_cpu(row, tmp_path_factory):
 
 
 # --dtype f16: both conv norms (InstanceNormalization, LayerNormalization), the weight-norm fold,
-# WavLM's relative bias, the conformer's batch norm and relative attention
+# WavLM's relative bias, the conformer's batch norm and relative attention, SEW-D's disentangled attention
 F16_ROWS = [r for r in A.ROWS if (r.model_type, r.variant) in
             {("wav2vec2", "group-ctc"), ("wav2vec2", "layer-stable"), ("wavlm", "group-ctc"),
-             ("wav2vec2-conformer", "relative-ctc")}]
+             ("wav2vec2-conformer", "relative-ctc"), ("sew-d", "group-ctc")}]
 
 
 @pytest.mark.parametrize("row", F16_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in F16_ROWS])
