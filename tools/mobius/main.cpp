@@ -134,9 +134,11 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   const auto chosen = std::find_if(info.eps.begin(), info.eps.end(), [&](const auto& e) { return e.ep == o.ep; });
   if (chosen != info.eps.end() && !chosen->refused.empty())
     std::cout << "refused: " << chosen->refused << "\n";
-  else
-    std::cout << "model.onnx.data " << mib(info.output_bytes) << ", peak memory about " << mib(info.peak_bytes)
-              << " (weight path)\n";
+  else {
+    for (size_t i = 0; i < info.data_files.size(); ++i)
+      std::cout << (i ? " + " : "") << info.data_files[i].first << " " << mib(info.data_files[i].second);
+    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (weight path)\n";
+  }
   std::cout << "execution providers (--ep):\n";
   for (const auto& e : info.eps) {
     const std::string done = describe(e.passes);
