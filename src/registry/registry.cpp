@@ -119,7 +119,7 @@ const std::vector<RegistryEntry>& registry() {
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
         {"vit", "vit", "image-feature-extraction", create_vit},
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
-        // speech-to-text (archs/whisper.cpp)
+        // speech-to-text (archs/whisper.cpp, moonshine.cpp)
         {"whisper", "whisper", "speech-to-text", create_whisper, "whisper"},
         {"moonshine", "moonshine", "speech-to-text", create_moonshine},
         // speech encoders (audio-feature-extraction, docs/audio.md)
