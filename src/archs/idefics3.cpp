@@ -62,7 +62,8 @@ class Idefics3VisionTower : public Module {
   explicit Idefics3VisionTower(const VisionTransformerOptions& o) : o_(o) {
     const VisionEmbeddingsOptions& e = o.embedding;
     side_ = e.image_size / e.patch_size;
-    patch = child<PatchEmbedding>("embeddings.patch_embedding", e.num_channels, e.hidden_size, e.patch_size, true, e.dtype);
+    patch = child<PatchEmbedding>("embeddings.patch_embedding", e.num_channels, e.hidden_size, e.patch_size, true,
+                                  e.dtype);
     position = param("embeddings.position_embedding.weight", {side_ * side_, e.hidden_size}, e.dtype);
     for (int64_t i = 0; i < o.num_hidden_layers; ++i)
       layers.push_back(child<VisionEncoderLayer>("encoder.layers." + std::to_string(i), o.layer));
@@ -83,10 +84,10 @@ class Idefics3VisionTower : public Module {
     Value* rows = op.ReduceSum(op.Gather(real_i, b.scalar_i64(0), {.axis = 2}), {1}, {.keepdims = 0});  // [N]
     Value* cols = op.Gather(op.ReduceSum(real_i, {2}, {.keepdims = 0}), b.scalar_i64(0), {.axis = 1});  // [N]
     Value* flat_real = op.Reshape(real, std::vector<int64_t>{-1, g * g});
-    Value* positions = op.Where(flat_real, op.Reshape(op.Add(op.Mul(op.Unsqueeze(bucket(op, rows), {2}), static_cast<double>(g)),
-                                                             op.Unsqueeze(bucket(op, cols), {1})),
-                                                      std::vector<int64_t>{-1, g * g}),
-                                b.scalar_i64(0));
+    // table row bucket(row) * side + bucket(column) for a real patch, 0 for a padded one: [N, g * g]
+    Value* grid_ids = op.Add(op.Mul(op.Unsqueeze(bucket(op, rows), {2}), static_cast<double>(g)),
+                             op.Unsqueeze(bucket(op, cols), {1}));
+    Value* positions = op.Where(flat_real, op.Reshape(grid_ids, std::vector<int64_t>{-1, g * g}), b.scalar_i64(0));
     Value* x = op.Add(patch->forward(op, pixels), op.Gather(position->value(op), positions));
     Value* mask = padding_mask(op, op.Cast(flat_real, {.to = DataType::INT64}), o_.layer.dtype);
     for (const VisionEncoderLayer* layer : layers) x = layer->forward(op, x, mask);
@@ -110,7 +111,8 @@ class Idefics3VisionTower : public Module {
     std::vector<float> index(static_cast<size_t>(g));
     for (int64_t i = 0; i < g; ++i) index[static_cast<size_t>(i)] = static_cast<float>(i);
     Value* step = op.Div(1.0, op.Cast(n, {.to = DataType::FLOAT}));
-    Value* coord = op.Min(op.Mul(op.Unsqueeze(step, {1}), b.constant_f32(index, {g})), static_cast<double>(static_cast<float>(1.0 - 1e-6)));
+    const auto clamp = static_cast<double>(static_cast<float>(1.0 - 1e-6));
+    Value* coord = op.Min(op.Mul(op.Unsqueeze(step, {1}), b.constant_f32(index, {g})), clamp);
     const std::vector<float> bounds = torch_arange_f32(1.0 / static_cast<double>(g), 1.0, 1.0 / static_cast<double>(g));
     const auto count = static_cast<int64_t>(bounds.size());
     if (count == 0) return op.Cast(op.Mul(coord, 0.0), {.to = DataType::INT64});  // one patch a side: row 0

@@ -44,6 +44,22 @@ def test_vlm_ep_cpu_paddleocr_vl(tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
+def test_paddleocr_vl_flat_config(tmp_path):
+    """PaddleOCR-VL's config.json as the Hub has it: the text fields at the top level (rope_scaling,
+    rope_theta), which PaddleOCRVLConfig pops into text_config: the image batch's prefill and decode
+    steps equal transformers' (vlm_harness.check)."""
+    cfg = V.AutoConfig.for_model("paddleocr_vl", **V.base_row("paddleocr_vl").config).to_dict()
+    text = {k: v for k, v in cfg.pop("text_config").items() if k not in ("model_type", "architectures", "dtype")}
+    flat = {**text, **cfg, "rope_theta": text["rope_parameters"]["rope_theta"]}
+    flat["rope_scaling"] = flat.pop("rope_parameters")
+    config = H.transformers.CONFIG_MAPPING["paddleocr_vl"].from_dict(V.json.loads(V.json.dumps(flat)))
+    assert config.text_config.hidden_size == text["hidden_size"]  # transformers reads the flat fields
+    V.write_model(config, tmp_path / "hf")
+    (tmp_path / "hf" / "config.json").write_text(V.json.dumps(flat))
+    failures = V.check(tmp_path, {}, full=False)
+    assert not failures, "\n".join(failures)
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)
