@@ -78,6 +78,7 @@ const std::vector<RegistryEntry>& registry() {
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp)
         {"llava", "llava", "image-text-to-text", create_llava},
+        {"mistral3", "mistral3", "image-text-to-text", create_mistral3, "mistral3"},
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},

@@ -42,9 +42,11 @@ class Row:
     config: dict  # AutoConfig.for_model kwargs
 
 
-# a byte-level tokenizer (write_tokenizer): the 256 bytes, then the special tokens
-SPECIAL = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
-VISION_START, VISION_END, IMAGE, VIDEO = range(256, 260)
+# a byte-level tokenizer (write_tokenizer): the 256 bytes, then the special tokens (Qwen's, then
+# Pixtral's, which onnxruntime-genai's mistral3 processor looks up by name)
+SPECIAL = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "[IMG]", "[IMG_BREAK]", "[IMG_END]",
+           "[INST]"]
+VISION_START, VISION_END, IMAGE, VIDEO, IMG, IMG_BREAK, IMG_END, INST = range(256, 264)
 VOCAB = 264
 # head_dim 16: mrope_section sums to 8; the vision tower: 2 heads of 16, patch 4, merge 2
 TEXT = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -78,7 +80,14 @@ ROWS += [
             model_type="siglip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
             num_attention_heads=2, image_size=32, patch_size=8))),
 ]
+# Mistral 3: a Pixtral tower (patch 4, merge 2: 8 x 8 pixels per image token), the mistral decoder
+ROWS += [
+    Row("mistral3", "base", dict(image_token_id=IMG, text_config=dict(LLAVA_TEXT, model_type="mistral"), vision_config=dict(
+        model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        patch_size=4, image_size=64))),
+]
 GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
+PIXTRAL_SIZES = [(48, 32), (32, 40)]  # Mistral 3: (height, width) of each batch row's image
 PAD = 5  # left padding of batch row 1
 DECODE_STEPS = 2
 GEN_NEW = 24
@@ -137,24 +146,32 @@ def is_qwen(config) -> bool:
     return config.model_type.startswith("qwen")
 
 
+def is_mistral3(config) -> bool:
+    return config.model_type == "mistral3"
+
+
 def image_tokens(config) -> list[int]:
     """The image tokens of each batch row's image."""
     v = config.vision_config
     if is_qwen(config):
         return [t * h * w // v.spatial_merge_size ** 2 for t, h, w in GRIDS]
+    if is_mistral3(config):
+        return [(h // (v.patch_size * config.spatial_merge_size)) * (w // (v.patch_size * config.spatial_merge_size))
+                for h, w in PIXTRAL_SIZES]
     patches = (v.image_size // v.patch_size) ** 2
     return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
 
 
 def image_batch(config, seed: int = 1):
-    """input_ids, attention_mask, mm_token_type_ids [2, S]; the vision graph's feeds (Qwen:
-    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S]).
-    Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
+    """input_ids, attention_mask, mm_token_type_ids [2, S]; the image tensors (Qwen:
+    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S];
+    Mistral 3: pixel_values [2, C, H, W] zero-padded, image_sizes [2, 2], as its processor
+    batches them). Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
     rng = np.random.default_rng(seed)
     rows = []
     for r, n in enumerate(image_tokens(config)):
         text = lambda n: list(rng.integers(3, 240, size=n))  # noqa: E731
-        rows.append(text(5 - 2 * r) + [VISION_START] + [IMAGE] * n + [VISION_END] + text(4))
+        rows.append(text(5 - 2 * r) + [VISION_START] + [config.image_token_id] * n + [VISION_END] + text(4))
     seq = max(len(x) for x in rows) + PAD
     ids = np.zeros((2, seq), np.int64)
     mask = np.zeros((2, seq), np.int64)
@@ -166,9 +183,14 @@ def image_batch(config, seed: int = 1):
         patch_dim = v.in_channels * v.temporal_patch_size * v.patch_size ** 2
         pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), patch_dim)).astype(np.float32)
         feeds = {"pixel_values": pixels, "image_grid_thw": np.array(GRIDS, np.int64)}
+    elif is_mistral3(config):
+        pixels = np.zeros((2, v.num_channels, *np.max(PIXTRAL_SIZES, axis=0)), np.float32)
+        for i, (h, w) in enumerate(PIXTRAL_SIZES):
+            pixels[i, :, :h, :w] = rng.standard_normal((v.num_channels, h, w))
+        feeds = {"pixel_values": pixels, "image_sizes": np.array(PIXTRAL_SIZES, np.int64)}
     else:
         feeds = {"pixel_values": rng.standard_normal((2, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
-    return ids, mask, (ids == IMAGE).astype(np.int64), feeds
+    return ids, mask, (ids == config.image_token_id).astype(np.int64), feeds
 
 
 def hf_image_kwargs(config, feeds: dict, types_) -> dict:
@@ -182,7 +204,9 @@ def hf_image_kwargs(config, feeds: dict, types_) -> dict:
 
 def reference_features(ref, feeds: dict) -> np.ndarray:
     kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
-    if not is_qwen(ref.config):
+    if is_mistral3(ref.config):
+        kw["vision_feature_layer"] = ref.config.vision_feature_layer
+    elif not is_qwen(ref.config):
         kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
                   vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
     return torch.cat(list(ref.model.get_image_features(**kw).pooler_output)).reshape(-1, ref.config.text_config.hidden_size).numpy()
@@ -215,9 +239,16 @@ class OnnxVLM:
         self.hidden = inputs["inputs_embeds"][2]
         self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
         self.outputs = [o.name for o in self.decoder.get_outputs()]
+        # `--ep cpu` may lower a 1-D RoPE decoder to positions derived from attention_mask
+        self.takes_positions = "position_ids" in inputs
 
     def image_features(self, feeds: dict) -> np.ndarray:
-        return self.vision.run(["image_features"], feeds)[0]
+        """The vision graph's image_features; with image_sizes (Mistral 3) one run per image, on
+        the image cut out of the padded batch, as onnxruntime-genai's PixtralVisionState does."""
+        if "image_sizes" not in feeds:
+            return self.vision.run(["image_features"], feeds)[0]
+        return np.concatenate([self.vision.run(["image_features"], {"pixel_values": feeds["pixel_values"][i:i + 1, :, :h, :w]})[0]
+                               for i, (h, w) in enumerate(feeds["image_sizes"])])
 
     def embed(self, ids, features=None) -> np.ndarray:
         if features is None:
@@ -230,7 +261,9 @@ class OnnxVLM:
         if state is None:
             state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), np.float32)
                      for n, s in self.past.items()}
-        feeds = {"inputs_embeds": embeds, "attention_mask": mask, "position_ids": pos}
+        feeds = {"inputs_embeds": embeds, "attention_mask": mask}
+        if self.takes_positions:
+            feeds["position_ids"] = pos
         for name, v in state.items():
             feeds["past_key_values." + name[len("present."):]] = v
         got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
@@ -295,7 +328,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     vlm = OnnxVLM(work / "onnx")
     ids, mask, types_, feeds = image_batch(ref.config)
     if not build_args:
-        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds))
+        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds) - {"image_sizes"})
     if failures:
         return failures
     t = torch.from_numpy
@@ -309,7 +342,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         feats = vlm.image_features(feeds)
         compare(failures, "image_features", feats, feats_ref, prefill)
         emb_ref = ref.model.get_input_embeddings()(t(ids))
-        emb_ref = emb_ref.masked_scatter(t(ids == IMAGE)[..., None], t(feats_ref)).numpy()
+        emb_ref = emb_ref.masked_scatter(t(ids == ref.config.image_token_id)[..., None], t(feats_ref)).numpy()
         embeds = vlm.embed(ids, feats)
         compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
         out = ref(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
@@ -350,6 +383,8 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
     failures += check_text_only(ref, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
+    if is_mistral3(ref.config):
+        return failures + check_genai_mistral3(ref, work / "onnx", work / "image.png", rec)
     if not is_qwen(ref.config):  # onnxruntime-genai 0.18 has no llava model type
         rec["genai"] = "n/a"
         return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
@@ -399,6 +434,41 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
                             num_beams=1, eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
     if int((ids == IMAGE).sum()) != int(grid.prod() // 4):
         return [f"genai: {int((ids == IMAGE).sum())} image tokens for the grid {grid.tolist()}"]
+    rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
+    return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
+
+
+MISTRAL3_PROMPT = "[INST]Describe [IMG] now."
+
+
+def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
+    """check_genai for Mistral 3: og.MultiModalProcessor expands [IMG] to the image's rows of
+    [IMG] tokens, each row ending [IMG_BREAK] (the last [IMG_END]), gives pixel_values
+    [1, 3, H, W] and image_sizes; transformers' generate on its input_ids, pixel_values and
+    image_sizes must give onnxruntime-genai's tokens."""
+    import onnxruntime_genai as og  # noqa: PLC0415
+
+    write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
+    model = og.Model(str(out_dir))
+    proc = model.create_multimodal_processor()
+    inputs = proc(MISTRAL3_PROMPT, images=og.Images.open(str(png)))
+    ids, pixels, sizes = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values", "image_sizes"))
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=ids.shape[1] + GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    while not gen.is_done():
+        gen.generate_next_token()
+    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
+    factor = ref.config.vision_config.patch_size * ref.config.spatial_merge_size
+    if int((ids == IMG).sum()) != int(sizes[0, 0] // factor * (sizes[0, 1] // factor)):
+        return [f"genai: {int((ids == IMG).sum())} image tokens for the image size {sizes.tolist()}"]
+    ids = torch.from_numpy(ids.astype(np.int64))
+    with torch.no_grad():
+        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=torch.from_numpy(pixels),
+                            image_sizes=torch.from_numpy(sizes.astype(np.int64)), max_new_tokens=GEN_NEW,
+                            do_sample=False, num_beams=1,
+                            eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
     rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
     return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
 
