@@ -133,6 +133,9 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig&, DataType
 std::unique_ptr<Architecture> create_siglip(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_siglip2(const HfConfig&, DataType);  // archs/siglip2.cpp
+std::unique_ptr<Architecture> create_siglip2_text_model(const HfConfig&, DataType);  // archs/siglip.cpp
+std::unique_ptr<Architecture> create_siglip2_vision_model(const HfConfig&, DataType);  // archs/siglip2.cpp
 
 // archs/whisper.cpp: speech-to-text
 std::unique_ptr<Architecture> create_whisper(const HfConfig&, DataType);

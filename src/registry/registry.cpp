@@ -115,6 +115,9 @@ const std::vector<RegistryEntry>& registry() {
         {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
         {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
+        {"siglip2", "siglip2", "zero-shot-image-classification", create_siglip2},
+        {"siglip2_text_model", "siglip", "feature-extraction", create_siglip2_text_model},
+        {"siglip2_vision_model", "siglip2", "image-feature-extraction", create_siglip2_vision_model},
         {"vit", "vit", "image-feature-extraction", create_vit},
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
         // speech-to-text (archs/whisper.cpp)
