@@ -7,7 +7,8 @@
 // channel-major as torch's unfold, through merging_layer, no bias), linear_1,
 // projector_hidden_act, linear_2 (biases when multimodal_projector_bias), scattered at
 // image_token_id (config field image_token_index) into the text decoder's embeddings. The text
-// decoder is text_config's registered mistral decoder (archs/llama.cpp mistral_spec).
+// decoder is text_config's registered type: mistral (archs/llama.cpp mistral_spec; Mistral Small
+// 3.x) or ministral3 (archs/ministral3.cpp ministral3_spec; Ministral 3).
 //   vision: pixel_values float32 [num_images, num_channels, height, width], images of one size
 //     (onnxruntime-genai runs the graph once per image, on the image cut out of its padded batch;
 //     height and width multiples of patch_size * spatial_merge_size, as its processor resizes
@@ -38,10 +39,10 @@ class Mistral3 : public ImageTextToText {
     const std::optional<HfConfig> text_sub = cfg.sub("text_config");
     if (!text_sub) cfg.fail("text_config", "is required for a Mistral 3 model: the text decoder's sizes");
     const std::string text_type = text_sub->string_or("model_type", "mistral");
-    if (text_type != "mistral")
-      text_sub->fail("model_type", "Mistral 3's text decoder '" + text_type + "' is not supported: mistral");
-    const HfConfig text = with_class_defaults(*text_sub, "mistral");
-    DecoderSpec s = mistral_spec(text, dtype);
+    if (text_type != "mistral" && text_type != "ministral3")
+      text_sub->fail("model_type", "Mistral 3's text decoder '" + text_type + "' is not supported: mistral or ministral3");
+    const HfConfig text = with_class_defaults(*text_sub, text_type);
+    DecoderSpec s = text_type == "mistral" ? mistral_spec(text, dtype) : ministral3_spec(text, dtype);
     s.names.model = "language_model.model";
     s.names.lm_head = "language_model.lm_head";
     s.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true);

@@ -85,6 +85,12 @@ ROWS += [
     Row("mistral3", "base", dict(image_token_id=IMG, text_config=dict(LLAVA_TEXT, model_type="mistral"), vision_config=dict(
         model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
         patch_size=4, image_size=64))),
+    # Ministral 3's decoder (yarn RoPE with the llama-4 query scale), the features of the first layer
+    Row("mistral3", "ministral3-layer-1", dict(image_token_id=IMG, vision_feature_layer=1,
+                                               text_config=dict(LLAVA_TEXT, model_type="ministral3"),
+                                               vision_config=dict(model_type="pixtral", hidden_size=32,
+                                                                  intermediate_size=64, num_hidden_layers=2,
+                                                                  num_attention_heads=2, patch_size=4, image_size=64))),
 ]
 GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
 PIXTRAL_SIZES = [(48, 32), (32, 40)]  # Mistral 3: (height, width) of each batch row's image
