@@ -121,7 +121,9 @@ class Siglip2VisionTower : public Module {
     Value* wy = op.Unsqueeze(weights(r, rows), {3});  // [batch, L, side, 1]
     Value* wx = op.Unsqueeze(weights(c, cols), {2});  // [batch, L, 1, side]
     Value* w = op.Reshape(op.Mul(wy, wx), {0, 0, side_ * side_});
-    Value* table = position_embedding->value(op);
+    // [1, side^2, hidden]: a lookup table, not a projection (--precision keeps it float, as it
+    // keeps the token embeddings: passes/matmul_nbits.cpp quantizes 2-D weights only)
+    Value* table = op.Reshape(position_embedding->value(op), {1, side_ * side_, layer_.hidden_size});
     if (layer_.dtype != DataType::FLOAT) table = op.Cast(table, {.to = DataType::FLOAT});
     Value* out = op.MatMul(w, table);
     return layer_.dtype != DataType::FLOAT ? op.Cast(out, {.to = layer_.dtype}) : out;

@@ -22,7 +22,8 @@ def test_vision_encoder_parity(index, row, tmp_path_factory):
 
 # --ep cpu (the CPU lowering passes over a vision graph) and --precision int4 on two Linear-heavy
 # towers: ViT (cls token, pooler) and SigLIP (attention-pooling head)
-EXTRA_ROWS = [r for r in V.ROWS if (r.model_type, r.variant) in {("vit", "base"), ("siglip_vision_model", "base")}]
+EXTRA_ROWS = [r for r in V.ROWS if (r.model_type, r.variant) in {("vit", "base"), ("siglip_vision_model", "base"),
+                                                                 ("siglip2_vision_model", "base")}]
 
 
 @pytest.mark.parametrize("row", EXTRA_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in EXTRA_ROWS])
