@@ -444,39 +444,52 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
 
 
-MISTRAL3_PROMPT = "[INST]Describe [IMG] now."
+MISTRAL3_PROMPT = "[INST]Compare [IMG] and [IMG] now."
 
 
 def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
-    """check_genai for Mistral 3: og.MultiModalProcessor expands [IMG] to the image's rows of
-    [IMG] tokens, each row ending [IMG_BREAK] (the last [IMG_END]), gives pixel_values
-    [1, 3, H, W] and image_sizes; transformers' generate on its input_ids, pixel_values and
-    image_sizes must give onnxruntime-genai's tokens."""
+    """check_genai for Mistral 3, on two images of different sizes (48 x 64 and 32 x 24 pixels):
+    og.MultiModalProcessor expands each [IMG] to the image's rows of [IMG] tokens, each row ending
+    [IMG_BREAK] (the last [IMG_END]), and gives pixel_values [2, 3, 48, 64] zero-padded with
+    image_sizes (onnxruntime-genai runs the vision graph once per image, cut out of the batch).
+    Its prompt logits must equal transformers' forward on the processor's input_ids,
+    pixel_values and image_sizes (max|Δ| <= harness.TOL), and its greedy tokens transformers'
+    generate."""
     import onnxruntime_genai as og  # noqa: PLC0415
 
-    write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
+    rng = np.random.default_rng(3)
+    pngs = [png.with_name(f"image{i}.png") for i in range(2)]
+    for path, (h, w) in zip(pngs, [(48, 64), (32, 24)]):
+        write_png(path, rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8))
     model = og.Model(str(out_dir))
     proc = model.create_multimodal_processor()
-    inputs = proc(MISTRAL3_PROMPT, images=og.Images.open(str(png)))
+    inputs = proc(MISTRAL3_PROMPT, images=og.Images.open(*map(str, pngs)))
     ids, pixels, sizes = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values", "image_sizes"))
+    factor = ref.config.vision_config.patch_size * ref.config.spatial_merge_size
+    if int((ids == IMG).sum()) != int((sizes[:, 0] // factor * (sizes[:, 1] // factor)).sum()):
+        return [f"genai: {int((ids == IMG).sum())} image tokens for the image sizes {sizes.tolist()}"]
     params = og.GeneratorParams(model)
     params.set_search_options(do_sample=False, max_length=ids.shape[1] + GEN_NEW)
     gen = og.Generator(model, params)
     gen.set_inputs(inputs)
+    gen.generate_next_token()
+    prompt_logits = np.array(gen.get_output("logits"))
     while not gen.is_done():
         gen.generate_next_token()
     got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
-    factor = ref.config.vision_config.patch_size * ref.config.spatial_merge_size
-    if int((ids == IMG).sum()) != int(sizes[0, 0] // factor * (sizes[0, 1] // factor)):
-        return [f"genai: {int((ids == IMG).sum())} image tokens for the image size {sizes.tolist()}"]
     ids = torch.from_numpy(ids.astype(np.int64))
+    image_kw = dict(pixel_values=torch.from_numpy(pixels), image_sizes=torch.from_numpy(sizes.astype(np.int64)))
     with torch.no_grad():
-        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=torch.from_numpy(pixels),
-                            image_sizes=torch.from_numpy(sizes.astype(np.int64)), max_new_tokens=GEN_NEW,
+        want_logits = ref(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
+        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw, max_new_tokens=GEN_NEW,
                             do_sample=False, num_beams=1,
                             eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
+    failures = []
+    d = H.max_abs(prompt_logits, want_logits)
+    if not d <= H.TOL:
+        failures.append(f"genai prompt logits: max|Δ| {d:.3g} > {H.TOL}")
     rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
-    return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
+    return failures + ([] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"])
 
 
 def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
