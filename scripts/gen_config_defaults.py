@@ -50,6 +50,10 @@ def config_classes() -> dict:
             # not MptConfig's attn_config (no model_type), nor LlavaConfig's AutoConfig text_config
             if getattr(sub, "model_type", "") and dataclasses.is_dataclass(sub):
                 out.setdefault(sub.model_type, sub)
+        # an AutoConfig sub-config's default model type (Mistral3Config's vision_config: pixtral)
+        for spec in (getattr(cls, "sub_configs_defaults", None) or {}).values():
+            if getattr(spec, "model_type", None) in transformers.CONFIG_MAPPING:
+                out.setdefault(spec.model_type, transformers.CONFIG_MAPPING[spec.model_type])
     return dict(sorted(out.items()))
 
 

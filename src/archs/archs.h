@@ -116,6 +116,7 @@ std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs
 std::unique_ptr<Architecture> create_idefics3(const HfConfig&, DataType);  // archs/idefics3.cpp
 std::unique_ptr<Architecture> create_smolvlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_paddleocr_vl(const HfConfig&, DataType);  // archs/paddleocr_vl.cpp
+std::unique_ptr<Architecture> create_mistral3(const HfConfig&, DataType);  // archs/mistral3.cpp
 
 // archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
 // image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models
@@ -135,6 +136,9 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig&, DataType
 std::unique_ptr<Architecture> create_siglip(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_siglip2(const HfConfig&, DataType);  // archs/siglip2.cpp
+std::unique_ptr<Architecture> create_siglip2_text_model(const HfConfig&, DataType);  // archs/siglip.cpp
+std::unique_ptr<Architecture> create_siglip2_vision_model(const HfConfig&, DataType);  // archs/siglip2.cpp
 
 // archs/whisper.cpp: speech-to-text
 std::unique_ptr<Architecture> create_whisper(const HfConfig&, DataType);

@@ -82,7 +82,7 @@ std::unique_ptr<Architecture> create_iquestcoder(const HfConfig& c, DataType dty
   return make_decoder(llama_spec(c, dtype));
 }
 
-std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) {
+DecoderSpec mistral_spec(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.attention.qkv_bias = s.attention.o_bias = s.mlp.bias = false;  // MistralAttention / MistralMLP: no bias
   // MistralConfig: sliding_window defaults to 4096 when absent; null means full attention.
@@ -91,7 +91,11 @@ std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) 
     s.sliding_window = absent ? 4096 : c.get_int("sliding_window");
     s.layer_types.assign(s.layer_types.size(), "sliding_attention");
   }
-  return make_decoder(s);
+  return s;
+}
+
+std::unique_ptr<Architecture> create_mistral(const HfConfig& c, DataType dtype) {
+  return make_decoder(mistral_spec(c, dtype));
 }
 
 DecoderSpec qwen2_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope) {

@@ -23,6 +23,15 @@ DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype);
 // missing or inconsistent one.
 DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {});
 
+// The Mistral DecoderSpec (MistralAttention / MistralMLP without bias; every layer slides by
+// sliding_window, 4096 when config.json leaves it out, none when it is null): mistral and the text
+// decoder of mistral3 (archs/mistral3.cpp).
+DecoderSpec mistral_spec(const HfConfig& c, DataType dtype);
+
+// The Ministral 3 DecoderSpec (archs/ministral3.cpp): ministral3 and the text decoder of mistral3
+// checkpoints whose text_config is ministral3.
+DecoderSpec ministral3_spec(const HfConfig& c, DataType dtype);
+
 // The Qwen2 DecoderSpec (Qwen2Attention: q/k/v bias, o_proj and Qwen2MLP without; per-layer sliding
 // from use_sliding_window / max_window_layers / layer_types): qwen2 and the text decoder of
 // qwen2_vl / qwen2_5_vl (archs/qwen2_vl.cpp). Throws mobius::Error naming a bad field.

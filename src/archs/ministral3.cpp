@@ -8,7 +8,7 @@
 
 namespace mobius {
 
-std::unique_ptr<Architecture> create_ministral3(const HfConfig& c, DataType dtype) {
+DecoderSpec ministral3_spec(const HfConfig& c, DataType dtype) {
   const RopeDefaults rope{.rope_parameters = R"({
       "type": "yarn", "rope_theta": 1000000.0, "factor": 16.0, "original_max_position_embeddings": 16384,
       "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1})"};
@@ -25,7 +25,11 @@ std::unique_ptr<Architecture> create_ministral3(const HfConfig& c, DataType dtyp
     if (s.llama_4_original_max_position_embeddings <= 0)
       p->fail("original_max_position_embeddings", "must be positive");
   }
-  return make_decoder(s);
+  return s;
+}
+
+std::unique_ptr<Architecture> create_ministral3(const HfConfig& c, DataType dtype) {
+  return make_decoder(ministral3_spec(c, dtype));
 }
 
 }  // namespace mobius

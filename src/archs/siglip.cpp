@@ -3,18 +3,16 @@
 //                        (archs/vision_towers.h) and, with vision_use_head (default true), the
 //                        multihead attention pooling head: pooler_output = head(last_hidden_state)
 //   siglip_text_model    SiglipTextModel (feature-extraction): the bidirectional text tower's
-//                        last_hidden_state (its head(x[:, -1]) is the dual model's)
+//                        last_hidden_state (its head(x[:, -1]) is the dual model's); also
+//                        siglip2_text_model (Siglip2TextModel, modeling_siglip2.py: the same)
 //   siglip               SiglipModel (zero-shot-image-classification): text_model.*,
 //                        vision_model.*; text_embeds = normalize(text head(last[:, -1])),
 //                        image_embeds = normalize(vision head(last)), logits_per_text =
 //                        text_embeds @ image_embeds^T * exp(logit_scale) + logit_bias
 //   siglip with SiglipForImageClassification (image-classification): vision_model.* only,
 //                        logits = classifier(last_hidden_state.mean(1)) (the head is not used)
-#include <cmath>
-
 #include "archs/archs.h"
 #include "archs/vision_towers.h"
-#include "blocks/activation.h"
 #include "registry/config_defaults.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/image_feature_extraction.h"
@@ -22,47 +20,6 @@
 
 namespace mobius {
 namespace {
-
-// SiglipMultiheadAttentionPoolingHead: a learned probe attends over the sequence with
-// torch.nn.MultiheadAttention (in_proj_weight [3 * hidden, hidden] = q | k | v, in_proj_bias,
-// out_proj), then h + mlp(layernorm(h)). forward: x [batch, seq, hidden] -> [batch, hidden].
-class AttentionPoolingHead : public Module {
- public:
-  explicit AttentionPoolingHead(const VisionLayerOptions& l) : l_(l) {
-    const int64_t h = l.hidden_size;
-    probe = param("probe", {1, 1, h}, l.dtype);
-    in_proj_weight = param("attention.in_proj_weight", {h, 3 * h}, l.dtype, /*transpose=*/true);
-    in_proj_bias = param("attention.in_proj_bias", {3 * h}, l.dtype);
-    out_proj = child<Linear>("attention.out_proj", LinearOptions{h, h, true, l.dtype});
-    layernorm = child<LayerNorm>("layernorm", NormOptions{.dim = h, .eps = l.layer_norm_eps, .dtype = l.dtype});
-    fc1 = child<Linear>("mlp.fc1", LinearOptions{h, l.intermediate_size, true, l.dtype});
-    fc2 = child<Linear>("mlp.fc2", LinearOptions{l.intermediate_size, h, true, l.dtype});
-  }
-
-  Value* forward(Ops& op, Value* x) const {
-    auto s = enter(op);
-    const int64_t h = l_.hidden_size, heads = l_.attention.num_attention_heads, d = l_.attention.head_dim;
-    auto project = [&](Value* y) { return op.Add(op.MatMul(y, in_proj_weight->value(op)), in_proj_bias->value(op)); };
-    auto to_heads = [&](Value* y) { return op.Transpose(op.Reshape(y, {0, 0, heads, d}), {.perm = {0, 2, 1, 3}}); };
-    std::vector<Value*> kv = op.Split(project(x), {h, h, h}, {.axis = -1});
-    Value* batch = op.Shape(x, {.start = 0, .end = 1});
-    Value* q_all = project(op.Expand(probe->value(op), op.Concat({batch, op.builder().ints({1, h})}, {.axis = 0})));
-    Value* q = op.Slice(q_all, {0}, {h}, {2});
-    AttentionOutputs a = op.Attention(to_heads(q), to_heads(kv[1]), to_heads(kv[2]), nullptr, nullptr, nullptr,
-                                      {.scale = 1.0f / std::sqrt(static_cast<float>(d))});
-    op.builder().producer(a.y).tags = {.num_heads = heads, .kv_num_heads = heads, .head_size = d};
-    Value* y = out_proj->forward(op, op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1}));
-    Value* m = fc2->forward(op, activation(op, l_.hidden_act, fc1->forward(op, layernorm->forward(op, y))));
-    return op.Squeeze(op.Add(y, m), {1});
-  }
-
-  Parameter *probe, *in_proj_weight, *in_proj_bias;
-  Linear *out_proj, *fc1, *fc2;
-  LayerNorm* layernorm;
-
- private:
-  VisionLayerOptions l_;
-};
 
 class SiglipVisionModel : public TowerModel<ImageEncoder> {
  public:
@@ -79,11 +36,11 @@ class SiglipVisionModel : public TowerModel<ImageEncoder> {
   AttentionPoolingHead* head = nullptr;
 };
 
+// config_type: siglip_text_model, or siglip2_text_model (Siglip2TextModel is the same model).
 class SiglipTextModel : public Encoder {
  public:
-  SiglipTextModel(const HfConfig& c, DataType dtype) : dtype_(dtype) {
-    text = adopt("", std::make_unique<TextTransformer>(c, "siglip_text_model", TextTransformer::Mask::bidirectional,
-                                                       dtype));
+  SiglipTextModel(const HfConfig& c, const char* config_type, DataType dtype) : dtype_(dtype) {
+    text = adopt("", std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::bidirectional, dtype));
   }
   DataType dtype() const override { return dtype_; }
   int64_t hidden_size() const override { return text->hidden_size(); }
@@ -145,7 +102,11 @@ std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig& c, Data
 }
 
 std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<SiglipTextModel>(c, dtype);
+  return std::make_unique<SiglipTextModel>(c, "siglip_text_model", dtype);
+}
+
+std::unique_ptr<Architecture> create_siglip2_text_model(const HfConfig& c, DataType dtype) {
+  return std::make_unique<SiglipTextModel>(c, "siglip2_text_model", dtype);
 }
 
 std::unique_ptr<Architecture> create_siglip(const HfConfig& c, DataType dtype) {

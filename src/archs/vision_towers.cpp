@@ -2,6 +2,8 @@
 // (archs/vision_towers.h).
 #include "archs/vision_towers.h"
 
+#include <cmath>
+
 #include "blocks/activation.h"
 #include "blocks/attention.h"
 #include "registry/config_defaults.h"
@@ -32,17 +34,22 @@ VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype) {
   e.hidden_size = c.get_int("hidden_size");
   e.dtype = dtype;
   o.num_hidden_layers = c.get_int("num_hidden_layers");
-  VisionLayerOptions& l = o.layer;
-  l.hidden_size = e.hidden_size;
+  o.layer = vit_layer_options(c, dtype);
+  return o;
+}
+
+VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype) {
+  VisionLayerOptions l;
+  l.hidden_size = c.get_int("hidden_size");
   l.hidden_act = c.string_or("hidden_act", "gelu");
   if (!is_known_activation(l.hidden_act) || l.hidden_act == "xielu")
     c.fail("hidden_act", "unsupported activation '" + l.hidden_act + "'");
   l.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
   l.dtype = dtype;
   const int64_t heads = c.get_int("num_attention_heads");
-  if (e.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
-  l.attention = vision_attention(e.hidden_size, heads, {"q_proj", "k_proj", "v_proj", "out_proj"}, dtype);
-  return o;
+  if (l.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
+  l.attention = vision_attention(l.hidden_size, heads, {"q_proj", "k_proj", "v_proj", "out_proj"}, dtype);
+  return l;
 }
 
 std::unique_ptr<VisionTransformer> siglip_vision_tower(const HfConfig& vision_config, DataType dtype) {
@@ -102,6 +109,34 @@ Value* TextTransformer::forward(Ops& op, Value* input_ids, Value* attention_mask
                                       : padding_mask(op, attention_mask, layer_.dtype);
   for (const VisionEncoderLayer* layer : layers) x = layer->forward(op, x, mask);
   return final_layer_norm->forward(op, x);
+}
+
+AttentionPoolingHead::AttentionPoolingHead(const VisionLayerOptions& l) : l_(l) {
+  const int64_t h = l.hidden_size;
+  probe = param("probe", {1, 1, h}, l.dtype);
+  in_proj_weight = param("attention.in_proj_weight", {h, 3 * h}, l.dtype, /*transpose=*/true);
+  in_proj_bias = param("attention.in_proj_bias", {3 * h}, l.dtype);
+  out_proj = child<Linear>("attention.out_proj", LinearOptions{h, h, true, l.dtype});
+  layernorm = child<LayerNorm>("layernorm", NormOptions{.dim = h, .eps = l.layer_norm_eps, .dtype = l.dtype});
+  fc1 = child<Linear>("mlp.fc1", LinearOptions{h, l.intermediate_size, true, l.dtype});
+  fc2 = child<Linear>("mlp.fc2", LinearOptions{l.intermediate_size, h, true, l.dtype});
+}
+
+Value* AttentionPoolingHead::forward(Ops& op, Value* x, Value* mask) const {
+  auto s = enter(op);
+  const int64_t h = l_.hidden_size, heads = l_.attention.num_attention_heads, d = l_.attention.head_dim;
+  auto project = [&](Value* y) { return op.Add(op.MatMul(y, in_proj_weight->value(op)), in_proj_bias->value(op)); };
+  auto to_heads = [&](Value* y) { return op.Transpose(op.Reshape(y, {0, 0, heads, d}), {.perm = {0, 2, 1, 3}}); };
+  std::vector<Value*> kv = op.Split(project(x), {h, h, h}, {.axis = -1});
+  Value* batch = op.Shape(x, {.start = 0, .end = 1});
+  Value* q_all = project(op.Expand(probe->value(op), op.Concat({batch, op.builder().ints({1, h})}, {.axis = 0})));
+  Value* q = op.Slice(q_all, {0}, {h}, {2});
+  AttentionOutputs a = op.Attention(to_heads(q), to_heads(kv[1]), to_heads(kv[2]), mask, nullptr, nullptr,
+                                    {.scale = 1.0f / std::sqrt(static_cast<float>(d))});
+  op.builder().producer(a.y).tags = {.num_heads = heads, .kv_num_heads = heads, .head_size = d};
+  Value* y = out_proj->forward(op, op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1}));
+  Value* m = fc2->forward(op, activation(op, l_.hidden_act, fc1->forward(op, layernorm->forward(op, y))));
+  return op.Squeeze(op.Add(y, m), {1});
 }
 
 MeanPooledClassifier::MeanPooledClassifier(std::unique_ptr<VisionTransformer> t, int64_t num_labels, int64_t first_token)

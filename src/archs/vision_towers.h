@@ -38,6 +38,9 @@ std::unique_ptr<VisionTransformer> clip_vision_tower(const HfConfig& vision_conf
 // factories set the feed-forward width (intermediate_size, or DINOv2's hidden_size * mlp_ratio)
 // and rename what differs.
 VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype);
+// The layer part of vit_options (hidden_size, hidden_act, layer_norm_eps, num_attention_heads;
+// intermediate_size left to the family): for a tower without a square image_size (SigLIP 2).
+VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype);
 
 // The text tower of CLIP and SigLIP (CLIPTextTransformer / SiglipTextModel without pooling):
 // embeddings.token_embedding + embeddings.position_embedding (positions 0..seq-1, at most
@@ -93,6 +96,26 @@ class TowerModel : public Task {
   void set_tower(const std::string& prefix, std::unique_ptr<VisionTransformer> t) {
     tower = this->adopt(prefix, std::move(t));
   }
+};
+
+// SiglipMultiheadAttentionPoolingHead / Siglip2MultiheadAttentionPoolingHead
+// (modeling_siglip.py, modeling_siglip2.py): a learned probe [1, 1, hidden] attends over the
+// sequence with torch.nn.MultiheadAttention (attention.in_proj_weight [3 * hidden, hidden] =
+// q | k | v, attention.in_proj_bias, attention.out_proj), then h + mlp(layernorm(h)) (mlp.fc1,
+// mlp.fc2, the layer's hidden_act). Register it as "head" of the vision model.
+class AttentionPoolingHead : public Module {
+ public:
+  explicit AttentionPoolingHead(const VisionLayerOptions& l);
+  // x [batch, seq, hidden] -> [batch, hidden]; mask: null, or an additive mask over the keys
+  // [batch, 1, 1, seq] (SigLIP 2's padding patches: blocks/attention.h padding_mask).
+  Value* forward(Ops& op, Value* x, Value* mask = nullptr) const;
+
+  Parameter *probe, *in_proj_weight, *in_proj_bias;
+  Linear *out_proj, *fc1, *fc2;
+  LayerNorm* layernorm;
+
+ private:
+  VisionLayerOptions l_;
 };
 
 // A *ForImageClassification head over a tower whose weights are under vision_model.: logits =

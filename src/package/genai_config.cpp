@@ -260,22 +260,52 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
                  {"config_filename", "processor_config.json"},
                  {"patch_size", mm.patch_size},
                  {"spatial_merge_size", mm.spatial_merge_size},
-                 {"inputs", {{"pixel_values", "pixel_values"}, {"image_grid_thw", "image_grid_thw"}}},
+                 {"inputs", nlohmann::json::object()},
                  {"outputs", {{"image_features", "image_features"}}}};
+  for (const GraphInput& in : model.vision_inputs()) m["vision"]["inputs"][in.name] = in.name;
   m["embedding"] = {{"filename", "embedding.onnx"},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
   return g;
 }
 
+namespace {
+
+nlohmann::json processor_op(const char* name, const char* type, nlohmann::json attrs) {
+  nlohmann::json o = {{"name", name}, {"type", type}};
+  if (!attrs.is_null()) o["attrs"] = std::move(attrs);
+  return nlohmann::json{{"operation", o}};
+}
+
+// mistral3: onnxruntime-genai's pixtral_image_processor (its test/models/mistral3 fixture):
+// decode, RGB, smart resize to multiples of patch_size * merge_size between (patch * merge)^2 and
+// 1540^2 pixels (PixtralImageProcessor's longest_edge 1540 for Mistral 3), rescale, CLIP
+// normalization, channels first, and PixtralImageSizes (the image_sizes output its
+// Mistral3ImageProcessor requires).
+nlohmann::json pixtral_processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  const int64_t factor = m.patch_size * m.spatial_merge_size;
+  nlohmann::json transforms = nlohmann::json::array({
+      processor_op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
+      processor_op("convert_to_rgb", "ConvertRGB", nullptr),
+      processor_op("resize", "Resize",
+                   {{"height", 1540}, {"width", 1540}, {"smart_resize", 1}, {"min_pixels", factor * factor},
+                    {"max_pixels", 1540 * 1540}, {"patch_size", m.patch_size}, {"merge_size", m.spatial_merge_size}}),
+      processor_op("rescale", "Rescale", {{"rescale_factor", 1.0 / 255.0}}),
+      processor_op("normalize", "Normalize",
+                   {{"mean", {0.48145466, 0.4578275, 0.40821073}}, {"std", {0.26862954, 0.26130258, 0.27577711}}}),
+      processor_op("to_channel_first", "Permute3D", {{"dims", {2, 0, 1}}}),
+      processor_op("pixtral_image_sizes", "PixtralImageSizes", nullptr),
+  });
+  return {{"processor", {{"name", "pixtral_image_processor"}, {"transforms", transforms}}}};
+}
+
+}  // namespace
+
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  if (m.type == "mistral3") return pixtral_processor_config(m);
   MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl", "processor_config of " + m.type);
   const bool qwen3 = m.type == "qwen3_vl";
-  auto op = [](const char* name, const char* type, nlohmann::json attrs) {
-    nlohmann::json o = {{"name", name}, {"type", type}};
-    if (!attrs.is_null()) o["attrs"] = std::move(attrs);
-    return nlohmann::json{{"operation", o}};
-  };
+  auto op = processor_op;
   // Qwen2VLImageProcessor: min_pixels 56 * 56, max_pixels 28 * 28 * 1280 * 8 (its size
   // shortest_edge / longest_edge), OPENAI_CLIP_MEAN / OPENAI_CLIP_STD; Qwen3-VL's processor
   // normalizes with mean = std = 0.5 (onnxruntime-extensions' Normalize flag "qwen3_vl")

@@ -76,9 +76,10 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
-        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, idefics3.cpp, paddleocr_vl.cpp)
+        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, idefics3.cpp, paddleocr_vl.cpp, mistral3.cpp)
         {"idefics3", "idefics3", "image-text-to-text", create_idefics3},
         {"llava", "llava", "image-text-to-text", create_llava},
+        {"mistral3", "mistral3", "image-text-to-text", create_mistral3, "mistral3"},
         {"paddleocr_vl", "paddleocr_vl", "image-text-to-text", create_paddleocr_vl},
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
@@ -117,6 +118,9 @@ const std::vector<RegistryEntry>& registry() {
         {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
         {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
+        {"siglip2", "siglip2", "zero-shot-image-classification", create_siglip2},
+        {"siglip2_text_model", "siglip", "feature-extraction", create_siglip2_text_model},
+        {"siglip2_vision_model", "siglip2", "image-feature-extraction", create_siglip2_vision_model},
         {"vit", "vit", "image-feature-extraction", create_vit},
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
         // speech-to-text (archs/whisper.cpp, moonshine.cpp)

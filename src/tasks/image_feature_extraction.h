@@ -43,4 +43,36 @@ class ImageEncoder : public Architecture {
   virtual ImageEncoderOutputs forward(Ops& op, Value* pixel_values) const = 0;
 };
 
+// A NaFlex encoder (SigLIP 2: transformers Siglip2ImageProcessor resizes each image, keeping its
+// aspect ratio, to at most max_num_patches patches and pads the batch's patch sequences), with the
+// processor's names:
+//   inputs : pixel_values [batch_size, num_patches, num_channels * patch_size^2] float (the model
+//            dtype): each image's patches row-major, then padding
+//            pixel_attention_mask [batch_size, num_patches] int64 (1 = a patch, 0 = padding)
+//            spatial_shapes [batch_size, 2] int64: each image's patch rows and columns
+//   outputs: last_hidden_state [batch_size, num_patches, hidden_size], pooler_output
+//            [batch_size, hidden_size] when the model has one; image-classification: logits
+//            [batch_size, num_labels] and last_hidden_state
+struct PatchSequence {
+  Value* pixel_values;
+  Value* pixel_attention_mask;
+  Value* spatial_shapes;
+};
+// The three graph inputs above, their batch dim named `batch` (image_batch_size in a dual model).
+PatchSequence patch_sequence_inputs(GraphBuilder& b, DataType dtype, int64_t patch_dim, const std::string& batch);
+
+class PatchSequenceEncoder : public Architecture {
+ public:
+  std::string task() const override { return num_labels() > 0 ? "image-classification" : "image-feature-extraction"; }
+  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  // The one graph, "model".
+  Model build_model() const;
+
+  virtual DataType dtype() const = 0;
+  virtual int64_t patch_dim() const = 0;  // num_channels * patch_size^2
+  virtual int64_t hidden_size() const = 0;
+  virtual int64_t num_labels() const { return 0; }  // > 0: an image classifier (logits)
+  virtual ImageEncoderOutputs forward(Ops& op, const PatchSequence& in) const = 0;
+};
+
 }  // namespace mobius

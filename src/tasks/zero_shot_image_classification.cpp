@@ -2,19 +2,40 @@
 
 namespace mobius {
 
+namespace {
+
+// input_ids, attention_mask: the text inputs of both dual-model contracts.
+std::pair<Value*, Value*> text_inputs(GraphBuilder& b) {
+  const Shape tokens{"text_batch_size", "sequence_length"};
+  return {b.input("input_ids", DataType::INT64, tokens), b.input("attention_mask", DataType::INT64, tokens)};
+}
+
+void image_text_outputs(GraphBuilder& b, Ops& op, const ImageTextOutputs& out, int64_t embed_size) {
+  b.output(op.Transpose(out.logits_per_text, {.perm = {1, 0}}), "logits_per_image", {"image_batch_size", "text_batch_size"});
+  b.output(out.logits_per_text, "logits_per_text", {"text_batch_size", "image_batch_size"});
+  b.output(out.text_embeds, "text_embeds", {"text_batch_size", embed_size});
+  b.output(out.image_embeds, "image_embeds", {"image_batch_size", embed_size});
+}
+
+}  // namespace
+
 Model ImageTextModel::build_model() const {
   Model model;
   GraphBuilder b(model.graph);
   Ops op(b);
-  const Shape tokens{"text_batch_size", "sequence_length"};
-  Value* ids = b.input("input_ids", DataType::INT64, tokens);
-  Value* mask = b.input("attention_mask", DataType::INT64, tokens);
+  auto [ids, mask] = text_inputs(b);
   Value* pixels = b.input("pixel_values", dtype(), {"image_batch_size", num_channels(), image_size(), image_size()});
-  ImageTextOutputs out = forward(op, ids, mask, pixels);
-  b.output(op.Transpose(out.logits_per_text, {.perm = {1, 0}}), "logits_per_image", {"image_batch_size", "text_batch_size"});
-  b.output(out.logits_per_text, "logits_per_text", {"text_batch_size", "image_batch_size"});
-  b.output(out.text_embeds, "text_embeds", {"text_batch_size", embed_size()});
-  b.output(out.image_embeds, "image_embeds", {"image_batch_size", embed_size()});
+  image_text_outputs(b, op, forward(op, ids, mask, pixels), embed_size());
+  return model;
+}
+
+Model PatchSequenceImageTextModel::build_model() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  auto [ids, mask] = text_inputs(b);
+  const PatchSequence images = patch_sequence_inputs(b, dtype(), patch_dim(), "image_batch_size");
+  image_text_outputs(b, op, forward(op, ids, mask, images), embed_size());
   return model;
 }
 

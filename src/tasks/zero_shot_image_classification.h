@@ -12,6 +12,7 @@
 #pragma once
 
 #include "tasks/architecture.h"
+#include "tasks/image_feature_extraction.h"
 
 namespace mobius {
 
@@ -35,6 +36,21 @@ class ImageTextModel : public Architecture {
   virtual int64_t image_size() const = 0;
   virtual int64_t embed_size() const = 0;
   virtual ImageTextOutputs forward(Ops& op, Value* input_ids, Value* attention_mask, Value* pixel_values) const = 0;
+};
+
+// The dual model of a NaFlex encoder (Siglip2Model): the images as the three inputs of
+// tasks/image_feature_extraction.h PatchSequence (batch dim image_batch_size) in place of
+// pixel_values; the other inputs and the outputs as above.
+class PatchSequenceImageTextModel : public Architecture {
+ public:
+  std::string task() const override { return "zero-shot-image-classification"; }
+  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  Model build_model() const;
+
+  virtual DataType dtype() const = 0;
+  virtual int64_t patch_dim() const = 0;  // num_channels * patch_size^2
+  virtual int64_t embed_size() const = 0;
+  virtual ImageTextOutputs forward(Ops& op, Value* input_ids, Value* attention_mask, const PatchSequence& images) const = 0;
 };
 
 // The dual model's outputs from the projected text [text_batch, width] and image [image_batch,

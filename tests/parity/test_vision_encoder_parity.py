@@ -22,7 +22,8 @@ def test_vision_encoder_parity(index, row, tmp_path_factory):
 
 # --ep cpu (the CPU lowering passes over a vision graph) and --precision int4 on two Linear-heavy
 # towers: ViT (cls token, pooler) and SigLIP (attention-pooling head)
-EXTRA_ROWS = [r for r in V.ROWS if (r.model_type, r.variant) in {("vit", "base"), ("siglip_vision_model", "base")}]
+EXTRA_ROWS = [r for r in V.ROWS if (r.model_type, r.variant) in {("vit", "base"), ("siglip_vision_model", "base"),
+                                                                 ("siglip2_vision_model", "base")}]
 
 
 @pytest.mark.parametrize("row", EXTRA_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in EXTRA_ROWS])
@@ -44,6 +45,7 @@ def test_vision_int4(row, tmp_path_factory):
     ("vit", dict(image_size=[32, 32]), "image_size"),             # transformers allows [h, w]: refused here
     ("vit", dict(patch_size=5), "patch_size"),                    # does not divide image_size
     ("dinov2", dict(use_swiglu_ffn=True), "use_swiglu_ffn"),      # DINOv2 giant's SwiGLU
+    ("siglip2_vision_model", dict(num_patches=15), "num_patches"),  # the position table is not a square grid
     ("clip", dict(text_config=dict(V.TEXT, hidden_act="nope")), "text_config.hidden_act"),
     # sizes whose graphs would not fit: more than 1024 patches per side, a BEiT relative position
     # index over more than 64 x 64 patches, DINOv3 RoPE tables over 2^26 entries

@@ -22,16 +22,22 @@ def test_vlm_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
-def test_vlm_ep_cpu(tmp_path_factory):
+LOWERED = ["qwen2_5_vl", "mistral3"]  # the --ep cpu and --precision int4 rows: each type's first row
+
+
+@pytest.mark.parametrize("model_type", LOWERED)
+def test_vlm_ep_cpu(model_type, tmp_path_factory):
     """`--ep cpu` lowers the decoder graph (GroupQueryAttention, ...): the image batch's prefill and
     decode steps still equal transformers'."""
     rec: dict = {}
-    failures = V.run(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-ep-cpu"), rec, ("--ep", "cpu"), full=False)
+    failures = V.run(V.base_row(model_type), tmp_path_factory.mktemp(f"{model_type}-ep-cpu"), rec, ("--ep", "cpu"),
+                     full=False)
     assert not failures, "\n".join(failures)
 
 
-def test_vlm_int4(tmp_path_factory):
-    failures = V.check_int4(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-int4"))
+@pytest.mark.parametrize("model_type", LOWERED)
+def test_vlm_int4(model_type, tmp_path_factory):
+    failures = V.check_int4(V.base_row(model_type), tmp_path_factory.mktemp(f"{model_type}-int4"))
     assert not failures, "\n".join(failures)
 
 
@@ -75,8 +81,11 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("idefics3", lambda c: c["text_config"].update(model_type="qwen2"), "model_type"),
     ("paddleocr_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
     ("paddleocr_vl", lambda c: c["vision_config"]["rope_parameters"].update(rope_type="default"), "rope_type"),
+    ("mistral3", lambda c: c.update(vision_feature_layer=[-1, -2]), "vision_feature_layer"),
+    ("mistral3", lambda c: c["vision_config"].update(num_attention_heads=3), "num_attention_heads"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
-        "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope"])
+        "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
+        "mistral3-vision-heads"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""

@@ -98,7 +98,21 @@ ROWS += [
     Row("siglip", "classification", dict(text_config=dict(TEXT, projection_size=64), vision_config=VIT, **LABELS),
         "SiglipForImageClassification"),
 ]
-DUAL = {"clip", "siglip"}
+# SigLIP 2 (NaFlex): a 4 x 4 position grid resized per image (antialiased bilinear) to each image's
+# patch grid: 3 x 5 (rows shrunk, columns stretched; 15 patches) and 6 x 2 (12 patches, then 3 of
+# padding), patches of 4 x 4 pixels
+NAFLEX = dict(VIT, patch_size=4, num_patches=16)
+NAFLEX_SHAPES = [(3, 5), (6, 2)]
+ROWS += [
+    Row("siglip2_vision_model", "base", dict(NAFLEX)),  # with the attention pooling head
+    # an 8 x 8 grid shrunk on both axes
+    Row("siglip2_vision_model", "grid-8-no-head", dict(NAFLEX, num_patches=64, vision_use_head=False)),
+    Row("siglip2_text_model", "base", dict(TEXT, projection_size=64), "Siglip2TextModel"),
+    Row("siglip2", "base", dict(text_config=dict(TEXT, projection_size=64), vision_config=NAFLEX)),
+    Row("siglip2", "classification", dict(text_config=dict(TEXT, projection_size=64), vision_config=NAFLEX, **LABELS),
+        "Siglip2ForImageClassification"),
+]
+DUAL = {"clip", "siglip", "siglip2"}
 
 
 def types() -> set[str]:
@@ -159,14 +173,34 @@ def is_dual(row: Row) -> bool:
     return row.model_type in DUAL and "ImageClassification" not in row.model_class
 
 
+def is_naflex(row: Row) -> bool:
+    """SigLIP 2's vision inputs (its text tower's are as SigLIP's)."""
+    return row.model_type in ("siglip2", "siglip2_vision_model")
+
+
+def naflex_inputs(config, rng) -> dict:
+    """SigLIP 2's patch sequences (Siglip2ImageProcessor's layout): pixel_values [BATCH,
+    max patches, C * p * p] (each image's NAFLEX_SHAPES[i] patches row-major, then zeros),
+    pixel_attention_mask [BATCH, max patches] (1 = a patch), spatial_shapes [BATCH, 2]."""
+    length = max(h * w for h, w in NAFLEX_SHAPES)
+    pixels = np.zeros((BATCH, length, config.num_channels * config.patch_size ** 2), np.float32)
+    mask = np.zeros((BATCH, length), np.int64)
+    for i, (h, w) in enumerate(NAFLEX_SHAPES):
+        pixels[i, :h * w] = rng.standard_normal((h * w, pixels.shape[2]))
+        mask[i, :h * w] = 1
+    return {"pixel_values": pixels, "pixel_attention_mask": mask, "spatial_shapes": np.array(NAFLEX_SHAPES, np.int64)}
+
+
 def inputs(row: Row, config, seed: int = 1) -> dict:
     """The model's inputs by the package's input names: pixel_values [BATCH, C, S, S] (images),
     input_ids / attention_mask [TEXT_BATCH, TEXT_LEN] (texts: random ids above eos, each row
     ending in eos, row 1 right-padded with pad_token_id)."""
     rng = np.random.default_rng(seed)
     feeds = {}
-    if not is_text(row):
-        vision = config.vision_config if row.model_type in DUAL else config
+    vision = config.vision_config if row.model_type in DUAL else config
+    if is_naflex(row):
+        feeds = naflex_inputs(vision, rng)
+    elif not is_text(row):
         size = vision.image_size
         feeds["pixel_values"] = rng.standard_normal((BATCH, vision.num_channels, size, size)).astype(np.float32)
     if is_text(row) or is_dual(row):
@@ -188,11 +222,10 @@ def reference_outputs(model, feeds: dict) -> dict:
         names = ("last_hidden_state",) if "pixel_values" not in feeds else \
             ("logits_per_image", "logits_per_text", "text_embeds", "image_embeds")
         return {n: getattr(out, n).numpy() for n in names}
-    pixels = feeds["pixel_values"]
     names = ("logits",) if hasattr(out, "logits") else ("last_hidden_state", "pooler_output")
     got = {n: getattr(out, n) for n in names if getattr(out, n, None) is not None}
-    if "logits" in got:  # a classifier: its backbone's sequence output too
-        got["last_hidden_state"] = base_model(model)(pixel_values=torch.from_numpy(pixels)).last_hidden_state
+    if "logits" in got:  # a classifier: its backbone's sequence output too (NaFlex: all three image inputs)
+        got["last_hidden_state"] = base_model(model)(**{k: torch.from_numpy(v) for k, v in feeds.items()}).last_hidden_state
     return {n: v.numpy() for n, v in got.items()}
 
 

@@ -42,9 +42,11 @@ class Row:
     config: dict  # AutoConfig.for_model kwargs
 
 
-# a byte-level tokenizer (write_tokenizer): the 256 bytes, then the special tokens
-SPECIAL = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
-VISION_START, VISION_END, IMAGE, VIDEO = range(256, 260)
+# a byte-level tokenizer (write_tokenizer): the 256 bytes, then the special tokens (Qwen's, then
+# Pixtral's, which onnxruntime-genai's mistral3 processor looks up by name)
+SPECIAL = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "[IMG]", "[IMG_BREAK]", "[IMG_END]",
+           "[INST]"]
+VISION_START, VISION_END, IMAGE, VIDEO, IMG, IMG_BREAK, IMG_END, INST = range(256, 264)
 VOCAB = 264
 # head_dim 16: mrope_section sums to 8; the vision tower: 2 heads of 16, patch 4, merge 2
 TEXT = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -103,6 +105,19 @@ GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
 # padded to the tower's size: its real pixels are the top-left 36 x 44 (5 x 6 patches)
 IDEFICS_IMAGES = [2, 1]
 IDEFICS_REAL = (36, 44)
+# Mistral 3: a Pixtral tower (patch 4, merge 2: 8 x 8 pixels per image token), the mistral decoder
+ROWS += [
+    Row("mistral3", "base", dict(image_token_id=IMG, text_config=dict(LLAVA_TEXT, model_type="mistral"), vision_config=dict(
+        model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        patch_size=4, image_size=64))),
+    # Ministral 3's decoder (yarn RoPE with the llama-4 query scale), the features of the first layer
+    Row("mistral3", "ministral3-layer-1", dict(image_token_id=IMG, vision_feature_layer=1,
+                                               text_config=dict(LLAVA_TEXT, model_type="ministral3"),
+                                               vision_config=dict(model_type="pixtral", hidden_size=32,
+                                                                  intermediate_size=64, num_hidden_layers=2,
+                                                                  num_attention_heads=2, patch_size=4, image_size=64))),
+]
+PIXTRAL_SIZES = [(48, 32), (32, 40)]  # Mistral 3: (height, width) of each batch row's image
 PAD = 5  # left padding of batch row 1
 DECODE_STEPS = 2
 GEN_NEW = 24
@@ -170,6 +185,10 @@ def is_idefics(config) -> bool:
     return config.model_type in ("idefics3", "smolvlm")
 
 
+def is_mistral3(config) -> bool:
+    return config.model_type == "mistral3"
+
+
 def image_tokens(config) -> list[int]:
     """The image tokens of each batch row's image."""
     v = config.vision_config
@@ -177,19 +196,23 @@ def image_tokens(config) -> list[int]:
         return [t * h * w // v.spatial_merge_size ** 2 for t, h, w in GRIDS]
     if is_idefics(config):
         return [n * (v.image_size // v.patch_size // config.scale_factor) ** 2 for n in IDEFICS_IMAGES]
+    if is_mistral3(config):
+        return [(h // (v.patch_size * config.spatial_merge_size)) * (w // (v.patch_size * config.spatial_merge_size))
+                for h, w in PIXTRAL_SIZES]
     patches = (v.image_size // v.patch_size) ** 2
     return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
 
 
 def image_batch(config, seed: int = 1):
-    """input_ids, attention_mask, mm_token_type_ids [2, S]; the vision graph's feeds (Qwen:
-    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S]).
-    Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
+    """input_ids, attention_mask, mm_token_type_ids [2, S]; the image tensors (Qwen:
+    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S];
+    Mistral 3: pixel_values [2, C, H, W] zero-padded, image_sizes [2, 2], as its processor
+    batches them). Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
     rng = np.random.default_rng(seed)
     rows = []
     for r, n in enumerate(image_tokens(config)):
         text = lambda n: list(rng.integers(3, 240, size=n))  # noqa: E731
-        rows.append(text(5 - 2 * r) + [VISION_START] + [IMAGE] * n + [VISION_END] + text(4))
+        rows.append(text(5 - 2 * r) + [VISION_START] + [config.image_token_id] * n + [VISION_END] + text(4))
     seq = max(len(x) for x in rows) + PAD
     ids = np.zeros((2, seq), np.int64)
     mask = np.zeros((2, seq), np.int64)
@@ -210,9 +233,14 @@ def image_batch(config, seed: int = 1):
         real[-1, :, IDEFICS_REAL[1]:] = 0
         pixels = (rng.standard_normal((len(real), v.num_channels, s, s)) * real[:, None]).astype(np.float32)
         feeds = {"pixel_values": pixels, "pixel_attention_mask": real}
+    elif is_mistral3(config):
+        pixels = np.zeros((2, v.num_channels, *np.max(PIXTRAL_SIZES, axis=0)), np.float32)
+        for i, (h, w) in enumerate(PIXTRAL_SIZES):
+            pixels[i, :, :h, :w] = rng.standard_normal((v.num_channels, h, w))
+        feeds = {"pixel_values": pixels, "image_sizes": np.array(PIXTRAL_SIZES, np.int64)}
     else:
         feeds = {"pixel_values": rng.standard_normal((2, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
-    return ids, mask, (ids == IMAGE).astype(np.int64), feeds
+    return ids, mask, (ids == config.image_token_id).astype(np.int64), feeds
 
 
 def hf_image_kwargs(config, feeds: dict, types_) -> dict:
@@ -244,6 +272,8 @@ def reference_features(ref, feeds: dict) -> np.ndarray:
     kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
     if is_idefics(ref.config):
         kw = idefics_inputs(feeds)
+    elif is_mistral3(ref.config):
+        kw["vision_feature_layer"] = ref.config.vision_feature_layer
     elif not is_mrope(ref.config):
         kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
                   vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
@@ -277,9 +307,16 @@ class OnnxVLM:
         self.hidden = inputs["inputs_embeds"][2]
         self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
         self.outputs = [o.name for o in self.decoder.get_outputs()]
+        # `--ep cpu` may lower a 1-D RoPE decoder to positions derived from attention_mask
+        self.takes_positions = "position_ids" in inputs
 
     def image_features(self, feeds: dict) -> np.ndarray:
-        return self.vision.run(["image_features"], feeds)[0]
+        """The vision graph's image_features; with image_sizes (Mistral 3) one run per image, on
+        the image cut out of the padded batch, as onnxruntime-genai's PixtralVisionState does."""
+        if "image_sizes" not in feeds:
+            return self.vision.run(["image_features"], feeds)[0]
+        return np.concatenate([self.vision.run(["image_features"], {"pixel_values": feeds["pixel_values"][i:i + 1, :, :h, :w]})[0]
+                               for i, (h, w) in enumerate(feeds["image_sizes"])])
 
     def embed(self, ids, features=None) -> np.ndarray:
         if features is None:
@@ -292,7 +329,9 @@ class OnnxVLM:
         if state is None:
             state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), np.float32)
                      for n, s in self.past.items()}
-        feeds = {"inputs_embeds": embeds, "attention_mask": mask, "position_ids": pos}
+        feeds = {"inputs_embeds": embeds, "attention_mask": mask}
+        if self.takes_positions:
+            feeds["position_ids"] = pos
         for name, v in state.items():
             feeds["past_key_values." + name[len("present."):]] = v
         got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
@@ -357,7 +396,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     vlm = OnnxVLM(work / "onnx")
     ids, mask, types_, feeds = image_batch(ref.config)
     if not build_args:
-        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds))
+        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds) - {"image_sizes"})
     if failures:
         return failures
     t = torch.from_numpy
@@ -371,7 +410,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         feats = vlm.image_features(feeds)
         compare(failures, "image_features", feats, feats_ref, prefill)
         emb_ref = ref.model.get_input_embeddings()(t(ids))
-        emb_ref = emb_ref.masked_scatter(t(ids == IMAGE)[..., None], t(feats_ref)).numpy()
+        emb_ref = emb_ref.masked_scatter(t(ids == ref.config.image_token_id)[..., None], t(feats_ref)).numpy()
         embeds = vlm.embed(ids, feats)
         compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
         out = ref(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
@@ -412,6 +451,8 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
     failures += check_text_only(ref, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
+    if is_mistral3(ref.config):
+        return failures + check_genai_mistral3(ref, work / "onnx", work / "image.png", rec)
     if not is_qwen(ref.config):  # onnxruntime-genai 0.18 has no llava, idefics3, smolvlm or paddleocr_vl type
         rec["genai"] = "n/a"
         return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
@@ -463,6 +504,54 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
         return [f"genai: {int((ids == IMAGE).sum())} image tokens for the grid {grid.tolist()}"]
     rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
     return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
+
+
+MISTRAL3_PROMPT = "[INST]Compare [IMG] and [IMG] now."
+
+
+def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
+    """check_genai for Mistral 3, on two images of different sizes (48 x 64 and 32 x 24 pixels):
+    og.MultiModalProcessor expands each [IMG] to the image's rows of [IMG] tokens, each row ending
+    [IMG_BREAK] (the last [IMG_END]), and gives pixel_values [2, 3, 48, 64] zero-padded with
+    image_sizes (onnxruntime-genai runs the vision graph once per image, cut out of the batch).
+    Its prompt logits must equal transformers' forward on the processor's input_ids,
+    pixel_values and image_sizes (max|Δ| <= harness.TOL), and its greedy tokens transformers'
+    generate."""
+    import onnxruntime_genai as og  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    pngs = [png.with_name(f"image{i}.png") for i in range(2)]
+    for path, (h, w) in zip(pngs, [(48, 64), (32, 24)]):
+        write_png(path, rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8))
+    model = og.Model(str(out_dir))
+    proc = model.create_multimodal_processor()
+    inputs = proc(MISTRAL3_PROMPT, images=og.Images.open(*map(str, pngs)))
+    ids, pixels, sizes = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values", "image_sizes"))
+    factor = ref.config.vision_config.patch_size * ref.config.spatial_merge_size
+    if int((ids == IMG).sum()) != int((sizes[:, 0] // factor * (sizes[:, 1] // factor)).sum()):
+        return [f"genai: {int((ids == IMG).sum())} image tokens for the image sizes {sizes.tolist()}"]
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=ids.shape[1] + GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    gen.generate_next_token()
+    prompt_logits = np.array(gen.get_output("logits"))
+    while not gen.is_done():
+        gen.generate_next_token()
+    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
+    ids = torch.from_numpy(ids.astype(np.int64))
+    image_kw = dict(pixel_values=torch.from_numpy(pixels), image_sizes=torch.from_numpy(sizes.astype(np.int64)))
+    with torch.no_grad():
+        want_logits = ref(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
+        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw, max_new_tokens=GEN_NEW,
+                            do_sample=False, num_beams=1,
+                            eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
+    failures = []
+    d = H.max_abs(prompt_logits, want_logits)
+    if not d <= H.TOL:
+        failures.append(f"genai prompt logits: max|Δ| {d:.3g} > {H.TOL}")
+    rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
+    return failures + ([] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"])
 
 
 def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:

@@ -35,7 +35,7 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 
 // Checkpoint keys a row's graphs leave unread by contract (`read`: the keys its graphs do read):
 //   - feature-extraction: AutoModel's pooler (BertPooler: dense + tanh of the first token; SigLIP's
-//     text head(last[:, -1])); the contract's output is last_hidden_state (docs/design.md);
+//     and SigLIP 2's text head(last[:, -1])); the contract's output is last_hidden_state (docs/design.md);
 //   - led: Longformer's global-attention projections (query_global, key_global, value_global),
 //     used only with a global_attention_mask, which the encoder graph has no input for
 //     (archs/bart.cpp);
@@ -50,7 +50,8 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 bool unread_by_contract(const RegistryEntry& e, const std::string& key, const std::set<std::string>& read) {
   const std::string type = e.model_type;
   if (std::string(e.task) == "feature-extraction")
-    return key.starts_with("pooler.") || (type == "siglip_text_model" && key.starts_with("head."));
+    return key.starts_with("pooler.") ||
+           ((type == "siglip_text_model" || type == "siglip2_text_model") && key.starts_with("head."));
   if (type == "led")
     for (const char* part : {".query_global.", ".key_global.", ".value_global."})
       if (key.find(part) != std::string::npos) return true;
