@@ -23,10 +23,11 @@ def test_seq2seq_parity(index, row, tmp_path_factory):
 
 # --dtype f16 and --precision int4: the T5 layout (tied shared matrix, relative bias table) and the BART layout
 # (untied embeddings, final_logits_bias, sinusoidal table constant in marian), the Switch experts, LED's local
-# attention mask
+# attention mask, LongT5's side keys, PEGASUS-X's global tokens, NLLB-MoE's top-2 experts
 F16_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in
             {("t5", "v1.1-untied"), ("umt5", "base"), ("bart", "scaled-untied"), ("marian", "base"),
-             ("switch_transformers", "capacity-3"), ("led", "windows-4-8")}]
+             ("switch_transformers", "capacity-3"), ("led", "windows-4-8"), ("longt5", "transient-global-3"),
+             ("pegasus_x", "blocks-8-stagger"), ("nllb-moe", "fraction-0.2")}]
 
 
 @pytest.mark.parametrize("row", F16_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in F16_ROWS])
@@ -39,3 +40,36 @@ def test_seq2seq_f16(row, tmp_path_factory):
 def test_seq2seq_int4(row, tmp_path_factory):
     failures = S.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-int4"))
     assert not failures, "\n".join(failures)
+
+
+NLLB_MOE_ROWS = [r for r in S.ROWS if r.model_type == "nllb-moe"]
+
+
+@pytest.mark.parametrize("row", NLLB_MOE_ROWS, ids=[r.variant for r in NLLB_MOE_ROWS])
+def test_nllb_moe_drops_tokens(row):
+    """The nllb-moe rows reach the capacity path: on the parity check's encoder batch and decoder
+    prefill, transformers' router (the row's seed-0 model) keeps fewer expert choices than the
+    tokens it routes make (2 a token: padding too with router_ignore_padding_tokens). And the
+    harness' reference fix matters there: transformers 5.23's own NllbMoeExperts.forward gives
+    other outputs (seq2seq_harness.REFERENCE_FIXES; drop the fix once this no longer holds)."""
+    from transformers.models.nllb_moe.modeling_nllb_moe import NllbMoeTop2Router
+
+    config = S.AutoConfig.for_model(row.model_type, **row.config)
+    S.torch.manual_seed(0)
+    model = S.AutoModelForSeq2SeqLM.from_config(config, dtype=S.torch.float32, attn_implementation="eager").eval()
+    H.rerandomize(model)
+    kept = []  # per router call: (tokens, expert choices kept)
+    for m in model.modules():
+        if isinstance(m, NllbMoeTop2Router):
+            m.register_forward_hook(lambda mod, inp, out: kept.append((inp[0].shape[0], int((out[1] > 0).sum()))))
+    ids, mask = map(S.torch.from_numpy, S.encoder_batch(config.vocab_size))
+    dec = S.torch.full((2, S.DEC_PREFILL), config.decoder_start_token_id)
+    with S.torch.no_grad():
+        with S.reference_fix(row.model_type):
+            fixed = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
+        own = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
+    (enc_tokens, enc_kept), (dec_tokens, dec_kept) = kept[:2]
+    routed = enc_tokens if config.router_ignore_padding_tokens else int(mask.sum())
+    assert enc_kept < 2 * routed, f"encoder: {enc_kept} of {2 * routed} choices kept, none dropped"
+    assert dec_kept < 2 * dec_tokens, f"decoder prefill: {dec_kept} of {2 * dec_tokens} choices kept, none dropped"
+    assert H.max_abs(fixed.numpy(), own.numpy()) > 1e-2, "transformers' NllbMoeExperts now agrees with the fix"
