@@ -182,7 +182,8 @@ class T5Sublayer : public Module {
 
 class T5SelfAttentionLayer : public T5Sublayer {
  public:
-  T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional) : T5Sublayer(s), num_heads_(s.num_heads) {
+  T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional)
+      : T5Sublayer(s), num_heads_(s.num_heads), d_kv_(s.d_kv) {
     const std::string name = bidirectional ? s.encoder_self_attention : "SelfAttention";
     attention = child<Attention>(name, s.attention());
     if (has_bias)
@@ -202,7 +203,8 @@ class T5SelfAttentionLayer : public T5Sublayer {
     if (global_input_layer_norm) {  // the side keys/values, before the local ones
       Value* side = global_input_layer_norm->forward(op, global_aggregates(op, h, mask.side->blocks));
       const auto heads = [&](const Linear* proj) {
-        return op.Transpose(op.Reshape(proj->forward(op, side), {0, 0, num_heads_, -1}), {.perm = {0, 2, 1, 3}});
+        // no -1: a sequence shorter than global_block_size has no side key ([batch, 0, inner])
+        return op.Transpose(op.Reshape(proj->forward(op, side), {0, 0, num_heads_, d_kv_}), {.perm = {0, 2, 1, 3}});
       };
       past_key = heads(attention->k_proj);
       past_value = heads(attention->v_proj);
@@ -217,7 +219,7 @@ class T5SelfAttentionLayer : public T5Sublayer {
   RelativePositionBias* global_relative_attention_bias = nullptr;  // longt5 transient-global, block 0
 
  private:
-  int64_t num_heads_ = 0;
+  int64_t num_heads_ = 0, d_kv_ = 0;
 };
 
 class T5CrossAttentionLayer : public T5Sublayer {

@@ -73,3 +73,37 @@ def test_nllb_moe_drops_tokens(row):
     assert enc_kept < 2 * routed, f"encoder: {enc_kept} of {2 * routed} choices kept, none dropped"
     assert dec_kept < 2 * dec_tokens, f"decoder prefill: {dec_kept} of {2 * dec_tokens} choices kept, none dropped"
     assert H.max_abs(fixed.numpy(), own.numpy()) > 1e-2, "transformers' NllbMoeExperts now agrees with the fix"
+
+
+# Inputs shorter than the blocks of the new encoder attentions: LongT5 with no side key (fewer tokens than
+# global_block_size), PEGASUS-X with one partial block, NLLB-MoE's capacity of a 1- or 2-token call.
+SHORT_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in
+              {("longt5", "transient-global-3"), ("pegasus_x", "blocks-8-stagger"), ("nllb-moe", "fraction-0.2")}]
+
+
+@pytest.mark.parametrize("row", SHORT_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in SHORT_ROWS])
+def test_seq2seq_short_inputs(row, tmp_path):
+    """The encoder output (at the tokens) and the first decoder step's logits for batches of 1 and 2 tokens
+    (the second row left-padded) and 3 rows of 9 (the last padded by 4), max|Δ| <= harness.TOL against
+    transformers (seq2seq_harness.reference_fix in place)."""
+    model = S.write_checkpoint(row, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "onnx")
+    onnx = S.OnnxSeq2Seq(tmp_path / "onnx")
+    rng = S.np.random.default_rng(5)
+    failures = []
+    for batch, length, pad in ((1, 1, 0), (2, 2, 1), (3, 9, 4)):
+        ids = rng.integers(2, model.config.vocab_size, size=(batch, length))
+        mask = S.np.ones_like(ids)
+        ids[-1, :pad], mask[-1, :pad] = 0, 0
+        start = S.np.full((batch, 1), model.config.decoder_start_token_id, S.np.int64)
+        with S.torch.no_grad(), S.reference_fix(row.model_type):
+            enc = model.get_encoder()(input_ids=S.torch.from_numpy(ids), attention_mask=S.torch.from_numpy(mask))
+            logits = model(encoder_outputs=enc, attention_mask=S.torch.from_numpy(mask),
+                           decoder_input_ids=S.torch.from_numpy(start)).logits.numpy()
+        got_enc = onnx.encode(ids, mask)
+        got_logits, _ = onnx.step(start, mask, got_enc, None)
+        valid = mask.astype(bool)
+        d = max(H.max_abs(got_enc[valid], enc.last_hidden_state.numpy()[valid]), H.max_abs(got_logits, logits))
+        if not d <= H.TOL:
+            failures.append(f"batch {batch} x {length} (padding {pad}): max|Δ| {d:.3g} > {H.TOL}")
+    assert not failures, "\n".join(failures)
