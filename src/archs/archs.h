@@ -110,6 +110,7 @@ std::unique_ptr<Architecture> create_switch_transformers(const HfConfig&, DataTy
 std::unique_ptr<Architecture> create_longt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_pegasus_x(const HfConfig&, DataType);  // archs/pegasus_x.cpp
 std::unique_ptr<Architecture> create_nllb_moe(const HfConfig&, DataType);   // archs/nllb_moe.cpp
+std::unique_ptr<Architecture> create_prophetnet(const HfConfig&, DataType);  // archs/prophetnet.cpp
 // vision-language models, task image-text-to-text (archs/qwen2_vl.cpp)
 std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);

@@ -81,7 +81,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},
-        // encoder-decoders (archs/t5.cpp, bart.cpp, pegasus_x.cpp, nllb_moe.cpp)
+        // encoder-decoders (archs/t5.cpp, bart.cpp, pegasus_x.cpp, nllb_moe.cpp, prophetnet.cpp)
         {"bart", "bart", "text2text-generation", create_bart},
         {"mbart", "bart", "text2text-generation", create_mbart},
         {"plbart", "bart", "text2text-generation", create_plbart},
@@ -100,6 +100,7 @@ const std::vector<RegistryEntry>& registry() {
         {"longt5", "t5", "text2text-generation", create_longt5},
         {"pegasus_x", "pegasus_x", "text2text-generation", create_pegasus_x},
         {"nllb-moe", "nllb_moe", "text2text-generation", create_nllb_moe},
+        {"prophetnet", "prophetnet", "text2text-generation", create_prophetnet},
         // vision encoders (archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp;
         // docs/vision.md): the
         // task is image-classification for a *ForImageClassification checkpoint

@@ -46,6 +46,10 @@ T5 = dict(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads
 BART = dict(vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
             decoder_attention_heads=2, encoder_ffn_dim=128, decoder_ffn_dim=96, max_position_embeddings=64,
             pad_token_id=0, bos_token_id=2, eos_token_id=1, decoder_start_token_id=2, forced_eos_token_id=None)
+PROPHETNET = dict(vocab_size=256, hidden_size=64, num_encoder_layers=2, num_decoder_layers=2,
+                  num_encoder_attention_heads=4, num_decoder_attention_heads=2, encoder_ffn_dim=128,
+                  decoder_ffn_dim=96, max_position_embeddings=64, ngram=2, num_buckets=16, relative_max_distance=12,
+                  pad_token_id=0, bos_token_id=2, eos_token_id=1, decoder_start_token_id=2)
 NLLB_MOE = dict(num_experts=4, encoder_sparse_step=2, decoder_sparse_step=2)
 ROWS = [
     Row("t5", "relu", dict(T5, feed_forward_proj="relu")),  # the original T5: tied, output scaled
@@ -104,6 +108,10 @@ ROWS = [
                                                   normalize_router_prob_before_dropping=True,
                                                   router_ignore_padding_tokens=True, router_bias=True,
                                                   tie_word_embeddings=False)),
+    # ngram 2: the logits are the first predict stream's; 16 causal buckets (exact below 8, log up to 12)
+    Row("prophetnet", "ngram-2", dict(PROPHETNET)),
+    # ngram 3 (the first predict stream reads ngram_embeddings[2]), untied embeddings
+    Row("prophetnet", "ngram-3-untied", dict(PROPHETNET, ngram=3, tie_word_embeddings=False)),
     Row("fsmt", "src-300", dict(BART, src_vocab_size=300, scale_embedding=True)),
     Row("led", "windows-4-8", dict(BART, attention_window=[4, 8], max_encoder_position_embeddings=64,
                                    max_decoder_position_embeddings=40)),
@@ -121,7 +129,11 @@ NO_REPEAT_NGRAM_SIZE = 1
 # Types whose transformers reference runs the decoder prefill one token at a time: FSMTModel.forward
 # (5.23) passes no causal mask when use_cache is set, so its multi-token prefill with a cache attends
 # to later tokens (generate is unaffected: its prefill is the one start token).
-PREFILL_BY_TOKEN = {"fsmt"}
+# ProphetNetNgramSelfAttention.get_predict_relative_pos_embeddings (5.23) pairs the bias table's rows,
+# ordered (batch, position, stream, head), with the bucket rows, ordered (stream, batch, head, position),
+# so a multi-token prefill's predict stream (the logits) reads other positions' and streams' biases; a
+# one-token call (generate's prefill, every cached step) pairs them right.
+PREFILL_BY_TOKEN = {"fsmt", "prophetnet"}
 
 
 def nllb_moe_experts_forward(self, hidden_states, router_mask, router_probs):

@@ -23,11 +23,11 @@ def test_seq2seq_parity(index, row, tmp_path_factory):
 
 # --dtype f16 and --precision int4: the T5 layout (tied shared matrix, relative bias table) and the BART layout
 # (untied embeddings, final_logits_bias, sinusoidal table constant in marian), the Switch experts, LED's local
-# attention mask, LongT5's side keys, PEGASUS-X's global tokens, NLLB-MoE's top-2 experts
+# attention mask, LongT5's side keys, PEGASUS-X's global tokens, NLLB-MoE's top-2 experts, ProphetNet's streams
 F16_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in
             {("t5", "v1.1-untied"), ("umt5", "base"), ("bart", "scaled-untied"), ("marian", "base"),
              ("switch_transformers", "capacity-3"), ("led", "windows-4-8"), ("longt5", "transient-global-3"),
-             ("pegasus_x", "blocks-8-stagger"), ("nllb-moe", "fraction-0.2")}]
+             ("pegasus_x", "blocks-8-stagger"), ("nllb-moe", "fraction-0.2"), ("prophetnet", "ngram-2")}]
 
 
 @pytest.mark.parametrize("row", F16_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in F16_ROWS])
@@ -76,9 +76,11 @@ def test_nllb_moe_drops_tokens(row):
 
 
 # Inputs shorter than the blocks of the new encoder attentions: LongT5 with no side key (fewer tokens than
-# global_block_size), PEGASUS-X with one partial block, NLLB-MoE's capacity of a 1- or 2-token call.
+# global_block_size), PEGASUS-X with one partial block, NLLB-MoE's capacity of a 1- or 2-token call, ProphetNet's
+# positions and relative buckets from 1.
 SHORT_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in
-              {("longt5", "transient-global-3"), ("pegasus_x", "blocks-8-stagger"), ("nllb-moe", "fraction-0.2")}]
+              {("longt5", "transient-global-3"), ("pegasus_x", "blocks-8-stagger"), ("nllb-moe", "fraction-0.2"),
+               ("prophetnet", "ngram-2")}]
 
 
 @pytest.mark.parametrize("row", SHORT_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in SHORT_ROWS])

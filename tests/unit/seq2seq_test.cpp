@@ -193,6 +193,14 @@ TEST(Text2TextGeneration, LongInputAttentionsSayWhatIsBuilt) {
   nllb["second_expert_policy"] = "sampling";
   test::expect_error([&] { create(create_nllb_moe, nllb); },
                      {"config.json", "second_expert_policy", "'sampling' draws random numbers", "\"all\""});
+  // ProphetNetConfig: pad_token_id 0 only (transformers' cached steps fail with another)
+  nlohmann::json prophetnet = {{"vocab_size", 50}, {"hidden_size", 16}, {"num_encoder_layers", 1},
+                               {"num_decoder_layers", 1}, {"num_encoder_attention_heads", 2},
+                               {"num_decoder_attention_heads", 2}, {"encoder_ffn_dim", 8}, {"decoder_ffn_dim", 8},
+                               {"num_buckets", 8}, {"relative_max_distance", 16}};
+  EXPECT_EQ(create(create_prophetnet, prophetnet)->build_graphs().size(), 2u);
+  prophetnet["pad_token_id"] = 1;
+  test::expect_error([&] { create(create_prophetnet, prophetnet); }, {"config.json", "pad_token_id", "must be 0"});
 }
 
 }  // namespace
