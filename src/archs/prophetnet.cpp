@@ -113,10 +113,11 @@ ProphetNetSpec prophetnet_spec(const HfConfig& config, DataType dtype) {
   return s;
 }
 
-// compute_relative_buckets(num_buckets, max_distance, relative, is_bidirectional=False), in its order
-// of operations: distance d = max(-relative, 0); d below num_buckets / 4... exactly, else
-// int(min(max_exact + log(d / max_exact) / log(max_distance / max_exact) * (buckets - max_exact),
-// buckets - 1)) in float32. relative: int64 -> int64 buckets.
+// compute_relative_buckets(num_buckets, max_distance, relative, is_bidirectional=False) in its order
+// of operations (T5's bucket truncates before adding max_exact; here the float32 sum is truncated):
+// d = max(-relative, 0); d itself below max_exact = num_buckets / 2, else
+// int(min(max_exact + log(d / max_exact) / log(max_distance / max_exact) * (num_buckets - max_exact),
+// num_buckets - 1)). relative: int64 -> int64 buckets.
 Value* relative_buckets(Ops& op, Value* relative, int64_t num_buckets, int64_t max_distance) {
   const int64_t max_exact = num_buckets / 2;
   Value* d = op.Max(op.Neg(relative), 0);
