@@ -108,6 +108,9 @@ std::unique_ptr<Architecture> create_mt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_umt5(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_switch_transformers(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_longt5(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_pegasus_x(const HfConfig&, DataType);  // archs/pegasus_x.cpp
+std::unique_ptr<Architecture> create_nllb_moe(const HfConfig&, DataType);   // archs/nllb_moe.cpp
+std::unique_ptr<Architecture> create_prophetnet(const HfConfig&, DataType);  // archs/prophetnet.cpp
 // vision-language models, task image-text-to-text (archs/qwen2_vl.cpp)
 std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);

@@ -21,8 +21,14 @@
 // layout, the encoder's self-attention named LocalSelfAttention and local: query i attends to the
 // tokens j with |i - j| <= local_radius (LongT5LocalAttention's blocks of local_radius + 1 and
 // their neighbours, masked to that distance; blocks/local_attention_mask.h), its relative bias that
-// of j - i as in T5 (compute_bias over the 3-block window gives the same buckets). "transient-global"
-// (side keys of global_block_size aggregates) is refused.
+// of j - i as in T5 (compute_bias over the 3-block window gives the same buckets).
+// With "transient-global" (LongT5TransientGlobalAttention, TransientGlobalSelfAttention) the same
+// local keys plus one side key per global_block_size block of the sequence: the block's tokens of
+// the layer-normed input summed, then global_input_layer_norm (each layer's own), then the layer's
+// k and v (blocks/transient_global.h); the side scores get block 0's global_relative_attention_bias
+// of (block - the query's block), and the whole bias (local and side) is computed by block 0 and
+// shared. The side keys enter the Attention op as its past keys (ONNX Attention concatenates them
+// before the local ones), under a mask [side | local].
 // SwitchTransformersForConditionalGeneration (models/switch_transformers, T5 v1.0 layout with
 // `mlp` for `DenseReluDense`): every encoder_sparse_step-th block (i % step == 1, or all with
 // step 1; step = num_layers // num_sparse_encoder_layers, likewise in the decoder) has the
@@ -41,6 +47,7 @@
 #include "blocks/mlp.h"
 #include "blocks/relative_position_bias.h"
 #include "blocks/switch_moe.h"
+#include "blocks/transient_global.h"
 #include "registry/config_defaults.h"
 #include "tasks/text2text_generation.h"
 #include "util/error.h"
@@ -71,6 +78,7 @@ struct T5Spec {
   std::string ff_name = "DenseReluDense";  // switch: "mlp"
   std::string encoder_self_attention = "SelfAttention";  // longt5: "LocalSelfAttention"
   std::optional<int64_t> local_radius;                    // longt5: the encoder's local attention
+  std::optional<int64_t> global_block_size;               // longt5 transient-global: its side keys
   std::optional<SwitchLayout> switch_layout;
   DataType dtype;
 
@@ -139,14 +147,28 @@ T5Spec t5_spec(const HfConfig& config, DataType dtype, OutputScale scale, BiasSh
   return s;
 }
 
+// LongT5's transient-global side keys of an encoder (blocks/transient_global.h).
+struct SideKeys {
+  GlobalBlocks blocks;
+  Value* mask;      // additive [batch, 1, seq, num_globals]
+  Value* relative;  // int64 [batch, seq, num_globals]
+};
+
 // The position-dependent part of a stack's self-attention masks: the padding or causal mask
-// plus the relative bias of the last block that has one (t5: block 0's, shared by the stack).
+// plus the relative bias of the last block that has one (t5: block 0's, shared by the stack);
+// with side keys, [side mask + side bias | that], the side bias from `side_bias`.
 struct StackMask {
   Value* base;                // additive [batch, 1, seq, total]
   Value *past, *seq, *total;  // int64 [1]
+  std::optional<SideKeys> side = std::nullopt;
   Value* with_bias = nullptr;
-  Value* for_layer(Ops& op, const RelativePositionBias* bias) {
+  Value* for_layer(Ops& op, const RelativePositionBias* bias, const RelativePositionBias* side_bias) {
     if (bias) with_bias = op.Add(base, bias->forward(op, past, seq, total));
+    if (bias && side) {
+      MOBIUS_ASSERT(side_bias, "the block with the relative bias has the global one");
+      with_bias = op.Concat({op.Add(side->mask, side_bias->lookup(op, side->relative)), with_bias}, {.axis = -1});
+    }
+    MOBIUS_ASSERT(with_bias || !side, "block 0 has the relative bias");
     return with_bias ? with_bias : base;
   }
 };
@@ -160,22 +182,44 @@ class T5Sublayer : public Module {
 
 class T5SelfAttentionLayer : public T5Sublayer {
  public:
-  T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional) : T5Sublayer(s) {
+  T5SelfAttentionLayer(const T5Spec& s, bool has_bias, bool bidirectional)
+      : T5Sublayer(s), num_heads_(s.num_heads), d_kv_(s.d_kv) {
     const std::string name = bidirectional ? s.encoder_self_attention : "SelfAttention";
     attention = child<Attention>(name, s.attention());
     if (has_bias)
       relative_attention_bias = child<RelativePositionBias>(name + ".relative_attention_bias", s.bias(bidirectional));
+    if (bidirectional && s.global_block_size) {
+      global_input_layer_norm = adopt(name + ".global_input_layer_norm", make_norm(s.norm()));
+      if (has_bias)
+        global_relative_attention_bias =
+            child<RelativePositionBias>(name + ".global_relative_attention_bias", s.bias(true));
+    }
   }
   // past_key/past_value null in the encoder (no cache).
   AttentionResult forward(Ops& op, Value* x, StackMask& mask, Value* past_key, Value* past_value) const {
     auto sc = enter(op);
-    Value* m = mask.for_layer(op, relative_attention_bias);
-    AttentionResult a = attention->forward(op, layer_norm->forward(op, x), {.mask = m}, past_key, past_value);
+    Value* m = mask.for_layer(op, relative_attention_bias, global_relative_attention_bias);
+    Value* h = layer_norm->forward(op, x);
+    if (global_input_layer_norm) {  // the side keys/values, before the local ones
+      Value* side = global_input_layer_norm->forward(op, global_aggregates(op, h, mask.side->blocks));
+      const auto heads = [&](const Linear* proj) {
+        // no -1: a sequence shorter than global_block_size has no side key ([batch, 0, inner])
+        return op.Transpose(op.Reshape(proj->forward(op, side), {0, 0, num_heads_, d_kv_}), {.perm = {0, 2, 1, 3}});
+      };
+      past_key = heads(attention->k_proj);
+      past_value = heads(attention->v_proj);
+    }
+    AttentionResult a = attention->forward(op, h, {.mask = m}, past_key, past_value);
     a.hidden = op.Add(x, a.hidden);
     return a;
   }
   Attention* attention;
   RelativePositionBias* relative_attention_bias = nullptr;
+  Norm* global_input_layer_norm = nullptr;                        // longt5 transient-global
+  RelativePositionBias* global_relative_attention_bias = nullptr;  // longt5 transient-global, block 0
+
+ private:
+  int64_t num_heads_ = 0, d_kv_ = 0;
 };
 
 class T5CrossAttentionLayer : public T5Sublayer {
@@ -271,6 +315,11 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
     Value* base = s_.local_radius ? local_padding_mask(op, attention_mask, *s_.local_radius, s_.dtype)
                                   : padding_mask(op, attention_mask, s_.dtype);
     StackMask mask{base, op.builder().ints({0}), seq, seq};
+    if (s_.global_block_size) {
+      GlobalBlocks g = fixed_global_blocks(op, attention_mask, *s_.global_block_size);
+      mask.side = SideKeys{g, additive_mask(op, side_attention_allowed(op, attention_mask, g), s_.dtype),
+                           side_relative_positions(op, g)};
+    }
     for (const T5Block* block : encoder) h = block->encode(op, h, mask);
     return encoder_norm->forward(op, h);
   }
@@ -319,12 +368,16 @@ std::unique_ptr<Architecture> create_umt5(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_longt5(const HfConfig& c, DataType dtype) {
   const std::string type = c.string_or("encoder_attention_type", "local");
-  if (type != "local")
-    c.fail("encoder_attention_type", "'" + type + "' is not supported yet (only \"local\")");
+  if (type != "local" && type != "transient-global")
+    c.fail("encoder_attention_type", "'" + type + "' is neither \"local\" nor \"transient-global\"");
   T5Spec s = t5_spec(c, dtype, OutputScale::config, BiasSharing::first_block);
-  s.encoder_self_attention = "LocalSelfAttention";
+  s.encoder_self_attention = type == "local" ? "LocalSelfAttention" : "TransientGlobalSelfAttention";
   s.local_radius = c.int_or("local_radius", 127);
   if (*s.local_radius < 0) c.fail("local_radius", "must not be negative");
+  if (type == "transient-global") {
+    s.global_block_size = c.int_or("global_block_size", 16);
+    if (*s.global_block_size < 1) c.fail("global_block_size", "must be at least 1");
+  }
   return std::make_unique<T5ForConditionalGeneration>(s);
 }
 

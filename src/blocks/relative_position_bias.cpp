@@ -44,4 +44,10 @@ Value* RelativePositionBias::forward(Ops& op, Value* past, Value* query_length, 
   return op.Unsqueeze(op.Transpose(values, {.perm = {2, 0, 1}}), {0});
 }
 
+Value* RelativePositionBias::lookup(Ops& op, Value* relative) const {
+  auto s = enter(op);
+  Value* values = op.Gather(weight->value(op), bucket(op, relative));  // [batch, q, k, heads]
+  return op.Transpose(values, {.perm = {0, 3, 1, 2}});
+}
+
 }  // namespace mobius

@@ -28,6 +28,9 @@ class RelativePositionBias : public Module {
   // keys at 0 .. key_length - 1). Returns the additive bias [1, num_heads, query_length,
   // key_length] in the model dtype.
   Value* forward(Ops& op, Value* past, Value* query_length, Value* key_length) const;
+  // The bias of arbitrary distances: relative int64 [batch, q, k] (key - query) -> [batch,
+  // num_heads, q, k] (LongT5TransientGlobalAttention.compute_side_bias' lookup).
+  Value* lookup(Ops& op, Value* relative) const;
 
   Parameter* weight;  // [num_buckets, num_heads]
 

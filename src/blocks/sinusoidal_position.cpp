@@ -1,6 +1,7 @@
 #include "blocks/sinusoidal_position.h"
 
 #include <cmath>
+#include <vector>
 
 namespace mobius {
 
@@ -18,12 +19,22 @@ Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions,
   return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
 }
 
-Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim,
-                                int64_t padding_idx, DataType dtype) {
-  const int64_t half = dim / 2;
+namespace {
+
+// freq[k] = exp(k * -(log(10000) / (half - 1))) in float32, as torch computes it.
+std::vector<float> t2t_frequencies(int64_t half) {
   const float step = static_cast<float>(std::log(10000.0) / static_cast<double>(half - 1));
   std::vector<float> freq(static_cast<size_t>(half));
   for (int64_t k = 0; k < half; ++k) freq[k] = std::exp(static_cast<float>(k) * -step);
+  return freq;
+}
+
+}  // namespace
+
+Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim,
+                                int64_t padding_idx, DataType dtype) {
+  const int64_t half = dim / 2;
+  const std::vector<float> freq = t2t_frequencies(half);
   std::vector<float> table(static_cast<size_t>(num_positions * dim), 0.0f);
   for (int64_t pos = 0; pos < num_positions; ++pos) {
     if (pos == padding_idx) continue;
@@ -35,6 +46,14 @@ Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positi
     }
   }
   return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
+}
+
+Value* sinusoidal_positions_computed(Ops& op, Value* position_ids, int64_t dim, DataType dtype) {
+  const int64_t half = dim / 2;
+  Value* freq = op.builder().constant_f32(t2t_frequencies(half), {half});
+  Value* angle = op.Mul(op.Unsqueeze(op.Cast(position_ids, {.to = DataType::FLOAT}), {-1}), freq);
+  Value* table = op.Concat({op.Sin(angle), op.Cos(angle)}, {.axis = -1});
+  return dtype == DataType::FLOAT ? table : op.Cast(table, {.to = dtype});
 }
 
 }  // namespace mobius

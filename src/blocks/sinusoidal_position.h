@@ -23,4 +23,10 @@ Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions,
 Value* sinusoidal_positions_t2t(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim,
                                 int64_t padding_idx, DataType dtype);
 
+// The same tensor2tensor layout for any position, computed in the graph in float32 (no table, no
+// padding row; an even dim): PegasusXSinusoidalPositionalEmbedding
+// (transformers/models/pegasus_x/modeling_pegasus_x.py, max_scale 10000).
+// position_ids: int64 [...] -> [..., dim] in `dtype`.
+Value* sinusoidal_positions_computed(Ops& op, Value* position_ids, int64_t dim, DataType dtype);
+
 }  // namespace mobius

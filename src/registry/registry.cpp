@@ -85,7 +85,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},
         {"smolvlm", "idefics3", "image-text-to-text", create_smolvlm},
-        // encoder-decoders (archs/t5.cpp, bart.cpp)
+        // encoder-decoders (archs/t5.cpp, bart.cpp, pegasus_x.cpp, nllb_moe.cpp, prophetnet.cpp)
         {"bart", "bart", "text2text-generation", create_bart},
         {"mbart", "bart", "text2text-generation", create_mbart},
         {"plbart", "bart", "text2text-generation", create_plbart},
@@ -102,6 +102,9 @@ const std::vector<RegistryEntry>& registry() {
         {"umt5", "t5", "text2text-generation", create_umt5},
         {"switch_transformers", "t5", "text2text-generation", create_switch_transformers},
         {"longt5", "t5", "text2text-generation", create_longt5},
+        {"pegasus_x", "pegasus_x", "text2text-generation", create_pegasus_x},
+        {"nllb-moe", "nllb_moe", "text2text-generation", create_nllb_moe},
+        {"prophetnet", "prophetnet", "text2text-generation", create_prophetnet},
         // vision encoders (archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp;
         // docs/vision.md): the
         // task is image-classification for a *ForImageClassification checkpoint

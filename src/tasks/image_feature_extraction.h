@@ -64,7 +64,9 @@ PatchSequence patch_sequence_inputs(GraphBuilder& b, DataType dtype, int64_t pat
 class PatchSequenceEncoder : public Architecture {
  public:
   std::string task() const override { return num_labels() > 0 ? "image-classification" : "image-feature-extraction"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::attention);
+  }
   // The one graph, "model".
   Model build_model() const;
 

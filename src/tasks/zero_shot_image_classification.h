@@ -44,7 +44,9 @@ class ImageTextModel : public Architecture {
 class PatchSequenceImageTextModel : public Architecture {
  public:
   std::string task() const override { return "zero-shot-image-classification"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::attention);
+  }
   Model build_model() const;
 
   virtual DataType dtype() const = 0;

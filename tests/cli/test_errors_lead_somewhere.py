@@ -49,7 +49,7 @@ def unregistered(*candidates: str) -> str:
 
 @pytest.mark.parametrize("candidates,mapping,kind", [
     (("llava", "paligemma"), "IMAGE_TEXT_TO_TEXT", "vision-language"),
-    (("t5", "pegasus", "prophetnet"), "SEQ_TO_SEQ_CAUSAL_LM", "encoder-decoder"),
+    (("t5", "pegasus", "prophetnet", "mvp"), "SEQ_TO_SEQ_CAUSAL_LM", "encoder-decoder"),
     (("whisper", "speech_to_text"), "SPEECH_SEQ_2_SEQ", "speech"),
 ])
 def test_unsupported_kind_from_transformers(candidates, mapping, kind, tmp_path):

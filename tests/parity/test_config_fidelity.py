@@ -115,7 +115,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 TASKS = ("text-generation", "feature-extraction", "text2text-generation", "image-feature-extraction",
          "zero-shot-image-classification", "speech-to-text", "audio-feature-extraction", "image-text-to-text")
 # text2text-generation: the seq2seq harness' tiny sizes of each family `mobius list models` prints
-SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART}
+SEQ2SEQ_BASE = {"t5": S.T5, "bart": S.BART, "pegasus_x": S.BART, "nllb_moe": S.BART, "prophetnet": S.PROPHETNET}
 # and per type: bigbird_pegasus' default attention_type block_sparse is refused by mobius on
 # purpose (archs/bart.cpp; unit test Text2TextGeneration.LongInputAttentionsSayWhatIsBuilt)
 SEQ2SEQ_TYPE_BASE = {"bigbird_pegasus": {"attention_type": "original_full"}}

@@ -231,14 +231,40 @@ TEST(Text2TextGeneration, LongInputAttentionsSayWhatIsBuilt) {
   EXPECT_EQ(create(create_led, led)->build_graphs().size(), 2u);
   led["attention_window"] = 5;
   test::expect_error([&] { create(create_led, led); }, {"attention_window", "even and positive", "got 5"});
-  // LongT5: only encoder_attention_type "local"
+  // LongT5: encoder_attention_type "local" or "transient-global" (global_block_size at least 1)
   const nlohmann::json longt5 = {{"vocab_size", 50}, {"d_model", 16}, {"d_kv", 4}, {"d_ff", 8}, {"num_layers", 1},
                                  {"num_heads", 2}, {"local_radius", 3}};
   EXPECT_EQ(create(create_longt5, longt5)->build_graphs().size(), 2u);
   nlohmann::json global = longt5;
   global["encoder_attention_type"] = "transient-global";
+  EXPECT_EQ(create(create_longt5, global)->build_graphs().size(), 2u);
+  global["global_block_size"] = 0;
+  test::expect_error([&] { create(create_longt5, global); }, {"config.json", "global_block_size", "at least 1"});
+  global["encoder_attention_type"] = "global";
   test::expect_error([&] { create(create_longt5, global); },
-                     {"config.json", "encoder_attention_type", "'transient-global' is not supported yet"});
+                     {"encoder_attention_type", "'global' is neither \"local\" nor \"transient-global\""});
+  // PegasusXConfig: blocks staggered by block_size / 2 need an even block_size
+  nlohmann::json pegasus_x = bart;
+  pegasus_x["block_size"] = 5;
+  test::expect_error([&] { create(create_pegasus_x, pegasus_x); }, {"config.json", "block_size", "must be even"});
+  pegasus_x["stagger_local_blocks"] = false;
+  EXPECT_EQ(create(create_pegasus_x, pegasus_x)->build_graphs().size(), 2u);
+  // NllbMoeConfig: the second-expert policies that draw random numbers at inference are refused
+  nlohmann::json nllb = bart;
+  nllb["num_experts"] = 4;
+  nllb["encoder_sparse_step"] = nllb["decoder_sparse_step"] = 1;
+  EXPECT_EQ(create(create_nllb_moe, nllb)->build_graphs().size(), 2u);
+  nllb["second_expert_policy"] = "sampling";
+  test::expect_error([&] { create(create_nllb_moe, nllb); },
+                     {"config.json", "second_expert_policy", "'sampling' draws random numbers", "\"all\""});
+  // ProphetNetConfig: pad_token_id 0 only (transformers' cached steps fail with another)
+  nlohmann::json prophetnet = {{"vocab_size", 50}, {"hidden_size", 16}, {"num_encoder_layers", 1},
+                               {"num_decoder_layers", 1}, {"num_encoder_attention_heads", 2},
+                               {"num_decoder_attention_heads", 2}, {"encoder_ffn_dim", 8}, {"decoder_ffn_dim", 8},
+                               {"num_buckets", 8}, {"relative_max_distance", 16}};
+  EXPECT_EQ(create(create_prophetnet, prophetnet)->build_graphs().size(), 2u);
+  prophetnet["pad_token_id"] = 1;
+  test::expect_error([&] { create(create_prophetnet, prophetnet); }, {"config.json", "pad_token_id", "must be 0"});
 }
 
 }  // namespace
