@@ -113,6 +113,8 @@ std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
+std::unique_ptr<Architecture> create_gemma3(const HfConfig&, DataType);  // archs/gemma3.cpp
+std::unique_ptr<Architecture> create_paligemma(const HfConfig&, DataType);  // archs/paligemma.cpp
 
 // archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
 // image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models

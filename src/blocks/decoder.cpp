@@ -165,7 +165,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       const std::string& type = spec_.layer_types[i];
       if (!masks.count(type)) {
         int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
-        masks[type] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window);
+        masks[type] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay);
         if (alibi) masks[type] = op.Add(masks[type], alibi);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];

@@ -76,8 +76,10 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
-        // vision-language models (archs/qwen2_vl.cpp, llava.cpp)
+        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, gemma3.cpp, paligemma.cpp)
+        {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},
         {"llava", "llava", "image-text-to-text", create_llava},
+        {"paligemma", "gemma", "image-text-to-text", create_paligemma},
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},

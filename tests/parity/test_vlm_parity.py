@@ -22,16 +22,22 @@ def test_vlm_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
-def test_vlm_ep_cpu(tmp_path_factory):
+# Qwen2.5-VL, and Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
+LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "gemma3")]
+
+
+@pytest.mark.parametrize("row", LOWERED)
+def test_vlm_ep_cpu(row, tmp_path_factory):
     """`--ep cpu` lowers the decoder graph (GroupQueryAttention, ...): the image batch's prefill and
     decode steps still equal transformers'."""
     rec: dict = {}
-    failures = V.run(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-ep-cpu"), rec, ("--ep", "cpu"), full=False)
+    failures = V.run(row, tmp_path_factory.mktemp(f"{row.model_type}-ep-cpu"), rec, ("--ep", "cpu"), full=False)
     assert not failures, "\n".join(failures)
 
 
-def test_vlm_int4(tmp_path_factory):
-    failures = V.check_int4(V.ROWS[0], tmp_path_factory.mktemp("qwen2_5_vl-int4"))
+@pytest.mark.parametrize("row", LOWERED)
+def test_vlm_int4(row, tmp_path_factory):
+    failures = V.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-int4"))
     assert not failures, "\n".join(failures)
 
 
@@ -41,7 +47,12 @@ def test_vlm_int4(tmp_path_factory):
     ("qwen2_vl", lambda c: c["vision_config"].update(num_heads=3), "num_heads"),
     ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=[1]), "deepstack_visual_indexes"),
     ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=15), "num_position_embeddings"),
-], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid"])
+    ("gemma3", lambda c: c.update(mm_tokens_per_image=200), "mm_tokens_per_image"),
+    ("gemma3", lambda c: c["text_config"].update(use_bidirectional_attention=True), "use_bidirectional_attention"),
+    ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
+    ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
+], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "gemma3-tokens",
+        "gemma3-bidirectional", "paligemma-projection", "paligemma-gemma2"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""
