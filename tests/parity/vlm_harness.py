@@ -191,15 +191,25 @@ def image_tokens(config) -> list[int]:
     return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
 
 
+def images_per_row(config) -> list[int]:
+    """Images of each batch row: Gemma 3's first row has two (each a block of its own: its tokens
+    see the other image's causally only), the other rows and families one."""
+    return [2, 1] if config.model_type == "gemma3" else [1, 1]
+
+
 def image_batch(config, seed: int = 1):
     """input_ids, attention_mask, mm_token_type_ids [2, S]; the vision graph's feeds (Qwen:
-    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S]).
-    Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
+    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; the others: pixel_values
+    [images, C, S, S]). Row r: text, then per image of the row (images_per_row) <vision_start>,
+    the image's tokens, <vision_end>, text."""
     rng = np.random.default_rng(seed)
     rows = []
     for r, n in enumerate(image_tokens(config)):
         text = lambda n: list(rng.integers(3, 240, size=n))  # noqa: E731
-        rows.append(text(5 - 2 * r) + [VISION_START] + [IMAGE] * n + [VISION_END] + text(4))
+        row = text(5 - 2 * r)
+        for _ in range(images_per_row(config)[r]):
+            row += [VISION_START] + [IMAGE] * n + [VISION_END] + text(4)
+        rows.append(row)
     seq = max(len(x) for x in rows) + PAD
     ids = np.zeros((2, seq), np.int64)
     mask = np.zeros((2, seq), np.int64)
@@ -212,7 +222,8 @@ def image_batch(config, seed: int = 1):
         pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), patch_dim)).astype(np.float32)
         feeds = {"pixel_values": pixels, "image_grid_thw": np.array(GRIDS, np.int64)}
     else:
-        feeds = {"pixel_values": rng.standard_normal((2, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
+        images = sum(images_per_row(config))
+        feeds = {"pixel_values": rng.standard_normal((images, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
     return ids, mask, (ids == IMAGE).astype(np.int64), feeds
 
 
