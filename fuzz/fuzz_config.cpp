@@ -29,9 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The caches of a long context take seconds to compute: lower only short ones (the size check
     // before they are allocated runs for every length, tested by tests/cli/test_hostile.py).
     const int64_t context = mobius::context_length(cfg);
-    if (context <= 4096 && graphs.size() == 1) {  // multi-graph packages have no --ep lowering yet
-      const mobius::PassContext ctx{.ep = mobius::ExecutionProvider::cpu, .max_sequence_length = context};
-      mobius::Pipeline::for_context(ctx).run(graphs.front().model, ctx);
+    if (context <= 4096) {
+      for (mobius::NamedGraph& g : graphs) {  // each graph lowered as its task says
+        const mobius::PassContext ctx{
+            .ep = mobius::ExecutionProvider::cpu, .max_sequence_length = context, .lowering = g.lowering};
+        mobius::Pipeline::for_context(ctx).run(g.model, ctx);
+      }
     }
     if (const auto* lm = dynamic_cast<const mobius::CausalLM*>(arch.get()))
       (void)mobius::genai_config(*lm, cfg, "", {}).dump();

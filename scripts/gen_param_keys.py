@@ -10,7 +10,7 @@ A config missing for a type that has a parity row (tests/parity: harness.VARIANT
 or the ROWS of the harnesses in TASK_HARNESSES) is written first from that type's first row, with
 `architectures` set to the class the parity test instantiates for that row (AutoModelForCausalLM /
 AutoModel / AutoModelForSeq2SeqLM, a vision row's model_class, AutoModelForCTC for a CTC audio row,
-WhisperForConditionalGeneration, AutoModelForImageTextToText), resolved to the concrete class; any
+WhisperForConditionalGeneration, MoonshineForConditionalGeneration, AutoModelForImageTextToText), resolved to the concrete class; any
 other type needs its config written by hand: a tiny config.json with model_type and architectures.
 
 Usage: .venv/bin/python scripts/gen_param_keys.py MODEL_TYPE [MODEL_TYPE ...]
@@ -36,6 +36,7 @@ TASK_HARNESSES = (
     ("vision_harness", lambda r: r.model_class),
     ("audio_harness", lambda r: "AutoModelForCTC" if r.ctc else "AutoModel"),
     ("speech_harness", lambda r: "WhisperForConditionalGeneration"),
+    ("moonshine_harness", lambda r: "MoonshineForConditionalGeneration"),
     ("vlm_harness", lambda r: "AutoModelForImageTextToText"),
 )
 

@@ -268,8 +268,9 @@ class Info:
     """What ``mobius info`` prints, as data (src/driver/info.h CheckpointInfo): source, format
     ("safetensors" | "GGUF"), model_type, task ("" when not registered: not_registered says why,
     llama_like whether try_generic can build it), no_weights (why the tensors could not be listed,
-    or ""), parameters, stored ({stored dtype: {tensors, elements, bytes}}), output_bytes
-    (model.onnx.data of the build with the given options), peak_bytes (its estimated peak memory),
+    or ""), parameters, stored ({stored dtype: {tensors, elements, bytes}}), data_files
+    ({"model.onnx.data": bytes}, or one entry per graph of a multi-graph task, in the task's order:
+    the external data files of the build with the given options), peak_bytes (its estimated peak memory),
     eps ([{ep, passes, refused}] for every --ep)."""
 
     source: str
@@ -281,7 +282,7 @@ class Info:
     no_weights: str
     parameters: int
     stored: dict[str, dict[str, int]]
-    output_bytes: int
+    data_files: dict[str, int]
     peak_bytes: int
     eps: list[dict[str, Any]]
 

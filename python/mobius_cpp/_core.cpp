@@ -99,13 +99,15 @@ nb::dict inspect(const mobius::BuildOptions& options) {
   nb::dict stored;
   for (const auto& [dtype, s] : info.stored)
     stored[dtype.c_str()] = kw("tensors"_a = s.tensors, "elements"_a = s.elements, "bytes"_a = s.bytes);
+  nb::dict data_files;
+  for (const auto& [name, bytes] : info.data_files) data_files[name.c_str()] = bytes;
   nb::list eps;
   for (const auto& e : info.eps)
     eps.append(kw("ep"_a = e.ep, "passes"_a = passes(e.passes), "refused"_a = e.refused));
   return kw("source"_a = info.source, "format"_a = info.format, "model_type"_a = info.model_type,
                   "task"_a = info.task, "not_registered"_a = info.not_registered, "llama_like"_a = info.llama_like,
                   "no_weights"_a = info.no_weights, "parameters"_a = info.parameters, "stored"_a = stored,
-                  "output_bytes"_a = info.output_bytes, "peak_bytes"_a = info.peak_bytes, "eps"_a = eps);
+                  "data_files"_a = data_files, "peak_bytes"_a = info.peak_bytes, "eps"_a = eps);
 }
 
 nb::list list_models() {

@@ -113,6 +113,9 @@ std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
+std::unique_ptr<Architecture> create_idefics3(const HfConfig&, DataType);  // archs/idefics3.cpp
+std::unique_ptr<Architecture> create_smolvlm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_paddleocr_vl(const HfConfig&, DataType);  // archs/paddleocr_vl.cpp
 std::unique_ptr<Architecture> create_gemma3(const HfConfig&, DataType);  // archs/gemma3.cpp
 std::unique_ptr<Architecture> create_paligemma(const HfConfig&, DataType);  // archs/paligemma.cpp
 
@@ -148,6 +151,10 @@ std::unique_ptr<Architecture> create_unispeech_sat(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_wavlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_sew(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_wav2vec2_conformer(const HfConfig&, DataType);
+// archs/sew_d.cpp
+std::unique_ptr<Architecture> create_sew_d(const HfConfig&, DataType);
+// archs/moonshine.cpp (speech-to-text)
+std::unique_ptr<Architecture> create_moonshine(const HfConfig&, DataType);
 // archs/wav2vec2_bert.cpp
 std::unique_ptr<Architecture> create_wav2vec2_bert(const HfConfig&, DataType);
 

@@ -97,6 +97,7 @@ class BeitLayer : public Module {
     };
     AttentionOutputs a = op.Attention(to_heads(query), to_heads(key), to_heads(value), mask, nullptr, nullptr,
                                       {.scale = 1.0f / std::sqrt(static_cast<float>(d))});
+    op.builder().producer(a.y).tags = {.num_heads = heads, .kv_num_heads = heads, .head_size = d};
     Value* y = dense->forward(op, op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1}));
     Value* h = op.Add(x, lambda_1 ? op.Mul(y, lambda_1->value(op)) : y);
     Value* f = fc2->forward(op, activation(op, l_.hidden_act, fc1->forward(op, layernorm_after->forward(op, h))));

@@ -23,11 +23,12 @@ const char* present(const HfConfig& c, const char* key, const char* alias) {
 }  // namespace
 
 std::unique_ptr<Architecture> create_bloom(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = gpt_decoder_sizes(c, dtype, present(c, "n_embed", "hidden_size"),
-                                    present(c, "n_layer", "num_hidden_layers"));
+  GptSpec g{.decoder = gpt_decoder_sizes(c, dtype, present(c, "n_embed", "hidden_size"),
+                                          present(c, "n_layer", "num_hidden_layers")),
+            .embed_layernorm = "word_embeddings_layernorm"};
+  DecoderSpec& s = g.decoder;
   s.names = {.model = "transformer", .embed_tokens = "word_embeddings", .layers = "h",
              .norm = "ln_f", .self_attn = "self_attention"};
-  s.embed_layernorm = true;
   if (c.bool_or("apply_residual_connection_post_layernorm", false)) s.topology = LayerTopology::residual_from_norm;
   s.layer_uses_rope.assign(static_cast<size_t>(s.num_hidden_layers), false);
   AttentionOptions& a = s.attention = read_attention(
@@ -37,11 +38,11 @@ std::unique_ptr<Architecture> create_bloom(const HfConfig& c, DataType dtype) {
   a.qkv_bias = a.o_bias = true;
   a.fused_qkv = FusedQKV{.name = "query_key_value", .groups = a.num_attention_heads};
   a.names.o_proj = "dense";
-  s.alibi = AlibiOptions{.slopes = alibi_slopes(a.num_attention_heads),
+  g.alibi = AlibiOptions{.slopes = alibi_slopes(a.num_attention_heads),
                          .positions = AlibiPositions::MaskCumsum};
   s.mlp = {s.hidden_size, 4 * s.hidden_size, "gelu_pytorch_tanh", true, dtype, /*gated=*/false,
            /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
-  return std::make_unique<DecoderCausalLM>(s);
+  return std::make_unique<GptCausalLM>(g);
 }
 
 }  // namespace mobius

@@ -57,6 +57,7 @@ class Dinov3Layer : public Module {
     AttentionOutputs a = op.Attention(apply_rope(op, to_heads(q_proj), rope), apply_rope(op, to_heads(k_proj), rope),
                                       to_heads(v_proj), nullptr, nullptr, nullptr,
                                       {.scale = 1.0f / std::sqrt(static_cast<float>(d))});
+    op.builder().producer(a.y).tags = {.num_heads = heads, .kv_num_heads = heads, .head_size = d};
     Value* y = o_proj->forward(op, op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1}));
     Value* h = op.Add(x, op.Mul(y, lambda1->value(op)));
     Value* m = norm2->forward(op, h);

@@ -22,8 +22,9 @@
 namespace mobius {
 
 std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
-  DecoderSpec s =
-      gpt_decoder_sizes(c, dtype, c.has("n_embed") ? "n_embed" : "hidden_size", "num_hidden_layers");
+  GptSpec g{.decoder = gpt_decoder_sizes(c, dtype, c.has("n_embed") ? "n_embed" : "hidden_size",
+                                          "num_hidden_layers")};
+  DecoderSpec& s = g.decoder;
   const bool new_arch = c.bool_or("new_decoder_architecture", false);
   const bool multi_query = c.bool_or("multi_query", true);
   const bool parallel = c.bool_or("parallel_attn", true);
@@ -57,7 +58,7 @@ std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
   a.names.o_proj = "dense";
   if (c.bool_or("alibi", false)) {
     s.layer_uses_rope.assign(static_cast<size_t>(s.num_hidden_layers), false);
-    s.alibi = AlibiOptions{.slopes = alibi_slopes(a.num_attention_heads),
+    g.alibi = AlibiOptions{.slopes = alibi_slopes(a.num_attention_heads),
                            .positions = AlibiPositions::MaskCumsum,
                            .scale = 1.0f / std::sqrt(static_cast<float>(a.head_dim)),
                            .bfloat16_product = true};
@@ -67,7 +68,7 @@ std::unique_ptr<Architecture> create_falcon(const HfConfig& c, DataType dtype) {
   s.mlp = {s.hidden_size, c.int_or("ffn_hidden_size", 4 * s.hidden_size),
            read_activation(c, "activation", "gelu"), a.qkv_bias, dtype, /*gated=*/false,
            /*fused_gate_up=*/false, "dense_h_to_4h", "dense_4h_to_h"};
-  return std::make_unique<DecoderCausalLM>(s);
+  return std::make_unique<GptCausalLM>(g);
 }
 
 }  // namespace mobius

@@ -7,14 +7,15 @@
 namespace mobius {
 
 std::unique_ptr<Architecture> create_gpt_bigcode(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = gpt2_layout_spec(
+  GptSpec g = gpt2_layout_spec(
       c, dtype, {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "gelu_pytorch_tanh"});
+  DecoderSpec& s = g.decoder;
   AttentionOptions& a = s.attention;
   const bool multi_query = c.bool_or("multi_query", true);
   a.num_key_value_heads = multi_query ? 1 : a.num_attention_heads;
   a.fused_qkv = FusedQKV{.name = "c_attn", .groups = multi_query ? 1 : a.num_attention_heads};
   if (!c.bool_or("scale_attn_weights", true)) a.scale = 1.0f;
-  return std::make_unique<DecoderCausalLM>(s);
+  return std::make_unique<GptCausalLM>(g);
 }
 
 }  // namespace mobius

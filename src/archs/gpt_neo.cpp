@@ -34,9 +34,10 @@ std::vector<std::string> attention_layers(const HfConfig& c, int64_t num_layers)
 }  // namespace
 
 std::unique_ptr<Architecture> create_gpt_neo(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = gpt2_layout_spec(c, dtype,
+  GptSpec g = gpt2_layout_spec(c, dtype,
                                    {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
                                     "intermediate_size", "gelu_new"});
+  DecoderSpec& s = g.decoder;
   AttentionOptions& a = s.attention;
   a.qkv_bias = false;
   a.scale = 1.0f;
@@ -44,7 +45,7 @@ std::unique_ptr<Architecture> create_gpt_neo(const HfConfig& c, DataType dtype) 
   s.names.self_attn = "attn.attention";
   s.layer_types = attention_layers(c, s.num_hidden_layers);
   s.sliding_window = c.int_or("window_size", 256);
-  return std::make_unique<DecoderCausalLM>(s);
+  return std::make_unique<GptCausalLM>(g);
 }
 
 }  // namespace mobius

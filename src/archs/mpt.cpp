@@ -14,7 +14,8 @@
 namespace mobius {
 
 std::unique_ptr<Architecture> create_mpt(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = gpt_decoder_sizes(c, dtype, "d_model", "n_layers");
+  GptSpec g{.decoder = gpt_decoder_sizes(c, dtype, "d_model", "n_layers")};
+  DecoderSpec& s = g.decoder;
   const HfConfig attn =
       c.sub("attn_config").value_or(HfConfig(nlohmann::json::object(), c.file(), "attn_config."));
   s.norm_bias = false;
@@ -30,11 +31,11 @@ std::unique_ptr<Architecture> create_mpt(const HfConfig& c, DataType dtype) {
   if (auto clip = attn.opt_float("clip_qkv"); clip && *clip != 0)  // `if self.clip_qkv:`
     a.fused_qkv->clip = static_cast<float>(*clip);
   a.names.o_proj = "out_proj";
-  s.alibi = AlibiOptions{.slopes = mpt_alibi_slopes(a.num_attention_heads, 8),
+  g.alibi = AlibiOptions{.slopes = mpt_alibi_slopes(a.num_attention_heads, 8),
                          .positions = AlibiPositions::KeyIndex};
   s.mlp = {s.hidden_size, 4 * s.hidden_size, "gelu", false, dtype, /*gated=*/false,
            /*fused_gate_up=*/false, "up_proj", "down_proj"};
-  return std::make_unique<DecoderCausalLM>(s);
+  return std::make_unique<GptCausalLM>(g);
 }
 
 }  // namespace mobius

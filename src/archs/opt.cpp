@@ -13,18 +13,18 @@
 namespace mobius {
 
 std::unique_ptr<Architecture> create_opt(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = gpt_decoder_sizes(c, dtype, "hidden_size", "num_hidden_layers");
+  GptSpec g{.decoder = gpt_decoder_sizes(c, dtype, "hidden_size", "num_hidden_layers"),
+            .positions = PositionEmbeddingSpec{"embed_positions", c.get_int("max_position_embeddings") + 2, 2}};
+  DecoderSpec& s = g.decoder;
   if (!c.bool_or("layer_norm_elementwise_affine", true))
     c.fail("layer_norm_elementwise_affine", "LayerNorm without weight and bias is not supported");
   s.norm_eps = 1e-5f;  // OPTConfig has no epsilon field
-  s.word_embed_proj_dim = c.int_or("word_embed_proj_dim", s.hidden_size);
+  s.embedding_dim = c.int_or("word_embed_proj_dim", s.hidden_size);
   const bool pre_norm = c.bool_or("do_layer_norm_before", true);
   if (!pre_norm) s.topology = LayerTopology::norm_after_residual;
-  s.final_norm = pre_norm && !c.bool_or("_remove_final_layer_norm", false);
-  s.names = {.model = "model.decoder", .norm = "final_layer_norm", .mlp = "",
+  const bool final_norm = pre_norm && !c.bool_or("_remove_final_layer_norm", false);
+  s.names = {.model = "model.decoder", .norm = final_norm ? "final_layer_norm" : "", .mlp = "",
              .input_layernorm = "self_attn_layer_norm", .post_attention_layernorm = "final_layer_norm"};
-  s.position_embedding =
-      PositionEmbeddingSpec{"embed_positions", c.get_int("max_position_embeddings") + 2, 2};
   s.layer_uses_rope.assign(static_cast<size_t>(s.num_hidden_layers), false);
   const bool bias = c.bool_or("enable_bias", true);
   AttentionOptions& a = s.attention = read_attention(
@@ -33,7 +33,7 @@ std::unique_ptr<Architecture> create_opt(const HfConfig& c, DataType dtype) {
   a.names.o_proj = "out_proj";
   s.mlp = {s.hidden_size, c.get_int("ffn_dim"), read_activation(c, "activation_function", "relu"),
            bias, dtype, /*gated=*/false, /*fused_gate_up=*/false, "fc1", "fc2"};
-  return std::make_unique<DecoderCausalLM>(s);
+  return std::make_unique<GptCausalLM>(g);
 }
 
 }  // namespace mobius

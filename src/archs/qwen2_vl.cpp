@@ -34,6 +34,8 @@
 
 #include "archs/archs.h"
 #include "archs/llama.h"
+#include "archs/mrope_decoder.h"
+#include "blocks/vision_grid.h"
 #include "registry/config_defaults.h"
 #include "tasks/image_text_to_text.h"
 #include "util/error.h"
@@ -154,42 +156,23 @@ class VisionTower : public Module {
     GraphBuilder& b = op.builder();
     const DataType dt = s_.block.dtype;
     const int64_t m = s_.spatial_merge_size;
-    auto column = [&](int64_t k) { return op.Gather(grid_thw, b.scalar_i64(k), {.axis = 1}); };  // [n]
-    auto mod = [&](Value* a, Value* d) { return op.Sub(a, op.Mul(op.Div(a, d), d)); };
-    auto per_patch = [&](Value* per_image, Value* image) { return op.Gather(per_image, image); };
-    // each patch's image, frame and (h, w) coordinate, in the processor's order: per frame,
-    // merge blocks row-major, then the m x m patches of a block (get_vision_position_ids)
-    Value* hw = op.Mul(column(1), column(2));
-    Value* sizes = op.Mul(column(0), hw);
-    Value* ends = op.CumSum(sizes, b.scalar_i64(0));
-    Value* idx = op.Range(b.scalar_i64(0), op.ReduceSum(sizes, {0}, {.keepdims = 0}), b.scalar_i64(1));
-    Value* image = op.ReduceSum(
-        op.Cast(op.GreaterOrEqual(op.Unsqueeze(idx, {1}), op.Unsqueeze(ends, {0})), {.to = DataType::INT64}), {1},
-        {.keepdims = 0});
-    Value* local = op.Sub(idx, per_patch(op.Sub(ends, sizes), image));
-    Value* within = mod(local, per_patch(hw, image));  // index inside the frame
-    Value* frame_start = op.Sub(idx, within);
-    Value* blocks_w = op.Div(per_patch(column(2), image), static_cast<double>(m));
-    Value* block = op.Div(within, static_cast<double>(m * m));
-    Value* bh = op.Div(block, blocks_w);
-    Value* bw = mod(block, blocks_w);
-    Value* in_block = mod(within, b.scalar_i64(m * m));
-    Value* hpos = op.Add(op.Mul(bh, static_cast<double>(m)), op.Div(in_block, static_cast<double>(m)));
-    Value* wpos = op.Add(op.Mul(bw, static_cast<double>(m)), mod(in_block, b.scalar_i64(m)));
+    // each patch's frame and (h, w) coordinate, in the processor's order: per frame, merge blocks
+    // row-major, then the m x m patches of a block (blocks/vision_grid.h)
+    const PatchGrid grid = patch_grid(op, grid_thw, m);
 
     Value* x = pixel_values;
     if (dt != DataType::FLOAT) x = op.Cast(x, {.to = dt});
     Value* w = op.Reshape(patch_weight->value(op), std::vector<int64_t>{s_.embed_dim, s_.patch_dim});
     x = op.Gemm(x, w, patch_bias ? patch_bias->value(op) : nullptr, {.transB = 1});  // [patches, embed_dim]
-    if (pos_embed)
-      x = op.Add(x, positions(op, hpos, wpos, per_patch(column(1), image), per_patch(column(2), image)));
+    if (pos_embed) x = op.Add(x, resample_positions(op, pos_embed->value(op), s_.grid_side, grid, true, dt));
     x = op.Unsqueeze(x, {0});
 
-    AttentionContext full{frame_mask(op, frame_start, nullptr, nullptr), rope(op, hpos, wpos)};
+    AttentionContext full{frame_mask(op, grid.frame_start, nullptr, nullptr, dt),
+                          axial_rope(op, grid.row, grid.col, s_.block.attention.head_dim, s_.rope_theta, dt)};
     AttentionContext windowed = full;
     if (s_.window > 0) {
       auto win = [&](Value* v) { return op.Div(v, static_cast<double>(s_.window)); };
-      windowed.mask = frame_mask(op, frame_start, win(bh), win(bw));
+      windowed.mask = frame_mask(op, grid.frame_start, win(grid.block_row), win(grid.block_col), dt);
     }
     for (size_t i = 0; i < blocks.size(); ++i)
       x = blocks[i]->forward(op, x, s_.full_attention[i] ? full : windowed, nullptr, nullptr).hidden;
@@ -208,112 +191,7 @@ class VisionTower : public Module {
   Linear *fc1, *fc2;
 
  private:
-  // 0 where patches i and j share the frame (and, with window rows/cols, the window), else lowest:
-  // [1, 1, patches, patches].
-  Value* frame_mask(Ops& op, Value* frame, Value* row, Value* col) const {
-    auto same = [&](Value* v) { return op.Equal(op.Unsqueeze(v, {1}), op.Unsqueeze(v, {0})); };
-    Value* allowed = same(frame);
-    if (row) allowed = op.And(allowed, op.And(same(row), same(col)));
-    return additive_mask(op, op.Unsqueeze(allowed, {0, 1}), s_.block.dtype);
-  }
-
-  // qwen3_vl: pos_embed, a grid_side x grid_side table, resampled to the patch's image grid (h, w)
-  // bilinearly with aligned corners (transformers vision_utils
-  // get_vision_interpolation_indices_and_weights): [patches, embed_dim].
-  Value* positions(Ops& op, Value* hpos, Value* wpos, Value* h, Value* w) const {
-    auto s = op.builder().scope("pos_embed");
-    const int64_t side = s_.grid_side;
-    // per axis: the two taps (clamped to the table) and their weights max(1 - |src - tap|, 0)
-    auto taps = [&](Value* pos, Value* size) {
-      Value* scale = op.Cast(op.Max(op.Sub(size, 1.0), 1.0), {.to = DataType::FLOAT});
-      Value* src = op.Div(op.Mul(op.Cast(pos, {.to = DataType::FLOAT}), static_cast<double>(side - 1)), scale);
-      Value* floor = op.Floor(src);
-      std::vector<std::pair<Value*, Value*>> out;
-      for (double offset : {0.0, 1.0}) {
-        Value* tap = op.Cast(op.Min(op.Max(op.Add(floor, offset), 0.0), static_cast<double>(side - 1)),
-                             {.to = DataType::INT64});
-        Value* weight = op.Max(op.Sub(1.0, op.Abs(op.Sub(op.Sub(src, floor), offset))), 0.0);
-        out.emplace_back(tap, weight);
-      }
-      return out;
-    };
-    Value* sum = nullptr;
-    for (const auto& [th, wh] : taps(hpos, h))
-      for (const auto& [tw, ww] : taps(wpos, w)) {
-        Value* rows = op.Gather(pos_embed->value(op), op.Add(op.Mul(th, static_cast<double>(side)), tw));
-        Value* weight = op.Unsqueeze(op.Mul(wh, ww), {1});
-        if (s_.block.dtype != DataType::FLOAT) weight = op.Cast(weight, {.to = s_.block.dtype});
-        Value* term = op.Mul(rows, weight);
-        sum = sum ? op.Add(sum, term) : term;
-      }
-    return sum;
-  }
-
-  // The 2-D RoPE (Qwen2_5_VLVisionRotaryEmbedding): angles h * inv_freq, then w * inv_freq, with
-  // inv_freq over head_dim / 2 channels; cos/sin [1, patches, head_dim / 2].
-  RopeTables rope(Ops& op, Value* hpos, Value* wpos) const {
-    auto s = op.builder().scope("rotary_pos_emb");
-    const int64_t spatial = s_.block.attention.head_dim / 2;
-    std::vector<float> inv;
-    for (int64_t i = 0; i < spatial; i += 2)
-      inv.push_back(static_cast<float>(1.0 / std::pow(s_.rope_theta, static_cast<double>(i) / spatial)));
-    Value* inv_freq = op.builder().constant_f32(inv, {static_cast<int64_t>(inv.size())});
-    auto angles = [&](Value* p) { return op.Mul(op.Unsqueeze(op.Cast(p, {.to = DataType::FLOAT}), {1}), inv_freq); };
-    Value* freqs = op.Unsqueeze(op.Concat({angles(hpos), angles(wpos)}, {.axis = 1}), {0});
-    Value* cos = op.Cos(freqs);
-    Value* sin = op.Sin(freqs);
-    if (s_.block.dtype != DataType::FLOAT) {
-      cos = op.Cast(cos, {.to = s_.block.dtype});
-      sin = op.Cast(sin, {.to = s_.block.dtype});
-    }
-    return {cos, sin, 0};
-  }
-
   VisionSpec s_;
-};
-
-// A text decoder with multimodal RoPE (Qwen2_5_VLRotaryEmbedding / Qwen3VLTextRotaryEmbedding
-// .recomposition_frequencies).
-class MRopeDecoder : public DecoderCausalLM {
- public:
-  MRopeDecoder(const DecoderSpec& s, std::vector<int64_t> section, bool interleaved)
-      : DecoderCausalLM(s), section_(std::move(section)), interleaved_(interleaved) {}
-
- protected:
-  // position_ids [3, batch, seq] -> each channel's angles from its row: in blocks of section[k]
-  // channels from row k, or interleaved (qwen3_vl, see the top of this file).
-  RopeTables position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const override {
-    std::vector<RopeTables> rows;
-    for (int64_t k = 0; k < 3; ++k)
-      rows.push_back(DecoderCausalLM::position_tables(op, rope, op.Gather(position_ids, op.builder().scalar_i64(k))));
-    const int64_t half = section_[0] + section_[1] + section_[2];
-    std::vector<std::vector<float>> select(3, std::vector<float>(static_cast<size_t>(half), 0.0f));
-    for (int64_t j = 0, start = 0, k = 0; j < half; ++j) {
-      int64_t row = 0;
-      if (interleaved_) {
-        row = j % 3 != 0 && j < 3 * section_[static_cast<size_t>(j % 3)] ? j % 3 : 0;
-      } else {
-        while (j >= start + section_[static_cast<size_t>(k)]) start += section_[static_cast<size_t>(k++)];
-        row = k;
-      }
-      select[static_cast<size_t>(row)][static_cast<size_t>(j)] = 1.0f;
-    }
-    // sum over the rows of table * 0/1 channel mask: exactly the selected row's value
-    auto pick = [&](Value* RopeTables::*table) {
-      Value* out = nullptr;
-      for (size_t k = 0; k < 3; ++k) {
-        Value* mask = op.builder().constant_float(select[k], {half}, (rows[k].*table)->dtype);
-        Value* term = op.Mul(rows[k].*table, mask);
-        out = out ? op.Add(out, term) : term;
-      }
-      return out;
-    };
-    return {pick(&RopeTables::cos), pick(&RopeTables::sin), rows[0].rotary_dim};
-  }
-
- private:
-  std::vector<int64_t> section_;
-  bool interleaved_;
 };
 
 class Qwen2VL : public ImageTextToText {

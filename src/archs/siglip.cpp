@@ -50,6 +50,7 @@ class AttentionPoolingHead : public Module {
     Value* q = op.Slice(q_all, {0}, {h}, {2});
     AttentionOutputs a = op.Attention(to_heads(q), to_heads(kv[1]), to_heads(kv[2]), nullptr, nullptr, nullptr,
                                       {.scale = 1.0f / std::sqrt(static_cast<float>(d))});
+    op.builder().producer(a.y).tags = {.num_heads = heads, .kv_num_heads = heads, .head_size = d};
     Value* y = out_proj->forward(op, op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1}));
     Value* m = fc2->forward(op, activation(op, l_.hidden_act, fc1->forward(op, layernorm->forward(op, y))));
     return op.Squeeze(op.Add(y, m), {1});

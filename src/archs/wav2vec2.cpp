@@ -69,16 +69,16 @@ struct Sizes : Wav2Vec2Sizes {
   int64_t pos_conv_layers = 0;  // StackedConvEmbedding (data2vec-audio)
 };
 
-Sizes read_sizes(const HfConfig& c, DataType dtype, const Member& m) {
+Sizes read_sizes(const HfConfig& c, DataType dtype, const Member& m, const ConvLayout& conv) {
   Sizes s;
   if (c.bool_or("add_adapter", false))
     c.fail("add_adapter", "the adapter after the encoder is not supported (only add_adapter false)");
   if (c.has("adapter_attn_dim"))
     c.fail("adapter_attn_dim", "attention adapters (MMS) are not supported (only adapter_attn_dim null)");
   ConvFeatureEncoderOptions& f = s.features;
-  f.conv_dim = size_list(c, "conv_dim", {512, 512, 512, 512, 512, 512, 512});
-  f.conv_kernel = size_list(c, "conv_kernel", {10, 3, 3, 3, 3, 2, 2});
-  f.conv_stride = size_list(c, "conv_stride", {5, 2, 2, 2, 2, 2, 2});
+  f.conv_dim = size_list(c, "conv_dim", conv.dim);
+  f.conv_kernel = size_list(c, "conv_kernel", conv.kernel);
+  f.conv_stride = size_list(c, "conv_stride", conv.stride);
   if (f.conv_kernel.size() != f.conv_dim.size() || f.conv_stride.size() != f.conv_dim.size())
     c.fail("conv_dim", "conv_dim, conv_kernel and conv_stride must have the same length");
   f.conv_bias = c.bool_or("conv_bias", false);
@@ -141,7 +141,7 @@ Sizes read_sizes(const HfConfig& c, DataType dtype, const Member& m) {
 
 // Wav2Vec2FeatureProjection (hubert: the LayerNorm optional). forward: [batch, frames,
 // conv_dim[-1]] -> [batch, frames, hidden].
-class FeatureProjection : public Module {
+class FeatureProjection : public FeatureProjectionPart {
  public:
   FeatureProjection(int64_t in, int64_t hidden, float eps, bool norm, DataType dtype) {
     if (norm)
@@ -149,7 +149,7 @@ class FeatureProjection : public Module {
                                                               .kind = NormKind::LayerNorm});
     projection = child<Linear>("projection", LinearOptions{in, hidden, true, dtype});
   }
-  Value* forward(Ops& op, Value* x) const {
+  Value* forward(Ops& op, Value* x) const override {
     auto s = enter(op);
     return projection->forward(op, layer_norm ? layer_norm->forward(op, x) : x);
   }
@@ -159,11 +159,11 @@ class FeatureProjection : public Module {
 
 class Wav2Vec2Family : public AudioEncoder {
  public:
-  Wav2Vec2Family(const Wav2Vec2Sizes& s, std::unique_ptr<SpeechEncoderBody> body) : s_(s) {
+  Wav2Vec2Family(const Wav2Vec2Sizes& s, const std::string& projection_name,
+                 std::unique_ptr<FeatureProjectionPart> projection, std::unique_ptr<SpeechEncoderBody> body)
+      : s_(s) {
     feature_extractor = child<ConvFeatureEncoder>(s.prefix + "feature_extractor", s.features);
-    feature_projection = child<FeatureProjection>(s.prefix + "feature_projection", s.features.conv_dim.back(),
-                                                  s.encoder.hidden_size, s.encoder.layer_norm_eps, s.projection_norm,
-                                                  s.encoder.dtype);
+    feature_projection = adopt(projection_name, std::move(projection));
     encoder = adopt(s.prefix + "encoder", std::move(body));
     if (s.ctc_vocab_size > 0)
       lm_head = child<Linear>("lm_head", LinearOptions{s.encoder.hidden_size, s.ctc_vocab_size, true, s.encoder.dtype});
@@ -181,7 +181,7 @@ class Wav2Vec2Family : public AudioEncoder {
   }
 
   ConvFeatureEncoder* feature_extractor;
-  FeatureProjection* feature_projection;
+  FeatureProjectionPart* feature_projection;
   SpeechEncoderBody* encoder;
   Linear* lm_head = nullptr;
 
@@ -190,7 +190,7 @@ class Wav2Vec2Family : public AudioEncoder {
 };
 
 std::unique_ptr<Architecture> make(const HfConfig& c, DataType dtype, const Member& m) {
-  Sizes s = read_sizes(c, dtype, m);
+  Sizes s = read_sizes(c, dtype, m, wav2vec2_conv_layout());
   std::unique_ptr<PositionConvEmbedding> pos;
   if (m.data2vec_audio_layout) pos = std::make_unique<StackedConvEmbedding>(s.pos_conv, s.pos_conv_layers);
   else pos = std::make_unique<WeightNormConvEmbedding>(s.pos_conv);
@@ -201,12 +201,25 @@ std::unique_ptr<Architecture> make(const HfConfig& c, DataType dtype, const Memb
 
 }  // namespace
 
-Wav2Vec2Sizes wav2vec2_sizes(const HfConfig& c, DataType dtype, const char* base_model_prefix) {
-  return read_sizes(c, dtype, {.base_model_prefix = base_model_prefix});
+ConvLayout wav2vec2_conv_layout() {
+  return {{512, 512, 512, 512, 512, 512, 512}, {10, 3, 3, 3, 3, 2, 2}, {5, 2, 2, 2, 2, 2, 2}};
+}
+
+Wav2Vec2Sizes wav2vec2_sizes(const HfConfig& c, DataType dtype, const char* base_model_prefix,
+                            const ConvLayout& conv_defaults) {
+  return read_sizes(c, dtype, {.base_model_prefix = base_model_prefix}, conv_defaults);
 }
 
 std::unique_ptr<Architecture> make_wav2vec2_family(const Wav2Vec2Sizes& s, std::unique_ptr<SpeechEncoderBody> encoder) {
-  return std::make_unique<Wav2Vec2Family>(s, std::move(encoder));
+  auto projection = std::make_unique<FeatureProjection>(s.features.conv_dim.back(), s.encoder.hidden_size,
+                                                        s.encoder.layer_norm_eps, s.projection_norm, s.encoder.dtype);
+  return make_wav2vec2_family(s, s.prefix + "feature_projection", std::move(projection), std::move(encoder));
+}
+
+std::unique_ptr<Architecture> make_wav2vec2_family(const Wav2Vec2Sizes& s, const std::string& projection_name,
+                                                   std::unique_ptr<FeatureProjectionPart> projection,
+                                                   std::unique_ptr<SpeechEncoderBody> encoder) {
+  return std::make_unique<Wav2Vec2Family>(s, projection_name, std::move(projection), std::move(encoder));
 }
 
 std::unique_ptr<Architecture> create_wav2vec2(const HfConfig& c, DataType dtype) {

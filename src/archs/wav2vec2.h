@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "blocks/audio_encoder.h"
 #include "blocks/conv_feature_encoder.h"
@@ -12,6 +13,14 @@
 #include "tasks/architecture.h"
 
 namespace mobius {
+
+// The conv feature encoder's layers: conv_dim, conv_kernel, conv_stride.
+struct ConvLayout {
+  std::vector<int64_t> dim, kernel, stride;
+};
+
+// Wav2Vec2Config's default 7 layers (512 channels, kernels 10 3 3 3 3 2 2, strides 5 2 2 2 2 2 2).
+ConvLayout wav2vec2_conv_layout();
 
 // The parts' options as Wav2Vec2Config gives them.
 struct Wav2Vec2Sizes {
@@ -24,15 +33,29 @@ struct Wav2Vec2Sizes {
 };
 
 // Reads conv_dim / conv_kernel / conv_stride (the config class' 7-layer tuples when absent),
-// conv_bias, feat_extract_norm, feat_extract_activation, hidden_size, num_hidden_layers,
+// conv_bias (conv_defaults: the config class' layers when the lists are absent), feat_extract_norm, feat_extract_activation, hidden_size, num_hidden_layers,
 // num_attention_heads, intermediate_size, hidden_act, layer_norm_eps, do_stable_layer_norm,
 // num_conv_pos_embeddings, num_conv_pos_embedding_groups and `architectures` (the prefix and the
 // CTC head; `base_model_prefix` is the type's, e.g. "wav2vec2"). Throws mobius::Error naming the
 // field on a bad value, and on add_adapter / adapter_attn_dim (not supported).
-Wav2Vec2Sizes wav2vec2_sizes(const HfConfig& c, DataType dtype, const char* base_model_prefix);
+Wav2Vec2Sizes wav2vec2_sizes(const HfConfig& c, DataType dtype, const char* base_model_prefix,
+                            const ConvLayout& conv_defaults = wav2vec2_conv_layout());
+
+// What runs between the conv features and the encoder: [batch, frames, conv_dim[-1]] ->
+// [batch, frames, hidden_size]. Wav2Vec2FeatureProjection, or SEW's LayerNorm + Linear (archs/sew.h).
+class FeatureProjectionPart : public Module {
+ public:
+  virtual Value* forward(Ops& op, Value* features) const = 0;
+};
 
 // The model (task audio-feature-extraction) of `s` with `encoder` (AudioTransformerEncoder, or
-// the conformer stack) after the feature projection.
+// the conformer stack) after Wav2Vec2FeatureProjection (`feature_projection`).
 std::unique_ptr<Architecture> make_wav2vec2_family(const Wav2Vec2Sizes& s, std::unique_ptr<SpeechEncoderBody> encoder);
+
+// The same skeleton with another projection, registered as `projection_name` (a full path in the
+// checkpoint, "" for the top level).
+std::unique_ptr<Architecture> make_wav2vec2_family(const Wav2Vec2Sizes& s, const std::string& projection_name,
+                                                   std::unique_ptr<FeatureProjectionPart> projection,
+                                                   std::unique_ptr<SpeechEncoderBody> encoder);
 
 }  // namespace mobius

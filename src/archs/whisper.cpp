@@ -148,14 +148,14 @@ class WhisperForConditionalGeneration : public SpeechToText {
   int64_t vocab_size() const override { return s_.vocab_size; }
   int64_t num_mel_bins() const override { return s_.num_mel_bins; }
   int64_t num_frames() const override { return 2 * s_.max_source_positions; }
-  int64_t encoder_sequence_length() const override { return s_.max_source_positions; }
+  Dim encoder_sequence_length() const override { return s_.max_source_positions; }
   std::vector<LayerStates> decoder_states() const override {
     const int64_t heads = s_.decoder.num_heads, dim = s_.d_model / heads;
     const LayerStates one = {{StateKind::self_kv, heads, dim}, {StateKind::cross_kv, heads, dim}};
     return std::vector<LayerStates>(static_cast<size_t>(s_.decoder_layers), one);
   }
 
-  SpeechEncoderOutputs encode(Ops& op, Value* audio_features) const override {
+  SpeechEncoderOutputs encode(Ops& op, Value* audio_features, Value*) const override {
     SpeechEncoderOutputs out;
     out.encoder_hidden_states = encoder->forward(op, audio_features);
     for (const Seq2SeqDecoderLayer* l : decoder->layers) {

@@ -5,14 +5,14 @@
 namespace mobius {
 
 bool is_known_activation(const std::string& n) {
-  return n == "silu" || n == "swish" || n == "gelu" || n == "gelu_new" ||
+  return n == "silu" || n == "swish" || n == "gelu" || n == "gelu_python" || n == "gelu_new" ||
          n == "gelu_pytorch_tanh" || n == "gelu_fast" || n == "relu" || n == "relu2" ||
          n == "sigmoid" || n == "tanh" || n == "xielu" || n == "quick_gelu";
 }
 
 Value* activation(Ops& op, const std::string& n, Value* x) {
   if (n == "silu" || n == "swish") return op.Mul(x, op.Sigmoid(x));
-  if (n == "gelu") return op.Gelu(x);
+  if (n == "gelu" || n == "gelu_python") return op.Gelu(x);  // gelu_python: the same erf form, in Python
   if (n == "gelu_new" || n == "gelu_pytorch_tanh" || n == "gelu_fast")
     return op.Gelu(x, {.approximate = "tanh"});
   if (n == "relu") return op.Relu(x);

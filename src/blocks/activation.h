@@ -7,7 +7,7 @@
 
 namespace mobius {
 
-// Applies activation `name` to x: silu/swish, gelu (erf), gelu_new / gelu_pytorch_tanh /
+// Applies activation `name` to x: silu/swish, gelu and gelu_python (erf), gelu_new / gelu_pytorch_tanh /
 // gelu_fast (tanh approximation), quick_gelu (x * sigmoid(1.702 x), CLIP), relu, relu2 (relu
 // squared), sigmoid, tanh.
 // Throws mobius::Error naming `name` (field hidden_act) for anything else.

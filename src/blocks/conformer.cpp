@@ -92,6 +92,7 @@ Value* ConformerSelfAttention::forward(Ops& op, Value* x, Value* mask, const Con
     mask = mask ? op.Add(bias, mask) : bias;
   }
   AttentionOutputs a = op.Attention(q, k, v, mask, nullptr, nullptr, {.scale = scale});
+  op.builder().producer(a.y).tags = {.num_heads = heads_, .kv_num_heads = heads_, .head_size = head_dim_};
   return linear_out->forward(op, op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1}));
 }
 

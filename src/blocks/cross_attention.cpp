@@ -29,6 +29,8 @@ AttentionResult CrossAttention::forward(Ops& op, Value* x, Value* encoder_hidden
   }
   const float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
   AttentionOutputs a = op.Attention(q, k, v, mask, nullptr, nullptr, {.scale = scale});
+  const int64_t heads = o_.num_attention_heads;
+  op.builder().producer(a.y).tags = {.num_heads = heads, .kv_num_heads = heads, .head_size = o_.head_dim};
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), k, v};
 }

@@ -3,7 +3,6 @@
 #include "blocks/spec_check.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 
 #include "util/error.h"
@@ -20,21 +19,6 @@ const RopeConfig& DecoderSpec::rope_for(const std::string& layer_type) const {
   auto it = layer_type_rope.find(layer_type);
   return it == layer_type_rope.end() ? rope : it->second;
 }
-
-namespace {
-
-// The attention options of layer i: GPT-2's scale_attn_by_inverse_layer_idx divides the scale by
-// i + 1 (GPT2Attention.scaling).
-AttentionOptions attention_of_layer(const DecoderSpec& s, int64_t i) {
-  AttentionOptions a = s.attention;
-  if (s.scale_attn_by_inverse_layer_idx) {
-    const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
-    a.scale = scale / static_cast<float>(i + 1);
-  }
-  return a;
-}
-
-}  // namespace
 
 AttentionFactory latent_attention(const MLAOptions& o) {
   return [o](int64_t) { return std::make_unique<MultiHeadLatentAttention>(o); };
@@ -62,7 +46,7 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   };
   input_layernorm = norm(n.input_layernorm);
   self_attn = s.make_attention ? adopt(n.self_attn, s.make_attention(layer_index))
-                               : child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
+                               : child<Attention>(n.self_attn, s.attention);
   if (s.topology != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
   if (s.topology == LayerTopology::sandwich) {
     attn_output_norm = norm(n.attn_output_norm);
@@ -97,19 +81,11 @@ AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext&
 }
 
 TextDecoder::TextDecoder(const DecoderSpec& s) {
-  const int64_t embed_dim = s.word_embed_proj_dim ? s.word_embed_proj_dim : s.hidden_size;
+  const int64_t embed_dim = s.embedding_dim ? s.embedding_dim : s.hidden_size;
   embed_tokens = child<Embedding>(s.names.embed_tokens, s.vocab_size, embed_dim, s.dtype);
-  if (const auto& p = s.position_embedding)
-    embed_positions = child<LearnedPositionEmbedding>(p->name, p->num_embeddings, s.hidden_size, p->offset,
-                                                      s.dtype);
-  if (s.embed_layernorm) embed_layernorm = adopt(s.names.embed_layernorm, make_norm(s.norm()));
-  if (embed_dim != s.hidden_size) {
-    project_in = child<Linear>("project_in", LinearOptions{embed_dim, s.hidden_size, false, s.dtype});
-    project_out = child<Linear>("project_out", LinearOptions{s.hidden_size, embed_dim, false, s.dtype});
-  }
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
     layers.push_back(child<DecoderLayer>(s.names.layers + "." + std::to_string(i), s, i));
-  if (s.final_norm) norm = adopt(s.names.norm, make_norm(s.norm()));
+  if (!s.names.norm.empty()) norm = adopt(s.names.norm, make_norm(s.norm()));
 }
 
 DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
@@ -135,21 +111,26 @@ Value* DecoderCausalLM::embed(Ops& op, Value* input_ids) const {
   return spec_.embed_scale != 1.0f ? op.Mul(h, spec_.embed_scale) : h;
 }
 
+Value* DecoderCausalLM::stem(Ops&, Value* h, const CausalLMInputs&) const { return h; }
+
+Value* DecoderCausalLM::attention_bias(Ops&, const CausalLMInputs&) const { return nullptr; }
+
+Value* DecoderCausalLM::head_input(Ops& op, Value* h) const {
+  return model->norm ? model->norm->forward(op, h) : h;
+}
+
 RopeTables DecoderCausalLM::position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const {
   return rope_tables(op, rope, position_ids, spec_.dtype);
 }
 
 CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) const {
   CausalLMOutputs out;
-  Value* h = in.inputs_embeds ? in.inputs_embeds : embed(op, in.input_ids);
+  Value* h = stem(op, in.inputs_embeds ? in.inputs_embeds : embed(op, in.input_ids), in);
   Value* tokens = in.inputs_embeds ? in.inputs_embeds : in.input_ids;  // [batch, seq, ...]
+  Value* bias = attention_bias(op, in);
   {
     auto s = op.builder().scope(spec_.names.model);
-    if (model->project_in) h = model->project_in->forward(op, h);
-    if (model->embed_positions) h = op.Add(h, model->embed_positions->forward(op, in.position_ids));
-    if (model->embed_layernorm) h = model->embed_layernorm->forward(op, h);
     if (spec_.embed_norm) h = model->norm->forward(op, h);
-    Value* alibi = spec_.alibi ? alibi_bias(op, *spec_.alibi, in.attention_mask, spec_.dtype) : nullptr;
     Value* query_scale = nullptr;
     if (spec_.llama_4_scaling_beta != 0.0f) {
       // 1 + beta * log(1 + floor(position / original_max)) in float32, as [batch, 1, seq, 1]
@@ -166,7 +147,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       if (!masks.count(type)) {
         int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
         masks[type] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay);
-        if (alibi) masks[type] = op.Add(masks[type], alibi);
+        if (bias) masks[type] = op.Add(masks[type], bias);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
       const RopeConfig* rope = &spec_.rope_for(type);
@@ -181,8 +162,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       out.present.key.push_back(r.present_key);
       out.present.value.push_back(r.present_value);
     }
-    if (model->norm) h = model->norm->forward(op, h);
-    if (model->project_out) h = model->project_out->forward(op, h);
+    h = head_input(op, h);
   }
   out.logits = lm_head->forward(op, h);
   if (spec_.logit_scale != 1.0f) out.logits = op.Mul(out.logits, spec_.logit_scale);

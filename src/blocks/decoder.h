@@ -13,12 +13,9 @@
 // a SparseMoE feed-forward (blocks/moe.h) per layer, multi-head latent attention (blocks/mla.h) or
 // a mixture of attention heads (blocks/moa.h), and GraniteMoE scales:
 //   x0 = embed_tokens(ids) * embed_scale;  h = x + attn(n1(x)) * residual_multiplier;  likewise mlp
-// GPT-2 / OPT / Bloom / MPT / Falcon (archs/gpt2.cpp, opt.cpp, bloom.cpp, mpt.cpp, falcon.cpp) add
-// learned absolute positions (blocks/position_embedding.h) or ALiBi (blocks/alibi.h, added to the
-// masks), a norm on the embeddings (Bloom), project_in / project_out around the layers when the
-// embeddings are narrower (OPT), no final norm (OPT post-norm):
-//   x0 = embed_layernorm(project_in(embed_tokens(ids)) + positions(position_ids));
-//   out = project_out(norm(h))
+// GPT-2 / OPT / Bloom / MPT / Falcon (archs/gpt2.h) derive from DecoderCausalLM and override the
+// steps around the layers (stem, attention_bias, head_input): learned absolute positions, ALiBi,
+// a norm on the embeddings, OPT's project_in / project_out.
 #pragma once
 
 #include <functional>
@@ -26,13 +23,11 @@
 #include <memory>
 #include <optional>
 
-#include "blocks/alibi.h"
 #include "blocks/attention.h"
 #include "blocks/mla.h"
 #include "blocks/mlp.h"
 #include "blocks/moa.h"
 #include "blocks/moe.h"
-#include "blocks/position_embedding.h"
 #include "tasks/text_generation.h"
 
 namespace mobius {
@@ -42,7 +37,7 @@ struct DecoderNames {
   std::string model = "model";                // gpt_neox, transformer
   std::string embed_tokens = "embed_tokens";  // embed_in, wte
   std::string layers = "layers";              // h
-  std::string norm = "norm";                  // final_layernorm, final_layer_norm, ln_f
+  std::string norm = "norm";                  // final_layernorm, final_layer_norm, ln_f; empty: none
   std::string lm_head = "lm_head";            // embed_out
   std::string self_attn = "self_attn";        // attention, attn
   std::string mlp = "mlp";
@@ -50,15 +45,6 @@ struct DecoderNames {
   std::string post_attention_layernorm = "post_attention_layernorm";
   std::string attn_output_norm = "post_self_attn_layernorm";  // LayerTopology::sandwich only
   std::string mlp_output_norm = "post_mlp_layernorm";         // LayerTopology::sandwich only
-  std::string embed_layernorm = "word_embeddings_layernorm";  // embed_layernorm only
-};
-
-// Learned absolute positions: <model>.<name>, num_embeddings rows looked up at position_ids +
-// offset (blocks/position_embedding.h).
-struct PositionEmbeddingSpec {
-  std::string name;  // wpe (GPT-2), embed_positions (OPT)
-  int64_t num_embeddings;
-  int64_t offset = 0;
 };
 
 // The residual / norm topology of a decoder layer, n1 = input_layernorm, n2 = post_attention_layernorm:
@@ -117,14 +103,9 @@ struct DecoderSpec {
   // layer's window and scale) and make_mlp(mlp).
   AttentionFactory make_attention;
   FeedForwardFactory make_feed_forward;
-  // GPT-2 / OPT / Bloom / MPT / Falcon (see the top of this file).
-  bool final_norm = true;                        // names.norm after the layers
-  bool embed_layernorm = false;                  // names.embed_layernorm on the embeddings
-  int64_t word_embed_proj_dim = 0;               // OPT: embedding width; != hidden_size adds
-                                                 // project_in / project_out (Linear, no bias)
-  std::optional<PositionEmbeddingSpec> position_embedding = std::nullopt;
-  std::optional<AlibiOptions> alibi = std::nullopt;  // added to every layer's mask
-  bool scale_attn_by_inverse_layer_idx = false;  // GPT-2: layer i's scale divided by i + 1
+  // The width of embed_tokens and of the LM head's input when not hidden_size (OPT's
+  // word_embed_proj_dim); the architecture projects in and out (archs/gpt2.h). 0: hidden_size.
+  int64_t embedding_dim = 0;
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
   const RopeConfig& rope_for(const std::string& layer_type) const;  // the RoPE of a layer type
@@ -158,11 +139,8 @@ class TextDecoder : public Module {
  public:
   explicit TextDecoder(const DecoderSpec& s);
   Embedding* embed_tokens;
-  LearnedPositionEmbedding* embed_positions = nullptr;
-  Norm* embed_layernorm = nullptr;
-  Linear *project_in = nullptr, *project_out = nullptr;
   std::vector<DecoderLayer*> layers;
-  Norm* norm = nullptr;
+  Norm* norm = nullptr;  // names.norm; null when empty
 };
 
 class DecoderCausalLM : public CausalLM {
@@ -185,6 +163,15 @@ class DecoderCausalLM : public CausalLM {
   // The cos/sin tables of `rope` at position_ids (rope_tables, blocks/rope.h); a decoder whose
   // positions are not [batch, seq] overrides it (archs/qwen2_vl.cpp: M-RoPE over [3, batch, seq]).
   virtual RopeTables position_tables(Ops& op, const RopeConfig& rope, Value* position_ids) const;
+  // The steps around the layers that the GPT-style relatives replace (archs/gpt2.h):
+  // the layers' input from the token embeddings h [batch, seq, embedding dim] (default: h);
+  virtual Value* stem(Ops& op, Value* h, const CausalLMInputs& in) const;
+  // a bias added to every layer's additive mask, broadcasting to [batch, heads, seq, total_seq]
+  // in the model dtype (default: none, null);
+  virtual Value* attention_bias(Ops& op, const CausalLMInputs& in) const;
+  // the LM head's input from the last layer's output h [batch, seq, hidden] (default: model.norm).
+  virtual Value* head_input(Ops& op, Value* h) const;
+  const DecoderSpec& spec() const { return spec_; }
 
  private:
   DecoderSpec spec_;

@@ -26,17 +26,6 @@ void check_finite(const std::string& field, double v) {
   if (!std::isfinite(v)) fail(field, "expected a finite number");
 }
 
-void check_attention(const AttentionOptions& a) {
-  check_size("num_attention_heads", a.num_attention_heads, kMaxHeads);
-  check_size("num_key_value_heads", a.num_key_value_heads, kMaxHeads);
-  if (a.num_attention_heads % a.num_key_value_heads != 0)
-    fail("num_key_value_heads", std::to_string(a.num_key_value_heads) + " does not divide num_attention_heads " +
-                                    std::to_string(a.num_attention_heads));
-  check_size("head_dim", a.head_dim, kMaxHeadDim);
-  if (a.scale) check_finite("attention scale (query_pre_attn_scalar, attention_multiplier)", *a.scale);
-  check_finite("attn_logit_softcapping", a.softcap);
-}
-
 void check_rope(const RopeConfig& r) {
   const int64_t dim = r.rotary_dim();
   if (dim < 2 || dim % 2 != 0)
@@ -50,6 +39,21 @@ void check_rope(const RopeConfig& r) {
 }
 
 }  // namespace
+
+void check_attention(const AttentionOptions& a) {
+  check_size("num_attention_heads", a.num_attention_heads, kMaxHeads);
+  check_size("num_key_value_heads", a.num_key_value_heads, kMaxHeads);
+  if (a.num_attention_heads % a.num_key_value_heads != 0)
+    fail("num_key_value_heads", std::to_string(a.num_key_value_heads) + " does not divide num_attention_heads " +
+                                    std::to_string(a.num_attention_heads));
+  check_size("head_dim", a.head_dim, kMaxHeadDim);
+  if (a.scale) check_finite("attention scale (query_pre_attn_scalar, attention_multiplier)", *a.scale);
+  check_finite("attn_logit_softcapping", a.softcap);
+}
+
+void check_position_table(const std::string& field, int64_t rows) {
+  check_size(field, rows, kMaxPositions);
+}
 
 void check_spec(const DecoderSpec& s) {
   check_size("vocab_size", s.vocab_size, kMaxVocabSize);
@@ -69,7 +73,6 @@ void check_spec(const DecoderSpec& s) {
     check_finite(field, v);
   if (!s.make_attention) check_attention(s.attention);  // injected parts are checked where made
   if (!s.make_feed_forward) check_size("intermediate_size", s.mlp.intermediate_size, kMaxFfnSize);
-  if (s.position_embedding) check_size("max_position_embeddings", s.position_embedding->num_embeddings, kMaxPositions);
   for (size_t i = 0; i < s.layer_types.size(); ++i)
     if (s.layer_uses_rope.empty() || s.layer_uses_rope[i]) check_rope(s.rope_for(s.layer_types[i]));
 }

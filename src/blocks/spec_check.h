@@ -22,6 +22,11 @@ void check_spec(const DecoderSpec& spec);
 // The sizes of a SparseMoE feed-forward, and of the dense MLP of the other layers when there are
 // any (blocks/decoder.h sparse_moe).
 void check_moe(const MoEOptions& m, const MLPOptions& dense, bool dense_layers);
+// The sizes of one attention part (heads, head_dim, their products), for an architecture that
+// injects its own (DecoderSpec::make_attention).
+void check_attention(const AttentionOptions& a);
+// A learned position table of `rows` rows, read from config field `field`, within the cap.
+void check_position_table(const std::string& field, int64_t rows);
 void check_spec(const EncoderSpec& spec);
 
 }  // namespace mobius

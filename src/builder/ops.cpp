@@ -88,6 +88,9 @@ Value* Ops::Conv(Value* x, Value* w, Value* b, ConvAttrs a) {
 Value* Ops::Gather(Value* data, Value* indices, GatherAttrs a) {
   return one("Gather", {data, indices}, {{"axis", a.axis}}, data->dtype);
 }
+Value* Ops::GatherElements(Value* data, Value* indices, GatherAttrs a) {
+  return one("GatherElements", {data, indices}, {{"axis", a.axis}}, data->dtype);
+}
 Value* Ops::Reshape(Value* x, Value* shape) { return one("Reshape", {x, shape}, {}, x->dtype); }
 Value* Ops::Transpose(Value* x, TransposeAttrs a) {
   return one("Transpose", {x}, {{"perm", a.perm}}, x->dtype);

@@ -102,6 +102,9 @@ class Ops {
   Value* Conv(Value* x, Value* w, Value* b, ConvAttrs a = {});
 
   Value* Gather(Value* data, Value* indices, GatherAttrs a = {});
+  // GatherElements (opset 13): out[..., i, ...] = data[..., indices[..., i, ...], ...] along
+  // `axis` (GatherAttrs::axis); indices int64 of the same rank as data; out has indices' shape.
+  Value* GatherElements(Value* data, Value* indices, GatherAttrs a = {});
   Value* Reshape(Value* x, Value* shape);
   Value* Reshape(Value* x, const std::vector<int64_t>& shape) { return Reshape(x, b_.ints(shape)); }
   Value* Transpose(Value* x, TransposeAttrs a);

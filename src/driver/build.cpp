@@ -164,25 +164,20 @@ BuildSource open_source(const BuildOptions& o) {
 LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const BuildOptions& o, ExecutionProvider ep,
                            const Checkpoint* checkpoint) {
   LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
-  // image-text-to-text: the lowering and the quantization apply to the decoder graph; the vision
-  // and embedding graphs stay canonical float (docs/vlm.md)
-  const bool decoder_only = arch.task() == "image-text-to-text";
-  if (out.graphs.size() > 1 && ep != ExecutionProvider::default_ && !decoder_only)
-    throw Error("--ep " + o.ep + ": the " + arch.task() + " graphs have no execution-provider lowering yet: build "
-                "with --ep default (" + (arch.task() == "speech-to-text" ? "docs/speech.md" : "docs/seq2seq.md") + ")");
   const bool tied = std::any_of(out.graphs.begin(), out.graphs.end(),
                                 [](const NamedGraph& g) { return has_tied_embeddings(g.model.graph); });
   out.quantize = quantize_options(o, ep, tied);
   if (o.precision == "keep" && checkpoint)
     out.quantize->stored = [checkpoint](const WeightRef& r) { return stored_quantization(*checkpoint, r); };
-  const PassContext ctx{.ep = ep, .max_sequence_length = context_length(cfg), .quantize = out.quantize};
-  const PassContext canonical{.ep = ExecutionProvider::default_, .max_sequence_length = ctx.max_sequence_length};
-  for (NamedGraph& g : out.graphs) {
-    const PassContext& c = decoder_only && g.name != "decoder" ? canonical : ctx;
-    std::vector<PassReport> passes = Pipeline::for_context(c).run(g.model, c);
-    for (size_t i = 0; i < passes.size(); ++i)  // summed over the graphs
-      if (i < out.passes.size()) out.passes[i].rewrites += passes[i].rewrites;
-      else out.passes.push_back(passes[i]);
+  for (NamedGraph& g : out.graphs) {  // each graph as its task says (tasks/architecture.h NamedGraph::lowering)
+    const PassContext c{.ep = ep, .max_sequence_length = context_length(cfg), .quantize = out.quantize,
+                        .lowering = g.lowering};
+    for (const PassReport& r : Pipeline::for_context(c).run(g.model, c)) {  // summed over the graphs, by pass
+      auto same = std::find_if(out.passes.begin(), out.passes.end(),
+                               [&](const PassReport& p) { return p.pass == r.pass; });
+      if (same != out.passes.end()) same->rewrites += r.rewrites;
+      else out.passes.push_back(r);
+    }
   }
   return out;
 }
@@ -287,6 +282,7 @@ BuildReport build_package(const BuildOptions& o) {
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
         report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
       if (const auto* speech = dynamic_cast<const SpeechToText*>(arch.get())) {
+        if (genai_type != "whisper") return;  // moonshine: no onnxruntime-genai model type (docs/speech.md)
         write_file_synced((fs::path(dir) / "audio_processor_config.json").string(),
                           whisper_audio_processor_config(speech->num_mel_bins()).dump(4) + "\n");
         write_file_synced((fs::path(dir) / "genai_config.json").string(),

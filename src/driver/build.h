@@ -92,14 +92,14 @@ struct BuildSource {
 BuildSource open_source(const BuildOptions& options);
 
 // The graphs of `arch` (built from `config`) lowered for `ep` with the --precision options of
-// `options` (passes/passes.h Pipeline::for_context; quantize_options with the tied-embedding
-// default of any graph; --precision keep takes the stored quantization of `checkpoint`, a GGUF).
-// Throws mobius::Error for an --ep lowering of a multi-graph package (not supported yet) or bad
-// quantization options; a FieldError for a size the lowering refuses.
+// `options`, each graph as its task says (NamedGraph::lowering; passes/passes.h
+// Pipeline::for_context; quantize_options with the tied-embedding default of any graph;
+// --precision keep takes the stored quantization of `checkpoint`, a GGUF).
+// Throws mobius::Error for bad quantization options; a FieldError for a size the lowering refuses.
 struct LoweredGraphs {
   std::vector<NamedGraph> graphs;
   std::optional<QuantizeOptions> quantize;
-  std::vector<PassReport> passes;  // each pass' rewrites summed over the graphs
+  std::vector<PassReport> passes;  // each pass' rewrites summed over the graphs that ran it
 };
 LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& config, const BuildOptions& options,
                            ExecutionProvider ep, const Checkpoint* checkpoint);

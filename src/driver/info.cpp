@@ -98,9 +98,10 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
       LoweredGraphs lowered = lower_graphs(*arch, full, eo, ep, src.checkpoint.get());
       r.passes = std::move(lowered.passes);
       if (name == o.ep) {
-        info.output_bytes = info.peak_bytes = 0;
+        info.data_files.clear();
+        info.peak_bytes = 0;
         for (const NamedGraph& g : lowered.graphs) {  // written one after the other
-          info.output_bytes += external_data_bytes(g.model.graph);
+          info.data_files.emplace_back(g.name + ".onnx.data", external_data_bytes(g.model.graph));
           info.peak_bytes = std::max(info.peak_bytes,
                                      estimated_peak(g.model.graph, *src.checkpoint, WriteOptions{}.chunk_bytes));
         }

@@ -33,7 +33,9 @@ struct CheckpointInfo {
   uint64_t parameters = 0;     // elements over every checkpoint tensor
   std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...
   // For a registered type, a build with the options' --dtype, --ep, --precision:
-  uint64_t output_bytes = 0;  // model.onnx.data (package/writer.h external_data_bytes)
+  // Each graph's external data file and its size (package/writer.h external_data_bytes), in the
+  // task's graph order: {"model.onnx.data", n}, or {"encoder.onnx.data", n}, {"decoder.onnx.data", m}, ...
+  std::vector<std::pair<std::string, uint64_t>> data_files;
   // Estimated peak memory of that build's weight path (package/writer.h), an upper estimate:
   // workers + 2 chunks of chunk_bytes in flight, each with its mapped source pages (released once
   // the chunk is written) and its output, plus for a tensor the checkpoint cannot stream (a

@@ -264,4 +264,25 @@ void GraphEditor::commit() {
   reindex();
 }
 
+void replace_attention_output(GraphEditor& e, Value* old_y, Value* y, int64_t heads, int64_t head_dim) {
+  auto c = e.consumers(old_y);
+  if (c.size() == 1 && !e.is_output(old_y)) {
+    Node& t = e.graph().nodes[c[0]];
+    auto c2 = e.consumers(t.outputs[0]);
+    if (t.domain.empty() && t.op_type == "Transpose" &&
+        GraphEditor::attr_ints(t, "perm") == std::vector<int64_t>{0, 2, 1, 3} && c2.size() == 1 &&
+        !e.is_output(t.outputs[0])) {
+      Node& r = e.graph().nodes[c2[0]];
+      auto s = r.op_type == "Reshape" ? e.ints(r.inputs[1]) : std::nullopt;
+      if (s && (*s == std::vector<int64_t>{0, 0, -1} || *s == std::vector<int64_t>{0, 0, heads * head_dim}) &&
+          !e.is_output(r.outputs[0])) {
+        e.replace_uses(r.outputs[0], y);
+        return;
+      }
+    }
+  }
+  Value* y4 = e.add1("Reshape", {y, e.const_i64({0, 0, heads, head_dim}, {4})}, y->dtype);
+  e.replace_uses(old_y, e.add1("Transpose", {y4}, y->dtype, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
+}
+
 }  // namespace mobius

@@ -85,4 +85,10 @@ class GraphEditor {
   std::string scope_ = "lowered";
 };
 
+// Replaces the canonical Attention's output old_y [batch, heads, seq, head_dim] by a contrib
+// attention's y [batch, seq, heads * head_dim] (GroupQueryAttention, MultiHeadAttention): where
+// old_y was read only through Transpose(0, 2, 1, 3) → Reshape [0, 0, -1 or heads * head_dim], that
+// Reshape's readers read y; otherwise old_y's readers read y reshaped and transposed back.
+void replace_attention_output(GraphEditor& e, Value* old_y, Value* y, int64_t heads, int64_t head_dim);
+
 }  // namespace mobius

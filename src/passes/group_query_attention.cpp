@@ -162,7 +162,8 @@ class GroupQueryAttentionPass : public Pass {
       if ((dt != DataType::FLOAT && dt != DataType::FLOAT16) || !mask || mask->dtype != dt) continue;
       if (!past_k || !past_v || !mask || e.producer(past_k) || e.producer(past_v)) continue;
       // heads and head size as the attention block tagged them (blocks/attention.cpp, moa.cpp);
-      // an untagged Attention (MLA, cross-attention, an encoder's) stays canonical
+      // an untagged Attention (MLA's) stays canonical, as one without cache inputs (an encoder's, a
+      // cross-attention) did above
       const int64_t num_heads = att.tags.num_heads, kv_heads = att.tags.kv_num_heads, head_dim = att.tags.head_size;
       if (!num_heads || num_heads % kv_heads != 0) continue;
       if (head_dim % 8 != 0) continue;  // onnxruntime 1.31: "head_size must be a multiple of 8"
@@ -256,7 +257,7 @@ class GroupQueryAttentionPass : public Pass {
       e.add("GroupQueryAttention",
             {gq, gk, gv, past_k, past_v, seqlens_k, total, cos_cache, sin_cache, nullptr, mask},
             {y, att.outputs[1], att.outputs[2]}, std::move(attrs), "com.microsoft");
-      replace_output(e, att.outputs[0], y, num_heads, head_dim);
+      replace_attention_output(e, att.outputs[0], y, num_heads, head_dim);
       e.remove(i);
       ++rewrites;
     }
@@ -265,29 +266,6 @@ class GroupQueryAttentionPass : public Pass {
   }
 
  private:
-  // Attention's y [b, heads, s, d] was read through Transpose(0 2 1 3) → Reshape [0, 0, -1]; GQA's
-  // y is that [b, s, heads * d] already.
-  static void replace_output(GraphEditor& e, Value* old_y, Value* y, int64_t heads, int64_t head_dim) {
-    auto c = e.consumers(old_y);
-    if (c.size() == 1 && !e.is_output(old_y)) {
-      Node& t = e.graph().nodes[c[0]];
-      auto c2 = e.consumers(t.outputs[0]);
-      if (t.domain.empty() && t.op_type == "Transpose" &&
-          GraphEditor::attr_ints(t, "perm") == std::vector<int64_t>{0, 2, 1, 3} && c2.size() == 1 &&
-          !e.is_output(t.outputs[0])) {
-        Node& r = e.graph().nodes[c2[0]];
-        auto s = r.op_type == "Reshape" ? e.ints(r.inputs[1]) : std::nullopt;
-        if (s && (*s == std::vector<int64_t>{0, 0, -1} || *s == std::vector<int64_t>{0, 0, heads * head_dim}) &&
-            !e.is_output(r.outputs[0])) {
-          e.replace_uses(r.outputs[0], y);
-          return;
-        }
-      }
-    }
-    Value* y4 = e.add1("Reshape", {y, e.const_i64({0, 0, heads, head_dim}, {4})}, y->dtype);
-    e.replace_uses(old_y, e.add1("Transpose", {y4}, y->dtype, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
-  }
-
   // cos_cache / sin_cache [max_sequence_length, rotary_dim / 2]: cos(p * inv_freq) * af, computed
   // in float32 as the canonical graph computes it per position, then stored in the model dtype.
   // Both tables together may take kMaxCacheBytes in float32 (a 1M-token context with head_dim

@@ -28,18 +28,20 @@ std::string to_string(ExecutionProvider ep) {
   return "?";
 }
 
-Pipeline Pipeline::for_ep(ExecutionProvider ep) {
+Pipeline Pipeline::for_ep(ExecutionProvider ep, GraphLowering lowering) {
   Pipeline p;
-  if (ep == ExecutionProvider::default_) return p;
+  if (ep == ExecutionProvider::default_ || lowering == GraphLowering::canonical) return p;
   p.passes.push_back(make_pack_matmuls());
   if (ep == ExecutionProvider::onnx_standard) return p;
-  p.passes.push_back(make_group_query_attention(/*rotary_inside=*/ep != ExecutionProvider::dml));
+  if (lowering == GraphLowering::attention) p.passes.push_back(make_multi_head_attention());
+  else p.passes.push_back(make_group_query_attention(/*rotary_inside=*/ep != ExecutionProvider::dml));
   p.passes.push_back(make_skip_simplified_layer_norm());
   return p;
 }
 
 Pipeline Pipeline::for_context(const PassContext& ctx) {
-  Pipeline p = for_ep(ctx.ep);
+  Pipeline p = for_ep(ctx.ep, ctx.lowering);
+  if (ctx.lowering == GraphLowering::canonical) return p;
   if (ctx.quantize) p.passes.push_back(make_matmul_nbits());
   if (ctx.quantize && ctx.quantize->embeddings) p.passes.push_back(make_gather_block_quantized());
   if (ctx.ep == ExecutionProvider::cpu) p.passes.push_back(make_tied_lm_head());

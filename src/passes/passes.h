@@ -13,10 +13,15 @@
 // and with weight quantization (PassContext::quantize, any ep) matmul_nbits, then with
 // QuantizeOptions::embeddings gather_block_quantized; last, for cpu, tied_lm_head (after
 // matmul_nbits, which then finds the tied LM head as the Gemm it quantizes).
+// That table is a text-generation graph's (GraphLowering::causal_lm). The graphs of the other tasks
+// (GraphLowering::attention: encoders, the seq2seq and speech graphs) take multi_head_attention in
+// place of group_query_attention; a graph the task keeps canonical (GraphLowering::canonical: the
+// VLM's vision and embedding graphs) takes no pass at all, quantization included.
 //
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
-// GroupQueryAttention (float, float16), SkipSimplifiedLayerNormalization (float, float16,
+// GroupQueryAttention (float, float16), MultiHeadAttention (float, float16),
+// SkipSimplifiedLayerNormalization (float, float16,
 // bfloat16), MatMulNBits and GatherBlockQuantized (uint8 data of 4 or 8 bits, float or float16
 // scales). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
 #pragma once
@@ -66,6 +71,13 @@ struct QuantizeOptions {
 // the rest as for any provider. `bits` is 4 or 8; `tied_embeddings` as has_tied_embeddings().
 QuantizeOptions builder_quantize_defaults(ExecutionProvider ep, int bits, bool tied_embeddings);
 
+// Which lowering a graph takes; its task says (tasks/architecture.h NamedGraph::lowering).
+enum class GraphLowering {
+  causal_lm,  // text generation over a KV cache (GroupQueryAttention's contract): the table above
+  attention,  // any other graph with attention: multi_head_attention instead of group_query_attention
+  canonical,  // stays canonical float: no pass, whatever the ep and the quantization
+};
+
 struct PassContext {
   ExecutionProvider ep = ExecutionProvider::default_;
   // Rows of the rotary cos/sin caches GroupQueryAttention reads (positions 0 .. n-1): the model's
@@ -73,6 +85,7 @@ struct PassContext {
   int64_t max_sequence_length = 4096;
   // Set: matmul_nbits runs after the ep's passes.
   std::optional<QuantizeOptions> quantize = std::nullopt;
+  GraphLowering lowering = GraphLowering::causal_lm;
 };
 
 class Pass {
@@ -90,10 +103,11 @@ struct PassReport {
 
 class Pipeline {
  public:
-  // The passes of `ep` (table above).
-  static Pipeline for_ep(ExecutionProvider ep);
-  // The passes of ctx.ep, then matmul_nbits when ctx.quantize is set (with any ep, default too),
-  // gather_block_quantized when ctx.quantize->embeddings, and tied_lm_head last for cpu.
+  // The passes of `ep` for a graph of kind `lowering` (table above).
+  static Pipeline for_ep(ExecutionProvider ep, GraphLowering lowering = GraphLowering::causal_lm);
+  // The passes of ctx.ep for ctx.lowering, then matmul_nbits when ctx.quantize is set (with any ep,
+  // default too), gather_block_quantized when ctx.quantize->embeddings, and tied_lm_head last for
+  // cpu; none for GraphLowering::canonical.
   static Pipeline for_context(const PassContext& ctx);
   // Runs the passes in order; afterwards (unless ctx.ep is default) drops the position_ids graph
   // input if nothing reads it, and imports opset com.microsoft 1 if a com.microsoft node is
@@ -111,6 +125,9 @@ class Pipeline {
 std::unique_ptr<Pass> make_pack_matmuls();
 // group_query_attention.cpp: see the file's comment.
 std::unique_ptr<Pass> make_group_query_attention(bool rotary_inside);
+// multi_head_attention.cpp: a plain Attention (no cache, or past and present; key and value
+// heads as many as query heads) → com.microsoft MultiHeadAttention; see the file's comment.
+std::unique_ptr<Pass> make_multi_head_attention();
 // matmul_nbits.cpp: MatMul by a 2-D float checkpoint weight (and a tied LM head's Gemm) →
 // com.microsoft MatMulNBits with block-quantized initializers; see the file's comment.
 std::unique_ptr<Pass> make_matmul_nbits();

@@ -76,13 +76,17 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
-        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, gemma3.cpp, paligemma.cpp)
+        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, idefics3.cpp, paddleocr_vl.cpp, gemma3.cpp,
+        // paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},
+        {"idefics3", "idefics3", "image-text-to-text", create_idefics3},
         {"llava", "llava", "image-text-to-text", create_llava},
+        {"paddleocr_vl", "paddleocr_vl", "image-text-to-text", create_paddleocr_vl},
         {"paligemma", "gemma", "image-text-to-text", create_paligemma},
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},
+        {"smolvlm", "idefics3", "image-text-to-text", create_smolvlm},
         // encoder-decoders (archs/t5.cpp, bart.cpp)
         {"bart", "bart", "text2text-generation", create_bart},
         {"mbart", "bart", "text2text-generation", create_mbart},
@@ -118,8 +122,9 @@ const std::vector<RegistryEntry>& registry() {
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
         {"vit", "vit", "image-feature-extraction", create_vit},
         {"vit_msn", "vit", "image-feature-extraction", create_vit_msn},
-        // speech-to-text (archs/whisper.cpp)
+        // speech-to-text (archs/whisper.cpp, moonshine.cpp)
         {"whisper", "whisper", "speech-to-text", create_whisper, "whisper"},
+        {"moonshine", "moonshine", "speech-to-text", create_moonshine},
         // speech encoders (audio-feature-extraction, docs/audio.md)
         {"wav2vec2", "wav2vec2", "audio-feature-extraction", create_wav2vec2},
         {"hubert", "wav2vec2", "audio-feature-extraction", create_hubert},
@@ -128,6 +133,7 @@ const std::vector<RegistryEntry>& registry() {
         {"unispeech-sat", "wav2vec2", "audio-feature-extraction", create_unispeech_sat},
         {"wavlm", "wavlm", "audio-feature-extraction", create_wavlm},
         {"sew", "sew", "audio-feature-extraction", create_sew},
+        {"sew-d", "sew", "audio-feature-extraction", create_sew_d},
         {"wav2vec2-conformer", "wav2vec2", "audio-feature-extraction", create_wav2vec2_conformer},
         {"wav2vec2-bert", "wav2vec2_bert", "audio-feature-extraction", create_wav2vec2_bert},
     };

@@ -8,24 +8,27 @@
 
 #include "ir/ir.h"
 #include "nn/module.h"
+#include "passes/passes.h"
 
 namespace mobius {
 
-// One graph of a package, written as `name`.onnx + `name`.onnx.data (package/writer.h).
+// One graph of a package, written as `name`.onnx + `name`.onnx.data (package/writer.h), and the
+// --ep lowering its task gives it (passes/passes.h GraphLowering, driver/build.cpp lower_graphs).
 struct NamedGraph {
-  NamedGraph(std::string n, Model m) : name(std::move(n)), model(std::move(m)) {}
+  NamedGraph(std::string n, Model m, GraphLowering l) : name(std::move(n)), model(std::move(m)), lowering(l) {}
   // noexcept, so that a vector moves (Graph's std::deque member does not say so)
   NamedGraph(NamedGraph&&) noexcept = default;
   NamedGraph& operator=(NamedGraph&&) noexcept = default;
 
   std::string name;  // "model" for single-graph tasks; "encoder", "decoder" for text2text-generation
   Model model;
+  GraphLowering lowering;
 };
 
-// The package of a single-graph task: `model` as "model".
-inline std::vector<NamedGraph> single_graph(Model model) {
+// The package of a single-graph task: `model` as "model", lowered as `lowering`.
+inline std::vector<NamedGraph> single_graph(Model model, GraphLowering lowering) {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("model", std::move(model));
+  graphs.emplace_back("model", std::move(model), lowering);
   return graphs;
 }
 

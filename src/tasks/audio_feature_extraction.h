@@ -26,7 +26,9 @@ struct AudioEncoderOutputs {
 class AudioEncoder : public Architecture {
  public:
   std::string task() const override { return "audio-feature-extraction"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::attention);
+  }
   // The one graph, "model".
   Model build_model() const;
 

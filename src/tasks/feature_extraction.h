@@ -22,7 +22,9 @@ struct EncoderInputs {
 class Encoder : public Architecture {
  public:
   std::string task() const override { return "feature-extraction"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::attention);
+  }
   // The one graph, "model".
   Model build_model() const;
 

@@ -25,7 +25,9 @@ struct ImageEncoderOutputs {
 class ImageEncoder : public Architecture {
  public:
   std::string task() const override { return "image-feature-extraction"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::attention);
+  }
   // The one graph, "model".
   Model build_model() const;
 

@@ -6,9 +6,9 @@ namespace mobius {
 
 std::vector<NamedGraph> ImageTextToText::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("vision", build_vision());
-  graphs.emplace_back("embedding", build_embedding());
-  graphs.emplace_back("decoder", build_decoder());
+  graphs.emplace_back("vision", build_vision(), GraphLowering::canonical);
+  graphs.emplace_back("embedding", build_embedding(), GraphLowering::canonical);
+  graphs.emplace_back("decoder", build_decoder(), GraphLowering::causal_lm);
   return graphs;
 }
 

@@ -28,8 +28,8 @@ StateNames state_names(StateKind kind) {
 
 std::vector<NamedGraph> Seq2SeqLM::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("encoder", build_encoder());
-  graphs.emplace_back("decoder", build_decoder());
+  graphs.emplace_back("encoder", build_encoder(), GraphLowering::attention);
+  graphs.emplace_back("decoder", build_decoder(), GraphLowering::attention);
   return graphs;
 }
 

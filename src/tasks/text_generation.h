@@ -59,7 +59,9 @@ void present_outputs(GraphBuilder& b, const KVCache& present, const std::vector<
 class CausalLM : public Architecture {
  public:
   std::string task() const override { return "text-generation"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::causal_lm);
+  }
   // The one graph, "model".
   Model build_model() const;
 

@@ -24,7 +24,9 @@ struct ImageTextOutputs {
 class ImageTextModel : public Architecture {
  public:
   std::string task() const override { return "zero-shot-image-classification"; }
-  std::vector<NamedGraph> build_graphs() const override { return single_graph(build_model()); }
+  std::vector<NamedGraph> build_graphs() const override {
+    return single_graph(build_model(), GraphLowering::attention);
+  }
   // The one graph, "model"; logits_per_image is logits_per_text transposed.
   Model build_model() const;
 

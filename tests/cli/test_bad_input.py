@@ -237,12 +237,31 @@ def test_unsupported_encoder_config(tmp_path, model_type, field, value):
     ("wav2vec2-bert", "add_adapter", True),
     ("wav2vec2-bert", "use_intermediate_ffn_before_adapter", True),  # only with add_adapter
     ("wav2vec2-bert", "position_embeddings_type", "alibi"),
+    ("sew-d", "pos_att_type", ["c2p", "p2p"]),             # only c2p / p2c
+    ("sew-d", "conv_kernel_size", 4),                       # ConvLayer keeps the length only with odd kernels
+    ("sew-d", "position_buckets", 2),                       # no exact bucket left
 ])
 def test_unsupported_audio_config(tmp_path, model_type, field, value):
     d = tmp_path / "hf"
     H.transformers.AutoConfig.for_model(model_type, **(A.BERT if model_type == "wav2vec2-bert" else A.BASE)).save_pretrained(d)
     edit_config(d, **{field: value})
     expect_error(d, "config.json", field)
+
+
+# --- Moonshine: head counts transformers' MoonshineAttention cannot run (docs/speech.md) ----------
+@pytest.mark.parametrize("field,value", [
+    ("decoder_num_attention_heads", 2),
+    ("encoder_num_key_value_heads", 2),
+    ("decoder_num_key_value_heads", 1),
+    # int(16 * 0.45) = 7 rotated channels: odd (the error names partial_rotary_factor)
+    ("rope_parameters", {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.45}),
+])
+def test_unsupported_moonshine_config(tmp_path, field, value):
+    import moonshine_harness as M  # noqa: PLC0415
+    d = tmp_path / "hf"
+    H.transformers.AutoConfig.for_model("moonshine", **M.MOONSHINE).save_pretrained(d)
+    edit_config(d, **{field: value})
+    expect_error(d, "config.json", "partial_rotary_factor" if field == "rope_parameters" else field)
 
 
 # --- decoder config fields (checked before any weight is read) -----------------------------------

@@ -69,6 +69,20 @@ def test_info_checkpoint(args, tiny, tmp_path):
     assert "2 attention layers as GroupQueryAttention" in eps["cpu"]
 
 
+def test_info_names_each_graphs_data_file(tmp_path):
+    """A two-graph package: info gives encoder.onnx.data and decoder.onnx.data, each the size the
+    build writes."""
+    import seq2seq_harness as S
+    row = next(r for r in S.ROWS if r.model_type == "t5")
+    S.write_checkpoint(row, tmp_path / "hf")
+    line = next(x for x in info(tmp_path / "hf").splitlines() if x.startswith("build "))
+    H.build(tmp_path / "hf", tmp_path / "out")
+    sizes = re.findall(r"(\w+)\.onnx\.data ([\d.]+) MiB", line)
+    assert [name for name, _ in sizes] == ["encoder", "decoder"], line
+    for name, size in sizes:
+        assert float(size) == round((tmp_path / "out" / f"{name}.onnx.data").stat().st_size / 2**20, 1), line
+
+
 def test_info_gguf(tmp_path):
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(H.make_config("llama", {}))

@@ -68,6 +68,17 @@ ROWS = [
     # cut to 26) and conv_dim[-1] == hidden_size (no feature_projection)
     Row("sew", "group-ctc", dict(BASE), ctc=True),
     Row("sew", "layer-squeeze-3", dict(LAYER, conv_dim=(16, 24, 32), num_conv_pos_embeddings=15, squeeze_factor=3)),
+    # SEW-D: 39 squeezed frames against 8 log buckets up to distance 16 (exact below 4, clamped
+    # past the table), ConvLayer after layer 0 (its config key hidden_dropout_prob is read by
+    # transformers' ConvLayer); separate position projections with raw distances clamped at 12,
+    # squeeze 3, no rel LayerNorm, a grouped GELU conv; p2c alone; the default hidden_act gelu_python
+    Row("sew-d", "group-ctc", dict(BASE, position_buckets=8, max_relative_positions=16, conv_kernel_size=3,
+                                   hidden_dropout_prob=0.0), ctc=True),
+    Row("sew-d", "layer-separate-keys-squeeze-3",
+        dict(LAYER, conv_dim=(16, 24, 32), num_conv_pos_embeddings=15, squeeze_factor=3, share_att_key=False,
+             position_buckets=-1, max_relative_positions=12, norm_rel_ebd="none", conv_kernel_size=5, conv_groups=2,
+             conv_act="gelu", hidden_dropout_prob=0.0), ctc=True),
+    Row("sew-d", "layer-p2c", dict(LAYER, pos_att_type=["p2c"], position_buckets=8, max_relative_positions=16)),
     # wav2vec2-conformer: each position kind; depthwise kernel 7 (odd, "same" padding)
     Row("wav2vec2-conformer", "relative-ctc", dict(LAYER, conv_depthwise_kernel_size=7), ctc=True),
     Row("wav2vec2-conformer", "rotary", dict(LAYER, conv_depthwise_kernel_size=7, position_embeddings_type="rotary",

@@ -565,15 +565,16 @@ def encoder_rows() -> list[tuple[str, str, dict]]:
 
 def all_types() -> set[str]:
     """Every model type with parity rows: decoders, encoders, encoder-decoders (seq2seq_harness),
-    vision encoders (vision_harness), speech-to-text (speech_harness), speech encoders (audio_harness),
-    vision-language models (vlm_harness)."""
+    vision encoders (vision_harness), speech-to-text (speech_harness, moonshine_harness), speech encoders
+    (audio_harness), vision-language models (vlm_harness)."""
     import audio_harness  # noqa: PLC0415 - it imports this module
+    import moonshine_harness  # noqa: PLC0415 - it imports this module
     import seq2seq_harness  # noqa: PLC0415 - it imports this module
     import speech_harness  # noqa: PLC0415 - it imports this module
     import vision_harness  # noqa: PLC0415 - it imports this module
     import vlm_harness  # noqa: PLC0415 - it imports this module
     return (set(VARIANTS) | set(ENCODER_VARIANTS) | seq2seq_harness.types() | vision_harness.types()
-            | speech_harness.types() | audio_harness.types() | vlm_harness.types())
+            | speech_harness.types() | audio_harness.types() | vlm_harness.types() | moonshine_harness.types())
 
 
 def is_encoder(model_type: str) -> bool:
@@ -929,6 +930,14 @@ def check_model(path: Path, row: dict) -> list[str]:
         return [f"onnx.checker: {str(e).splitlines()[0]}"]
 
 
+def attention_lowering_problems(path: Path) -> list[str]:
+    """An --ep cpu graph of a task lowered with multi_head_attention (src/passes/passes.h
+    GraphLowering::attention): every Attention became com.microsoft MultiHeadAttention."""
+    ops = [(n.domain, n.op_type) for n in onnx.load(str(path), load_external_data=False).graph.node]
+    mha, left = ops.count(("com.microsoft", "MultiHeadAttention")), ops.count(("", "Attention"))
+    return [] if mha and not left else [f"{path.name}: {mha} MultiHeadAttention, {left} Attention left"]
+
+
 @dataclasses.dataclass
 class Pair:
     """A tiny checkpoint on disk, transformers' model loaded from it and the package mobius built."""
@@ -1087,15 +1096,16 @@ def hf_encode(model, ids, mask, token_types) -> np.ndarray:
     return out.last_hidden_state.float().numpy()
 
 
-def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict) -> list[str]:
+def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
     """Fills row["prefill"] with max|Δ| of last_hidden_state over the non-padding tokens of the
-    padded batch; returns the failed checks (empty list = pass)."""
+    padded batch; returns the failed checks (empty list = pass). build_args: further `mobius build`
+    options (--ep cpu)."""
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = write_checkpoint(model_type, overrides, hf_dir)
     ref = load_reference(hf_dir, AutoModel)
     ids, mask, token_types = encoder_batch(ref.config)
 
-    path = build(hf_dir, out_dir)
+    path = build(hf_dir, out_dir, *build_args)
     failures = check_model(path, row)
 
     sess = ort_session(path)

@@ -202,20 +202,22 @@ def greedy(onnx: OnnxSeq2Seq, ids, mask, start: int, n: int) -> np.ndarray:
     return seqs[:, 1:]
 
 
-def run(row: Row, work: Path, rec: dict) -> list[str]:
+def run(row: Row, work: Path, rec: dict, build_args=()) -> list[str]:
     """Fills `rec` (the parity table's row: prefill = encoder and decoder-prefill max|Δ|, decode =
-    the decode steps', tokens = matched greedy tokens); returns the failed checks."""
+    the decode steps', tokens = matched greedy tokens); returns the failed checks. `build_args`:
+    further `mobius build` options (--ep cpu)."""
     model = write_checkpoint(row, work / "hf")
-    return check(work / "hf", model, work / "onnx", rec, DECODE_STEPS, generate=True)
+    return check(work / "hf", model, work / "onnx", rec, DECODE_STEPS, generate=True, build_args=build_args)
 
 
-def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, generate: bool) -> list[str]:
+def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, generate: bool,
+          build_args=()) -> list[str]:
     """The parity check of the checkpoint in hf_dir (`model`: the in-memory model it was saved
     from): transformers loads it, `mobius build` packages it into out_dir; then the package
     (check_package), the encoder, the decoder prefill and `decode_steps` steps through both caches
     (check_steps) and, with `generate`, greedy generation (check_greedy). Returns the failures."""
     ref = AutoModelForSeq2SeqLM.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
-    H.build(hf_dir, out_dir)
+    H.build(hf_dir, out_dir, *build_args)
     failures = check_package(hf_dir, out_dir, rec)
     if failures:
         return failures

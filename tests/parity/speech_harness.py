@@ -162,22 +162,22 @@ def reference_tokens(ref, feats: np.ndarray, n: int) -> np.ndarray:
     return out[:, -n:]
 
 
-def run(row: S.Row, work: Path, rec: dict) -> list[str]:
+def run(row: S.Row, work: Path, rec: dict, build_args=()) -> list[str]:
     """Fills `rec` (the parity table's row: prefill = encoder, cross caches and decoder prefill
     max|Δ|, decode = the decode steps', tokens = matched greedy tokens, genai = onnxruntime-genai's);
-    returns the failed checks."""
+    returns the failed checks. `build_args`: further `mobius build` options (--ep cpu)."""
     model = write_checkpoint(row, work / "hf")
-    return check(work / "hf", model, work / "onnx", rec, generate=True)
+    return check(work / "hf", model, work / "onnx", rec, generate=True, build_args=build_args)
 
 
-def check(hf_dir: Path, model, out_dir: Path, rec: dict, generate: bool) -> list[str]:
+def check(hf_dir: Path, model, out_dir: Path, rec: dict, generate: bool, build_args=()) -> list[str]:
     """The parity check of the checkpoint in hf_dir (`model`: the in-memory model it was saved
     from): transformers loads it, `mobius build` packages it into out_dir; then the package
     (check_package), the I/O names, the encoder and the decoder steps (check_steps) and, with
     `generate`, greedy generation by onnxruntime and by onnxruntime-genai. Returns the failures."""
     ref = WhisperForConditionalGeneration.from_pretrained(hf_dir, dtype=torch.float32,
                                                           attn_implementation="eager").eval()
-    H.build(hf_dir, out_dir)
+    H.build(hf_dir, out_dir, *build_args)
     failures = check_package(hf_dir, out_dir, ref.config, rec)
     if failures:
         return failures

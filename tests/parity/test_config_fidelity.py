@@ -13,7 +13,8 @@ transformers loading the same directory, max |Δ| <= harness.TOL:
   SigLIP text towers' feature-extraction): the type's first vision_harness row class, every
                         output (vision_harness.check)
   speech-to-text        WhisperForConditionalGeneration: the encoder output and cross caches, a
-                        decoder prefill and decode steps (speech_harness.check)
+                        decoder prefill and decode steps (speech_harness.check); Moonshine the same
+                        on its padded waveform batch (moonshine_harness.check)
   audio-feature-extraction  AutoModel: the zero-padded waveform batch (audio_harness.check)
   image-text-to-text    AutoModelForImageTextToText (vlm_harness rows' sizes): the image batch's
                         features, embeddings, prefill and decode steps (vlm_harness.check)
@@ -52,6 +53,7 @@ import audio_harness as A
 import harness as H
 import seq2seq_harness as S
 import vision_harness as V
+import moonshine_harness as MS
 import speech_harness as W
 import vlm_harness as VLM
 
@@ -154,6 +156,8 @@ def base_kwargs(model_type: str) -> dict:
         return V.base_row(model_type).config
     if task(model_type) == "text2text-generation":
         return {**SEQ2SEQ_BASE[registered()[model_type][0]], **SEQ2SEQ_TYPE_BASE.get(model_type, {})}
+    if model_type in MS.types():
+        return MS.MOONSHINE
     if task(model_type) == "speech-to-text":  # 32 encoder frames: onnxruntime alone runs any length
         return dict(W.WHISPER, max_source_positions=16)
     if task(model_type) == "audio-feature-extraction":
@@ -227,6 +231,11 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
             elif model_type in V.types():
                 row = V.base_row(model_type)
                 V.make_model(row, config)(**{k: H.torch.from_numpy(v) for k, v in V.inputs(row, config).items()})
+            elif model_type in MS.types():  # the padded waveform batch and a decoder step
+                model = MS.MoonshineForConditionalGeneration(config)
+                values, mask = map(H.torch.from_numpy, MS.audio())
+                model(input_values=values, attention_mask=mask,
+                      decoder_input_ids=H.torch.from_numpy(MS.prompt_ids(config)), use_cache=True)
             elif task(model_type) == "speech-to-text":  # the encoder and a decoder step
                 model = W.WhisperForConditionalGeneration(config)
                 feats = H.torch.from_numpy(W.features(config.num_mel_bins, 2 * config.max_source_positions))
@@ -294,6 +303,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
         model = V.write_model(vrow, H.transformers.CONFIG_MAPPING[model_type].from_dict(copy.deepcopy(cfg)), work / "hf")
         (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
         return V.check(vrow, work / "hf", model, work / "onnx", row)
+    if model_type in MS.types():
+        model = MS.write_model(MS.MoonshineConfig.from_dict(copy.deepcopy(cfg)), work / "hf")
+        (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+        return MS.check(work / "hf", model, work / "onnx", {}, generate=False)
     if task(model_type) == "speech-to-text":
         model = W.write_model(W.WhisperConfig.from_dict(copy.deepcopy(cfg)), work / "hf")
         (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")

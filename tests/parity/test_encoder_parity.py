@@ -21,3 +21,16 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
                                         tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
         row.update(failures=failures, status="fail" if failures else "pass")
     assert not failures, "\n".join(failures)
+
+
+# --ep cpu (GraphLowering::attention): the padding mask as MultiHeadAttention's attention_bias,
+# packed q/k/v; BERT (token types) and RoBERTa (positions from the ids)
+EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows() if (mt, name) in {("bert", "default"), ("roberta", "default")}]
+
+
+@pytest.mark.parametrize("model_type,name,overrides", EP_ROWS, ids=[f"{mt}-{n}" for mt, n, _ in EP_ROWS])
+def test_encoder_ep_cpu(model_type, name, overrides, tmp_path_factory):
+    work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
+    failures = H.run_encoder_parity(model_type, overrides, work, {}, ("--ep", "cpu"))
+    failures += H.attention_lowering_problems(work / "onnx" / "model.onnx")
+    assert not failures, "\n".join(failures)

@@ -21,6 +21,20 @@ def test_seq2seq_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
+# --ep cpu (GraphLowering::attention: every attention of both graphs as MultiHeadAttention, the decoder's with its
+# self-attention cache as past/present and its cross-attention on the carried cross cache): the T5 layout (relative
+# bias in the mask, unscaled) and the BART layout, through the same checks as the canonical rows
+EP_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in {("t5", "v1.1-untied"), ("bart", "scaled-untied")}]
+
+
+@pytest.mark.parametrize("row", EP_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in EP_ROWS])
+def test_seq2seq_ep_cpu(row, tmp_path_factory):
+    work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-ep-cpu")
+    failures = S.run(row, work, {}, ("--ep", "cpu"))
+    failures += [p for g in ("encoder", "decoder") for p in H.attention_lowering_problems(work / "onnx" / f"{g}.onnx")]
+    assert not failures, "\n".join(failures)
+
+
 # --dtype f16 and --precision int4: the T5 layout (tied shared matrix, relative bias table) and the BART layout
 # (untied embeddings, final_logits_bias, sinusoidal table constant in marian), the Switch experts, LED's local
 # attention mask

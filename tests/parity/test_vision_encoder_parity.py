@@ -28,7 +28,9 @@ EXTRA_ROWS = [r for r in V.ROWS if (r.model_type, r.variant) in {("vit", "base")
 @pytest.mark.parametrize("row", EXTRA_ROWS, ids=[f"{r.model_type}-{r.variant}" for r in EXTRA_ROWS])
 def test_vision_ep_cpu(row, tmp_path_factory):
     rec = {}
-    failures = V.run(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-cpu"), rec, ("--ep", "cpu"))
+    work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-cpu")
+    failures = V.run(row, work, rec, ("--ep", "cpu"))
+    failures += H.attention_lowering_problems(work / "onnx" / "model.onnx")
     assert not failures, "\n".join(failures)
 
 

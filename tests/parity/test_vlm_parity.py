@@ -41,17 +41,36 @@ def test_vlm_int4(row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
+def test_vlm_ep_cpu_paddleocr_vl(tmp_path_factory):
+    """`--ep cpu` on PaddleOCR-VL's decoder (biases, M-RoPE): the image batch's prefill and decode
+    steps equal transformers'."""
+    rec: dict = {}
+    failures = V.run(V.base_row("paddleocr_vl"), tmp_path_factory.mktemp("paddleocr_vl-ep-cpu"), rec, ("--ep", "cpu"),
+                     full=False)
+    assert not failures, "\n".join(failures)
+
+
+def test_vlm_int4_smolvlm(tmp_path_factory):
+    failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
+    assert not failures, "\n".join(failures)
+
+
 @pytest.mark.parametrize("model_type,edit,needle", [
     ("qwen2_5_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
     ("qwen2_5_vl", lambda c: c.pop("vision_config"), "vision_config"),
     ("qwen2_vl", lambda c: c["vision_config"].update(num_heads=3), "num_heads"),
     ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=[1]), "deepstack_visual_indexes"),
     ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=15), "num_position_embeddings"),
+    ("smolvlm", lambda c: c.update(scale_factor=4), "scale_factor"),
+    ("idefics3", lambda c: c["text_config"].update(model_type="qwen2"), "model_type"),
+    ("paddleocr_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
+    ("paddleocr_vl", lambda c: c["vision_config"]["rope_parameters"].update(rope_type="default"), "rope_type"),
     ("gemma3", lambda c: c.update(mm_tokens_per_image=200), "mm_tokens_per_image"),
     ("gemma3", lambda c: c["text_config"].update(use_bidirectional_attention=True), "use_bidirectional_attention"),
     ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
     ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
-], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "gemma3-tokens",
+], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
+        "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "gemma3-tokens",
         "gemma3-bidirectional", "paligemma-projection", "paligemma-gemma2"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the

@@ -24,6 +24,17 @@ def test_whisper_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("row", W.ROWS[:1], ids=IDS[:1])
+def test_whisper_ep_cpu(row, tmp_path_factory):
+    """--ep cpu: both graphs' attention as MultiHeadAttention (the decoder's cross-attention reading
+    the cross cache the encoder graph emits), through the same checks, onnxruntime-genai's
+    whisper pipeline included."""
+    work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-ep-cpu")
+    failures = W.run(row, work, {}, ("--ep", "cpu"))
+    failures += [p for g in ("encoder", "decoder") for p in H.attention_lowering_problems(work / "onnx" / f"{g}.onnx")]
+    assert not failures, "\n".join(failures)
+
+
 @pytest.mark.parametrize("row", W.ROWS, ids=IDS)
 def test_whisper_f16(row, tmp_path_factory):
     failures = W.check_f16(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-f16"))

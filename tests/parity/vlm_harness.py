@@ -85,6 +85,26 @@ ROWS += [
             model_type="siglip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
             num_attention_heads=2, image_size=32, patch_size=8))),
 ]
+# Idefics3 / SmolVLM: a SigLIP-like tower over 48 x 48 images of 8 x 8 patches (6 a side), pixel
+# shuffle by 2 (9 image tokens an image); llama decoder
+IDEFICS_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                      image_size=48, patch_size=8)
+ROWS += [
+    Row("idefics3", "base", dict(image_token_id=IMAGE, scale_factor=2, text_config=dict(LLAVA_TEXT, model_type="llama"),
+                                 vision_config=IDEFICS_VISION)),
+    # 25 patches a side, where torch.arange's float32 boundaries differ from the rounded i / 25 (the
+    # unpadded images' positions depend on it); scale_factor 5: 25 image tokens of 25 patches each
+    Row("smolvlm", "side25-scale5", dict(image_token_id=IMAGE, scale_factor=5,
+                                         text_config=dict(LLAVA_TEXT, model_type="llama"),
+                                         vision_config=dict(IDEFICS_VISION, num_hidden_layers=3, image_size=200))),
+]
+# PaddleOCR-VL: a SigLIP-like tower (patch 4, a 4 x 4 learned position grid resampled to the 10 x 6
+# and 6 x 8 images, 2-D RoPE), merge 2; the ERNIE 4.5 decoder with biases and M-RoPE
+ROWS += [
+    Row("paddleocr_vl", "base", dict(QWEN_IDS, text_config=dict(TEXT, head_dim=16, use_bias=True), vision_config=dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=16,
+        patch_size=4, spatial_merge_size=2))),
+]
 # Gemma 3: a SigLIP tower over 64 x 64 images in patches of 2 (32 x 32 patches) pooled in 2 x 2
 # squares to the 256 tokens per image onnxruntime-genai's gemma3 processor inserts; a sliding
 # layer (window 8, shorter than the 256 image tokens, which still see the whole image ahead) and
@@ -101,6 +121,10 @@ ROWS += [
                                   vision_config=dict(SIGLIP, image_size=32, patch_size=8))),
 ]
 GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
+# Idefics3 / SmolVLM: batch row 0 has two images (the tiles of a split image), row 1 one image
+# padded to the tower's size: its real pixels are the top-left 36 x 44 (5 x 6 patches)
+IDEFICS_IMAGES = [2, 1]
+IDEFICS_REAL = (36, 44)
 PAD = 5  # left padding of batch row 1
 DECODE_STEPS = 2
 GEN_NEW = 24
@@ -159,6 +183,15 @@ def is_qwen(config) -> bool:
     return config.model_type.startswith("qwen")
 
 
+def is_mrope(config) -> bool:
+    """Qwen-VL and PaddleOCR-VL: flattened patches with image_grid_thw, M-RoPE positions [3, B, S]."""
+    return is_qwen(config) or config.model_type == "paddleocr_vl"
+
+
+def is_idefics(config) -> bool:
+    return config.model_type in ("idefics3", "smolvlm")
+
+
 def is_gemma(config) -> bool:
     return config.model_type in ("gemma3", "paligemma")
 
@@ -181,8 +214,10 @@ def token_types(config, ids: np.ndarray) -> dict:
 def image_tokens(config) -> list[int]:
     """The image tokens of each batch row's image."""
     v = config.vision_config
-    if is_qwen(config):
+    if is_mrope(config):
         return [t * h * w // v.spatial_merge_size ** 2 for t, h, w in GRIDS]
+    if is_idefics(config):
+        return [n * (v.image_size // v.patch_size // config.scale_factor) ** 2 for n in IDEFICS_IMAGES]
     if config.model_type == "gemma3":
         return [config.mm_tokens_per_image] * 2
     patches = (v.image_size // v.patch_size) ** 2
@@ -217,10 +252,19 @@ def image_batch(config, seed: int = 1):
         ids[r, seq - len(x):] = x
         mask[r, seq - len(x):] = 1
     v = config.vision_config
-    if is_qwen(config):
-        patch_dim = v.in_channels * v.temporal_patch_size * v.patch_size ** 2
-        pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), patch_dim)).astype(np.float32)
+    if is_mrope(config):
+        # Qwen: [patches, C * temporal * patch^2]; PaddleOCR-VL: [patches, C, patch, patch]
+        patch = ((v.in_channels * v.temporal_patch_size * v.patch_size ** 2,) if is_qwen(config)
+                 else (v.num_channels, v.patch_size, v.patch_size))
+        pixels = rng.standard_normal((sum(t * h * w for t, h, w in GRIDS), *patch)).astype(np.float32)
         feeds = {"pixel_values": pixels, "image_grid_thw": np.array(GRIDS, np.int64)}
+    elif is_idefics(config):  # the images of both rows in order; the padding pixels are 0, as the processor's
+        s = v.image_size
+        real = np.ones((sum(IDEFICS_IMAGES), s, s), np.int64)
+        real[-1, IDEFICS_REAL[0]:] = 0
+        real[-1, :, IDEFICS_REAL[1]:] = 0
+        pixels = (rng.standard_normal((len(real), v.num_channels, s, s)) * real[:, None]).astype(np.float32)
+        feeds = {"pixel_values": pixels, "pixel_attention_mask": real}
     else:
         images = sum(images_per_row(config))
         feeds = {"pixel_values": rng.standard_normal((images, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
@@ -230,15 +274,33 @@ def image_batch(config, seed: int = 1):
 def hf_image_kwargs(config, feeds: dict, types_, ids) -> dict:
     """transformers' image arguments for the feeds (Qwen: + mm_token_type_ids, which its position
     computation needs; the Gemma families: + token_type_ids)."""
+    if is_idefics(config):
+        return idefics_inputs(feeds)
     kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
-    if is_qwen(config):
+    if is_mrope(config):
         kw["mm_token_type_ids"] = torch.from_numpy(types_)
     return kw | token_types(config, ids)
 
 
+def idefics_inputs(feeds: dict) -> dict:
+    """transformers' Idefics3 / SmolVLM image arguments: the images grouped per batch row,
+    [batch, max_images, ...], a row's missing images all zero (pixels and mask), as the processor
+    pads them."""
+    out = {}
+    for name, x in feeds.items():
+        padded = np.zeros((len(IDEFICS_IMAGES), max(IDEFICS_IMAGES), *x.shape[1:]), x.dtype)
+        starts = np.cumsum([0] + IDEFICS_IMAGES)
+        for r, n in enumerate(IDEFICS_IMAGES):
+            padded[r, :n] = x[starts[r]:starts[r] + n]
+        out[name] = torch.from_numpy(padded)
+    return out
+
+
 def reference_features(ref, feeds: dict) -> np.ndarray:
     kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
-    if ref.config.model_type == "llava":
+    if is_idefics(ref.config):
+        kw = idefics_inputs(feeds)
+    elif ref.config.model_type == "llava":
         kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
                   vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
     return torch.cat(list(ref.model.get_image_features(**kw).pooler_output)).reshape(-1, ref.config.text_config.hidden_size).numpy()
@@ -248,7 +310,7 @@ def prefill_positions(ref, ids, mask, types_, feeds: dict) -> np.ndarray:
     """Qwen: transformers' get_rope_index [3, B, S]; the others: the tokens' index among the row's
     unpadded tokens (padding 1), as transformers' generate derives them from attention_mask, plus
     1 for PaliGemma (1-based)."""
-    if is_qwen(ref.config):
+    if is_mrope(ref.config):
         return ref.model.get_rope_index(torch.from_numpy(ids), torch.from_numpy(types_),
                                         image_grid_thw=torch.from_numpy(feeds["image_grid_thw"]),
                                         attention_mask=torch.from_numpy(mask))[0].numpy()
@@ -280,8 +342,7 @@ class OnnxVLM:
         self.outputs = [o.name for o in self.decoder.get_outputs()]
 
     def image_features(self, feeds: dict) -> np.ndarray:
-        """[num_image_tokens, hidden] (rank 2, whatever the graph's rank)."""
-        return self.vision.run(["image_features"], feeds)[0].reshape(-1, self.hidden)
+        return self.vision.run(["image_features"], feeds)[0]
 
     def embed(self, ids, features=None) -> np.ndarray:
         if features is None:
@@ -372,7 +433,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     image_kw = hf_image_kwargs(ref.config, feeds, types_, ids)
     pos = prefill_positions(ref, ids, mask, types_, feeds)
     # Qwen derives its M-RoPE positions itself; LLaVA's forward counts padding, so they are given
-    pos_kw = {} if is_qwen(ref.config) else {"position_ids": t(pos)}
+    pos_kw = {} if is_mrope(ref.config) else {"position_ids": t(pos)}
     prefill, decode = [], []
     with torch.no_grad():
         feats_ref = reference_features(ref, feeds)
@@ -420,7 +481,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
     failures += check_text_only(ref, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
-    if not has_genai(ref.config):  # onnxruntime-genai 0.18 has no llava or paligemma model type
+    if not has_genai(ref.config):  # onnxruntime-genai 0.18 has no llava, idefics3, smolvlm, paddleocr_vl or paligemma type
         rec["genai"] = "n/a"
         return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
                            else ["genai_config.json written for a type onnxruntime-genai does not run"])
@@ -511,10 +572,10 @@ def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]
     ids = np.random.default_rng(2).integers(3, 240, size=(1, TEXT_ONLY_LEN)).astype(np.int64)
     mask = np.ones_like(ids)
     pos = np.arange(TEXT_ONLY_LEN)[None] + first_position(ref.config)
-    if is_qwen(ref.config):
+    if is_mrope(ref.config):
         pos = np.broadcast_to(pos[None], (3, 1, TEXT_ONLY_LEN)).copy()
     with torch.no_grad():
-        pos_kw = {} if is_qwen(ref.config) else {"position_ids": torch.from_numpy(pos)}
+        pos_kw = {} if is_mrope(ref.config) else {"position_ids": torch.from_numpy(pos)}
         out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True,
                   **pos_kw, **token_types(ref.config, ids))
         logits, state = vlm.step(vlm.embed(ids), mask, pos, None, ids)

@@ -162,7 +162,8 @@ def test_inspect_is_mobius_info(tiny):
     assert info.parameters == sum(t.size for t in tensors.values())
     assert info.stored["FLOAT"]["tensors"] == len(tensors)
     out = H.run_mobius("info", tiny, "--ep", "cpu", "--precision", "int4").stdout
-    assert f"{info.parameters:,}" in out and f"{info.output_bytes / 2**20:.1f} MiB" in out
+    assert list(info.data_files) == ["model.onnx.data"]
+    assert f"{info.parameters:,}" in out and f"model.onnx.data {info.data_files['model.onnx.data'] / 2**20:.1f} MiB" in out
     assert [e["ep"] for e in info.eps] == ["default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"]
 
 

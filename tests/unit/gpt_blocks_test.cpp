@@ -3,8 +3,10 @@
 // embedding norm and OPT's projections. Parameter names are the HF state-dict keys
 // (transformers/models/{gpt2,opt,falcon}/modeling_*.py); the numbers are checked against
 // transformers by the parity rows, here the structure.
+#include <algorithm>
 #include <cmath>
 
+#include "archs/gpt2.h"
 #include "blocks/alibi.h"
 #include "blocks/attention.h"
 #include "blocks/decoder.h"
@@ -143,8 +145,9 @@ TEST_F(GptBlockTest, AlibiBiasShapesAndRounding) {
 }
 
 // A GPT-2-shaped spec: transformer.wte/wpe/h/ln_f names, fused Conv1D c_attn, LayerNorm, MLP.
-DecoderSpec gpt2_spec() {
-  DecoderSpec s;
+GptSpec gpt2_spec() {
+  GptSpec g{.positions = PositionEmbeddingSpec{"wpe", 128}};
+  DecoderSpec& s = g.decoder;
   s.vocab_size = 64;
   s.hidden_size = 32;
   s.num_hidden_layers = 1;
@@ -155,7 +158,6 @@ DecoderSpec gpt2_spec() {
   s.tie_word_embeddings = true;
   s.names = {.model = "transformer", .embed_tokens = "wte", .layers = "h", .norm = "ln_f",
              .self_attn = "attn", .input_layernorm = "ln_1", .post_attention_layernorm = "ln_2"};
-  s.position_embedding = PositionEmbeddingSpec{"wpe", 128};
   AttentionOptions& a = s.attention;
   a.hidden_size = 32;
   a.num_attention_heads = a.num_key_value_heads = 4;
@@ -166,21 +168,21 @@ DecoderSpec gpt2_spec() {
   a.names.o_proj = "c_proj";
   s.mlp = {.hidden_size = 32, .intermediate_size = 48, .hidden_act = "gelu_new", .bias = true,
            .gated = false, .up_name = "c_fc", .down_name = "c_proj", .conv1d = true};
-  return s;
+  return g;
 }
 
 TEST(GptDecoder, ParametersAreGpt2StateDictKeys) {
-  DecoderCausalLM m(gpt2_spec());
+  GptCausalLM m(gpt2_spec());
   const std::string l = "transformer.h.0.";
   EXPECT_EQ(params(m), (ParamTable{{"transformer.wte.weight", "[64, 32]"},
-                                   {"transformer.wpe.weight", "[128, 32]"},
                                    {l + "ln_1.weight", "[32]"}, {l + "ln_1.bias", "[32]"},
                                    {l + "attn.c_attn.weight", "[32, 96]"}, {l + "attn.c_attn.bias", "[96]"},
                                    {l + "attn.c_proj.weight", "[32, 32]"}, {l + "attn.c_proj.bias", "[32]"},
                                    {l + "ln_2.weight", "[32]"}, {l + "ln_2.bias", "[32]"},
                                    {l + "mlp.c_fc.weight", "[32, 48]"}, {l + "mlp.c_fc.bias", "[48]"},
                                    {l + "mlp.c_proj.weight", "[48, 32]"}, {l + "mlp.c_proj.bias", "[32]"},
-                                   {"transformer.ln_f.weight", "[32]"}, {"transformer.ln_f.bias", "[32]"}}));
+                                   {"transformer.ln_f.weight", "[32]"}, {"transformer.ln_f.bias", "[32]"},
+                                   {"transformer.wpe.weight", "[128, 32]"}}));
   Counts c = test::op_counts(m.build_model().graph);
   EXPECT_EQ(c["LayerNormalization"], 3);
   EXPECT_EQ(c["RotaryEmbedding"], 0);
@@ -190,14 +192,15 @@ TEST(GptDecoder, ParametersAreGpt2StateDictKeys) {
 
 // ALiBi is computed once and added to each layer type's mask; no RoPE, no position table.
 TEST(GptDecoder, AlibiOnceForAllLayers) {
-  DecoderSpec s = gpt2_spec();
+  GptSpec g = gpt2_spec();
+  DecoderSpec& s = g.decoder;
   s.num_hidden_layers = 2;
   s.layer_types = {"full_attention", "sliding_attention"};
   s.layer_uses_rope = {false, false};
   s.sliding_window = 4;
-  s.position_embedding.reset();
-  s.alibi = AlibiOptions{.slopes = alibi_slopes(4), .positions = AlibiPositions::MaskCumsum};
-  DecoderCausalLM m(s);
+  g.positions.reset();
+  g.alibi = AlibiOptions{.slopes = alibi_slopes(4), .positions = AlibiPositions::MaskCumsum};
+  GptCausalLM m(g);
   Counts c = test::op_counts(m.build_model().graph);
   EXPECT_EQ(c["CumSum"], 1);
   EXPECT_EQ(c["Where"], 2);  // two masks, each with the bias added
@@ -207,12 +210,14 @@ TEST(GptDecoder, AlibiOnceForAllLayers) {
 
 // Bloom: a norm on the embeddings; each residual taken after its norm (one Add per residual).
 TEST(GptDecoder, EmbedLayernormAndResidualFromNorm) {
-  DecoderSpec s = gpt2_spec();
-  s.position_embedding.reset();
-  s.embed_layernorm = true;
-  s.topology = LayerTopology::residual_from_norm;
-  DecoderCausalLM m(s);
-  EXPECT_EQ(params(m)[1].first, "transformer.word_embeddings_layernorm.weight");
+  GptSpec g = gpt2_spec();
+  g.positions.reset();
+  g.embed_layernorm = "word_embeddings_layernorm";
+  g.decoder.topology = LayerTopology::residual_from_norm;
+  GptCausalLM m(g);
+  ParamTable p = params(m);
+  EXPECT_TRUE(std::count(p.begin(), p.end(),
+                         std::pair<std::string, std::string>{"transformer.word_embeddings_layernorm.weight", "[32]"}));
   Counts c = test::op_counts(m.build_model().graph);
   EXPECT_EQ(c["LayerNormalization"], 4);  // embeddings, ln_1, ln_2, ln_f
 }
@@ -220,14 +225,15 @@ TEST(GptDecoder, EmbedLayernormAndResidualFromNorm) {
 // OPT post-norm: no final norm; project_in / project_out around the layers when the embeddings
 // are narrower than hidden_size; MLP projections directly in the layer.
 TEST(GptDecoder, PostNormProjections) {
-  DecoderSpec s = gpt2_spec();
+  GptSpec g = gpt2_spec();
+  DecoderSpec& s = g.decoder;
   s.topology = LayerTopology::norm_after_residual;
-  s.final_norm = false;
+  s.names.norm = "";
   s.names.mlp = "";
   s.mlp.up_name = "fc1";
   s.mlp.down_name = "fc2";
-  s.word_embed_proj_dim = 16;
-  DecoderCausalLM m(s);
+  s.embedding_dim = 16;
+  GptCausalLM m(g);
   ParamTable p = params(m);
   EXPECT_EQ(p[0], (std::pair<std::string, std::string>{"transformer.wte.weight", "[64, 16]"}));
   bool in = false, out = false, fc1 = false;

@@ -127,9 +127,10 @@ TEST(Text2TextGeneration, T5ReadsItsConfigClassFields) {
                      {"config.json", "feed_forward_proj", "'fancy-gelu'"});
 }
 
-// `mobius build` of a config.json alone (--no-weights): the four graph files and config.json; an --ep lowering refused
-// before anything is written.
-TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
+// `mobius build` of a config.json alone (--no-weights): the four graph files and config.json; with --ep cpu each graph
+// lowered as its task says (GraphLowering::attention): the encoder's self-attention, the decoder's self-attention on
+// its cache and its cross-attention on the carried cross cache become MultiHeadAttention, none GroupQueryAttention.
+TEST(Text2TextGeneration, BuildWritesTwoGraphsEachLowered) {
   test::TempDir root;
   fs::create_directories(root.path / "t5");
   test::write_file(root.path / "t5/config.json",
@@ -140,13 +141,26 @@ TEST(Text2TextGeneration, BuildWritesTwoGraphsAndRefusesEpLowering) {
   o.output_dir = root.str("out");
   o.weights = false;
   o.ep = "cpu";
-  test::expect_error([&] { build_package(o); }, {"--ep cpu", "text2text-generation", "--ep default"});
-  EXPECT_FALSE(fs::exists(root.path / "out"));
-  o.ep = "default";
   BuildReport r = build_package(o);
   EXPECT_EQ(r.task, "text2text-generation");
   EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"config.json", "encoder.onnx", "encoder.onnx.data",
                                                               "decoder.onnx", "decoder.onnx.data"}));
+  std::map<std::string, int> rewrites;
+  for (const PassReport& p : r.passes) rewrites[p.pass] = p.rewrites;
+  EXPECT_EQ(rewrites["multi_head_attention"], 3);
+  EXPECT_FALSE(rewrites.count("group_query_attention"));
+  for (const auto& [graph, want] : {std::pair{"encoder", 1}, std::pair{"decoder", 2}}) {
+    onnx::ModelProto p;
+    std::ifstream in(root.path / "out" / (std::string(graph) + ".onnx"), std::ios::binary);
+    ASSERT_TRUE(p.ParseFromIstream(&in));
+    int mha = 0, attention = 0;
+    for (const auto& n : p.graph().node()) {
+      mha += n.op_type() == "MultiHeadAttention" && n.domain() == "com.microsoft";
+      attention += n.op_type() == "Attention";
+    }
+    EXPECT_EQ(mha, want) << graph;
+    EXPECT_EQ(attention, 0) << graph;
+  }
 }
 
 TEST(Text2TextGeneration, LongInputAttentionsSayWhatIsBuilt) {

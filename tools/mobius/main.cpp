@@ -50,6 +50,7 @@ std::string describe_pass(const mobius::PassReport& p) {
   static const std::pair<const char*, const char*> kWords[] = {
       {"pack_matmuls", "projections packed into one MatMul"},
       {"group_query_attention", "attention layers as GroupQueryAttention"},
+      {"multi_head_attention", "attention layers as MultiHeadAttention"},
       {"skip_simplified_layer_norm", "residual norms as SkipSimplifiedLayerNormalization"},
       {"matmul_nbits", "weight MatMuls as MatMulNBits"},
       {"gather_block_quantized", "embedding Gathers as GatherBlockQuantized"},
@@ -133,9 +134,11 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   const auto chosen = std::find_if(info.eps.begin(), info.eps.end(), [&](const auto& e) { return e.ep == o.ep; });
   if (chosen != info.eps.end() && !chosen->refused.empty())
     std::cout << "refused: " << chosen->refused << "\n";
-  else
-    std::cout << "model.onnx.data " << mib(info.output_bytes) << ", peak memory about " << mib(info.peak_bytes)
-              << " (weight path)\n";
+  else {
+    for (size_t i = 0; i < info.data_files.size(); ++i)
+      std::cout << (i ? " + " : "") << info.data_files[i].first << " " << mib(info.data_files[i].second);
+    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (weight path)\n";
+  }
   std::cout << "execution providers (--ep):\n";
   for (const auto& e : info.eps) {
     const std::string done = describe(e.passes);
