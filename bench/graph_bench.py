@@ -40,12 +40,12 @@ def registered_types() -> list[str]:
 
 
 def write_config(model_type: str) -> Path:
-    rows = harness.ENCODER_VARIANTS if harness.is_encoder(model_type) else harness.VARIANTS
-    _, overrides = rows[model_type][0]  # the first (default) parity row
+    # the first (default) parity row
+    overrides = next(ov for mt, _, ov in harness.rows() + harness.encoder_rows() if mt == model_type)
     # through the constructor, so per-layer fields (layer_types) follow the depth; GPT-Neo's
     # attention_types ([[pattern, repeats], ...]) must spell the depth out: repeat the pattern
     overrides = {**overrides, "num_hidden_layers": LAYERS}
-    types = overrides.get("attention_types", harness.TYPE_BASE.get(model_type, {}).get("attention_types"))
+    types = overrides.get("attention_types", harness.base_kwargs(model_type).get("attention_types"))
     if types:
         overrides["attention_types"] = [[pattern, LAYERS // len(pattern)] for pattern, _ in types]
     config = harness.make_config(model_type, overrides)

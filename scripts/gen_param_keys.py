@@ -6,8 +6,8 @@ once and checked in. tests/unit/registry_params_test.cpp builds every registry r
 The model class is the config's `architectures[0]` (a transformers class name), as for a real
 checkpoint. Seed 0; the key list does not depend on the values.
 
-A config missing for a type that has a parity row (tests/parity: harness.VARIANTS / ENCODER_VARIANTS,
-or the ROWS of the harnesses in TASK_HARNESSES) is written first from that type's first row, with
+A config missing for a type that has a parity row (tests/parity: the ROWS of decoder_harness and
+encoder_harness, made with harness.make_config, or of the harnesses in TASK_HARNESSES) is written first from that type's first row, with
 `architectures` set to the class the parity test instantiates for that row (AutoModelForCausalLM /
 AutoModel / AutoModelForSeq2SeqLM, a vision row's model_class, AutoModelForCTC for a CTC audio row,
 WhisperForConditionalGeneration, MoonshineForConditionalGeneration, AutoModelForImageTextToText), resolved to the concrete class; any
@@ -51,8 +51,9 @@ def harness_config(model_type: str) -> dict | None:
     from transformers import AutoConfig  # noqa: PLC0415
     from transformers.models.auto import modeling_auto as M  # noqa: PLC0415
 
-    if model_type in H.VARIANTS or model_type in H.ENCODER_VARIANTS:
-        _, overrides = (H.ENCODER_VARIANTS if H.is_encoder(model_type) else H.VARIANTS)[model_type][0]
+    first = next((ov for mt, _, ov in H.rows() + H.encoder_rows() if mt == model_type), None)
+    if first is not None:
+        overrides = first
         config = H.make_config(model_type, overrides)
         names = M.MODEL_MAPPING_NAMES if H.is_encoder(model_type) else M.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
         config.architectures = [names[model_type]]

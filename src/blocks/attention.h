@@ -86,6 +86,9 @@ struct AttentionOptions {
   DataType dtype = DataType::FLOAT;
   AttentionNames names;
   bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
+  // > 0: a sliding-window layer (transformers' sliding_window on a "sliding_attention" layer):
+  // state() reports sliding_kv with this window, from which the decoder builds the layer's mask
+  int64_t sliding_window = 0;
 };
 
 // Per-graph inputs shared by all layers.
@@ -111,7 +114,8 @@ class SelfAttention : public Module {
   // [batch, kv_heads, past_seq, key / value head size].
   virtual AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                                   Value* past_value) const = 0;
-  // The cache the layer carries (kind self_kv): the heads and head sizes of its keys and values.
+  // The cache the layer carries (kind self_kv, or sliding_kv with its window): the heads and head
+  // sizes of its keys and values.
   virtual LayerState state() const = 0;
 };
 
@@ -123,7 +127,11 @@ class Attention : public SelfAttention {
   // not with sinks).
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const override;
-  LayerState state() const override { return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim}; }
+  LayerState state() const override {
+    if (o_.sliding_window > 0)
+      return {StateKind::sliding_kv, o_.num_key_value_heads, o_.head_dim, 0, o_.sliding_window};
+    return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim};
+  }
 
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
   Norm *q_norm = nullptr, *k_norm = nullptr;

@@ -20,6 +20,20 @@ const RopeConfig& DecoderSpec::rope_for(const std::string& layer_type) const {
   return it == layer_type_rope.end() ? rope : it->second;
 }
 
+namespace {
+
+// The attention options of layer i: a "sliding_attention" layer has the spec's window (none when
+// it is 0: Cohere2's sliding_window null).
+AttentionOptions attention_of_layer(const DecoderSpec& s, int64_t i) {
+  AttentionOptions a = s.attention;
+  const auto layer = static_cast<size_t>(i);
+  if (layer < s.layer_types.size() && s.layer_types[layer] == "sliding_attention")
+    a.sliding_window = s.sliding_window;
+  return a;
+}
+
+}  // namespace
+
 AttentionFactory latent_attention(const MLAOptions& o) {
   return [o](int64_t) { return std::make_unique<MultiHeadLatentAttention>(o); };
 }
@@ -46,7 +60,7 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   };
   input_layernorm = norm(n.input_layernorm);
   self_attn = s.make_attention ? adopt(n.self_attn, s.make_attention(layer_index))
-                               : child<Attention>(n.self_attn, s.attention);
+                               : child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
   if (s.topology != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
   if (s.topology == LayerTopology::sandwich) {
     attn_output_norm = norm(n.attn_output_norm);
@@ -141,13 +155,16 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       query_scale = op.Unsqueeze(scale, {1, 3});
     }
     std::map<const RopeConfig*, RopeTables> ropes;  // one table per distinct RoPE config in use
-    std::map<std::string, Value*> masks;            // one mask per layer type in use
+    std::map<int64_t, Value*> masks;  // one mask per window the layers' states report (0: none)
     for (size_t i = 0; i < model->layers.size(); ++i) {
       const std::string& type = spec_.layer_types[i];
-      if (!masks.count(type)) {
-        int64_t window = type == "sliding_attention" ? spec_.sliding_window : 0;
-        masks[type] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay);
-        if (bias) masks[type] = op.Add(masks[type], bias);
+      const LayerState state = model->layers[i]->self_attn->state();
+      const int64_t window = state.kind == StateKind::sliding_kv ? state.window : 0;
+      MOBIUS_ASSERT(window == (type == "sliding_attention" ? spec_.sliding_window : 0),
+                    "layer " + std::to_string(i) + "'s attention part reports the spec's sliding window");
+      if (!masks.count(window)) {
+        masks[window] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay);
+        if (bias) masks[window] = op.Add(masks[window], bias);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
       const RopeConfig* rope = &spec_.rope_for(type);
@@ -156,7 +173,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
         if (spec_.rope_negated_sin) t.sin = op.Neg(t.sin);
         ropes[rope] = t;
       }
-      AttentionContext ctx{masks.at(type), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
+      AttentionContext ctx{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
       AttentionResult r = model->layers[i]->forward(op, h, ctx, in.past.key[i], in.past.value[i]);
       h = r.hidden;
       out.present.key.push_back(r.present_key);

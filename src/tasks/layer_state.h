@@ -12,8 +12,11 @@
 namespace mobius {
 
 enum class StateKind {
-  self_kv,   // the keys and values of the layer's causal self-attention, growing by the new tokens
-  cross_kv,  // the keys and values of the encoder's output for cross-attention, computed once
+  self_kv,     // the keys and values of the layer's causal self-attention, growing by the new tokens
+  sliding_kv,  // ... of a sliding-window causal self-attention: a query sees the last `window`
+               // positions (itself included); the cache still holds every position (the mask applies
+               // the window), so its inputs and outputs are those of self_kv
+  cross_kv,    // the keys and values of the encoder's output for cross-attention, computed once
 };
 
 struct LayerState {
@@ -21,7 +24,13 @@ struct LayerState {
   int64_t num_heads;  // of the keys and values
   int64_t head_dim;   // of the keys
   int64_t value_head_dim = 0;  // of the values, where it differs (DeepSeek MLA); 0 = head_dim
+  int64_t window = 0;          // sliding_kv: the positions a query sees (transformers' sliding_window)
 };
+
+// True for the states of a causal self-attention (self_kv, sliding_kv): a growing cache.
+inline bool is_self_attention_cache(const LayerState& s) {
+  return s.kind == StateKind::self_kv || s.kind == StateKind::sliding_kv;
+}
 
 // One layer's states (empty: the layer carries none).
 using LayerStates = std::vector<LayerState>;

@@ -6,9 +6,9 @@ namespace mobius {
 
 namespace {
 
-// The one self_kv state of layer `i`.
+// The one self-attention cache state (self_kv or sliding_kv) of layer `i`.
 const LayerState& self_kv(const std::vector<LayerStates>& states, size_t i) {
-  MOBIUS_ASSERT(states[i].size() == 1 && states[i][0].kind == StateKind::self_kv,
+  MOBIUS_ASSERT(states[i].size() == 1 && is_self_attention_cache(states[i][0]),
                 "text-generation layer " + std::to_string(i) + " carries one self-attention cache");
   return states[i][0];
 }

@@ -6,7 +6,8 @@
 //   outputs: logits [batch_size, sequence_length, vocab_size]
 //            present.{i}.key|value [batch_size, num_key_value_heads, total_sequence_length, head_dim]
 // Float tensors are in the model dtype. The cache inputs and outputs are derived from the layers'
-// states (layer_states(): one self_kv each, its heads and head sizes; the values' last axis is
+// states (layer_states(): one self_kv or sliding_kv each, its heads and head sizes; a sliding
+// layer's cache holds every position too, its mask applying the window; the values' last axis is
 // LayerState::value_head_dim where it differs from the keys', DeepSeek multi-head latent
 // attention, blocks/mla.h).
 #pragma once
@@ -51,7 +52,7 @@ struct CacheLayout {
 };
 
 // The graph inputs past_key_values.{i}.key|value [batch_size, heads, past_sequence_length, head
-// size] of the layers' self_kv states, in the model dtype `dt`.
+// size] of the layers' self_kv / sliding_kv states, in the model dtype `dt`.
 KVCache past_inputs(GraphBuilder& b, DataType dt, const std::vector<LayerStates>& states);
 // The graph outputs present.{i}.key|value [batch_size, heads, total_sequence_length, head size].
 void present_outputs(GraphBuilder& b, const KVCache& present, const std::vector<LayerStates>& states);
@@ -67,7 +68,8 @@ class CausalLM : public Architecture {
 
   virtual DataType dtype() const = 0;
   virtual int64_t vocab_size() const = 0;
-  // Each layer's states (a self_kv each), from which the cache inputs and outputs are derived.
+  // Each layer's states (a self_kv or sliding_kv each), from which the cache inputs and outputs
+  // and the runtime config (package/genai_config.h) are derived.
   virtual std::vector<LayerStates> layer_states() const = 0;
   // The layout all layers share; throws mobius::Error when the layers' caches differ.
   CacheLayout cache_layout() const;

@@ -17,6 +17,7 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
+import decoder_harness as D
 import harness as H
 from gguf_testlib import QT, dump_floats, dump_json, write_gguf
 
@@ -30,7 +31,7 @@ FIELDS = ["model_type", "hidden_size", "intermediate_size", "num_hidden_layers",
 def test_gemma3_config_and_tensors_match_transformers(tmp_path, qtype):
     torch.manual_seed(0)
     config = AutoConfig.for_model(
-        "gemma3_text", **{**H.BASE, "num_hidden_layers": 7, "head_dim": 16, "query_pre_attn_scalar": 16,
+        "gemma3_text", **{**D.BASE, "num_hidden_layers": 7, "head_dim": 16, "query_pre_attn_scalar": 16,
                           "sliding_window": 16, "rope_parameters": {
                               "full_attention": {"rope_type": "default", "rope_theta": 50000.0},
                               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}})

@@ -50,6 +50,8 @@ import numpy as np
 import pytest
 
 import audio_harness as A
+import decoder_harness as D
+import encoder_harness as E
 import harness as H
 import seq2seq_harness as S
 import vision_harness as V
@@ -90,7 +92,7 @@ LEGACY: dict[str, dict] = {
     "legacy-head-dim-null": dict(head_dim=None),
 }
 # longrope factors for head size 16 (8 frequencies)
-_SU = dict(short_factor=H.SHORT, long_factor=H.LONG)
+_SU = dict(short_factor=D.SHORT, long_factor=D.LONG)
 TYPE_LEGACY: dict[str, dict[str, dict]] = {
     # Phi3Config.convert_rope_params_to_dict maps rope_scaling type "su" and "yarn" to longrope
     # ("su" with only a top-level original_max_position_embeddings is refused by transformers 5.23:
@@ -143,7 +145,7 @@ def unsupported_task(model_type: str) -> str | None:
     if model_type in V.types() or model_type in VLM.types():
         return None
     if (task(model_type) == "feature-extraction") != H.is_encoder(model_type):
-        return "feature-extraction types are driven through harness.ENCODER_VARIANTS, which must list it"
+        return "feature-extraction types are driven through encoder_harness.ROWS, which must list it"
     if task(model_type) == "text2text-generation" and registered()[model_type][0] not in SEQ2SEQ_BASE:
         return f"family {registered()[model_type][0]!r} has no tiny sizes in SEQ2SEQ_BASE"
     return None
@@ -316,10 +318,10 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
         (work / "hf" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
         return A.check(work / "hf", model, work / "onnx", row)
     if H.is_encoder(model_type):
-        return H.run_encoder_parity(model_type, overrides, work, row)
-    pair, failures = H.build_pair(model_type, overrides, work, row, checker=False)
+        return E.run_encoder_parity(model_type, overrides, work, row)
+    pair, failures = D.build_pair(model_type, overrides, work, row, checker=False)
     if pair is not None:
-        failures += H.check_prefill_decode(pair, row)
+        failures += D.check_prefill_decode(pair, row)
         if failures and all(f.startswith("decode") for f in failures):
             failures = decode_against_uncached(pair, failures)
     return failures
@@ -335,7 +337,7 @@ def seq2seq_parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     return S.check(work / "hf", model, work / "onnx", {}, SEQ2SEQ_DECODE_STEPS, generate=False)
 
 
-def decode_against_uncached(pair: H.Pair, failures: list[str]) -> list[str]:
+def decode_against_uncached(pair: D.Pair, failures: list[str]) -> list[str]:
     """A decode step that differs from transformers' cached one is still right when transformers'
     cache disagrees with its own model: transformers 5.23's DynamicCache turns every layer of a
     config with a sliding_window into a sliding cache even where the model's mask ignores the

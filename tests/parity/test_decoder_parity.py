@@ -7,6 +7,7 @@ The measurements go to build/parity-results/ and are printed as a table at the e
 
 import pytest
 
+import decoder_harness as D
 import harness as H
 
 ROWS = [pytest.param(i, mt, name, ov, id=f"{mt}-{name}") for i, (mt, name, ov) in enumerate(H.rows())]
@@ -15,7 +16,7 @@ ROWS = [pytest.param(i, mt, name, ov, id=f"{mt}-{name}") for i, (mt, name, ov) i
 @pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
 def test_parity(index, model_type, name, overrides, tmp_path_factory):
     with H.recorded(index, model_type, name) as row:
-        failures = H.run_parity(model_type, overrides, tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
+        failures = D.run_parity(model_type, overrides, tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
         row.update(failures=failures, status="fail" if failures else "pass")
     assert not failures, "\n".join(failures)
 

@@ -1,5 +1,5 @@
 """T3 for encoders: transformers AutoModel (float32, eager) vs the feature-extraction ONNX model
-mobius builds, one row per (model_type, variant) of harness.ENCODER_VARIANTS.
+mobius builds, one row per encoder_harness.ROWS row (model_type, variant).
 
 Each row: one padded batch of 2 (right- and left-padded rows), last_hidden_state compared on the
 non-padding tokens, onnx.checker. The rows join the decoder rows in the printed parity table, the
@@ -8,6 +8,7 @@ batch's max|Δ| in its prefill column.
 
 import pytest
 
+import encoder_harness as E
 import harness as H
 
 ROWS = [pytest.param(len(H.rows()) + i, mt, name, ov, id=f"{mt}-{name}")
@@ -17,7 +18,7 @@ ROWS = [pytest.param(len(H.rows()) + i, mt, name, ov, id=f"{mt}-{name}")
 @pytest.mark.parametrize("index,model_type,name,overrides", ROWS)
 def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
     with H.recorded(index, model_type, name) as row:
-        failures = H.run_encoder_parity(model_type, overrides,
+        failures = E.run_encoder_parity(model_type, overrides,
                                         tmp_path_factory.mktemp(f"{model_type}-{name}"), row)
         row.update(failures=failures, status="fail" if failures else "pass")
     assert not failures, "\n".join(failures)
@@ -31,6 +32,6 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows() if (mt, name) in 
 @pytest.mark.parametrize("model_type,name,overrides", EP_ROWS, ids=[f"{mt}-{n}" for mt, n, _ in EP_ROWS])
 def test_encoder_ep_cpu(model_type, name, overrides, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
-    failures = H.run_encoder_parity(model_type, overrides, work, {}, ("--ep", "cpu"))
+    failures = E.run_encoder_parity(model_type, overrides, work, {}, ("--ep", "cpu"))
     failures += H.attention_lowering_problems(work / "onnx" / "model.onnx")
     assert not failures, "\n".join(failures)

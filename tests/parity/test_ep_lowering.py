@@ -13,6 +13,7 @@ from collections import Counter
 import onnx
 import pytest
 
+import decoder_harness as D
 import harness as H
 
 ROWS = [pytest.param(i, mt, name, ov, id=f"{mt}-{name}") for i, (mt, name, ov) in enumerate(H.rows())]
@@ -41,7 +42,7 @@ def lowered_ops(path) -> tuple[Counter, list]:
 def test_ep_cpu_parity(index, model_type, name, overrides, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
     with H.recorded(index, model_type, f"{name}@ep-cpu") as row:
-        failures = H.run_parity(model_type, overrides, work, row, build_args=("--ep", "cpu"))
+        failures = D.run_parity(model_type, overrides, work, row, build_args=("--ep", "cpu"))
         ops, gqa = lowered_ops(work / "onnx" / "model.onnx")
         layers = H.load_reference(work / "hf", overrides=overrides).config.num_hidden_layers
         rotary = sum(1 for n in gqa for a in n.attribute if a.name == "do_rotary" and a.i == 1)

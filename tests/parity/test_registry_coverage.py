@@ -15,12 +15,12 @@ def registered_types() -> list[str]:
 
 def test_every_registered_type_has_a_parity_row():
     missing = sorted(set(registered_types()) - H.all_types())
-    assert not missing, f"registered without a row in tests/parity/harness.py (ENCODER_)VARIANTS: {missing}"
+    assert not missing, f"registered without a parity row (tests/parity/*_harness.py ROWS): {missing}"
 
 
 def test_every_parity_row_is_registered():
     unknown = sorted(H.all_types() - set(registered_types()))
-    assert not unknown, f"(ENCODER_)VARIANTS rows for types mobius does not register: {unknown}"
+    assert not unknown, f"parity rows for types mobius does not register: {unknown}"
 
 
 def test_supported_model_table_is_current():

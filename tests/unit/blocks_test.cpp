@@ -313,11 +313,20 @@ TEST(DecoderCausalLM, Float16TiedSlidingWindow) {
   s.layer_types = {"sliding_attention", "full_attention"};
   DecoderCausalLM m(s);
   EXPECT_EQ(params(m).back().first, "model.norm.weight");  // no lm_head
+  // the sliding layer's attention reports its window (tasks/layer_state.h sliding_kv), the cache
+  // inputs and outputs are those of a self_kv layer
+  const std::vector<LayerStates> states = m.layer_states();
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].at(0).kind, StateKind::sliding_kv);
+  EXPECT_EQ(states[0].at(0).window, 4);
+  EXPECT_EQ(states[1].at(0).kind, StateKind::self_kv);
+  EXPECT_EQ(states[1].at(0).window, 0);
+  EXPECT_EQ(m.cache_layout().num_layers, 2);
   Model model = m.build_model();
   Counts c = op_counts(model.graph);
   EXPECT_EQ(c["MatMul"], 7 * 2);
   EXPECT_EQ(c["Gemm"], 1);  // logits against model.embed_tokens.weight
-  EXPECT_EQ(c["Where"], 2);  // one mask per layer type
+  EXPECT_EQ(c["Where"], 2);  // one mask per window (4 and none)
   expect_weights_match_parameters(model, m);
   for (const Value* v : model.graph.outputs) EXPECT_EQ(v->dtype, DataType::FLOAT16) << v->name;
   for (const Value* v : model.graph.inputs)

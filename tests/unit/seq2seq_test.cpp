@@ -3,11 +3,14 @@
 // on failure, and the decoder's cache I/O derived from the layers' declared states.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "archs/archs.h"
 #include "driver/build.h"
 #include "package/writer.h"
+#include "passes/passes.h"
 #include "tasks/text2text_generation.h"
 #include "test_util.h"
 #include "weights/safetensors.h"
@@ -112,6 +115,53 @@ TEST(Text2TextGeneration, DecoderCachesFollowTheLayerStates) {
   EXPECT_EQ(out.at("present.1.encoder.value"),
             (std::vector<std::string>{"batch_size", "2", "encoder_sequence_length", "32"}));
   EXPECT_EQ(out.at("logits"), (std::vector<std::string>{"batch_size", "decoder_sequence_length", "50"}));
+}
+
+// The decoder graph lowered as GraphLowering::attention (passes/multi_head_attention.cpp): the
+// self-attention reads its cache as MultiHeadAttention's past_key / past_value and writes the
+// presents; the cross-attention reads the carried cross cache [batch, heads, len, head_dim] as its
+// key and value (no past); both take the mask as attention_bias, BART's scale head_dim^-0.5 and the
+// decoder's 2 heads (not the encoder's 4).
+TEST(Text2TextGeneration, DecoderAttentionLowersToMultiHeadAttention) {
+  auto bart = create(create_bart, {{"vocab_size", 50}, {"d_model", 64}, {"encoder_layers", 1}, {"decoder_layers", 1},
+                                   {"encoder_attention_heads", 4}, {"decoder_attention_heads", 2},
+                                   {"encoder_ffn_dim", 16}, {"decoder_ffn_dim", 8}, {"max_position_embeddings", 32}});
+  std::vector<NamedGraph> graphs = bart->build_graphs();
+  ASSERT_EQ(graphs[1].lowering, GraphLowering::attention);
+  Model& m = graphs[1].model;
+  const PassContext ctx{.ep = ExecutionProvider::cpu, .lowering = graphs[1].lowering};
+  Pipeline::for_context(ctx).run(m, ctx);
+  std::vector<const Node*> mha;
+  for (const Node& n : m.graph.nodes) {
+    EXPECT_NE(n.op_type, "Attention");
+    EXPECT_NE(n.op_type, "GroupQueryAttention");
+    if (n.op_type == "MultiHeadAttention") mha.push_back(&n);
+  }
+  ASSERT_EQ(mha.size(), 2u);
+  for (const Node* n : mha) {
+    EXPECT_EQ(n->domain, "com.microsoft");
+    std::map<std::string, AttributeValue> a;
+    for (const Attribute& at : n->attributes) a.emplace(at.name, at.value);
+    EXPECT_EQ(std::get<int64_t>(a.at("num_heads")), 2);
+    EXPECT_FLOAT_EQ(std::get<float>(a.at("scale")), 1.0f / std::sqrt(32.0f));
+    ASSERT_GE(n->inputs.size(), 6u);
+    EXPECT_NE(n->inputs[5], nullptr);  // attention_bias
+  }
+  const bool self_first = mha[0]->inputs.size() == 8;
+  const Node& self = *mha[self_first ? 0 : 1];
+  const Node& cross = *mha[self_first ? 1 : 0];
+  ASSERT_EQ(self.inputs.size(), 8u);
+  EXPECT_EQ(self.inputs[6]->name, "past_key_values.0.decoder.key");
+  EXPECT_EQ(self.inputs[7]->name, "past_key_values.0.decoder.value");
+  ASSERT_EQ(self.outputs.size(), 3u);
+  EXPECT_EQ(self.outputs[1]->name, "present.0.decoder.key");
+  EXPECT_EQ(cross.inputs.size(), 6u);  // no past: the key and value are the cross cache itself
+  EXPECT_EQ(cross.outputs.size(), 1u);
+  for (int j : {1, 2}) {  // ... the Concat of the past cross cache and the new projections, present.0.encoder.*
+    const bool is_present = std::any_of(m.graph.outputs.begin(), m.graph.outputs.end(),
+                                        [&](const Value* o) { return o == cross.inputs[j]; });
+    EXPECT_TRUE(is_present) << cross.inputs[j]->name;
+  }
 }
 
 TEST(Text2TextGeneration, T5ReadsItsConfigClassFields) {

@@ -1,0 +1,114 @@
+"""Task feature-extraction: the encoder parity rows (typed, harness.Row) and their runner: one
+padded batch (right- and left-padded rows), last_hidden_state compared on the non-padding tokens,
+onnx.checker (run_encoder_parity). The shared core is harness.py; test_encoder_parity.py runs
+these rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModel
+
+import harness as H
+from harness import PAD, PREFILL_LEN, TOL, Row
+
+# Encoders (task feature-extraction, AutoModel checkpoints without a head): the same schema.
+ENCODER_BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=256,
+                    intermediate_size=128, max_position_embeddings=512)
+ENCODER_TYPE_BASE = {"distilbert": dict(hidden_dim=128)}  # DistilBERT's intermediate size
+
+ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "bert": [
+        ("default", {}),  # gelu (erf), 2 token types
+        ("gelu-tanh", dict(hidden_act="gelu_new")),
+        ("layer-norm-eps", dict(layer_norm_eps=1e-3)),  # large enough to move the output > TOL
+        ("type-vocab-4", dict(type_vocab_size=4)),
+    ],
+    "camembert": [("default", {})],  # roberta position ids
+    "data2vec-text": [("default", {})],  # roberta position ids
+    "distilbert": [("default", {})],  # own names, no token types
+    "electra": [
+        ("default", {}),  # embedding_size 128 (ElectraConfig default) != hidden 64: embeddings_project
+        ("embedding-size-64", dict(embedding_size=64)),  # no projection
+    ],
+    "ernie": [("default", {})],  # use_task_id false
+    "roberta": [
+        ("default", {}),  # position ids from padding_idx + 1 = 2
+        ("pad-token-5", dict(pad_token_id=5)),
+    ],
+    "xlm-roberta": [("default", {})],  # roberta position ids
+}
+
+ROWS = [Row("feature-extraction", mt, name, ov) for mt, vs in ENCODER_VARIANTS.items() for name, ov in vs]
+
+
+def base_kwargs(model_type: str) -> dict:
+    """The tiny sizes (and per-type settings) every row of `model_type` starts from."""
+    return {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoders (feature-extraction): one padded batch, last_hidden_state on the tokens
+# ---------------------------------------------------------------------------------------------
+RIGHT_PAD = 5  # right padding of encoder batch row 0 (BERT tokenizers pad on the right)
+
+
+def encoder_batch(config, seed: int = 1):
+    """Batch of 2, PREFILL_LEN long: row 0 right-padded by RIGHT_PAD, row 1 left-padded by PAD
+    (which moves roberta's input_ids-derived position ids off 0..seq-1). Padding holds the
+    config's pad_token_id and no real token is the pad id; token_type_ids are random over the type
+    vocabulary on the tokens, 0 on padding (None for models without token types)."""
+    rng = np.random.RandomState(seed)
+    pad = config.pad_token_id
+    ids = rng.randint(0, config.vocab_size - 1, size=(2, PREFILL_LEN)).astype(np.int64)
+    ids[ids >= pad] += 1
+    mask = np.ones_like(ids)
+    mask[0, PREFILL_LEN - RIGHT_PAD:] = 0
+    mask[1, :PAD] = 0
+    ids[mask == 0] = pad
+    types = getattr(config, "type_vocab_size", None)
+    token_types = rng.randint(0, types, size=ids.shape).astype(np.int64) * mask if types else None
+    return ids, mask, token_types
+
+
+@torch.no_grad()
+def hf_encode(model, ids, mask, token_types) -> np.ndarray:
+    kw = {} if token_types is None else {"token_type_ids": torch.as_tensor(token_types)}
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), **kw)
+    return out.last_hidden_state.float().numpy()
+
+
+def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
+    """Fills row["prefill"] with max|Δ| of last_hidden_state over the non-padding tokens of the
+    padded batch; returns the failed checks (empty list = pass). build_args: further `mobius build`
+    options (--ep cpu)."""
+    hf_dir, out_dir = work / "hf", work / "onnx"
+    model = H.write_checkpoint(model_type, overrides, hf_dir)
+    ref = H.load_reference(hf_dir, AutoModel)
+    ids, mask, token_types = encoder_batch(ref.config)
+
+    path = H.build(hf_dir, out_dir, *build_args)
+    failures = H.check_model(path, row)
+
+    sess = H.ort_session(path)
+    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"})
+    problems = H.io_problems(sess, inputs, {"last_hidden_state"})
+    if problems:
+        return failures + [f"I/O contract: {p}" for p in problems]
+
+    hf = hf_encode(ref, ids, mask, token_types)
+    # harness self-check: the checkpoint on disk is the model we made
+    assert np.array_equal(hf, hf_encode(model, ids, mask, token_types)), \
+        "reloaded checkpoint differs from the in-memory model"
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if token_types is not None:
+        feeds["token_type_ids"] = token_types
+    (ox,) = sess.run(["last_hidden_state"], feeds)
+    assert ox.shape == hf.shape, f"last_hidden_state shape {ox.shape}, expected {hf.shape}"
+    valid = mask.astype(bool)
+    row["prefill"] = H.max_abs(ox[valid], hf[valid])
+    if not row["prefill"] <= TOL:
+        failures.append(f"last_hidden_state max|Δ| {row['prefill']:.3g} > {TOL}")
+    return failures
