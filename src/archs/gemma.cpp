@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "archs/archs.h"
+#include "archs/gemma.h"
 #include "archs/attention_config.h"
 #include "archs/layer_types.h"
 #include "archs/llama.h"
@@ -33,8 +34,6 @@ DecoderSpec gemma_spec(const HfConfig& c, DataType dtype, std::string hidden_act
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
   // GemmaTextScaledWordEmbedding: torch.tensor(hidden_size**0.5), a float32 scalar
   s.embed_scale = static_cast<float>(std::sqrt(static_cast<double>(s.hidden_size)));
-  if (c.bool_or("use_bidirectional_attention", false))
-    c.fail("use_bidirectional_attention", "bidirectional attention is not a causal LM");
   AttentionOptions& a = s.attention = read_attention(
       c, s.hidden_size, dtype,
       {.default_num_key_value_heads = default_num_key_value_heads, .default_head_dim = 256});
@@ -84,26 +83,32 @@ void read_gemma3_rope(const HfConfig& c, DecoderSpec& s) {
       c, sliding, head_dim, {.rope_theta = c.float_or("rope_local_base_freq", 1e4)});
 }
 
+// A causal LM: use_bidirectional_attention (EmbeddingGemma) is refused.
+std::unique_ptr<Architecture> causal_gemma(const HfConfig& c, DataType dtype, const std::string& type) {
+  if (c.bool_or("use_bidirectional_attention", false))
+    c.fail("use_bidirectional_attention", "bidirectional attention is not a causal LM");
+  return std::make_unique<DecoderCausalLM>(gemma_decoder_spec(c, dtype, type));
+}
+
 }  // namespace
 
-std::unique_ptr<Architecture> create_gemma(const HfConfig& c, DataType dtype) {
-  std::string act = read_activation(c, "hidden_act", "gelu_pytorch_tanh");
-  if (act == "gelu") act = "gelu_pytorch_tanh";  // GemmaConfig: the legacy spelling of the tanh form
-  DecoderSpec s = gemma_spec(c, dtype, act, 16);
-  s.rope = RopeConfig::from_hf(c, s.attention.head_dim);
-  return std::make_unique<DecoderCausalLM>(s);
-}
-
-std::unique_ptr<Architecture> create_gemma2(const HfConfig& c, DataType dtype) {
-  const int64_t layers = c.get_int("num_hidden_layers");
-  DecoderSpec s = gemma2_spec(c, dtype, every_nth_full(layers, 2));
-  s.attention.softcap = read_softcap(c, "attn_logit_softcapping", 50.0);
-  s.final_logit_softcapping = read_softcap(c, "final_logit_softcapping", 30.0);
-  s.rope = RopeConfig::from_hf(c, s.attention.head_dim);
-  return std::make_unique<DecoderCausalLM>(s);
-}
-
-std::unique_ptr<Architecture> create_gemma3_text(const HfConfig& c, DataType dtype) {
+DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type) {
+  if (type == "gemma") {
+    std::string act = read_activation(c, "hidden_act", "gelu_pytorch_tanh");
+    if (act == "gelu") act = "gelu_pytorch_tanh";  // GemmaConfig: the legacy spelling of the tanh form
+    DecoderSpec s = gemma_spec(c, dtype, act, 16);
+    s.rope = RopeConfig::from_hf(c, s.attention.head_dim);
+    return s;
+  }
+  if (type == "gemma2") {
+    const int64_t layers = c.get_int("num_hidden_layers");
+    DecoderSpec s = gemma2_spec(c, dtype, every_nth_full(layers, 2));
+    s.attention.softcap = read_softcap(c, "attn_logit_softcapping", 50.0);
+    s.final_logit_softcapping = read_softcap(c, "final_logit_softcapping", 30.0);
+    s.rope = RopeConfig::from_hf(c, s.attention.head_dim);
+    return s;
+  }
+  MOBIUS_ASSERT(type == "gemma3_text", "gemma_decoder_spec of " + type);
   const int64_t pattern = c.int_or("sliding_window_pattern", 6);
   if (pattern <= 0) c.fail("sliding_window_pattern", "must be positive");
   DecoderSpec s = gemma2_spec(c, dtype, every_nth_full(c.get_int("num_hidden_layers"), pattern));
@@ -111,7 +116,19 @@ std::unique_ptr<Architecture> create_gemma3_text(const HfConfig& c, DataType dty
   // Gemma3Attention does not pass attn_logit_softcapping to the attention function: not applied.
   s.final_logit_softcapping = read_softcap(c, "final_logit_softcapping", 0.0);
   read_gemma3_rope(c, s);
-  return std::make_unique<DecoderCausalLM>(s);
+  return s;
+}
+
+std::unique_ptr<Architecture> create_gemma(const HfConfig& c, DataType dtype) {
+  return causal_gemma(c, dtype, "gemma");
+}
+
+std::unique_ptr<Architecture> create_gemma2(const HfConfig& c, DataType dtype) {
+  return causal_gemma(c, dtype, "gemma2");
+}
+
+std::unique_ptr<Architecture> create_gemma3_text(const HfConfig& c, DataType dtype) {
+  return causal_gemma(c, dtype, "gemma3_text");
 }
 
 }  // namespace mobius

@@ -123,8 +123,8 @@ Value* additive_mask(Ops& op, Value* allowed, DataType dtype) {
 }
 
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
-                   int64_t sliding_window) {
-  auto s = op.builder().scope("causal_mask");
+                   int64_t sliding_window, Value* overlay) {
+  auto s = op.builder().scope(overlay ? "overlay_mask" : "causal_mask");
   Value* total = op.Shape(attention_mask, {.start = 1, .end = 2});
   Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
   Value* past = op.Sub(total, seq);
@@ -133,10 +133,11 @@ Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dt
   Value* q_idx = op.Unsqueeze(op.Range(op.Squeeze(past, {0}), op.Squeeze(total, {0}), one), {1});
   Value* k_idx = op.Unsqueeze(op.Range(zero, op.Squeeze(total, {0}), one), {0});
   Value* allowed = op.LessOrEqual(k_idx, q_idx);  // [seq, total]
+  if (overlay) allowed = op.Or(op.Unsqueeze(allowed, {0, 1}), overlay);
   if (sliding_window > 0)
     allowed = op.And(allowed, op.Greater(k_idx, op.Sub(q_idx, static_cast<double>(sliding_window))));
   Value* keep = op.Cast(op.Unsqueeze(attention_mask, {1, 2}), {.to = DataType::BOOL});
-  allowed = op.And(op.Unsqueeze(allowed, {0, 1}), keep);  // [batch, 1, seq, total]
+  allowed = op.And(overlay ? allowed : op.Unsqueeze(allowed, {0, 1}), keep);  // [batch, 1, seq, total]
   return additive_mask(op, allowed, dtype);
 }
 

@@ -156,9 +156,15 @@ Value* additive_mask(Ops& op, Value* allowed, DataType dtype);
 // cache index past + i (past = total_seq - seq). `sliding_window` > 0 also masks keys with
 // j <= past + i - sliding_window (transformers' sliding_window_overlay).
 // attention_mask: int64 [batch, total_seq]; input_ids: [batch, seq].
+// `overlay` (bool, broadcastable to [batch, 1, seq, total_seq]) marks pairs attended beyond
+// causality (transformers' or_mask_function, e.g. the tokens of one image, blocks/
+// attention_overlay.h); the window and the padding apply after it, as create_causal_mask composes
+// them (Gemma3's sliding layers: AND(sliding window, OR(causal, blockwise))). With an overlay the
+// nodes are scoped "overlay_mask", not "causal_mask": the group_query_attention pass keeps
+// GroupQueryAttention's own causal masking only for a plain causal mask.
 // Returns [batch, 1, seq, total_seq] in `dtype`.
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
-                   int64_t sliding_window = 0);
+                   int64_t sliding_window = 0, Value* overlay = nullptr);
 
 // The additive mask for bidirectional attention over a padded batch (transformers'
 // create_bidirectional_mask): 0 where key j is a token (attention_mask 1), the dtype's lowest

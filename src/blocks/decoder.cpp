@@ -163,7 +163,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       MOBIUS_ASSERT(window == (type == "sliding_attention" ? spec_.sliding_window : 0),
                     "layer " + std::to_string(i) + "'s attention part reports the spec's sliding window");
       if (!masks.count(window)) {
-        masks[window] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window);
+        masks[window] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay);
         if (bias) masks[window] = op.Add(masks[window], bias);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];

@@ -149,7 +149,8 @@ class DecoderCausalLM : public CausalLM {
   DataType dtype() const override { return spec_.dtype; }
   int64_t vocab_size() const override { return spec_.vocab_size; }
   std::vector<LayerStates> layer_states() const override;  // each layer's attention part's state
-  // Starts from in.inputs_embeds when set, else from embed(in.input_ids).
+  // Starts from in.inputs_embeds when set, else from embed(in.input_ids); every layer's mask is
+  // causal_mask with in.attention_overlay (blocks/attention.h).
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
   // The token embeddings the layers start from: embed_tokens(input_ids) * embed_scale.
   // input_ids: int64 [batch, seq] -> [batch, seq, embedding dim] in the model dtype.

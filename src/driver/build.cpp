@@ -293,6 +293,8 @@ BuildReport build_package(const BuildOptions& o) {
         if (const auto mm = vlm->genai_multimodal()) {
           const Graph& decoder = graphs.back().model.graph;  // vision, embedding, decoder
           GenaiOptions go{.ep = o.ep, .past_present_share_buffer = caches_only_in_group_query_attention(decoder),
+                          .position_ids = std::count(decoder.inputs.begin(), decoder.inputs.end(),
+                                                     decoder.find_value("position_ids")) > 0,
                           .filename = "decoder.onnx"};
           nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
           write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");

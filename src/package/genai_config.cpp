@@ -256,13 +256,16 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   m["type"] = mm.type;
   for (const auto& [key, id] : mm.token_ids) m[key] = id;
   m["decoder"]["inputs"]["inputs_embeds"] = "inputs_embeds";
+  nlohmann::json vision_inputs = nlohmann::json::object();
+  for (const GraphInput& in : model.vision_inputs()) vision_inputs[in.name] = in.name;
   m["vision"] = {{"filename", "vision.onnx"},
                  {"config_filename", "processor_config.json"},
-                 {"patch_size", mm.patch_size},
-                 {"spatial_merge_size", mm.spatial_merge_size},
-                 {"inputs", nlohmann::json::object()},
+                 {"inputs", vision_inputs},
                  {"outputs", {{"image_features", "image_features"}}}};
-  for (const GraphInput& in : model.vision_inputs()) m["vision"]["inputs"][in.name] = in.name;
+  if (mm.patch_size) {
+    m["vision"]["patch_size"] = mm.patch_size;
+    m["vision"]["spatial_merge_size"] = mm.spatial_merge_size;
+  }
   m["embedding"] = {{"filename", "embedding.onnx"},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
@@ -303,9 +306,22 @@ nlohmann::json pixtral_processor_config(const ImageTextToText::GenaiMultimodal& 
 
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
   if (m.type == "mistral3") return pixtral_processor_config(m);
-  MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl", "processor_config of " + m.type);
+  MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl" || m.type == "gemma3", "processor_config of " + m.type);
   const bool qwen3 = m.type == "qwen3_vl";
   auto op = processor_op;
+  if (m.type == "gemma3") {
+    // Gemma3ImageProcessor: resize to the tower's square (bilinear), rescale 1/255, normalize
+    // with IMAGENET_STANDARD_MEAN / STD (0.5), channels first
+    nlohmann::json transforms = nlohmann::json::array({
+        op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
+        op("resize", "Resize",
+           {{"interpolation", "LINEAR"}, {"width", m.image_size}, {"height", m.image_size}, {"keep_aspect_ratio", 0}}),
+        op("rescale", "Rescale", nullptr),
+        op("normalize", "Normalize", {{"mean", {0.5, 0.5, 0.5}}, {"std", {0.5, 0.5, 0.5}}}),
+        op("to_channel_first", "Permute3D", {{"dims", {2, 0, 1}}}),
+    });
+    return {{"processor", {{"name", "gemma_3_image_processing"}, {"transforms", transforms}}}};
+  }
   // Qwen2VLImageProcessor: min_pixels 56 * 56, max_pixels 28 * 28 * 1280 * 8 (its size
   // shortest_edge / longest_edge), OPENAI_CLIP_MEAN / OPENAI_CLIP_STD; Qwen3-VL's processor
   // normalizes with mean = std = 0.5 (onnxruntime-extensions' Normalize flag "qwen3_vl")

@@ -53,11 +53,12 @@ Model ImageTextToText::build_decoder() const {
   const std::vector<LayerStates> states = lm.layer_states();
   const DataType dt = lm.dtype();
   CausalLMInputs in;
-  in.input_ids = nullptr;
+  in.input_ids = decoder_input_ids() ? b.input("input_ids", DataType::INT64, {"batch_size", "sequence_length"}) : nullptr;
   in.inputs_embeds = b.input("inputs_embeds", dt, {"batch_size", "sequence_length", hidden_size()});
   in.attention_mask = b.input("attention_mask", DataType::INT64, {"batch_size", "total_sequence_length"});
   in.position_ids = b.input("position_ids", DataType::INT64, position_ids_shape());
   in.past = past_inputs(b, dt, states);
+  in.attention_overlay = attention_overlay(op, in);
   CausalLMOutputs out = lm.forward(op, in);
   b.output(out.logits, "logits", {"batch_size", "sequence_length", lm.vocab_size()});
   present_outputs(b, out.present, states);

@@ -10,7 +10,8 @@
 //              (row-major over the batch), as transformers' masked_scatter; zero rows are allowed
 //              (a text-only prompt or a decode step: onnxruntime-genai feeds [0, hidden_size])
 //   decoder:   the text-generation contract (tasks/text_generation.h) with
-//              inputs_embeds [batch_size, sequence_length, hidden_size] in place of input_ids and
+//              inputs_embeds [batch_size, sequence_length, hidden_size] in place of input_ids
+//              (input_ids too when decoder_input_ids(), for the attention_overlay hook) and
 //              position_ids shaped position_ids_shape() ([3, batch_size, sequence_length] for
 //              M-RoPE) -> logits, present.{i}.key|value
 // The decoder is a registered text architecture (text()), started from inputs_embeds.
@@ -51,13 +52,25 @@ class ImageTextToText : public Architecture {
   virtual Value* encode_images(Ops& op, const std::vector<Value*>& inputs) const = 0;
   // The decoder's position_ids shape (int64).
   virtual Shape position_ids_shape() const { return {"batch_size", "sequence_length"}; }
+  // Whether the decoder graph also reads input_ids int64 [batch_size, sequence_length] (the
+  // tokens of inputs_embeds; onnxruntime-genai feeds a decoder that declares it at every step),
+  // for attention_overlay.
+  virtual bool decoder_input_ids() const { return false; }
+  // The decoder's attention beyond causality (CausalLMInputs::attention_overlay,
+  // blocks/attention_overlay.h) from the decoder's inputs (in.input_ids set when
+  // decoder_input_ids()); null, the default: causal.
+  virtual Value* attention_overlay(Ops& op, const CausalLMInputs& in) const {
+    (void)op, (void)in;
+    return nullptr;
+  }
 
   // What onnxruntime-genai's multimodal pipeline needs of a family it runs
   // (package/genai_config.h genai_config_multimodal; docs/vlm.md).
   struct GenaiMultimodal {
     std::string type;  // model.type, e.g. "qwen2_5_vl"
-    int64_t patch_size, spatial_merge_size, temporal_patch_size;
+    int64_t patch_size, spatial_merge_size, temporal_patch_size;  // Qwen's patches (0: none)
     std::vector<std::pair<std::string, int64_t>> token_ids;  // model-level ids, e.g. image_token_id
+    int64_t image_size = 0;  // gemma3: the square the processor resizes images to
   };
   // None for a family onnxruntime-genai 0.18 does not run.
   virtual std::optional<GenaiMultimodal> genai_multimodal() const { return std::nullopt; }

@@ -31,6 +31,10 @@ struct CausalLMInputs {
   // [batch, sequence_length, hidden_size] in the model dtype: the decoder starts from these
   // embeddings instead of looking up input_ids (null then; tasks/image_text_to_text.h)
   Value* inputs_embeds = nullptr;
+  // bool, broadcastable to [batch, 1, sequence_length, total_sequence_length]: pairs every
+  // layer's mask also allows beyond causality (blocks/attention.h causal_mask's overlay; the
+  // image-text-to-text task's hook, tasks/image_text_to_text.h attention_overlay); null: causal
+  Value* attention_overlay = nullptr;
 };
 
 struct CausalLMOutputs {

@@ -15,8 +15,8 @@ import pytest
 import torch
 import transformers.models.auto.modeling_auto as auto
 from huggingface_hub import snapshot_download
-from transformers import (CONFIG_MAPPING, AutoConfig, AutoModelForCausalLM, Gemma3Config,
-                          Gemma3ForConditionalGeneration)
+from transformers import (CONFIG_MAPPING, AutoConfig, AutoModelForCausalLM, LlavaOnevisionConfig,
+                          LlavaOnevisionForConditionalGeneration)
 
 import harness as H
 
@@ -48,7 +48,7 @@ def unregistered(*candidates: str) -> str:
 
 
 @pytest.mark.parametrize("candidates,mapping,kind", [
-    (("llava", "paligemma"), "IMAGE_TEXT_TO_TEXT", "vision-language"),
+    (("llava", "paligemma", "idefics2", "mllama"), "IMAGE_TEXT_TO_TEXT", "vision-language"),
     (("t5", "pegasus", "prophetnet", "mvp"), "SEQ_TO_SEQ_CAUSAL_LM", "encoder-decoder"),
     (("whisper", "speech_to_text"), "SPEECH_SEQ_2_SEQ", "speech"),
 ])
@@ -65,22 +65,23 @@ def test_unsupported_kind_from_transformers(candidates, mapping, kind, tmp_path)
     assert "nearest" not in line  # not answered by spelling
 
 
-def test_multimodal_gemma3_points_to_its_text_part(tmp_path):
+def test_multimodal_points_to_its_text_part(tmp_path):
     """The error names the text part and the README recipe that saves it alone; the recipe, run as
     the README writes it, gives a checkpoint that mobius builds into the multimodal model's text
-    logits."""
+    logits. (LLaVA-OneVision: not registered, its text part qwen2 is.)"""
     hf = tmp_path / "hf"
-    cfg = Gemma3Config(text_config=dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                        num_attention_heads=2, num_key_value_heads=1, head_dim=32, vocab_size=300),
-                       vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                          num_attention_heads=2, image_size=28, patch_size=14), mm_tokens_per_image=4)
+    cfg = LlavaOnevisionConfig(
+        text_config=dict(model_type="qwen2", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, vocab_size=300),
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14))
     torch.manual_seed(0)
-    multimodal = Gemma3ForConditionalGeneration(cfg).eval()
+    multimodal = LlavaOnevisionForConditionalGeneration(cfg).eval()
     H.rerandomize(multimodal)
     multimodal.save_pretrained(hf)
-    assert json.loads((hf / "config.json").read_text())["text_config"]["model_type"] == "gemma3_text"
+    assert json.loads((hf / "config.json").read_text())["text_config"]["model_type"] == "qwen2"
     expect_error("build", "--config", hf, tmp_path / "out", needles=(
-        "vision-language models (gemma3)", "text_config", "gemma3_text", "The text part of a multimodal checkpoint"))
+        "vision-language models (llava_onevision)", "text_config", "qwen2", "The text part of a multimodal checkpoint"))
     readme = (REPO / "README.md").read_text()
     recipe = readme.split("### The text part of a multimodal checkpoint")[1].split("```python\n")[1].split("```")[0]
     exec(recipe.replace("CHECKPOINT_DIR", str(hf)).replace("TEXT_DIR", str(tmp_path / "text")), {})

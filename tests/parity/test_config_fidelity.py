@@ -229,7 +229,7 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 model = VLM.AutoModelForImageTextToText.from_config(config).eval()
                 ids, mask, types_, feeds = VLM.image_batch(config)
                 model(input_ids=H.torch.from_numpy(ids), attention_mask=H.torch.from_numpy(mask),
-                      **VLM.hf_image_kwargs(config, feeds, types_))
+                      **VLM.hf_image_kwargs(config, feeds, types_, ids))
             elif model_type in V.types():
                 row = V.base_row(model_type)
                 V.make_model(row, config)(**{k: H.torch.from_numpy(v) for k, v in V.inputs(row, config).items()})

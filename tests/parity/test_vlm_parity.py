@@ -22,22 +22,22 @@ def test_vlm_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
-LOWERED = ["qwen2_5_vl", "mistral3"]  # the --ep cpu and --precision int4 rows: each type's first row
+# Qwen2.5-VL, Mistral 3, and Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
+LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3")]
 
 
-@pytest.mark.parametrize("model_type", LOWERED)
-def test_vlm_ep_cpu(model_type, tmp_path_factory):
+@pytest.mark.parametrize("row", LOWERED)
+def test_vlm_ep_cpu(row, tmp_path_factory):
     """`--ep cpu` lowers the decoder graph (GroupQueryAttention, ...): the image batch's prefill and
     decode steps still equal transformers'."""
     rec: dict = {}
-    failures = V.run(V.base_row(model_type), tmp_path_factory.mktemp(f"{model_type}-ep-cpu"), rec, ("--ep", "cpu"),
-                     full=False)
+    failures = V.run(row, tmp_path_factory.mktemp(f"{row.model_type}-ep-cpu"), rec, ("--ep", "cpu"), full=False)
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("model_type", LOWERED)
-def test_vlm_int4(model_type, tmp_path_factory):
-    failures = V.check_int4(V.base_row(model_type), tmp_path_factory.mktemp(f"{model_type}-int4"))
+@pytest.mark.parametrize("row", LOWERED)
+def test_vlm_int4(row, tmp_path_factory):
+    failures = V.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-int4"))
     assert not failures, "\n".join(failures)
 
 
@@ -83,9 +83,14 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("paddleocr_vl", lambda c: c["vision_config"]["rope_parameters"].update(rope_type="default"), "rope_type"),
     ("mistral3", lambda c: c.update(vision_feature_layer=[-1, -2]), "vision_feature_layer"),
     ("mistral3", lambda c: c["vision_config"].update(num_attention_heads=3), "num_attention_heads"),
+    ("gemma3", lambda c: c.update(mm_tokens_per_image=200), "mm_tokens_per_image"),
+    ("gemma3", lambda c: c["text_config"].update(use_bidirectional_attention=True), "use_bidirectional_attention"),
+    ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
+    ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
-        "mistral3-vision-heads"])
+        "mistral3-vision-heads",
+        "gemma3-tokens", "gemma3-bidirectional", "paligemma-projection", "paligemma-gemma2"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""

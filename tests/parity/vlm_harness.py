@@ -15,7 +15,11 @@ Rows are typed (Row: model type, variant, config kwargs). Each row checks:
   - a text-only prompt (embedding graph fed 0 image_features rows): prefill and one decode step;
   - onnxruntime-genai's multimodal pipeline (og.MultiModalProcessor on a PNG and a prompt, with
     the package's genai_config.json, processor_config.json and tokenizer) generating
-    transformers' greedy tokens from the same processed inputs (check_genai).
+    transformers' greedy tokens from the same processed inputs (check_genai; the Qwen types and
+    gemma3).
+Gemma 3's decoder also reads input_ids (its image tokens attend to each other in both directions)
+and transformers gets token_type_ids 1 at the image tokens; PaliGemma's prompt is its prefix
+(token_type_ids 0, bidirectional at the first step) and its positions are 1-based.
 Float32 tolerance: harness.TOL on every compared tensor.
 """
 
@@ -47,6 +51,8 @@ class Row:
 SPECIAL = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "[IMG]", "[IMG_BREAK]", "[IMG_END]",
            "[INST]"]
 VISION_START, VISION_END, IMAGE, VIDEO, IMG, IMG_BREAK, IMG_END, INST = range(256, 264)
+GEMMA_SPECIAL = ["<start_of_image>", "<end_of_image>", "<image_soft_token>", "<pad>"] + SPECIAL[4:]  # the Gemma
+# families' begin of image, end of image, image token, as onnxruntime-genai's gemma3 processor spells them
 VOCAB = 264
 # head_dim 16: mrope_section sums to 8; the vision tower: 2 heads of 16, patch 4, merge 2
 TEXT = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -100,6 +106,21 @@ ROWS += [
         hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=16,
         patch_size=4, spatial_merge_size=2))),
 ]
+# Gemma 3: a SigLIP tower over 64 x 64 images in patches of 2 (32 x 32 patches) pooled in 2 x 2
+# squares to the 256 tokens per image onnxruntime-genai's gemma3 processor inserts; a sliding
+# layer (window 8, shorter than the 256 image tokens, which still see the whole image ahead) and
+# a full one. PaliGemma: a gemma decoder, 32 x 32 images in patches of 8.
+GEMMA_TEXT = dict(LLAVA_TEXT, head_dim=16)
+SIGLIP = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, vision_use_head=False)
+ROWS += [
+    Row("gemma3", "sliding-full", dict(
+        image_token_index=IMAGE, boi_token_index=VISION_START, eoi_token_index=VISION_END, mm_tokens_per_image=256,
+        text_config=dict(GEMMA_TEXT, sliding_window=8, layer_types=["sliding_attention", "full_attention"]),
+        vision_config=dict(SIGLIP, image_size=64, patch_size=2))),
+    Row("paligemma", "base", dict(image_token_index=IMAGE, projection_dim=64,
+                                  text_config=dict(GEMMA_TEXT, model_type="gemma"),
+                                  vision_config=dict(SIGLIP, image_size=32, patch_size=8))),
+]
 GRIDS = [(1, 10, 6), (1, 6, 8)]  # one image per batch row (t, h, w patches)
 # Idefics3 / SmolVLM: batch row 0 has two images (the tiles of a split image), row 1 one image
 # padded to the tower's size: its real pixels are the top-left 36 x 44 (5 x 6 patches)
@@ -146,13 +167,13 @@ def write_model(config, hf_dir: Path):
     model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
     model.save_pretrained(hf_dir)
-    write_tokenizer(hf_dir)
+    write_tokenizer(hf_dir, GEMMA_SPECIAL if is_gemma(config) else SPECIAL)
     return model
 
 
-def write_tokenizer(hf_dir: Path) -> None:
+def write_tokenizer(hf_dir: Path, special: list[str]) -> None:
     """A byte-level BPE tokenizer without merges (Qwen2's pre-tokenizer and decoder): ids 0-255 are
-    the bytes, SPECIAL follow; tokenizer.json and tokenizer_config.json (Qwen2Tokenizer)."""
+    the bytes, `special` follow; tokenizer.json and tokenizer_config.json (Qwen2Tokenizer)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # noqa: PLC0415
 
     alphabet = pre_tokenizers.ByteLevel.alphabet()
@@ -164,10 +185,10 @@ def write_tokenizer(hf_dir: Path) -> None:
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens(SPECIAL)
+    tok.add_special_tokens(special)
     tok.save(str(hf_dir / "tokenizer.json"))
     added = {str(256 + i): {"content": t, "special": True, "lstrip": False, "rstrip": False, "normalized": False,
-                            "single_word": False} for i, t in enumerate(SPECIAL)}
+                            "single_word": False} for i, t in enumerate(special)}
     (hf_dir / "tokenizer_config.json").write_text(json.dumps(
         {"tokenizer_class": "Qwen2Tokenizer", "added_tokens_decoder": added, "model_max_length": 1024}))
 
@@ -189,6 +210,25 @@ def is_mistral3(config) -> bool:
     return config.model_type == "mistral3"
 
 
+def is_gemma(config) -> bool:
+    return config.model_type in ("gemma3", "paligemma")
+
+
+def has_genai(config) -> bool:
+    """onnxruntime-genai 0.18 runs the package (its multimodal model types)."""
+    return is_qwen(config) or config.model_type == "gemma3"
+
+
+def token_types(config, ids: np.ndarray) -> dict:
+    """transformers' token_type_ids for a prompt of the Gemma families (gemma3: 1 at the image
+    tokens; paligemma: 0, the whole prompt is the prefix), as their processors make them."""
+    if config.model_type == "gemma3":
+        return {"token_type_ids": torch.from_numpy((ids == IMAGE).astype(np.int64))}
+    if config.model_type == "paligemma":
+        return {"token_type_ids": torch.zeros(ids.shape, dtype=torch.int64)}
+    return {}
+
+
 def image_tokens(config) -> list[int]:
     """The image tokens of each batch row's image."""
     v = config.vision_config
@@ -199,20 +239,34 @@ def image_tokens(config) -> list[int]:
     if is_mistral3(config):
         return [(h // (v.patch_size * config.spatial_merge_size)) * (w // (v.patch_size * config.spatial_merge_size))
                 for h, w in PIXTRAL_SIZES]
+    if config.model_type == "gemma3":
+        return [config.mm_tokens_per_image] * 2
     patches = (v.image_size // v.patch_size) ** 2
+    if config.model_type == "paligemma":
+        return [patches] * 2
     return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
 
 
+def images_per_row(config) -> list[int]:
+    """Images of each batch row: Gemma 3's first row has two (each a block of its own: its tokens
+    see the other image's causally only), the other rows and families one."""
+    return [2, 1] if config.model_type == "gemma3" else [1, 1]
+
+
 def image_batch(config, seed: int = 1):
-    """input_ids, attention_mask, mm_token_type_ids [2, S]; the image tensors (Qwen:
-    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; LLaVA: pixel_values [2, C, S, S];
-    Mistral 3: pixel_values [2, C, H, W] zero-padded, image_sizes [2, 2], as its processor
-    batches them). Row r: text, <vision_start>, its image's tokens, <vision_end>, text."""
+    """input_ids, attention_mask, mm_token_type_ids [2, S]; the vision graph's feeds (Qwen:
+    pixel_values [patches, patch_dim], image_grid_thw [2, 3]; Mistral 3: pixel_values [2, C, H, W]
+    zero-padded, image_sizes [2, 2], as its processor batches them; the others: pixel_values
+    [images, C, S, S]). Row r: text, then per image of the row (images_per_row) <vision_start>,
+    the image's tokens, <vision_end>, text."""
     rng = np.random.default_rng(seed)
     rows = []
     for r, n in enumerate(image_tokens(config)):
         text = lambda n: list(rng.integers(3, 240, size=n))  # noqa: E731
-        rows.append(text(5 - 2 * r) + [VISION_START] + [config.image_token_id] * n + [VISION_END] + text(4))
+        row = text(5 - 2 * r)
+        for _ in range(images_per_row(config)[r]):
+            row += [VISION_START] + [config.image_token_id] * n + [VISION_END] + text(4)
+        rows.append(row)
     seq = max(len(x) for x in rows) + PAD
     ids = np.zeros((2, seq), np.int64)
     mask = np.zeros((2, seq), np.int64)
@@ -239,19 +293,20 @@ def image_batch(config, seed: int = 1):
             pixels[i, :, :h, :w] = rng.standard_normal((v.num_channels, h, w))
         feeds = {"pixel_values": pixels, "image_sizes": np.array(PIXTRAL_SIZES, np.int64)}
     else:
-        feeds = {"pixel_values": rng.standard_normal((2, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
+        images = sum(images_per_row(config))
+        feeds = {"pixel_values": rng.standard_normal((images, v.num_channels, v.image_size, v.image_size)).astype(np.float32)}
     return ids, mask, (ids == config.image_token_id).astype(np.int64), feeds
 
 
-def hf_image_kwargs(config, feeds: dict, types_) -> dict:
+def hf_image_kwargs(config, feeds: dict, types_, ids) -> dict:
     """transformers' image arguments for the feeds (Qwen: + mm_token_type_ids, which its position
-    computation needs)."""
+    computation needs; the Gemma families: + token_type_ids)."""
     if is_idefics(config):
         return idefics_inputs(feeds)
     kw = {k: torch.from_numpy(v) for k, v in feeds.items()}
     if is_mrope(config):
         kw["mm_token_type_ids"] = torch.from_numpy(types_)
-    return kw
+    return kw | token_types(config, ids)
 
 
 def idefics_inputs(feeds: dict) -> dict:
@@ -274,20 +329,25 @@ def reference_features(ref, feeds: dict) -> np.ndarray:
         kw = idefics_inputs(feeds)
     elif is_mistral3(ref.config):
         kw["vision_feature_layer"] = ref.config.vision_feature_layer
-    elif not is_mrope(ref.config):
+    elif ref.config.model_type == "llava":
         kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
                   vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
     return torch.cat(list(ref.model.get_image_features(**kw).pooler_output)).reshape(-1, ref.config.text_config.hidden_size).numpy()
 
 
 def prefill_positions(ref, ids, mask, types_, feeds: dict) -> np.ndarray:
-    """Qwen: transformers' get_rope_index [3, B, S]; LLaVA: the tokens' index among the row's
-    unpadded tokens (padding 1), as transformers' generate derives them from attention_mask."""
+    """Qwen: transformers' get_rope_index [3, B, S]; the others: the tokens' index among the row's
+    unpadded tokens (padding 1), as transformers' generate derives them from attention_mask, plus
+    1 for PaliGemma (1-based)."""
     if is_mrope(ref.config):
         return ref.model.get_rope_index(torch.from_numpy(ids), torch.from_numpy(types_),
                                         image_grid_thw=torch.from_numpy(feeds["image_grid_thw"]),
                                         attention_mask=torch.from_numpy(mask))[0].numpy()
-    return np.where(mask == 1, mask.cumsum(-1) - 1, 1)
+    return np.where(mask == 1, mask.cumsum(-1) - 1, 1) + first_position(ref.config)
+
+
+def first_position(config) -> int:
+    return 1 if config.model_type == "paligemma" else 0
 
 
 def step_positions(pos: np.ndarray, k: int) -> np.ndarray:
@@ -305,10 +365,10 @@ class OnnxVLM:
         self.decoder = H.ort_session(out_dir / "decoder.onnx")
         inputs = {i.name: i.shape for i in self.decoder.get_inputs()}
         self.hidden = inputs["inputs_embeds"][2]
+        self.reads_ids = "input_ids" in inputs  # Gemma 3's decoder
+        self.reads_positions = "position_ids" in inputs  # not when --ep cpu rotates inside GroupQueryAttention
         self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
         self.outputs = [o.name for o in self.decoder.get_outputs()]
-        # `--ep cpu` may lower a 1-D RoPE decoder to positions derived from attention_mask
-        self.takes_positions = "position_ids" in inputs
 
     def image_features(self, feeds: dict) -> np.ndarray:
         """The vision graph's image_features; with image_sizes (Mistral 3) one run per image, on
@@ -323,15 +383,17 @@ class OnnxVLM:
             features = np.zeros((0, self.hidden), np.float32)
         return self.embedding.run(["inputs_embeds"], {"input_ids": ids, "image_features": features})[0]
 
-    def step(self, embeds, mask, pos, state):
-        """Returns (logits, state); state None = empty caches."""
+    def step(self, embeds, mask, pos, state, ids):
+        """Returns (logits, state); state None = empty caches; ids: the tokens of embeds."""
         b = embeds.shape[0]
         if state is None:
             state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), np.float32)
                      for n, s in self.past.items()}
         feeds = {"inputs_embeds": embeds, "attention_mask": mask}
-        if self.takes_positions:
+        if self.reads_positions:
             feeds["position_ids"] = pos
+        if self.reads_ids:
+            feeds["input_ids"] = ids
         for name, v in state.items():
             feeds["past_key_values." + name[len("present."):]] = v
         got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
@@ -352,12 +414,14 @@ def check_package(out_dir: Path, rec: dict) -> list[str]:
     return []
 
 
-def check_io(onnx_vlm: OnnxVLM, layers: int, vision_inputs: set) -> list[str]:
+def check_io(onnx_vlm: OnnxVLM, config, vision_inputs: set) -> list[str]:
+    layers = config.text_config.num_hidden_layers
     past = {f"past_key_values.{i}.{k}" for i in range(layers) for k in ("key", "value")}
     present = {f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")}
+    ids = {"input_ids"} if config.model_type == "gemma3" else set()
     return (H.io_problems(onnx_vlm.vision, vision_inputs, {"image_features"})
             + H.io_problems(onnx_vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
-            + H.io_problems(onnx_vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past,
+            + H.io_problems(onnx_vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past | ids,
                             {"logits"} | present))
 
 
@@ -396,11 +460,11 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     vlm = OnnxVLM(work / "onnx")
     ids, mask, types_, feeds = image_batch(ref.config)
     if not build_args:
-        failures = check_io(vlm, ref.config.text_config.num_hidden_layers, set(feeds) - {"image_sizes"})
+        failures = check_io(vlm, ref.config, set(feeds) - {"image_sizes"})
     if failures:
         return failures
     t = torch.from_numpy
-    image_kw = hf_image_kwargs(ref.config, feeds, types_)
+    image_kw = hf_image_kwargs(ref.config, feeds, types_, ids)
     pos = prefill_positions(ref, ids, mask, types_, feeds)
     # Qwen derives its M-RoPE positions itself; LLaVA's forward counts padding, so they are given
     pos_kw = {} if is_mrope(ref.config) else {"position_ids": t(pos)}
@@ -414,7 +478,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         embeds = vlm.embed(ids, feats)
         compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
         out = ref(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
-        logits, state = vlm.step(embeds, mask, pos, None)
+        logits, state = vlm.step(embeds, mask, pos, None, ids)
         valid = mask.astype(bool)
         compare(failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
         cache = out.past_key_values
@@ -426,7 +490,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
             out = ref(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
                       past_key_values=cache, use_cache=True)
             cache = out.past_key_values
-            nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state)
+            nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state, nxt)
             compare(failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
         rec["prefill"], rec["decode"] = max(prefill), max(decode)
         if not full:
@@ -436,14 +500,14 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
                            min_new_tokens=GEN_NEW, do_sample=False, num_beams=1,
                            no_repeat_ngram_size=1).numpy()[:, ids.shape[1]:]
     seqs, gen_mask = ids.copy(), mask.copy()
-    logits, state = vlm.step(embeds, mask, pos, None)
+    logits, state = vlm.step(embeds, mask, pos, None, ids)
     for k in range(GEN_NEW):
         nxt = ngram_ban(logits[:, -1], seqs, ref.config.text_config.eos_token_id).argmax(-1)[:, None].astype(np.int64)
         seqs = np.concatenate([seqs, nxt], axis=1)
         if k == GEN_NEW - 1:
             break
         gen_mask = np.concatenate([gen_mask, np.ones((2, 1), np.int64)], axis=1)
-        logits, state = vlm.step(vlm.embed(nxt), gen_mask, step_positions(pos, k), state)
+        logits, state = vlm.step(vlm.embed(nxt), gen_mask, step_positions(pos, k), state, nxt)
     got = seqs[:, ids.shape[1]:]
     matched = int((got == gen).all(axis=0).cumprod().sum())
     rec["tokens"] = f"{matched}/{GEN_NEW}"
@@ -453,7 +517,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     if is_mistral3(ref.config):
         return failures + check_genai_mistral3(ref, work / "onnx", work / "image.png", rec)
-    if not is_qwen(ref.config):  # onnxruntime-genai 0.18 has no llava, idefics3, smolvlm or paddleocr_vl type
+    if not has_genai(ref.config):  # onnxruntime-genai 0.18 has no llava, idefics3, smolvlm, paddleocr_vl or paligemma type
         rec["genai"] = "n/a"
         return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
                            else ["genai_config.json written for a type onnxruntime-genai does not run"])
@@ -473,18 +537,22 @@ def write_png(path: Path, rgb: np.ndarray) -> None:
 
 
 GENAI_PROMPT = "Describe <|vision_start|><|image_pad|><|vision_end|> now."
+GEMMA3_GENAI_PROMPT = "Describe <start_of_image> now."
 
 
 def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json,
-    processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT through
-    og.MultiModalProcessor, then greedy generation; transformers' generate on the processor's
-    input_ids, pixel_values and image_grid_thw must give the same tokens."""
+    processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT (gemma3:
+    GEMMA3_GENAI_PROMPT) through og.MultiModalProcessor, then greedy generation; transformers'
+    generate on the processor's input_ids, pixel_values and image_grid_thw (gemma3: token_type_ids
+    1 at the image tokens) must give the same tokens."""
     import onnxruntime_genai as og  # noqa: PLC0415
 
     write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
     model = og.Model(str(out_dir))
     proc = model.create_multimodal_processor()
+    if ref.config.model_type == "gemma3":
+        return check_genai_gemma3(ref, og, model, proc(GEMMA3_GENAI_PROMPT, images=og.Images.open(str(png))), rec)
     inputs = proc(GENAI_PROMPT, images=og.Images.open(str(png)))
     ids, pixels, grid = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values", "image_grid_thw"))
     params = og.GeneratorParams(model)
@@ -554,25 +622,54 @@ def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     return failures + ([] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"])
 
 
+def og_generate(og, model, inputs, prompt_len: int) -> list[int]:
+    """onnxruntime-genai's greedy continuation of the processed `inputs` (GEN_NEW tokens at most)."""
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=prompt_len + GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    while not gen.is_done():
+        gen.generate_next_token()
+    return [int(x) for x in gen.get_sequence(0)[prompt_len:]]
+
+
+def check_genai_gemma3(ref, og, model, inputs, rec: dict) -> list[str]:
+    """check_genai for gemma3: the processor's 256 image tokens, then og's tokens against
+    transformers' generate with token_type_ids 1 at the image tokens (as Gemma3Processor)."""
+    ids, pixels = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values"))
+    got = og_generate(og, model, inputs, ids.shape[1])
+    ids = torch.from_numpy(ids.astype(np.int64))
+    if int((ids == IMAGE).sum()) != ref.config.mm_tokens_per_image:
+        return [f"genai: {int((ids == IMAGE).sum())} image tokens, expected {ref.config.mm_tokens_per_image}"]
+    with torch.no_grad():
+        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=torch.from_numpy(pixels),
+                            token_type_ids=(ids == IMAGE).long(), max_new_tokens=GEN_NEW, do_sample=False,
+                            num_beams=1, eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
+    rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
+    return [] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"]
+
+
 def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
     """A text-only prompt of one row (the embedding fed 0 feature rows): prefill and one step,
     with transformers' positions for a text-only prompt (0..S-1 in all three rows)."""
     failures: list[str] = []
     ids = np.random.default_rng(2).integers(3, 240, size=(1, TEXT_ONLY_LEN)).astype(np.int64)
     mask = np.ones_like(ids)
-    pos = np.arange(TEXT_ONLY_LEN)[None]
+    pos = np.arange(TEXT_ONLY_LEN)[None] + first_position(ref.config)
     if is_mrope(ref.config):
         pos = np.broadcast_to(pos[None], (3, 1, TEXT_ONLY_LEN)).copy()
     with torch.no_grad():
-        out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True)
-        logits, state = vlm.step(vlm.embed(ids), mask, pos, None)
+        pos_kw = {} if is_mrope(ref.config) else {"position_ids": torch.from_numpy(pos)}
+        out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True,
+                  **pos_kw, **token_types(ref.config, ids))
+        logits, state = vlm.step(vlm.embed(ids), mask, pos, None, ids)
         compare(failures, "text-only prefill logits", logits, out.logits.numpy(), prefill)
         nxt = out.logits[:, -1].argmax(-1, keepdim=True)
         mask2 = np.ones((1, TEXT_ONLY_LEN + 1), np.int64)
         pos2 = step_positions(pos, 0)
         out2 = ref(input_ids=nxt, attention_mask=torch.from_numpy(mask2), position_ids=torch.from_numpy(pos2),
                    past_key_values=out.past_key_values, use_cache=True)
-        logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state)
+        logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state, nxt.numpy())
         compare(failures, "text-only decode logits", logits2, out2.logits.numpy(), decode)
     return failures
 
@@ -613,11 +710,11 @@ def check_int4(row: Row, work: Path) -> list[str]:
     logits = {}
     for name, path in (("mobius", q_dir / "decoder.onnx"), ("onnxruntime", ref_path)):
         vlm.decoder = H.ort_session(path)
-        lg, state = vlm.step(embeds, mask, pos, None)
+        lg, state = vlm.step(embeds, mask, pos, None, ids)
         out, m = [lg], mask
         for k, tok in enumerate(steps):
             m = np.concatenate([m, np.ones((2, 1), np.int64)], axis=1)
-            lg, state = vlm.step(vlm.embed(tok), m, step_positions(pos, k), state)
+            lg, state = vlm.step(vlm.embed(tok), m, step_positions(pos, k), state, tok)
             out.append(lg)
         logits[name] = np.concatenate(out, axis=1)
     d = H.max_abs(logits["mobius"], logits["onnxruntime"])

@@ -1,0 +1,19 @@
+// The Gemma text decoders (archs/gemma.cpp), which the vision-language families reuse
+// (archs/gemma3.cpp, paligemma.cpp).
+#pragma once
+
+#include <string>
+
+#include "blocks/decoder.h"
+#include "config/hf_config.h"
+
+namespace mobius {
+
+// The DecoderSpec of a Gemma text config `c` of model type `type` (gemma, gemma2 or gemma3_text;
+// the fields the type's transformers configuration class reads, with its defaults where `c`
+// leaves them out; see the top of archs/gemma.cpp). use_bidirectional_attention is not read:
+// the text-generation rows refuse it, a vision-language family applies its own mask. Throws
+// mobius::Error naming the field on a missing or inconsistent one.
+DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type);
+
+}  // namespace mobius
