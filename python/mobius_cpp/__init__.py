@@ -103,9 +103,11 @@ class IOValue:
 class Package:
     """A written package: what ``build`` returns (``Package.open`` reads one from disk).
 
-    path: the output directory; files: its file names, sorted; graphs: its ONNX graphs
-    (``model.onnx``); inputs/outputs/metadata: the I/O contract read back from the written
-    model.onnx; the build's report (model_type, task, num_nodes, num_weights bound from the
+    path: the output directory; files: its file names, sorted; graphs: its ONNX graphs by name
+    ("model"; "encoder", "decoder" or "embedding", "decoder", "vision" for a multi-graph task);
+    graph_io: each graph's {"inputs": [...], "outputs": [...]}; inputs/outputs/metadata: the I/O
+    contract read back from the written model.onnx, or for a multi-graph package from its
+    decoder.onnx (the graph a generation loop runs); the build's report (model_type, task, num_nodes, num_weights bound from the
     checkpoint, unused_tensors: checkpoint tensors the model does not read, passes: the --ep
     lowering's (pass, rewrites), quantize: the resolved --precision options, warnings); timings
     (seconds: "build" is the whole call) and peak_memory_bytes (this process's peak resident set
@@ -115,6 +117,7 @@ class Package:
     path: Path
     files: list[str]
     graphs: list[str]
+    graph_io: dict[str, dict[str, list[IOValue]]]
     inputs: list[IOValue]
     outputs: list[IOValue]
     metadata: dict[str, str]
@@ -133,28 +136,41 @@ class Package:
     @classmethod
     def open(cls, path: PathLike) -> "Package":
         """Reads the files and the I/O contract of the package in ``path`` (a directory holding
-        model.onnx). Raises MobiusFileNotFoundError when there is no model.onnx."""
+        model.onnx, or the graphs of a multi-graph task with decoder.onnx). Raises
+        MobiusFileNotFoundError when there is neither."""
         path = Path(path)
-        if not (path / "model.onnx").is_file():
-            raise MobiusFileNotFoundError(f"{path}: no model.onnx (not a mobius package directory)")
-        try:
-            contract = _core.io_contract(str(path / "model.onnx"))
-        except _core.Error as e:
-            raise _error(e) from None
+        main = next((g for g in ("model", "decoder") if (path / f"{g}.onnx").is_file()), None)
+        if main is None:
+            raise MobiusFileNotFoundError(f"{path}: no model.onnx or decoder.onnx (not a mobius package directory)")
         files = sorted(p.name for p in path.iterdir())
+        graphs = [f[:-len(".onnx")] for f in files if f.endswith(".onnx")]
         values = lambda vs: [IOValue(v["name"], v["dtype"], tuple(v["shape"])) for v in vs]  # noqa: E731
-        return cls(path=path, files=files, graphs=[f for f in files if f.endswith(".onnx")],
-                   inputs=values(contract["inputs"]), outputs=values(contract["outputs"]),
-                   metadata=dict(contract["metadata"]), model_type=contract["metadata"].get("model_type", ""),
-                   task=contract["metadata"].get("task", ""))
+        contracts = {}
+        for g in graphs:
+            try:
+                contracts[g] = _core.io_contract(str(path / f"{g}.onnx"))
+            except _core.Error as e:
+                raise _error(e) from None
+        graph_io = {g: {"inputs": values(c["inputs"]), "outputs": values(c["outputs"])} for g, c in contracts.items()}
+        metadata = dict(contracts[main]["metadata"])
+        return cls(path=path, files=files, graphs=graphs, graph_io=graph_io, inputs=graph_io[main]["inputs"],
+                   outputs=graph_io[main]["outputs"], metadata=metadata, model_type=metadata.get("model_type", ""),
+                   task=metadata.get("task", ""))
 
-    def session(self, providers: Optional[list[str]] = None, **kwargs: Any) -> Any:
-        """An ``onnxruntime.InferenceSession`` over model.onnx (CPU unless ``providers`` says
-        otherwise). Raises ModuleNotFoundError when onnxruntime is not installed
+    def session(self, providers: Optional[list[str]] = None, *, graph: Optional[str] = None, **kwargs: Any) -> Any:
+        """An ``onnxruntime.InferenceSession`` over the graph named ``graph`` (default: the one
+        graph of a single-graph package, model.onnx), CPU unless ``providers`` says otherwise.
+        Raises ValueError naming the graphs when ``graph`` is not one of them or is needed (a
+        multi-graph package), ModuleNotFoundError when onnxruntime is not installed
         (``pip install mobius-cpp[runtime]``)."""
         import onnxruntime  # an optional dependency
 
-        return onnxruntime.InferenceSession(str(self.path / "model.onnx"),
+        if graph is None and self.graphs != ["model"]:
+            raise ValueError(f"{self.path}: a package of graphs {self.graphs}: pass graph= one of them")
+        graph = graph or "model"
+        if graph not in self.graphs:
+            raise ValueError(f"{self.path}: no graph '{graph}' (graphs: {self.graphs})")
+        return onnxruntime.InferenceSession(str(self.path / f"{graph}.onnx"),
                                             providers=providers or ["CPUExecutionProvider"], **kwargs)
 
 

@@ -61,6 +61,9 @@ DecoderSpec gemma2_spec(const HfConfig& c, DataType dtype, const std::vector<std
   if (scalar <= 0) c.fail("query_pre_attn_scalar", "must be positive");
   s.attention.scale = static_cast<float>(std::pow(scalar, -0.5));
   s.layer_types = read_layer_types(c, s.num_hidden_layers, fallback);
+  // null: transformers' sliding-window mask refuses it ("Could not find a sliding_window argument")
+  if (c.json().contains("sliding_window") && c.json()["sliding_window"].is_null())
+    c.fail("sliding_window", "null, but the sliding_attention layers need a window: set it (4096 by default)");
   s.sliding_window = c.int_or("sliding_window", 4096);
   if (s.sliding_window <= 0) c.fail("sliding_window", "must be positive");
   return s;

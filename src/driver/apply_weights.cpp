@@ -59,6 +59,9 @@ void check_same_model(const std::string& expected, const std::string& written) {
 BuildReport apply_weights(const std::string& package_dir, const std::string& source, const std::string& output_dir,
                           bool force, bool progress) {
   const std::string model = (fs::path(package_dir) / "model.onnx").string();
+  if (!fs::exists(model) && fs::exists(fs::path(package_dir) / "decoder.onnx"))
+    throw Error(package_dir + ": a multi-graph package (encoder-decoder, speech-to-text, vision-language): "
+                "apply-weights takes single-graph packages for now; build it with the weights instead");
   onnx::ModelProto proto;
   if (!proto.ParseFromString(read_file(model))) throw Error(model + ": not a readable ONNX model");
   const auto& props = proto.metadata_props();

@@ -196,8 +196,8 @@ std::string explain_unregistered(const std::string& model_type, const std::strin
   if (!text.empty() && registered(text))
     return msg + "; its text part (config.json's text_config, model type '" + text + "') is supported: save it " +
            "alone with transformers (README.md, \"The text part of a multimodal checkpoint\") and build that";
-  return msg + " (mobius builds text-generation, text-encoder, encoder-decoder and vision-encoder models: see "
-               "`mobius list models`)";
+  return msg + " (mobius builds the types `mobius list models` lists, by task: text generation, text "
+               "encoders, encoder-decoders, speech-to-text, audio and vision encoders, vision-language)";
 }
 
 const RegistryEntry& find_architecture(const std::string& model_type, const std::string& config_file,

@@ -81,6 +81,11 @@ def test_info_names_each_graphs_data_file(tmp_path):
     assert [name for name, _ in sizes] == ["encoder", "decoder"], line
     for name, size in sizes:
         assert float(size) == round((tmp_path / "out" / f"{name}.onnx.data").stat().st_size / 2**20, 1), line
+    # apply-weights takes single-graph packages: a two-graph one is refused in one line, nothing written
+    H.build(tmp_path / "hf", tmp_path / "nw", "--no-weights")
+    r = H.run_mobius("apply-weights", tmp_path / "nw", tmp_path / "hf", tmp_path / "aw")
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "a multi-graph package" in r.stderr and not (tmp_path / "aw").exists(), r.stderr
 
 
 def test_info_gguf(tmp_path):

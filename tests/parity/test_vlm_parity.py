@@ -85,12 +85,13 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("mistral3", lambda c: c["vision_config"].update(num_attention_heads=3), "num_attention_heads"),
     ("gemma3", lambda c: c.update(mm_tokens_per_image=200), "mm_tokens_per_image"),
     ("gemma3", lambda c: c["text_config"].update(use_bidirectional_attention=True), "use_bidirectional_attention"),
+    ("gemma3", lambda c: c["text_config"].update(sliding_window=None), "sliding_window"),
     ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
     ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
-        "gemma3-tokens", "gemma3-bidirectional", "paligemma-projection", "paligemma-gemma2"])
+        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""

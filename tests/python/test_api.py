@@ -42,7 +42,7 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     H.build(tiny, tmp_path / "cli", "--ep", "cpu", "--runtime", "none")
     for name in ("model.onnx", "model.onnx.data"):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
-    assert pkg.files == ["model.onnx", "model.onnx.data"] and pkg.graphs == ["model.onnx"]
+    assert pkg.files == ["model.onnx", "model.onnx.data"] and pkg.graphs == ["model"]
     assert (pkg.model_type, pkg.task) == ("llama", "text-generation")
     tensors = load_file(tiny / "model.safetensors")
     assert pkg.unused_tensors == [] and pkg.warnings == []
@@ -77,6 +77,25 @@ def test_io_contract_and_session(tiny, tmp_path):
     # ort-genai runtime: the config and genai_config.json are part of the files
     assert {"config.json", "genai_config.json", "model.onnx", "model.onnx.data"} <= set(pkg.files)
     assert mobius_cpp.Package.open(pkg.path).inputs == pkg.inputs
+
+
+def test_multi_graph_package(tmp_path):
+    """A two-graph package (T5): build returns it, each graph's I/O is onnxruntime's, inputs/outputs
+    are the decoder's, and session() asks which graph."""
+    import seq2seq_harness as S
+    S.write_checkpoint(next(r for r in S.ROWS if r.model_type == "t5"), tmp_path / "hf")
+    pkg = mobius_cpp.build(tmp_path / "hf", tmp_path / "out")
+    assert pkg.graphs == ["decoder", "encoder"] and pkg.task == "text2text-generation"
+    for graph in pkg.graphs:
+        sess = pkg.session(graph=graph)
+        assert [v.name for v in pkg.graph_io[graph]["inputs"]] == [v.name for v in sess.get_inputs()]
+        assert [v.name for v in pkg.graph_io[graph]["outputs"]] == [v.name for v in sess.get_outputs()]
+    assert pkg.inputs == pkg.graph_io["decoder"]["inputs"]
+    with pytest.raises(ValueError, match="pass graph="):
+        pkg.session()
+    with pytest.raises(ValueError, match="no graph 'model'"):
+        pkg.session(graph="model")
+    assert mobius_cpp.Package.open(pkg.path).graph_io == pkg.graph_io
 
 
 def test_progress_reports_every_byte(tiny, tmp_path):
