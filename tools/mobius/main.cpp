@@ -54,7 +54,7 @@ std::string describe_pass(const mobius::PassReport& p) {
       {"skip_simplified_layer_norm", "residual norms as SkipSimplifiedLayerNormalization"},
       {"matmul_nbits", "weight MatMuls as MatMulNBits"},
       {"gather_block_quantized", "embedding Gathers as GatherBlockQuantized"},
-      {"tied_lm_head", "tied LM head as MatMul by the transposed embedding"}};
+      {"tied_lm_head", "tied LM head without its Reshapes (on [batch, seq, hidden])"}};
   for (const auto& [pass, words] : kWords)
     if (p.pass == pass) return std::to_string(p.rewrites) + " " + words;
   return std::to_string(p.rewrites) + " " + p.pass;
