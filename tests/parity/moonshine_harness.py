@@ -27,6 +27,7 @@ from transformers import (DynamicCache, EncoderDecoderCache, GenerationConfig, M
 
 import harness as H
 import seq2seq_harness as S
+import speech_harness as SH
 
 # head_dim 16: 14 rotated channels (partial_rotary_factor 0.9); the decoder's activation (silu) is
 # not the encoder's (gelu)
@@ -57,14 +58,8 @@ def write_checkpoint(row: S.Row, hf_dir: Path):
 
 
 def write_model(config, hf_dir: Path):
-    """MoonshineForConditionalGeneration from `config` (seed 0, eager attention as the reference
-    loads it), every parameter re-randomized (harness.rerandomize), saved to hf_dir; returns it."""
-    torch.manual_seed(0)
-    model = MoonshineForConditionalGeneration._from_config(config, dtype=torch.float32,
-                                                           attn_implementation="eager").eval()
-    H.rerandomize(model)
-    model.save_pretrained(hf_dir)
-    return model
+    """MoonshineForConditionalGeneration from `config`, as speech_harness.write_model makes Whisper's."""
+    return SH.write_model(config, hf_dir, MoonshineForConditionalGeneration)
 
 
 def audio(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -59,12 +59,12 @@ def write_checkpoint(row: S.Row, hf_dir: Path):
     return write_model(WhisperConfig(**row.config), hf_dir)
 
 
-def write_model(config, hf_dir: Path):
-    """WhisperForConditionalGeneration from `config` (seed 0, eager attention as the reference
-    loads it), every parameter re-randomized (harness.rerandomize), saved to hf_dir; returns it."""
+def write_model(config, hf_dir: Path, model_class=WhisperForConditionalGeneration):
+    """`model_class` (Whisper's, or Moonshine's) from `config` (seed 0, eager attention as the
+    reference loads it), every parameter re-randomized (harness.rerandomize), saved to hf_dir;
+    returns it."""
     torch.manual_seed(0)
-    model = WhisperForConditionalGeneration._from_config(config, dtype=torch.float32,
-                                                         attn_implementation="eager").eval()
+    model = model_class._from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
     model.save_pretrained(hf_dir)
     return model
