@@ -19,11 +19,15 @@ std::vector<std::string> attention_layers(const HfConfig& c, int64_t num_layers)
   for (const auto& item : types) {
     if (!item.is_array() || item.size() != 2 || !item[0].is_array() || !item[1].is_number_integer())
       bad();
-    for (int64_t r = 0; r < item[1].get<int64_t>(); ++r)
-      for (const auto& t : item[0]) {
-        if (!t.is_string() || (t != "global" && t != "local")) bad();
-        out.push_back(t == "local" ? "sliding_attention" : "full_attention");
-      }
+    for (const auto& t : item[0])
+      if (!t.is_string() || (t != "global" && t != "local")) bad();
+    // the expansion's length first: a count far past num_layers must not be expanded
+    const int64_t count = item[1].get<int64_t>(), pattern = static_cast<int64_t>(item[0].size());
+    if (count <= 0 || pattern == 0) continue;  // [types] * n: nothing for n <= 0
+    if (count > (num_layers - static_cast<int64_t>(out.size())) / pattern)
+      c.fail("attention_types", "expands to more layers than num_layers (" + std::to_string(num_layers) + ")");
+    for (int64_t r = 0; r < count; ++r)
+      for (const auto& t : item[0]) out.push_back(t == "local" ? "sliding_attention" : "full_attention");
   }
   if (static_cast<int64_t>(out.size()) != num_layers)
     c.fail("attention_types", "expands to " + std::to_string(out.size()) + " layers, num_layers is " +
