@@ -247,15 +247,9 @@ class BartForConditionalGeneration : public Seq2SeqLM {
 
   Seq2SeqDecoderOutputs decode(Ops& op, const Seq2SeqDecoderInputs& in) const override {
     Seq2SeqDecoderOutputs out;
-    Value* past = op.Shape(in.past[0][0].key, {.start = 2, .end = 3});
-    Value* h = decoder->embed(op, in.input_ids, past);
-    Value* self_mask = decoder_causal_mask(op, in.input_ids, past, s_.dtype);
-    Value* cross_mask = cross_attention_mask(op, in.encoder_attention_mask, in.input_ids, s_.dtype);
-    for (size_t i = 0; i < decoder_layers.size(); ++i) {
-      auto [y, present] = decoder_layers[i]->forward(op, h, self_mask, in.encoder_hidden_states, cross_mask, in.past[i]);
-      h = y;
-      out.present.push_back(std::move(present));
-    }
+    Seq2SeqStepMasks step = seq2seq_step_masks(op, in, s_.dtype);
+    Value* h = decoder->embed(op, in.input_ids, step.past_length);
+    h = run_decoder_layers(op, h, decoder_layers, step.self_mask, step.cross_mask, in, out);
     h = decoder->finish(op, h);
     out.logits = lm_head->forward(op, h);
     if (final_logits_bias) out.logits = op.Add(out.logits, final_logits_bias->value(op));

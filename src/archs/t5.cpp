@@ -265,8 +265,8 @@ class T5Block : public Module {
     return ff->forward(op, self_attention->forward(op, x, mask, nullptr, nullptr).hidden);
   }
   // Returns the block's output and its presents (self, cross).
-  std::pair<Value*, std::vector<KVPair>> decode(Ops& op, Value* x, StackMask& mask, Value* encoder_hidden_states,
-                                                Value* cross_mask, const std::vector<KVPair>& past) const {
+  std::pair<Value*, std::vector<KVPair>> forward(Ops& op, Value* x, StackMask& mask, Value* encoder_hidden_states,
+                                                 Value* cross_mask, const std::vector<KVPair>& past) const {
     auto sc = enter(op);
     AttentionResult a = self_attention->forward(op, x, mask, past[0].key, past[0].value);
     AttentionResult c = cross_attention->forward(op, a.hidden, encoder_hidden_states, cross_mask, past[1]);
@@ -327,16 +327,10 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
   Seq2SeqDecoderOutputs decode(Ops& op, const Seq2SeqDecoderInputs& in) const override {
     Seq2SeqDecoderOutputs out;
     Value* h = decoder_embed->forward(op, in.input_ids);
-    Value* past = op.Shape(in.past[0][0].key, {.start = 2, .end = 3});
+    Seq2SeqStepMasks step = seq2seq_step_masks(op, in, s_.dtype);
     Value* seq = op.Shape(in.input_ids, {.start = 1, .end = 2});
-    StackMask mask{decoder_causal_mask(op, in.input_ids, past, s_.dtype), past, seq, op.Add(past, seq)};
-    Value* cross_mask = cross_attention_mask(op, in.encoder_attention_mask, in.input_ids, s_.dtype);
-    for (size_t i = 0; i < decoder.size(); ++i) {
-      auto [y, present] = decoder[i]->decode(op, h, mask, in.encoder_hidden_states, cross_mask, in.past[i]);
-      h = y;
-      out.present.push_back(std::move(present));
-    }
-    h = decoder_norm->forward(op, h);
+    StackMask mask{step.self_mask, step.past_length, seq, op.Add(step.past_length, seq)};
+    h = decoder_norm->forward(op, run_decoder_layers(op, h, decoder, mask, step.cross_mask, in, out));
     if (s_.scale_output) h = op.Mul(h, 1.0 / std::sqrt(static_cast<double>(s_.d_model)));
     out.logits = lm_head->forward(op, h);
     return out;

@@ -1,5 +1,6 @@
 #include "tasks/text2text_generation.h"
 
+#include "blocks/cross_attention.h"
 #include "util/error.h"
 
 namespace mobius {
@@ -27,6 +28,12 @@ StateNames state_names(StateKind kind) {
 }
 
 }  // namespace
+
+Seq2SeqStepMasks seq2seq_step_masks(Ops& op, const Seq2SeqDecoderInputs& in, DataType dtype) {
+  Value* past = op.Shape(in.past[0][0].key, {.start = 2, .end = 3});
+  return {past, decoder_causal_mask(op, in.input_ids, past, dtype),
+          cross_attention_mask(op, in.encoder_attention_mask, in.input_ids, dtype)};
+}
 
 std::vector<NamedGraph> Seq2SeqLM::build_graphs() const {
   std::vector<NamedGraph> graphs;

@@ -42,6 +42,32 @@ struct Seq2SeqDecoderOutputs {
   std::vector<std::vector<KVPair>> present;  // [layer][state], as decoder_states()
 };
 
+// What every decoder step of the family starts from: past_length int64 [1] (the first layer's
+// self cache's sequence length), self_mask (decoder_causal_mask, blocks/cross_attention.h: each
+// query row at past_length + i sees the cache and the rows up to it) and cross_mask
+// (cross_attention_mask: the encoder padding, additive [batch, 1, seq, encoder_seq]), in dtype.
+struct Seq2SeqStepMasks {
+  Value* past_length;
+  Value* self_mask;
+  Value* cross_mask;
+};
+Seq2SeqStepMasks seq2seq_step_masks(Ops& op, const Seq2SeqDecoderInputs& in, DataType dtype);
+
+// Runs a decoder's layers in order on h [batch, seq, hidden]: layer i takes in.past[i] and its
+// presents are appended to out.present. Layer::forward(op, h, self_mask, encoder_hidden_states,
+// cross_mask, past) returns {h, presents}; SelfMask is whatever the layer takes for its
+// self-attention (a Value*, or T5's StackMask). Returns the last layer's output.
+template <class Layer, class SelfMask>
+Value* run_decoder_layers(Ops& op, Value* h, const std::vector<Layer*>& layers, SelfMask& self_mask,
+                          Value* cross_mask, const Seq2SeqDecoderInputs& in, Seq2SeqDecoderOutputs& out) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    auto [y, present] = layers[i]->forward(op, h, self_mask, in.encoder_hidden_states, cross_mask, in.past[i]);
+    h = y;
+    out.present.push_back(std::move(present));
+  }
+  return h;
+}
+
 class Seq2SeqLM : public Architecture {
  public:
   std::string task() const override { return "text2text-generation"; }
