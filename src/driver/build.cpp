@@ -256,6 +256,7 @@ BuildReport build_package(const BuildOptions& o) {
     if (report.quantize) g.model.metadata["precision"] = o.precision;
     g.model.metadata[kBuildOptionsKey] = build_options_metadata(o);
     report.num_nodes += g.model.graph.nodes.size();  // after the lowering
+    for (const Node& n : g.model.graph.nodes) report.has_lm_head |= n.tags.lm_head;
     if (!o.weights) continue;
     open_checkpoint();
     plans.push_back(WeightPlan::bind(g.model.graph, *ckpt));

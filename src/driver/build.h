@@ -66,6 +66,7 @@ struct BuildReport {
   std::optional<eval::SelfCheckResult> self_check;  // the passed self-check, when generic
   std::vector<PassReport> passes;           // the --ep lowering: rewrites per pass
   std::optional<QuantizeOptions> quantize;  // the quantization applied, defaults resolved
+  bool has_lm_head = false;                 // a graph has a node tagged lm_head (NodeTags)
   std::vector<std::string> warnings;        // one line each, for the CLI to print
 };
 

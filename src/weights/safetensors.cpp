@@ -19,6 +19,22 @@
 
 namespace mobius {
 
+namespace {
+
+// The transformers class that loads the checkpoint in `dir`: config.json's `architectures[0]`
+// (the class save_pretrained wrote), or "AutoModel" when config.json does not name one.
+std::string model_class(const std::string& dir) {
+  try {
+    const nlohmann::json c = read_json_file((std::filesystem::path(dir) / "config.json").string(), size_t{1} << 24);
+    const auto it = c.find("architectures");
+    if (it != c.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) return escaped((*it)[0].get<std::string>());
+  } catch (const Error&) {  // an unreadable config.json only costs the advice its class name
+  }
+  return "AutoModel";
+}
+
+}  // namespace
+
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   int fd = open_regular_file(path);  // refuses a FIFO or device before reading
   struct stat st {};
@@ -174,9 +190,8 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) {
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".bin" || e.path().extension() == ".pt" || e.path().extension() == ".pth")
         throw Error(e.path().string() + ": PyTorch pickle weights are not read (loading a pickle can run code), only "
-                    "*.safetensors: convert the checkpoint once with transformers, e.g. `AutoModelForCausalLM` "
-                    "(`AutoModel` for an encoder) `.from_pretrained(DIR).save_pretrained(NEW_DIR)`, which writes "
-                    "model.safetensors");
+                    "*.safetensors: convert the checkpoint once with transformers, `" + model_class(dir) +
+                    ".from_pretrained(DIR).save_pretrained(NEW_DIR)`, which writes model.safetensors");
     throw Error(dir + ": no *.safetensors files (use --no-weights to build without weights)");
   }
   for (const auto& p : paths) {

@@ -153,3 +153,13 @@ def test_build_summary_in_words(tiny, tmp_path):
     assert "2 attention layers as GroupQueryAttention" in r.stdout
     assert "accuracy level 4, LM head quantized, embeddings float" in r.stdout  # untied llama: the builder's
     assert "genai_config.json" in r.stdout and "config.json" in r.stdout
+
+
+def test_build_summary_of_a_model_without_lm_head(tmp_path):
+    """An encoder has no LM head: the --precision line does not speak of one (or of tied embeddings)."""
+    hf = tmp_path / "hf"
+    H.write_checkpoint("bert", {}, hf)
+    r = H.run_mobius("build", "--config", hf, tmp_path / "out", "--precision", "int4")
+    assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.strip().startswith("--precision int4"))
+    assert "accuracy level" in line and "LM head" not in line and "embeddings" not in line, line

@@ -119,7 +119,8 @@ def test_pickle_only_checkpoint_is_told_how_to_convert(tiny, tmp_path):
     model = AutoModelForCausalLM.from_pretrained(tiny)
     torch.save(model.state_dict(), hf / "pytorch_model.bin")
     expect_error("build", "--config", hf, tmp_path / "out",
-                 needles=("pytorch_model.bin", "not read", "safetensors", "save_pretrained"))
+                 needles=("pytorch_model.bin", "not read", "safetensors",
+                         "LlamaForCausalLM.from_pretrained(DIR).save_pretrained"))
     # the advice, followed
     AutoModelForCausalLM.from_pretrained(hf, use_safetensors=False).save_pretrained(tmp_path / "converted")
     H.build(tmp_path / "converted", tmp_path / "out")

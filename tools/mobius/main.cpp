@@ -86,9 +86,11 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
   if (r.quantize) {
     const mobius::QuantizeOptions& q = *r.quantize;
     std::cout << "  --precision " << o.precision << ": blocks of " << q.scheme.block_size << ", "
-              << (q.scheme.symmetric ? "sym" : "asym") << ", accuracy level " << q.accuracy_level << ", LM head "
-              << (q.lm_head ? "quantized" : "float") << ", embeddings " << (q.embeddings ? "quantized" : "float")
-              << "\n";
+              << (q.scheme.symmetric ? "sym" : "asym") << ", accuracy level " << q.accuracy_level;
+    if (r.has_lm_head)
+      std::cout << ", LM head " << (q.lm_head ? "quantized" : "float") << ", embeddings "
+                << (q.embeddings ? "quantized" : "float");
+    std::cout << "\n";
   }
   std::vector<std::string> files;
   for (const auto& f : fs::directory_iterator(o.output_dir)) files.push_back(f.path().filename().string());
