@@ -35,9 +35,9 @@ def test_mistyped_command():
     assert lines[0].startswith("mobius: error: unknown command 'biuld'") and "did you mean build?" in lines[0]
 
 
-def info(*args) -> str:
+def info(*args, returncode=0) -> str:
     r = H.run_mobius("info", *args)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == returncode, r.stderr
     return r.stdout
 
 
@@ -103,12 +103,20 @@ def test_info_gguf(tmp_path):
         assert m and int(m.group(1)) == len(ts) and m.group(2) == f"{sum(int(t.n_elements) for t in ts):,}", out
 
 
+def test_info_exits_1_when_the_build_it_describes_is_refused(tiny):
+    out = info(tiny, "--dtype", "bf16", "--ep", "cpu", returncode=1)
+    assert field(out, "build --dtype bf16 --ep cpu").startswith("refused: --dtype bf16 --ep cpu: onnxruntime's CPU")
+    r = H.run_mobius("build", "--config", tiny, "--dtype", "bf16", "--ep", "cpu", tiny.parent / "refused")
+    assert r.returncode == 1 and not (tiny.parent / "refused").exists()  # as the build itself
+    info(tiny, "--dtype", "bf16", "--ep", "cuda")  # the same dtype where it loads
+
+
 def test_info_unregistered(tmp_path):
     from transformers import CONFIG_MAPPING
     CONFIG_MAPPING["speech_to_text"]().save_pretrained(tmp_path / "hf")
     shutil.copy(REPO / "tests" / "cli" / "test_commands.py", tmp_path / "hf" / "unrelated.txt")
-    # no weights at all: said, and why it is not built
-    out = info(tmp_path / "hf")
+    # no weights at all: said, and why it is not built; the exit status says the build would fail
+    out = info(tmp_path / "hf", returncode=1)
     assert field(out, "model type").startswith(
         "speech_to_text: not registered: speech models (speech_to_text) are not supported yet")
     assert field(out, "parameters").startswith("unknown: ") and "no *.safetensors files" in out

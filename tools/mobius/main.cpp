@@ -109,7 +109,9 @@ std::string thousands(uint64_t n) {
 }
 
 // `mobius info PATH`: a .gguf file (or any regular file) is read as GGUF, else as a checkpoint
-// directory or a Hugging Face id.
+// directory or a Hugging Face id. Returns 0 when the build it describes would run, 1 when it would
+// fail (a type not registered, no weights to read, refused for the given --ep), the report printed
+// either way.
 int print_info(const std::string& path, const std::string& dtype, mobius::BuildOptions o) {
   namespace fs = std::filesystem;
   (fs::is_regular_file(path) || fs::path(path).extension() == ".gguf" ? o.gguf_file : o.config_dir) = path;
@@ -124,17 +126,18 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   }
   if (!info.no_weights.empty()) {
     std::cout << "parameters:  unknown: " << info.no_weights << "\n";
-    return 0;
+    return 1;
   }
   std::cout << "parameters:  " << thousands(info.parameters) << "\n";
   for (const auto& [dtype, s] : info.stored)
     std::cout << "  " << dtype << ": " << s.tensors << " tensors, " << thousands(s.elements) << " elements, "
               << mib(s.bytes) << "\n";
-  if (info.task.empty()) return 0;
+  if (info.task.empty()) return 1;
   std::cout << "build --dtype " << dtype << " --ep " << o.ep << (o.precision.empty() ? "" : " --precision " + o.precision)
             << ": ";
   const auto chosen = std::find_if(info.eps.begin(), info.eps.end(), [&](const auto& e) { return e.ep == o.ep; });
-  if (chosen != info.eps.end() && !chosen->refused.empty())
+  const bool refused = chosen != info.eps.end() && !chosen->refused.empty();
+  if (refused)
     std::cout << "refused: " << chosen->refused << "\n";
   else {
     for (size_t i = 0; i < info.data_files.size(); ++i)
@@ -149,7 +152,7 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
                                      : done.empty() ? "the canonical graph (standard ONNX ops)" : done)
               << "\n";
   }
-  return 0;
+  return refused ? 1 : 0;
 }
 
 }  // namespace
