@@ -41,8 +41,9 @@ GEN_PROMPT = 20  # greedy prompt: shorter than the thresholds, so generation cro
 GEN_NEW = 24
 
 # ---------------------------------------------------------------------------------------------
-# The parity rows live in one module per task (decoder_harness, encoder_harness, seq2seq_harness,
-# ...), each with its own reference call, inputs, runner and comparison; this module is their
+# The parity rows live in one module per task (decoder_harness, with its rows per family in
+# decoder_rows/; encoder_harness, seq2seq_harness, ...), each with its own reference call, inputs,
+# runner and comparison; this module is their
 # shared core. A decoder or encoder row's overrides are HF config kwargs. Using the old keys
 # `rope_theta` / `rope_scaling` (or the top-level partial_rotary_factor, GPT-NeoX's rotary_pct /
 # rotary_emb_base) means "write config.json in the pre-transformers-5 schema" (the rope keys are

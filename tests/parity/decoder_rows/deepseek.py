@@ -1,0 +1,24 @@
+"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3."""
+
+DEEPSEEK_YARN = dict(max_position_embeddings=128, rope_parameters=dict(
+    rope_type="yarn", factor=4.0, original_max_position_embeddings=32, mscale=1.0, mscale_all_dim=0.8))
+
+VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "deepseek_v2": [
+        ("default", {}),  # MLA with q_lora, greedy top-2 of 8, layer 0 dense
+        ("v-head-dim-12", dict(v_head_dim=12, _runtime="none")),
+        ("group-limited", dict(topk_method="group_limited_greedy", n_group=4, topk_group=1,
+                               routed_scaling_factor=2.0)),
+        ("no-q-lora", dict(q_lora_rank=None)),
+        ("yarn-mscale", DEEPSEEK_YARN),
+        ("dense-only", dict(n_routed_experts=0, first_k_dense_replace=2)),  # no MoE layer
+    ],
+    "deepseek_v3": [
+        ("default", {}),  # MLA, interleaved rope, sigmoid + correction bias, 2 of 4 groups
+        ("v-head-dim-12", dict(v_head_dim=12, _runtime="none")),
+        ("rope-not-interleaved", dict(rope_interleave=False)),
+        ("no-norm-topk", dict(norm_topk_prob=False, routed_scaling_factor=1.0)),
+        ("no-q-lora", dict(q_lora_rank=None)),
+        ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+}

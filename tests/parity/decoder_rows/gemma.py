@@ -1,0 +1,52 @@
+"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text."""
+
+from harness import DROP
+
+SLIDING_FULL = ["sliding_attention", "full_attention"]
+# Softcaps that engage: attention scores reach several units here and logits ~150. The final cap is
+# 20, not ~1: at 1.5 tanh rounds the top logits to exactly 1.0 and greedy argmax becomes a tie (the
+# reference then picks token 0); at 20 the logits move by up to ~130 and the greedy top-2 gap
+# stays >= 0.07. transformers' Gemma3Attention ignores attn_logit_softcapping (so must mobius).
+SOFTCAPS = dict(attn_logit_softcapping=1.0, final_logit_softcapping=20.0)
+
+VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "gemma": [
+        ("default", {}),  # tied, (1 + weight) norms, embeddings * sqrt(hidden_size)
+        ("untied", dict(tie_word_embeddings=False)),
+        ("attention-bias", dict(attention_bias=True)),
+        ("legacy-gelu", dict(_json=dict(hidden_act="gelu"))),  # GemmaConfig reads it as tanh gelu
+        ("old-schema", dict(rope_theta=500.0)),
+    ],
+    "gemma2": [
+        ("default", {}),  # softcaps 50 / 30, sliding_window 4096, layers sliding, full
+        ("softcap-window-16", dict(sliding_window=16, **SOFTCAPS)),
+        ("no-softcap-window-8", dict(sliding_window=8, attn_logit_softcapping=None,
+                                     final_logit_softcapping=None)),
+        ("full-sliding-untied-bias", dict(layer_types=SLIDING_FULL[::-1], sliding_window=12,
+                                          tie_word_embeddings=False, attention_bias=True, **SOFTCAPS)),
+        ("no-layer-types", dict(sliding_window=16, _json=dict(layer_types=DROP))),  # default pattern
+        ("old-schema", dict(sliding_window=16, rope_theta=1000.0,
+                            rope_scaling=dict(type="linear", factor=2.0))),
+    ],
+    "gemma3_text": [
+        ("default", {}),  # q/k norms; 2 layers with the default pattern 6: both sliding
+        ("window-16-softcap", dict(layer_types=SLIDING_FULL, sliding_window=16, **SOFTCAPS)),
+        ("rope-per-type", dict(layer_types=SLIDING_FULL, sliding_window=12, rope_parameters=dict(
+            full_attention=dict(rope_type="linear", factor=4.0, rope_theta=100000.0),
+            sliding_attention=dict(rope_type="default", rope_theta=100.0)))),
+        ("yarn-full", dict(layer_types=SLIDING_FULL, sliding_window=16, max_position_embeddings=128,
+                           rope_parameters=dict(
+                               full_attention=dict(rope_type="yarn", factor=4.0, rope_theta=10000.0,
+                                                   original_max_position_embeddings=32),
+                               sliding_attention=dict(rope_type="default", rope_theta=1000.0)))),
+        ("untied-bias", dict(layer_types=SLIDING_FULL, sliding_window=16, tie_word_embeddings=False,
+                             attention_bias=True)),
+        # pre-transformers-5 config: rope_theta + rope_scaling (full), rope_local_base_freq
+        # (sliding), sliding_window_pattern instead of layer_types
+        ("old-schema", dict(rope_theta=20000.0, rope_local_base_freq=500.0,
+                            rope_scaling=dict(rope_type="linear", factor=8.0), sliding_window=16,
+                            sliding_window_pattern=2, _json=dict(sliding_window_pattern=2,
+                                                                 layer_types=DROP,
+                                                                 _sliding_window_pattern=DROP))),
+    ],
+}
