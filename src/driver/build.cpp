@@ -268,6 +268,7 @@ BuildReport build_package(const BuildOptions& o) {
       std::erase_if(report.unused_tensors, [&](const std::string& t) {
         return std::find(p.unused().begin(), p.unused().end(), t) == p.unused().end();
       });
+    std::erase_if(report.unused_tensors, [&](const std::string& t) { return arch->training_only(t); });
     if (report.generic)
       require_all_used(report.unused_tensors, *ckpt, report.model_type);
   }

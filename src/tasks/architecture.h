@@ -38,6 +38,15 @@ class Architecture : public Module {
   virtual std::string task() const = 0;
   // Builds the package's graphs, in the order they are written (no weight data is touched).
   virtual std::vector<NamedGraph> build_graphs() const = 0;
+  // Whether checkpoint tensor `key` is a training-only tensor that transformers' model holds and
+  // inference never reads, so a build does not report it as unused: the vector that replaces
+  // masked frames (the wav2vec2 family's masked_spec_embed, for mask_time_indices) or masked
+  // patches (embeddings.mask_token, for bool_masked_pos), and BatchNorm's step counter
+  // (num_batches_tracked). No graph of any task has an input for those masks.
+  virtual bool training_only(const std::string& key) const {
+    return key.ends_with("masked_spec_embed") || key.ends_with("embeddings.mask_token") ||
+           key.ends_with(".num_batches_tracked");
+  }
 };
 
 }  // namespace mobius

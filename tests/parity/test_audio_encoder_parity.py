@@ -45,3 +45,19 @@ F16_ROWS = [r for r in A.ROWS if (r.model_type, r.variant) in
 def test_audio_encoder_f16(row, tmp_path_factory):
     failures = A.check_f16(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-f16"))
     assert not failures, "\n".join(failures)
+
+
+def test_training_only_tensors_are_not_reported_unused(tmp_path):
+    """A wav2vec2 checkpoint saved with mask_time_prob > 0 holds masked_spec_embed (the SpecAugment
+    vector, training only): the build reads every other tensor and warns of none unused."""
+    from safetensors.numpy import load_file  # noqa: PLC0415
+
+    row = next(r for r in A.ROWS if (r.model_type, r.variant) == ("wav2vec2", "group-ctc"))
+    model = A.write_checkpoint(row, tmp_path / "hf")
+    assert model.config.mask_time_prob > 0
+    stored = load_file(tmp_path / "hf" / "model.safetensors")
+    assert "wav2vec2.masked_spec_embed" in stored
+    r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "out", "--runtime", "none")
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr, r.stderr
+    assert f", {len(stored) - 1} weights," in r.stdout, r.stdout
