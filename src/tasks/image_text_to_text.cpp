@@ -6,7 +6,7 @@ namespace mobius {
 
 std::vector<NamedGraph> ImageTextToText::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("vision", build_vision(), GraphLowering::canonical);
+  graphs.emplace_back("vision", build_vision(), GraphLowering::attention);  // a Linear-heavy tower, as the encoders
   graphs.emplace_back("embedding", build_embedding(), GraphLowering::canonical);
   graphs.emplace_back("decoder", build_decoder(), GraphLowering::causal_lm);
   return graphs;

@@ -28,10 +28,13 @@ LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3",
 
 @pytest.mark.parametrize("row", LOWERED)
 def test_vlm_ep_cpu(row, tmp_path_factory):
-    """`--ep cpu` lowers the decoder graph (GroupQueryAttention, ...): the image batch's prefill and
-    decode steps still equal transformers'."""
+    """`--ep cpu` lowers the decoder graph (GroupQueryAttention, ...) and the vision tower's
+    attention (MultiHeadAttention): the image batch's prefill and decode steps, the greedy tokens
+    and onnxruntime-genai's still equal transformers'."""
     rec: dict = {}
-    failures = V.run(row, tmp_path_factory.mktemp(f"{row.model_type}-ep-cpu"), rec, ("--ep", "cpu"), full=False)
+    work = tmp_path_factory.mktemp(f"{row.model_type}-ep-cpu")
+    failures = V.run(row, work, rec, ("--ep", "cpu"))
+    failures += H.attention_lowering_problems(work / "onnx" / "vision.onnx")
     assert not failures, "\n".join(failures)
 
 

@@ -677,33 +677,46 @@ def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]
 def check_int4(row: Row, work: Path) -> list[str]:
     """`--precision int4` (seq2seq_harness.INT4_PINNED: accuracy level 0, LM head and embeddings
     in float): in the decoder graph every MatMul by a 2-D checkpoint weight but the LM head is a
-    MatMulNBits, the vision and embedding graphs are unchanged, and the decoder's logits (prefill
-    of the image batch, DECODE_STEPS steps) equal those of mobius' float decoder quantized by
-    onnxruntime's MatMulNBitsQuantizer on the same nodes, max|Δ| <= harness.TOL."""
+    MatMulNBits, in the vision graph every one, the embedding graph is unchanged; the image
+    features and the decoder's logits (prefill of the image batch, DECODE_STEPS steps) equal those
+    of mobius' float graphs quantized by onnxruntime's MatMulNBitsQuantizer on the same nodes,
+    max|Δ| <= harness.TOL."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer  # noqa: PLC0415
 
     import seq2seq_harness as S  # noqa: PLC0415
 
-    hf_dir, q_dir, f_dir, ref_path = work / "hf", work / "int4", work / "float", work / "ort-int4.onnx"
+    hf_dir, q_dir, f_dir = work / "hf", work / "int4", work / "float"
     ref = write_checkpoint(row, hf_dir)
     H.build(hf_dir, q_dir, "--precision", "int4", *S.INT4_PINNED)
     H.build(hf_dir, f_dir)
     failures = []
-    for g in ("vision", "embedding"):
-        if S.weight_matmuls(onnx.load(str(q_dir / f"{g}.onnx")))[0]:
-            failures.append(f"{g}: quantized")
+    if S.weight_matmuls(onnx.load(str(q_dir / "embedding.onnx")))[0]:
+        failures.append("embedding: quantized")
+    vision_nbits, vision_left = S.weight_matmuls(onnx.load(str(q_dir / "vision.onnx")))
+    if vision_nbits == 0 or vision_left:
+        failures.append(f"vision: {vision_nbits} MatMulNBits, float weight MatMuls left: {vision_left}")
     nbits, left = S.weight_matmuls(onnx.load(str(q_dir / "decoder.onnx")))
     if nbits == 0 or len(left) > 1:
         failures.append(f"decoder: {nbits} MatMulNBits, float weight MatMuls left: {left}")
     if failures:
         return failures
-    q = MatMulNBitsQuantizer(onnx.load(str(f_dir / "decoder.onnx")), bits=4, block_size=32, is_symmetric=True,
-                             nodes_to_exclude=left)
-    q.process()
-    onnx.save(q.model.model, str(ref_path), save_as_external_data=True, location="ort-int4.onnx.data")
+    for graph, exclude in (("vision", []), ("decoder", left)):
+        q = MatMulNBitsQuantizer(onnx.load(str(f_dir / f"{graph}.onnx")), bits=4, block_size=32, is_symmetric=True,
+                                 nodes_to_exclude=exclude)
+        q.process()
+        onnx.save(q.model.model, str(work / f"ort-int4-{graph}.onnx"), save_as_external_data=True,
+                  location=f"ort-int4-{graph}.onnx.data")
+    ref_path = work / "ort-int4-decoder.onnx"
     vlm = OnnxVLM(f_dir)
     ids, mask, types_, feeds = image_batch(ref.config)
-    embeds = vlm.embed(ids, vlm.image_features(feeds))
+    features = {}
+    for name, path in (("mobius", q_dir / "vision.onnx"), ("onnxruntime", work / "ort-int4-vision.onnx")):
+        vlm.vision = H.ort_session(path)
+        features[name] = vlm.image_features(feeds)
+    d = H.max_abs(features["mobius"], features["onnxruntime"])
+    if not d <= H.TOL:
+        return [f"int4 image features vs onnxruntime's quantizer: max|Δ| {d:.3g} > {H.TOL}"]
+    embeds = vlm.embed(ids, features["mobius"])
     pos = prefill_positions(ref, ids, mask, types_, feeds)
     rng = np.random.default_rng(3)
     steps = [rng.integers(3, 240, size=(2, 1)) for _ in range(DECODE_STEPS)]
