@@ -45,7 +45,7 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //   - BatchNorm's num_batches_tracked (wav2vec2-conformer): a training step counter, unused in eval;
 //   - wav2vec2-conformer's encoder.pos_conv_embed: built but never called by
 //     Wav2Vec2ConformerEncoder.forward (modeling_wav2vec2_conformer.py);
-//   - llava: the tower runs up to the deepest vision_feature_layer (archs/llava.cpp), so its later
+//   - llava, vipllava, llava_next: the tower runs up to the deepest vision_feature_layer (archs/llava.h), so its later
 //     layers, post_layernorm and SigLIP's head never reach the image features.
 bool unread_by_contract(const RegistryEntry& e, const std::string& key, const std::set<std::string>& read) {
   const std::string type = e.model_type;
@@ -59,7 +59,7 @@ bool unread_by_contract(const RegistryEntry& e, const std::string& key, const st
       key.ends_with(".num_batches_tracked"))
     return true;
   if (type == "wav2vec2-conformer") return key.find(".encoder.pos_conv_embed.") != std::string::npos;
-  if (type == "llava") {
+  if (type == "llava" || type == "vipllava" || type == "llava_next") {
     const std::string layers = "vision_tower.encoder.layers.";
     if (key.starts_with("vision_tower.post_layernorm.") || key.starts_with("vision_tower.head.")) return true;
     auto layer = [&](const std::string& k) { return k.starts_with(layers) ? std::stoi(k.substr(layers.size())) : -1; };
