@@ -6,8 +6,8 @@
 // is "default", through multi_modal_projector (linear_1, projector_hidden_act, linear_2; biases
 // when multimodal_projector_bias), scattered at image_token_id (config field image_token_index)
 // into the text decoder's embeddings. The text decoder is text_config's registered type: llama
-// (the default) or qwen2 (archs/llama.cpp). The parts are archs/llava.h's, shared with VipLLaVA
-// and LLaVA-NeXT.
+// (the default), mistral (LLaVA-NeXT's llava-v1.6-mistral) or qwen2 (archs/llama.cpp). The parts
+// are archs/llava.h's, shared with VipLLaVA and LLaVA-NeXT.
 //   vision: pixel_values float32 [num_images, num_channels, image_size, image_size]
 //        -> image_features [num_images * patches, text hidden_size]
 // Checkpoint keys as transformers 5 saves them: vision_tower.*, multi_modal_projector.*,
@@ -30,10 +30,12 @@ namespace mobius {
 LlavaFamily::LlavaFamily(const HfConfig& cfg, DataType dtype) {
   const HfConfig text_cfg = sub_config(cfg, "text_config");
   const std::string text_type = text_cfg.string_or("model_type", "llama");
-  if (text_type != "llama" && text_type != "qwen2")
-    text_cfg.fail("model_type", "LLaVA's text decoder '" + text_type + "' is not supported: llama or qwen2");
+  if (text_type != "llama" && text_type != "mistral" && text_type != "qwen2")
+    text_cfg.fail("model_type", "LLaVA's text decoder '" + text_type + "' is not supported: llama, mistral or qwen2");
   const HfConfig text = with_class_defaults(text_cfg, text_type);
-  DecoderSpec s = text_type == "qwen2" ? qwen2_spec(text, dtype) : llama_spec(text, dtype);
+  DecoderSpec s = text_type == "qwen2"     ? qwen2_spec(text, dtype)
+                  : text_type == "mistral" ? mistral_spec(text, dtype)
+                                           : llama_spec(text, dtype);
   s.names.model = "language_model.model";
   s.names.lm_head = "language_model.lm_head";
   // LlavaConfig.__post_init__: tie_word_embeddings from text_config when the top level's is false

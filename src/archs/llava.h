@@ -18,12 +18,12 @@
 
 namespace mobius {
 
-// The image-text-to-text model of a LLaVA relative: text_config's registered llama (the default)
-// or qwen2 decoder under language_model.*, tie_word_embeddings as LlavaConfig.__post_init__ (the
+// The image-text-to-text model of a LLaVA relative: text_config's registered llama (the default),
+// mistral or qwen2 decoder under language_model.*, tie_word_embeddings as LlavaConfig.__post_init__ (the
 // top level's, or text_config's), image_token_id from config.json's image_token_index (read
 // through the attribute_map alias image_token_id; default 32000). The family writes the vision
 // side (vision_inputs, encode_images). Throws mobius::Error naming text_config.model_type when it
-// is neither llama nor qwen2.
+// is none of these.
 class LlavaFamily : public ImageTextToText {
  public:
   const CausalLM& text() const override { return *text_; }

@@ -22,8 +22,9 @@ def test_vlm_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
-# Qwen2.5-VL, Mistral 3, and Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
-LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3")]
+# Qwen2.5-VL, Mistral 3, Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
+# and LLaVA-NeXT (its mistral decoder)
+LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3", "llava_next")]
 
 
 @pytest.mark.parametrize("row", LOWERED)
@@ -88,10 +89,15 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("gemma3", lambda c: c["text_config"].update(sliding_window=None), "sliding_window"),
     ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
     ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
+    ("vipllava", lambda c: c.update(vision_feature_layer=[-2, 13]), "vision_feature_layer"),
+    ("llava_next", lambda c: c.update(image_grid_pinpoints=[[16, 40]]), "image_grid_pinpoints"),
+    ("llava_next", lambda c: c.update(vision_feature_select_strategy="full"), "vision_feature_select_strategy"),
+    ("llava_next", lambda c: c["text_config"].update(model_type="gemma"), "model_type"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
-        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2"])
+        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2",
+        "vipllava-feature-layer", "llava-next-pinpoints", "llava-next-full-clip", "llava-next-text-type"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""

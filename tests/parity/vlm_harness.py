@@ -98,14 +98,15 @@ ROWS += [
 # and 3 x 1 tiles. LLAVA_NEXT_SIZES (height, width): the first image takes 1 x 2 tiles (equal
 # effective resolution with 2 x 2, less waste) whose 4 x 8 feature grid is unpadded to rows 1-2;
 # the second 2 x 2 tiles, unpadded to columns 2-5; pixel_values padded to 5 tiles, as the
-# processor batches them. A CLIP tower (strategy default) and a SigLIP tower (full, two layers)
+# processor batches them. A CLIP tower (strategy default) with a mistral decoder (llava-v1.6-mistral's
+# layout) and a SigLIP tower (full, two layers) with a qwen2 decoder
 NEXT_PINPOINTS = [[16, 32], [32, 16], [32, 32], [48, 16]]
 NEXT_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=16,
                    patch_size=4)
 LLAVA_NEXT_SIZES = [(12, 44), (40, 24)]
 ROWS += [
-    Row("llava_next", "clip", dict(image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS,
-                                   text_config=dict(LLAVA_TEXT, model_type="llama"),
+    Row("llava_next", "clip-mistral", dict(image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS,
+                                           text_config=dict(LLAVA_TEXT, model_type="mistral"),
                                    vision_config=dict(NEXT_VISION, model_type="clip_vision_model"))),
     Row("llava_next", "siglip-layers-full", dict(
         image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS, vision_feature_layer=[-1, 1],
