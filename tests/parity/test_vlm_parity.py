@@ -67,6 +67,23 @@ def test_paddleocr_vl_flat_config(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+def test_llava_next_image_sizes(tmp_path):
+    """LLaVA-NeXT's vision graph on one batch of images of many sizes and aspect ratios (a pinpoint's
+    exact size, square, smaller than a tile, larger than every pinpoint, tall and wide past every
+    pinpoint's ratio): image_features equal transformers' get_image_features, as many rows as
+    LlavaNextProcessor expands the images to."""
+    sizes = [(16, 32), (32, 32), (17, 16), (8, 8), (64, 64), (100, 20), (5, 60), (33, 47)]
+    row = V.base_row("llava_next")
+    ref = V.write_checkpoint(row, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "onnx")
+    feeds, counts = V.llava_next_images(ref.config, sizes)
+    with V.torch.no_grad():
+        want = V.reference_features(ref, feeds)
+    got = V.OnnxVLM(tmp_path / "onnx").image_features(feeds)
+    assert got.shape == want.shape == (sum(counts), ref.config.text_config.hidden_size), (got.shape, want.shape, counts)
+    assert H.max_abs(got, want) <= H.TOL
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)

@@ -17,6 +17,8 @@ Rows are typed (Row: model type, variant, config kwargs). Each row checks:
     the package's genai_config.json, processor_config.json and tokenizer) generating
     transformers' greedy tokens from the same processed inputs (check_genai; the Qwen types and
     gemma3).
+LLaVA-NeXT's images come from transformers' LlavaNextImageProcessorPil (anyres tiles, image_sizes)
+and their token counts from LlavaNextProcessor (llava_next_images).
 Gemma 3's decoder also reads input_ids (its image tokens attend to each other in both directions)
 and transformers gets token_type_ids 1 at the image tokens; PaliGemma's prompt is its prefix
 (token_type_ids 0, bidirectional at the first step) and its positions are 1-based.
@@ -281,11 +283,11 @@ def image_tokens(config) -> list[int]:
     return [patches + (full and v.model_type == "clip_vision_model")] * 2
 
 
-def llava_next_images(config) -> tuple[dict, list[int]]:
-    """LLaVA-NeXT's vision feeds and each image's tokens, from transformers: two random RGB images of
-    LLAVA_NEXT_SIZES through LlavaNextImageProcessorPil (anyres tiles of the tower's size over the
-    config's image_grid_pinpoints: pixel_values [2, max tiles, C, S, S] zero-padded, image_sizes
-    [2, 2]) and the tokens LlavaNextProcessor expands each image's <|image_pad|> to (the class
+def llava_next_images(config, sizes=tuple(LLAVA_NEXT_SIZES)) -> tuple[dict, list[int]]:
+    """LLaVA-NeXT's vision feeds and each image's tokens, from transformers: random RGB images of
+    `sizes` (height, width) through LlavaNextImageProcessorPil (anyres tiles of the tower's size over the
+    config's image_grid_pinpoints: pixel_values [images, max tiles, C, S, S] zero-padded,
+    image_sizes [images, 2]) and the tokens LlavaNextProcessor expands each image's <|image_pad|> to (the class
     token counted as num_additional_image_tokens 1 for CLIP, as the released processors)."""
     import tempfile  # noqa: PLC0415
 
@@ -294,7 +296,7 @@ def llava_next_images(config) -> tuple[dict, list[int]]:
 
     v = config.vision_config
     rng = np.random.default_rng(4)
-    images = [rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8) for h, w in LLAVA_NEXT_SIZES]
+    images = [rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8) for h, w in sizes]
     side = {"height": v.image_size, "width": v.image_size}
     proc = LlavaNextImageProcessorPil(size={"shortest_edge": v.image_size}, crop_size=side,
                                       image_grid_pinpoints=config.image_grid_pinpoints)
