@@ -19,14 +19,15 @@
 //           (the processor's, padded to the batch's most tiles), image_sizes int64 [num_images, 2]
 //           (each image's original (height, width))
 //        -> image_features [num_image_tokens, text hidden_size]
-// Accepted: image_grid_pinpoints of positive multiples of vision_config.image_size, and a feature
-// selection that leaves (image_size / patch_size)² rows a tile (strategy "default" with CLIP's
-// class token, "full" with SigLIP), without which transformers' reshape of the tiles fails too.
+// Accepted: image_grid_pinpoints of positive multiples of vision_config.image_size (at most 2^20
+// pixels a side), and a feature selection that leaves (image_size / patch_size)² rows a tile
+// (strategy "default" with CLIP's class token, "full" with SigLIP), without which transformers'
+// reshape of the tiles fails too.
 // Checkpoint keys: llava.h's and image_newline. onnxruntime-genai 0.18 has no llava_next model
 // type, so no genai_config.json is written.
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archs/archs.h"
@@ -52,26 +53,26 @@ class LlavaNext : public LlavaFamily {
                    std::to_string(side_ * side_) + " ((image_size / patch_size)²): use \"default\" with a CLIP tower " +
                    "(its class token dropped) or \"full\" with SigLIP");
     // LlavaNextConfig.__post_init__'s default pinpoints
-    std::vector<std::vector<double>> pinpoints = {{336, 672}, {672, 336}, {672, 672}, {1008, 336}, {336, 1008}};
+    std::vector<std::pair<int64_t, int64_t>> pinpoints = {{336, 672}, {672, 336}, {672, 672}, {1008, 336}, {336, 1008}};
     if (cfg.has("image_grid_pinpoints")) {
-      const nlohmann::json* p = &cfg.json().at("image_grid_pinpoints");
+      const nlohmann::json& p = cfg.json().at("image_grid_pinpoints");
+      if (!p.is_array() || p.empty()) cfg.fail("image_grid_pinpoints", "expected a non-empty list of [height, width]");
       pinpoints.clear();
-      if (!p->is_array() || p->empty()) cfg.fail("image_grid_pinpoints", "expected a non-empty list of [height, width]");
-      for (const nlohmann::json& hw : *p) {
+      for (const nlohmann::json& hw : p) {
         if (!hw.is_array() || hw.size() != 2 || !hw[0].is_number_integer() || !hw[1].is_number_integer())
           cfg.fail("image_grid_pinpoints", "expected a list of [height, width] integer pairs, got " + hw.dump());
-        pinpoints.push_back({hw[0].get<double>(), hw[1].get<double>()});
+        pinpoints.emplace_back(hw[0].get<int64_t>(), hw[1].get<int64_t>());
       }
     }
-    for (const auto& hw : pinpoints) {
-      for (double v : hw)
-        if (v <= 0 || static_cast<int64_t>(v) % tile != 0)
-          cfg.fail("image_grid_pinpoints", "resolution " + std::to_string(static_cast<int64_t>(hw[0])) + " x " +
-                                               std::to_string(static_cast<int64_t>(hw[1])) +
-                                               " is not made of whole tiles of vision_config.image_size " +
-                                               std::to_string(tile));
-      pin_h_.push_back(static_cast<int64_t>(hw[0]));
-      pin_w_.push_back(static_cast<int64_t>(hw[1]));
+    constexpr int64_t kMaxSide = int64_t{1} << 20;  // pixels; keeps the graph's int64 areas far from overflow
+    for (const auto& [h, w] : pinpoints) {
+      if (h <= 0 || w <= 0 || h > kMaxSide || w > kMaxSide || h % tile != 0 || w % tile != 0)
+        cfg.fail("image_grid_pinpoints", "resolution " + std::to_string(h) + " x " + std::to_string(w) +
+                                             " is not made of whole tiles of vision_config.image_size " +
+                                             std::to_string(tile) + " (at most " + std::to_string(kMaxSide) +
+                                             " pixels a side)");
+      pin_h_.push_back(h);
+      pin_w_.push_back(w);
     }
   }
 
