@@ -109,9 +109,9 @@ class LlavaNext : public LlavaFamily {
     Value *nph, *npw, *r0, *rows, *c0, *cols;
   };
   // Row k of a concatenation of per-image runs of counts[i] rows: its image and its index in the
-  // image's run; start: each run's first row [num_images], total: the rows (scalar).
+  // image's run; start: each run's first row [num_images].
   struct Layout {
-    Value *image, *local, *start, *total;
+    Value *image, *local, *start;
   };
 
   Grid grid(Ops& op, Value* image_sizes) const {
@@ -166,8 +166,7 @@ class LlavaNext : public LlavaFamily {
     Value* axis = op.builder().scalar_i64(0);
     Layout l;
     l.start = op.CumSum(counts, axis, {.exclusive = 1});
-    l.total = op.ReduceSum(counts, {0}, {.keepdims = 0});
-    Value* k = op.Range(0, l.total, 1);
+    Value* k = op.Range(0, op.ReduceSum(counts, {0}, {.keepdims = 0}), 1);
     Value* ends = op.CumSum(counts, axis);
     l.image = op.ReduceSum(op.Cast(op.GreaterOrEqual(op.Unsqueeze(k, {1}), op.Unsqueeze(ends, {0})), {.to = DataType::INT64}),
                            {1}, {.keepdims = 0});
