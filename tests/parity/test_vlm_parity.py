@@ -67,14 +67,24 @@ def test_paddleocr_vl_flat_config(tmp_path):
     assert not failures, "\n".join(failures)
 
 
-def test_llava_next_image_sizes(tmp_path):
-    """LLaVA-NeXT's vision graph on one batch of images of many sizes and aspect ratios (a pinpoint's
-    exact size, square, smaller than a tile, larger than every pinpoint, tall and wide past every
-    pinpoint's ratio): image_features equal transformers' get_image_features, as many rows as
+# LLaVA-NeXT's vision graph on images of many sizes: the tiny pinpoints of the parity rows (a
+# pinpoint's exact size, square, smaller than a tile, larger than every pinpoint, tall and wide past
+# every pinpoint's ratio: 5 x 60 leaves no grid row after unpadding), and the released checkpoints'
+# tiles (336 x 336 in patches of 14, LlavaNextConfig's default pinpoints) with photo-like sizes
+NEXT_RELEASED = dict(V.base_row("llava_next").config, image_grid_pinpoints=None,
+                     vision_config=dict(V.NEXT_VISION, model_type="clip_vision_model", hidden_size=16,
+                                        intermediate_size=32, image_size=336, patch_size=14))
+
+
+@pytest.mark.parametrize("config,sizes", [
+    (V.base_row("llava_next").config, [(16, 32), (32, 32), (17, 16), (8, 8), (64, 64), (100, 20), (5, 60), (33, 47)]),
+    (NEXT_RELEASED, [(480, 640), (300, 1024), (900, 200), (336, 336), (1080, 1920)]),
+], ids=["tiny-pinpoints", "released-pinpoints"])
+def test_llava_next_image_sizes(config, sizes, tmp_path):
+    """One batch of images of other sizes and aspect ratios through LlavaNextImageProcessorPil: the
+    vision graph's image_features equal transformers' get_image_features, as many rows as
     LlavaNextProcessor expands the images to."""
-    sizes = [(16, 32), (32, 32), (17, 16), (8, 8), (64, 64), (100, 20), (5, 60), (33, 47)]
-    row = V.base_row("llava_next")
-    ref = V.write_checkpoint(row, tmp_path / "hf")
+    ref = V.write_checkpoint(V.Row("llava_next", "sizes", config), tmp_path / "hf")
     H.build(tmp_path / "hf", tmp_path / "onnx")
     feeds, counts = V.llava_next_images(ref.config, sizes)
     with V.torch.no_grad():
