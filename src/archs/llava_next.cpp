@@ -50,8 +50,8 @@ class LlavaNext : public LlavaFamily {
     if (features_->tokens() != side_ * side_)
       cfg.fail("vision_feature_select_strategy",
                "leaves " + std::to_string(features_->tokens()) + " rows a tile where the tile grid needs " +
-                   std::to_string(side_ * side_) + " ((image_size / patch_size)²): use \"default\" with a CLIP tower " +
-                   "(its class token dropped) or \"full\" with SigLIP");
+                   std::to_string(side_ * side_) + " ((image_size / patch_size)²): use \"default\" with a CLIP " +
+                   "tower (its class token dropped) or \"full\" with SigLIP");
     // LlavaNextConfig.__post_init__'s default pinpoints
     std::vector<std::pair<int64_t, int64_t>> pinpoints = {{336, 672}, {672, 336}, {672, 672}, {1008, 336}, {336, 1008}};
     if (cfg.has("image_grid_pinpoints")) {
@@ -168,8 +168,8 @@ class LlavaNext : public LlavaFamily {
     l.start = op.CumSum(counts, axis, {.exclusive = 1});
     Value* k = op.Range(0, op.ReduceSum(counts, {0}, {.keepdims = 0}), 1);
     Value* ends = op.CumSum(counts, axis);
-    l.image = op.ReduceSum(op.Cast(op.GreaterOrEqual(op.Unsqueeze(k, {1}), op.Unsqueeze(ends, {0})), {.to = DataType::INT64}),
-                           {1}, {.keepdims = 0});
+    Value* past = op.GreaterOrEqual(op.Unsqueeze(k, {1}), op.Unsqueeze(ends, {0}));  // [rows, images]
+    l.image = op.ReduceSum(op.Cast(past, {.to = DataType::INT64}), {1}, {.keepdims = 0});
     l.local = op.Sub(k, op.Gather(l.start, l.image));
     return l;
   }

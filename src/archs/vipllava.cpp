@@ -24,8 +24,8 @@ class VipLlava : public LlavaFamily {
   VipLlava(const HfConfig& cfg, DataType dtype) : LlavaFamily(cfg, dtype) {
     // VipLlavaConfig.vision_feature_layer's default (a tuple, which config_defaults leaves to the family)
     features_ = child<LlavaVisionFeatures>("", cfg, dtype, std::vector<double>{-2, -5, -8, -11, 6}, true);
-    NormOptions norm{.dim = features_->width(), .eps = static_cast<float>(cfg.float_or("projector_layernorm_eps", 1e-5)),
-                     .dtype = dtype, .kind = NormKind::LayerNorm};
+    const auto eps = static_cast<float>(cfg.float_or("projector_layernorm_eps", 1e-5));
+    NormOptions norm{.dim = features_->width(), .eps = eps, .dtype = dtype, .kind = NormKind::LayerNorm};
     norm_ = child<LayerNorm>("multi_modal_projector.projector_layernorm", norm);
     projector_ = child<LlavaProjector>("multi_modal_projector", cfg, features_->width(), hidden_size(), true, dtype);
   }
@@ -51,9 +51,9 @@ class VipLlava : public LlavaFamily {
 
 std::unique_ptr<Architecture> create_vipllava(const HfConfig& c, DataType dtype) {
   // VipLlavaConfig.attribute_map
-  return std::make_unique<VipLlava>(
-      with_attribute_map(c, {{"image_token_id", "image_token_index"}, {"vision_feature_layers", "vision_feature_layer"}}),
-      dtype);
+  const HfConfig cfg =
+      with_attribute_map(c, {{"image_token_id", "image_token_index"}, {"vision_feature_layers", "vision_feature_layer"}});
+  return std::make_unique<VipLlava>(cfg, dtype);
 }
 
 }  // namespace mobius

@@ -67,6 +67,20 @@ def test_paddleocr_vl_flat_config(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+def test_vipllava_feature_layers_alias(tmp_path):
+    """VipLLaVA's config.json spelling vision_feature_layers (VipLlavaConfig.attribute_map's alias,
+    as older checkpoints do) with other layers than the default: transformers reads them, and the
+    image batch's prefill and decode steps equal its (vlm_harness.check)."""
+    row = V.base_row("vipllava")
+    V.write_model(V.AutoConfig.for_model("vipllava", **dict(row.config, vision_feature_layer=[-1, 3])), tmp_path / "hf")
+    cfg = V.json.loads((tmp_path / "hf" / "config.json").read_text())
+    cfg["vision_feature_layers"] = cfg.pop("vision_feature_layer")
+    (tmp_path / "hf" / "config.json").write_text(V.json.dumps(cfg))
+    assert list(V.AutoConfig.from_pretrained(tmp_path / "hf").vision_feature_layer) == [-1, 3]
+    failures = V.check(tmp_path, {}, full=False)
+    assert not failures, "\n".join(failures)
+
+
 # LLaVA-NeXT's vision graph on images of many sizes: the tiny pinpoints of the parity rows (a
 # pinpoint's exact size, square, smaller than a tile, larger than every pinpoint, tall and wide past
 # every pinpoint's ratio: 5 x 60 leaves no grid row after unpadding), and the released checkpoints'

@@ -101,7 +101,7 @@ ROWS += [
 # effective resolution with 2 x 2, less waste) whose 4 x 8 feature grid is unpadded to rows 1-2;
 # the second 2 x 2 tiles, unpadded to columns 2-5; pixel_values padded to 5 tiles, as the
 # processor batches them. A CLIP tower (strategy default) with a mistral decoder (llava-v1.6-mistral's
-# layout) and a SigLIP tower (full, two layers) with a qwen2 decoder
+# layout), and a SigLIP tower (full, two layers) with a qwen2 decoder
 NEXT_PINPOINTS = [[16, 32], [32, 16], [32, 32], [48, 16]]
 NEXT_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=16,
                    patch_size=4)
@@ -109,7 +109,7 @@ LLAVA_NEXT_SIZES = [(12, 44), (40, 24)]
 ROWS += [
     Row("llava_next", "clip-mistral", dict(image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS,
                                            text_config=dict(LLAVA_TEXT, model_type="mistral"),
-                                   vision_config=dict(NEXT_VISION, model_type="clip_vision_model"))),
+                                           vision_config=dict(NEXT_VISION, model_type="clip_vision_model"))),
     Row("llava_next", "siglip-layers-full", dict(
         image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS, vision_feature_layer=[-1, 1],
         vision_feature_select_strategy="full", text_config=dict(LLAVA_TEXT, model_type="qwen2"),
@@ -285,10 +285,11 @@ def image_tokens(config) -> list[int]:
 
 def llava_next_images(config, sizes=tuple(LLAVA_NEXT_SIZES)) -> tuple[dict, list[int]]:
     """LLaVA-NeXT's vision feeds and each image's tokens, from transformers: random RGB images of
-    `sizes` (height, width) through LlavaNextImageProcessorPil (anyres tiles of the tower's size over the
-    config's image_grid_pinpoints: pixel_values [images, max tiles, C, S, S] zero-padded,
-    image_sizes [images, 2]) and the tokens LlavaNextProcessor expands each image's <|image_pad|> to (the class
-    token counted as num_additional_image_tokens 1 for CLIP, as the released processors)."""
+    `sizes` (height, width) through LlavaNextImageProcessorPil (anyres tiles of the tower's size
+    over the config's image_grid_pinpoints: pixel_values [images, max tiles, C, S, S]
+    zero-padded, image_sizes [images, 2]) and the tokens LlavaNextProcessor expands each image's
+    <|image_pad|> to (the class token counted as num_additional_image_tokens 1 for CLIP, as the
+    released processors)."""
     import tempfile  # noqa: PLC0415
 
     from transformers import AutoTokenizer, LlavaNextProcessor  # noqa: PLC0415
