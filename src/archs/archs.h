@@ -116,6 +116,8 @@ std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
+std::unique_ptr<Architecture> create_vipllava(const HfConfig&, DataType);  // archs/vipllava.cpp
+std::unique_ptr<Architecture> create_llava_next(const HfConfig&, DataType);  // archs/llava_next.cpp
 std::unique_ptr<Architecture> create_idefics3(const HfConfig&, DataType);  // archs/idefics3.cpp
 std::unique_ptr<Architecture> create_smolvlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_paddleocr_vl(const HfConfig&, DataType);  // archs/paddleocr_vl.cpp

@@ -76,11 +76,12 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
-        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, idefics3.cpp, paddleocr_vl.cpp, mistral3.cpp,
-        // gemma3.cpp, paligemma.cpp)
+        // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
+        // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},
         {"idefics3", "idefics3", "image-text-to-text", create_idefics3},
         {"llava", "llava", "image-text-to-text", create_llava},
+        {"llava_next", "llava", "image-text-to-text", create_llava_next},
         {"mistral3", "mistral3", "image-text-to-text", create_mistral3, "mistral3"},
         {"paddleocr_vl", "paddleocr_vl", "image-text-to-text", create_paddleocr_vl},
         {"paligemma", "gemma", "image-text-to-text", create_paligemma},
@@ -88,6 +89,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},
         {"smolvlm", "idefics3", "image-text-to-text", create_smolvlm},
+        {"vipllava", "llava", "image-text-to-text", create_vipllava},
         // encoder-decoders (archs/t5.cpp, bart.cpp, pegasus_x.cpp, nllb_moe.cpp, prophetnet.cpp)
         {"bart", "bart", "text2text-generation", create_bart},
         {"mbart", "bart", "text2text-generation", create_mbart},

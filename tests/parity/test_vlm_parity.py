@@ -22,8 +22,9 @@ def test_vlm_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
-# Qwen2.5-VL, Mistral 3, and Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
-LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3")]
+# Qwen2.5-VL, Mistral 3, Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
+# and LLaVA-NeXT (its mistral decoder)
+LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3", "llava_next")]
 
 
 @pytest.mark.parametrize("row", LOWERED)
@@ -69,6 +70,47 @@ def test_paddleocr_vl_flat_config(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+def test_vipllava_feature_layers_alias(tmp_path):
+    """VipLLaVA's config.json spelling vision_feature_layers (VipLlavaConfig.attribute_map's alias,
+    as older checkpoints do) with other layers than the default: transformers reads them, and the
+    image batch's prefill and decode steps equal its (vlm_harness.check)."""
+    row = V.base_row("vipllava")
+    V.write_model(V.AutoConfig.for_model("vipllava", **dict(row.config, vision_feature_layer=[-1, 3])), tmp_path / "hf")
+    cfg = V.json.loads((tmp_path / "hf" / "config.json").read_text())
+    cfg["vision_feature_layers"] = cfg.pop("vision_feature_layer")
+    (tmp_path / "hf" / "config.json").write_text(V.json.dumps(cfg))
+    assert list(V.AutoConfig.from_pretrained(tmp_path / "hf").vision_feature_layer) == [-1, 3]
+    failures = V.check(tmp_path, {}, full=False)
+    assert not failures, "\n".join(failures)
+
+
+# LLaVA-NeXT's vision graph on images of many sizes: the tiny pinpoints of the parity rows (a
+# pinpoint's exact size, square, smaller than a tile, larger than every pinpoint, tall and wide past
+# every pinpoint's ratio: 5 x 60 leaves no grid row after unpadding), and the released checkpoints'
+# tiles (336 x 336 in patches of 14, LlavaNextConfig's default pinpoints) with photo-like sizes
+NEXT_RELEASED = dict(V.base_row("llava_next").config, image_grid_pinpoints=None,
+                     vision_config=dict(V.NEXT_VISION, model_type="clip_vision_model", hidden_size=16,
+                                        intermediate_size=32, image_size=336, patch_size=14))
+
+
+@pytest.mark.parametrize("config,sizes", [
+    (V.base_row("llava_next").config, [(16, 32), (32, 32), (17, 16), (8, 8), (64, 64), (100, 20), (5, 60), (33, 47)]),
+    (NEXT_RELEASED, [(480, 640), (300, 1024), (900, 200), (336, 336), (1080, 1920)]),
+], ids=["tiny-pinpoints", "released-pinpoints"])
+def test_llava_next_image_sizes(config, sizes, tmp_path):
+    """One batch of images of other sizes and aspect ratios through LlavaNextImageProcessorPil: the
+    vision graph's image_features equal transformers' get_image_features, as many rows as
+    LlavaNextProcessor expands the images to."""
+    ref = V.write_checkpoint(V.Row("llava_next", "sizes", config), tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "onnx")
+    feeds, counts = V.llava_next_images(ref.config, sizes)
+    with V.torch.no_grad():
+        want = V.reference_features(ref, feeds)
+    got = V.OnnxVLM(tmp_path / "onnx").image_features(feeds)
+    assert got.shape == want.shape == (sum(counts), ref.config.text_config.hidden_size), (got.shape, want.shape, counts)
+    assert H.max_abs(got, want) <= H.TOL
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)
@@ -91,10 +133,15 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("gemma3", lambda c: c["text_config"].update(sliding_window=None), "sliding_window"),
     ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
     ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
+    ("vipllava", lambda c: c.update(vision_feature_layer=[-2, 13]), "vision_feature_layer"),
+    ("llava_next", lambda c: c.update(image_grid_pinpoints=[[16, 40]]), "image_grid_pinpoints"),
+    ("llava_next", lambda c: c.update(vision_feature_select_strategy="full"), "vision_feature_select_strategy"),
+    ("llava_next", lambda c: c["text_config"].update(model_type="gemma"), "model_type"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
-        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2"])
+        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2",
+        "vipllava-feature-layer", "llava-next-pinpoints", "llava-next-full-clip", "llava-next-text-type"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""

@@ -17,6 +17,8 @@ Rows are typed (Row: model type, variant, config kwargs). Each row checks:
     the package's genai_config.json, processor_config.json and tokenizer) generating
     transformers' greedy tokens from the same processed inputs (check_genai; the Qwen types and
     gemma3).
+LLaVA-NeXT's images come from transformers' LlavaNextImageProcessorPil (anyres tiles, image_sizes)
+and their token counts from LlavaNextProcessor (llava_next_images).
 Gemma 3's decoder also reads input_ids (its image tokens attend to each other in both directions)
 and transformers gets token_type_ids 1 at the image tokens; PaliGemma's prompt is its prefix
 (token_type_ids 0, bidirectional at the first step) and its positions are 1-based.
@@ -85,6 +87,33 @@ ROWS += [
         text_config=dict(LLAVA_TEXT, model_type="qwen2"), vision_config=dict(
             model_type="siglip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
             num_attention_heads=2, image_size=32, patch_size=8))),
+]
+# VipLLaVA: a CLIP tower of 12 layers, so that the default vision_feature_layer [-2, -5, -8, -11, 6]
+# applies (five layers concatenated, through the projector's LayerNorm)
+ROWS += [
+    Row("vipllava", "clip-default-layers", dict(
+        image_token_id=IMAGE, text_config=dict(LLAVA_TEXT, model_type="llama"), vision_config=dict(
+            model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=12,
+            num_attention_heads=2, image_size=32, patch_size=8))),
+]
+# LLaVA-NeXT: tiles of 16 x 16 in patches of 4 (4 x 4 patches a tile), pinpoints of 1 x 2, 2 x 1, 2 x 2
+# and 3 x 1 tiles. LLAVA_NEXT_SIZES (height, width): the first image takes 1 x 2 tiles (equal
+# effective resolution with 2 x 2, less waste) whose 4 x 8 feature grid is unpadded to rows 1-2;
+# the second 2 x 2 tiles, unpadded to columns 2-5; pixel_values padded to 5 tiles, as the
+# processor batches them. A CLIP tower (strategy default) with a mistral decoder (llava-v1.6-mistral's
+# layout), and a SigLIP tower (full, two layers) with a qwen2 decoder
+NEXT_PINPOINTS = [[16, 32], [32, 16], [32, 32], [48, 16]]
+NEXT_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=16,
+                   patch_size=4)
+LLAVA_NEXT_SIZES = [(12, 44), (40, 24)]
+ROWS += [
+    Row("llava_next", "clip-mistral", dict(image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS,
+                                           text_config=dict(LLAVA_TEXT, model_type="mistral"),
+                                           vision_config=dict(NEXT_VISION, model_type="clip_vision_model"))),
+    Row("llava_next", "siglip-layers-full", dict(
+        image_token_id=IMAGE, image_grid_pinpoints=NEXT_PINPOINTS, vision_feature_layer=[-1, 1],
+        vision_feature_select_strategy="full", text_config=dict(LLAVA_TEXT, model_type="qwen2"),
+        vision_config=dict(NEXT_VISION, model_type="siglip_vision_model"))),
 ]
 # Idefics3 / SmolVLM: a SigLIP-like tower over 48 x 48 images of 8 x 8 patches (6 a side), pixel
 # shuffle by 2 (9 image tokens an image); llama decoder
@@ -210,6 +239,10 @@ def is_mistral3(config) -> bool:
     return config.model_type == "mistral3"
 
 
+def is_llava_next(config) -> bool:
+    return config.model_type == "llava_next"
+
+
 def is_gemma(config) -> bool:
     return config.model_type in ("gemma3", "paligemma")
 
@@ -241,10 +274,44 @@ def image_tokens(config) -> list[int]:
                 for h, w in PIXTRAL_SIZES]
     if config.model_type == "gemma3":
         return [config.mm_tokens_per_image] * 2
+    if is_llava_next(config):
+        return llava_next_images(config)[1]
     patches = (v.image_size // v.patch_size) ** 2
     if config.model_type == "paligemma":
         return [patches] * 2
-    return [patches + (config.vision_feature_select_strategy == "full" and v.model_type == "clip_vision_model")] * 2
+    full = getattr(config, "vision_feature_select_strategy", "default") == "full"  # VipLLaVA: no strategy
+    return [patches + (full and v.model_type == "clip_vision_model")] * 2
+
+
+def llava_next_images(config, sizes=tuple(LLAVA_NEXT_SIZES)) -> tuple[dict, list[int]]:
+    """LLaVA-NeXT's vision feeds and each image's tokens, from transformers: random RGB images of
+    `sizes` (height, width) through LlavaNextImageProcessorPil (anyres tiles of the tower's size
+    over the config's image_grid_pinpoints: pixel_values [images, max tiles, C, S, S]
+    zero-padded, image_sizes [images, 2]) and the tokens LlavaNextProcessor expands each image's
+    <|image_pad|> to (the class token counted as num_additional_image_tokens 1 for CLIP, as the
+    released processors)."""
+    import tempfile  # noqa: PLC0415
+
+    from transformers import AutoTokenizer, LlavaNextProcessor  # noqa: PLC0415
+    from transformers.models.llava_next.image_processing_pil_llava_next import LlavaNextImageProcessorPil  # noqa: PLC0415
+
+    v = config.vision_config
+    rng = np.random.default_rng(4)
+    images = [rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8) for h, w in sizes]
+    side = {"height": v.image_size, "width": v.image_size}
+    proc = LlavaNextImageProcessorPil(size={"shortest_edge": v.image_size}, crop_size=side,
+                                      image_grid_pinpoints=config.image_grid_pinpoints)
+    out = proc(images, return_tensors="np")
+    feeds = {"pixel_values": out["pixel_values"].astype(np.float32), "image_sizes": out["image_sizes"].astype(np.int64)}
+    with tempfile.TemporaryDirectory() as d:
+        write_tokenizer(Path(d), SPECIAL)
+        tok = AutoTokenizer.from_pretrained(d)
+    text = LlavaNextProcessor(image_processor=proc, tokenizer=tok, patch_size=v.patch_size,
+                              vision_feature_select_strategy=config.vision_feature_select_strategy,
+                              num_additional_image_tokens=int(v.model_type == "clip_vision_model"),
+                              image_token=SPECIAL[IMAGE - 256])
+    counts = [int((np.array(text(text="a<|image_pad|>b", images=[im])["input_ids"]) == IMAGE).sum()) for im in images]
+    return feeds, counts
 
 
 def images_per_row(config) -> list[int]:
@@ -287,6 +354,8 @@ def image_batch(config, seed: int = 1):
         real[-1, :, IDEFICS_REAL[1]:] = 0
         pixels = (rng.standard_normal((len(real), v.num_channels, s, s)) * real[:, None]).astype(np.float32)
         feeds = {"pixel_values": pixels, "pixel_attention_mask": real}
+    elif is_llava_next(config):
+        feeds = llava_next_images(config)[0]
     elif is_mistral3(config):
         pixels = np.zeros((2, v.num_channels, *np.max(PIXTRAL_SIZES, axis=0)), np.float32)
         for i, (h, w) in enumerate(PIXTRAL_SIZES):
@@ -329,9 +398,11 @@ def reference_features(ref, feeds: dict) -> np.ndarray:
         kw = idefics_inputs(feeds)
     elif is_mistral3(ref.config):
         kw["vision_feature_layer"] = ref.config.vision_feature_layer
-    elif ref.config.model_type == "llava":
+    elif ref.config.model_type in ("llava", "llava_next"):
         kw = dict(kw, vision_feature_layer=ref.config.vision_feature_layer,
                   vision_feature_select_strategy=ref.config.vision_feature_select_strategy)
+    elif ref.config.model_type == "vipllava":
+        kw["vision_feature_layer"] = ref.config.vision_feature_layer
     return torch.cat(list(ref.model.get_image_features(**kw).pooler_output)).reshape(-1, ref.config.text_config.hidden_size).numpy()
 
 
@@ -363,6 +434,7 @@ class OnnxVLM:
         self.vision = H.ort_session(out_dir / "vision.onnx")
         self.embedding = H.ort_session(out_dir / "embedding.onnx")
         self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.vision_inputs = {i.name for i in self.vision.get_inputs()}
         inputs = {i.name: i.shape for i in self.decoder.get_inputs()}
         self.hidden = inputs["inputs_embeds"][2]
         self.reads_ids = "input_ids" in inputs  # Gemma 3's decoder
@@ -371,9 +443,10 @@ class OnnxVLM:
         self.outputs = [o.name for o in self.decoder.get_outputs()]
 
     def image_features(self, feeds: dict) -> np.ndarray:
-        """The vision graph's image_features; with image_sizes (Mistral 3) one run per image, on
-        the image cut out of the padded batch, as onnxruntime-genai's PixtralVisionState does."""
-        if "image_sizes" not in feeds:
+        """The vision graph's image_features; with image_sizes that the graph does not read
+        (Mistral 3) one run per image, on the image cut out of the padded batch, as
+        onnxruntime-genai's PixtralVisionState does."""
+        if set(feeds) <= self.vision_inputs:
             return self.vision.run(["image_features"], feeds)[0]
         return np.concatenate([self.vision.run(["image_features"], {"pixel_values": feeds["pixel_values"][i:i + 1, :, :h, :w]})[0]
                                for i, (h, w) in enumerate(feeds["image_sizes"])])
@@ -460,7 +533,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     vlm = OnnxVLM(work / "onnx")
     ids, mask, types_, feeds = image_batch(ref.config)
     if not build_args:
-        failures = check_io(vlm, ref.config, set(feeds) - {"image_sizes"})
+        failures = check_io(vlm, ref.config, set(feeds) - ({"image_sizes"} if is_mistral3(ref.config) else set()))
     if failures:
         return failures
     t = torch.from_numpy
@@ -517,7 +590,8 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     if is_mistral3(ref.config):
         return failures + check_genai_mistral3(ref, work / "onnx", work / "image.png", rec)
-    if not has_genai(ref.config):  # onnxruntime-genai 0.18 has no llava, idefics3, smolvlm, paddleocr_vl or paligemma type
+    if not has_genai(ref.config):  # onnxruntime-genai 0.18 has no llava (nor llava_next, vipllava), idefics3, smolvlm,
+        # paddleocr_vl or paligemma type
         rec["genai"] = "n/a"
         return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
                            else ["genai_config.json written for a type onnxruntime-genai does not run"])

@@ -43,7 +43,7 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //     family's masked_spec_embed, DINOv2/v3's embeddings.mask_token, BatchNorm's num_batches_tracked);
 //   - wav2vec2-conformer's encoder.pos_conv_embed: built but never called by
 //     Wav2Vec2ConformerEncoder.forward (modeling_wav2vec2_conformer.py);
-//   - llava: the tower runs up to the deepest vision_feature_layer (archs/llava.cpp), so its later
+//   - llava, vipllava, llava_next: the tower runs up to the deepest vision_feature_layer (archs/llava.h), so its later
 //     layers, post_layernorm and SigLIP's head never reach the image features.
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
@@ -56,7 +56,7 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
     for (const char* part : {".query_global.", ".key_global.", ".value_global."})
       if (key.find(part) != std::string::npos) return true;
   if (type == "wav2vec2-conformer") return key.find(".encoder.pos_conv_embed.") != std::string::npos;
-  if (type == "llava") {
+  if (type == "llava" || type == "vipllava" || type == "llava_next") {
     const std::string layers = "vision_tower.encoder.layers.";
     if (key.starts_with("vision_tower.post_layernorm.") || key.starts_with("vision_tower.head.")) return true;
     auto layer = [&](const std::string& k) { return k.starts_with(layers) ? std::stoi(k.substr(layers.size())) : -1; };
