@@ -257,7 +257,8 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   for (const auto& [key, id] : mm.token_ids) m[key] = id;
   m["decoder"]["inputs"]["inputs_embeds"] = "inputs_embeds";
   nlohmann::json vision_inputs = nlohmann::json::object();
-  for (const GraphInput& in : model.vision_inputs()) vision_inputs[in.name] = in.name;
+  for (const GraphInput& in : model.vision_inputs())  // phi4mm's image_attention_mask is its "attention_mask"
+    vision_inputs[in.name == "image_attention_mask" ? "attention_mask" : in.name] = in.name;
   m["vision"] = {{"filename", "vision.onnx"},
                  {"config_filename", "processor_config.json"},
                  {"inputs", vision_inputs},
@@ -266,6 +267,9 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
     m["vision"]["patch_size"] = mm.patch_size;
     m["vision"]["spatial_merge_size"] = mm.spatial_merge_size;
   }
+  // phi4mm: speech.filename and speech.config_filename are both set or both empty (its default
+  // names a file), and a package without a speech graph leaves them empty
+  if (mm.type == "phi4mm") m["speech"] = {{"config_filename", ""}};
   m["embedding"] = {{"filename", "embedding.onnx"},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
@@ -302,10 +306,31 @@ nlohmann::json pixtral_processor_config(const ImageTextToText::GenaiMultimodal& 
   return {{"processor", {{"name", "pixtral_image_processor"}, {"transforms", transforms}}}};
 }
 
+// phi4mm: onnxruntime-extensions' phi_4_vision_processor (its test/data/models/phi-4 fixture):
+// decode, RGB, Phi4VisionDynamicPreprocess (the HD resize and padding to crops of m.image_size, at
+// most dynamic_hd 36 crops: Phi4MultimodalImageProcessor's default), rescale, normalization 0.5,
+// Phi4VisionProcessor (global image + crops, image_attention_mask, image_sizes, num_img_tokens).
+nlohmann::json phi4_processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  nlohmann::json transforms = nlohmann::json::array({
+      processor_op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
+      processor_op("phi4_vision_dynamic_preprocess", "Phi4VisionDynamicPreprocess",
+                   {{"dynamic_hd", 36}, {"dyhd_base_resolution", m.image_size}}),
+      processor_op("rescale", "Rescale", nullptr),
+      processor_op("normalize", "Normalize", {{"mean", {0.5, 0.5, 0.5}}, {"std", {0.5, 0.5, 0.5}}}),
+  });
+  nlohmann::json hd = processor_op("phi4_vision_processor", "Phi4VisionProcessor",
+                                   {{"dyhd_base_resolution", m.image_size}, {"interpolation", "CUBIC"}});
+  hd["operation"]["inputs"] = {":0", "phi4_vision_dynamic_preprocess:1"};
+  transforms.push_back(hd);
+  return {{"processor", {{"name", "phi_4_vision_processor"}, {"transforms", transforms},
+                         {"output_aligner", "phi4-vision-aligner"}}}};
+}
+
 }  // namespace
 
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
   if (m.type == "mistral3") return pixtral_processor_config(m);
+  if (m.type == "phi4mm") return phi4_processor_config(m);
   MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl" || m.type == "gemma3", "processor_config of " + m.type);
   const bool qwen3 = m.type == "qwen3_vl";
   auto op = processor_op;

@@ -71,7 +71,8 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
 // qwen3_vl 0.5), patches; the sizes from `m`, the pixel bounds of Qwen2VLImageProcessor;
 // mistral3: pixtral_image_processor, ending in PixtralImageSizes; gemma3: decode, RGB, bilinear
 // resize to the m.image_size square, rescale, normalization 0.5, channels first, as
-// Gemma3ImageProcessor), as onnxruntime-genai 0.18 reads it. The vision section of
+// Gemma3ImageProcessor; phi4mm: phi_4_vision_processor, the HD crops of m.image_size), as
+// onnxruntime-genai 0.18 reads it. The vision section of
 // genai_config_multimodal names the vision graph's inputs (model.vision_inputs()) and, where
 // m.patch_size is set (Qwen, Mistral 3), the patch sizes.
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m);

@@ -138,6 +138,22 @@ ROWS += [
                                                                   intermediate_size=64, num_hidden_layers=2,
                                                                   num_attention_heads=2, patch_size=4, image_size=64))),
 ]
+# Phi-4-multimodal (vision + text; its own checks: phi4mm_harness): the phi3 decoder with longrope
+# on 3/4 of the head (short factors: the prompts stay under original_max_position_embeddings), a
+# SigLIP-like tower over 32 x 32 crops in patches of 4 (8 x 8 patches, 4 x 4 tokens a crop after
+# the 2 x 2 compression), features of layer 2 of 3 (feature_layer -2); a tiny audio encoder
+# (saved, not read: the speech graph is not built)
+PHI4_ROPE = dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
+                 short_factor=[1.0, 1.1, 1.3, 1.7, 2.0, 2.5], long_factor=[1.5, 2.0, 3.0, 4.0, 6.0, 8.0])
+ROWS += [
+    Row("phi4_multimodal", "base", dict(
+        LLAVA_TEXT, pad_token_id=0, rope_parameters=PHI4_ROPE,
+        original_max_position_embeddings=4096, max_position_embeddings=16384,
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
+                           image_size=32, crop_size=32, patch_size=4, image_token_id=IMAGE),
+        audio_config=dict(hidden_size=32, intermediate_size=64, num_blocks=2, num_attention_heads=2,
+                          ext_pw_out_channel=32, depthwise_separable_out_channel=32, nemo_conv_channels=32))),
+]
 PIXTRAL_SIZES = [(48, 32), (32, 40)]  # Mistral 3: (height, width) of each batch row's image
 PAD = 5  # left padding of batch row 1
 DECODE_STEPS = 2
@@ -163,6 +179,10 @@ def write_checkpoint(row: Row, hf_dir: Path):
 def write_model(config, hf_dir: Path):
     """AutoModelForImageTextToText from `config` (seed 0), every parameter re-randomized
     (harness.rerandomize), saved to hf_dir with a tokenizer (write_tokenizer); returns the model."""
+    if config.model_type == "phi4_multimodal":  # an AutoModelForCausalLM
+        import phi4mm_harness  # noqa: PLC0415
+
+        return phi4mm_harness.write_model(config, hf_dir)
     torch.manual_seed(0)
     model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
@@ -445,12 +465,20 @@ def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> li
     """Fills `rec` (prefill = the vision, embedding and prefill max|Δ|, decode = the steps',
     tokens = matched greedy tokens); returns the failed checks. `build_args` go to mobius build;
     without `full` only the package, the image batch's prefill and decode steps are checked."""
+    if row.model_type == "phi4_multimodal":  # its own inputs and reference class
+        import phi4mm_harness  # noqa: PLC0415
+
+        return phi4mm_harness.run(row, work, rec, build_args, full)
     write_checkpoint(row, work / "hf")
     return check(work, rec, build_args, full)
 
 
 def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     """run()'s checks of the checkpoint in work / "hf", packaged into work / "onnx"."""
+    if json.loads((work / "hf" / "config.json").read_text())["model_type"] == "phi4_multimodal":
+        import phi4mm_harness  # noqa: PLC0415
+
+        return phi4mm_harness.check(work, rec, build_args, full)
     ref = AutoModelForImageTextToText.from_pretrained(work / "hf", dtype=torch.float32,
                                                       attn_implementation="eager").eval()
     H.build(work / "hf", work / "onnx", *build_args)

@@ -1,0 +1,197 @@
+"""Parity of phi4_multimodal (Phi4MultimodalForCausalLM, vision + text; docs/vlm.md), the
+vlm_harness row whose reference is not an AutoModelForImageTextToText: its image inputs are
+HD crops (image_pixel_values [images, crops, C, S, S], image_attention_mask [images, crops, g, g],
+image_sizes [images, 2]), its text fields are at the top level and its image token is
+vision_config.image_token_id. vlm_harness.run hands the row to run() here, which checks what
+vlm_harness.check checks for the other families:
+  - the package (the three graphs, onnx.checker, the I/O names);
+  - a batch of 2 (row 1 left-padded) with two images of different crop layouts (2 x 1 and 1 x 3
+    sub-crops, padded to 4 crops as the processor pads them, each with masked patches at its
+    bottom or right edge as Phi4MultimodalImageProcessor.dynamic_preprocess masks the padding): the
+    vision graph's image_features against transformers' Phi4MultimodalImageEmbedding, the
+    embedding graph's inputs_embeds, the prefill logits, DECODE_STEPS decode steps;
+  - GEN_NEW-token greedy generation equal to transformers' generate on the same batch;
+  - a text-only prompt (vlm_harness.check_text_only).
+Float32 tolerance: harness.TOL on every compared tensor.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+
+import harness as H
+import vlm_harness as V
+
+# (h, w) of each batch row's HD-resized image in crops, and its padded patch rows (bottom of the
+# last crop row) or columns (right of the last crop column), as dynamic_preprocess masks them
+LAYOUTS = [dict(crops=(2, 1), rows=2, cols=0), dict(crops=(1, 3), rows=0, cols=5)]
+
+
+def write_checkpoint(row, hf_dir: Path):
+    """The tiny model of `row` (write_model)."""
+    return write_model(AutoConfig.for_model(row.model_type, **row.config), hf_dir)
+
+
+def write_model(config, hf_dir: Path):
+    """Phi4MultimodalForCausalLM from `config` (seed 0), every parameter re-randomized, saved with
+    vlm_harness' byte-level tokenizer; returns the model."""
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
+    H.rerandomize(model)
+    model.save_pretrained(hf_dir)
+    V.write_tokenizer(hf_dir, V.SPECIAL)
+    return model
+
+
+def image_inputs(config, seed: int = 1) -> tuple[dict, list[int]]:
+    """The vision graph's feeds for LAYOUTS (pixel_values, image_attention_mask, image_sizes) and
+    each image's token count as Phi4MultimodalImageEmbedding lays them out: uh (uw + 1) sub-grid
+    tokens, 1 separator, b (b + 1) global tokens (b = ceil(g / 2) pooled tokens a side)."""
+    v = config.vision_config
+    s, g = v.crop_size, v.image_size // v.patch_size
+    b = (g + 1) // 2
+    crops = 1 + max(h * w for h, w in (lay["crops"] for lay in LAYOUTS))
+    rng = np.random.default_rng(seed)
+    pixels = np.zeros((len(LAYOUTS), crops, v.num_channels, s, s), np.float32)
+    mask = np.ones((len(LAYOUTS), crops, g, g), np.float32)
+    sizes, tokens = [], []
+    for i, lay in enumerate(LAYOUTS):
+        h, w = lay["crops"]
+        pixels[i, :1 + h * w] = rng.standard_normal((1 + h * w, v.num_channels, s, s))
+        big = np.ones((h * g, w * g), np.float32)  # the HD image's patch mask, then cut into crops
+        if lay["rows"]:
+            big[-lay["rows"]:] = 0
+        if lay["cols"]:
+            big[:, -lay["cols"]:] = 0
+        mask[i, 1:1 + h * w] = big.reshape(h, g, w, g).transpose(0, 2, 1, 3).reshape(h * w, g, g)
+        sizes.append((h * s, w * s))
+        uh, uw = int(big[0::2, 0].sum()), int(big[0, 0::2].sum())
+        tokens.append(uh * (uw + 1) + 1 + b * (b + 1))
+    return {"pixel_values": pixels, "image_attention_mask": mask, "image_sizes": np.array(sizes, np.int64)}, tokens
+
+
+def prompt_batch(image_token: int, tokens: list[int]):
+    """input_ids and attention_mask [2, S]: row r = text, its image's tokens, text; row 1
+    left-padded."""
+    rng = np.random.default_rng(1)
+    rows = [list(rng.integers(3, 240, size=5 - 2 * r)) + [image_token] * n + list(rng.integers(3, 240, size=4))
+            for r, n in enumerate(tokens)]
+    seq = max(len(x) for x in rows) + V.PAD
+    ids = np.zeros((2, seq), np.int64)
+    mask = np.zeros((2, seq), np.int64)
+    for r, x in enumerate(rows):
+        ids[r, seq - len(x):] = x
+        mask[r, seq - len(x):] = 1
+    return ids, mask
+
+
+def hf_kwargs(feeds: dict) -> dict:
+    return {"image_pixel_values": torch.from_numpy(feeds["pixel_values"]),
+            "image_attention_mask": torch.from_numpy(feeds["image_attention_mask"]),
+            "image_sizes": torch.from_numpy(feeds["image_sizes"])}
+
+
+def reference_features(ref, feeds: dict, total: int) -> np.ndarray:
+    """transformers' image features: Phi4MultimodalImageEmbedding on a prompt of `total` image
+    tokens over zero embeddings (index_put writes every row)."""
+    image_embed = ref.model.embed_tokens_extend.image_embed
+    ids = torch.full((1, total), ref.config.vision_config.image_token_id)
+    zeros = torch.zeros((1, total, ref.config.hidden_size))
+    kw = hf_kwargs(feeds)
+    return image_embed(ids, zeros, image_pixel_values=kw["image_pixel_values"], image_sizes=kw["image_sizes"],
+                       image_attention_mask=kw["image_attention_mask"])[0].numpy()
+
+
+def prefill(config) -> None:
+    """transformers' forward on the image batch (test_config_fidelity: does transformers run this
+    config?)."""
+    model = AutoModelForCausalLM.from_config(config).eval()
+    feeds, tokens = image_inputs(config)
+    ids, mask = prompt_batch(config.vision_config.image_token_id, tokens)
+    model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), **hf_kwargs(feeds))
+
+
+def run(row, work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
+    write_checkpoint(row, work / "hf")
+    return check(work, rec, build_args, full)
+
+
+def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
+    """run()'s checks of the checkpoint in work / "hf", packaged into work / "onnx" (mobius build
+    with `build_args`); without `full` only the package, the image batch's features, prefill and
+    decode steps."""
+    ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32, attn_implementation="eager").eval()
+    H.build(work / "hf", work / "onnx", *build_args)
+    failures = V.check_package(work / "onnx", rec)
+    if failures:
+        return failures
+    vlm = V.OnnxVLM(work / "onnx")
+    cfg = ref.config
+    layers = cfg.num_hidden_layers
+    past = {f"past_key_values.{i}.{k}" for i in range(layers) for k in ("key", "value")}
+    present = {f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")}
+    feeds, tokens = image_inputs(cfg)
+    if not build_args:
+        failures = (H.io_problems(vlm.vision, set(feeds), {"image_features"})
+                    + H.io_problems(vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
+                    + H.io_problems(vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past,
+                                    {"logits"} | present))
+    if failures:
+        return failures
+    image_token = cfg.vision_config.image_token_id
+    ids, mask = prompt_batch(image_token, tokens)
+    t = torch.from_numpy
+    pos = np.where(mask == 1, mask.cumsum(-1) - 1, 1)
+    prefill, decode = [], []
+    with torch.no_grad():
+        feats_ref = reference_features(ref, feeds, sum(tokens))
+        feats = vlm.vision.run(["image_features"], feeds)[0]  # all images in one run, as onnxruntime-genai
+        V.compare(failures, "image_features", feats, feats_ref, prefill)
+        if failures:
+            return failures
+        emb_ref = ref.model.embed_tokens(t(ids))
+        emb_ref = emb_ref.masked_scatter(t(ids == image_token)[..., None], t(feats_ref)).numpy()
+        embeds = vlm.embed(ids, feats)
+        V.compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
+        out = ref(input_ids=t(ids), attention_mask=t(mask), position_ids=t(pos), use_cache=True, **hf_kwargs(feeds))
+        logits, state = vlm.step(embeds, mask, pos, None, ids)
+        valid = mask.astype(bool)
+        V.compare(failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
+        cache, step_mask = out.past_key_values, mask
+        for k in range(V.DECODE_STEPS):
+            nxt = out.logits[:, -1].argmax(-1, keepdim=True).numpy() if k == 0 else nxt_logits.argmax(-1)[:, -1:]
+            step_mask = np.concatenate([step_mask, np.ones((2, 1), np.int64)], axis=1)
+            step_pos = V.step_positions(pos, k)
+            out = ref(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
+                      past_key_values=cache, use_cache=True)
+            cache = out.past_key_values
+            nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state, nxt)
+            V.compare(failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
+        rec["prefill"], rec["decode"] = max(prefill), max(decode)
+        if not full:
+            return failures
+        gen = ref.generate(input_ids=t(ids), attention_mask=t(mask), **hf_kwargs(feeds), max_new_tokens=V.GEN_NEW,
+                           min_new_tokens=V.GEN_NEW, do_sample=False, num_beams=1,
+                           no_repeat_ngram_size=1).numpy()[:, ids.shape[1]:]
+    seqs, gen_mask = ids.copy(), mask.copy()
+    logits, state = vlm.step(embeds, mask, pos, None, ids)
+    for k in range(V.GEN_NEW):
+        nxt = V.ngram_ban(logits[:, -1], seqs, cfg.eos_token_id).argmax(-1)[:, None].astype(np.int64)
+        seqs = np.concatenate([seqs, nxt], axis=1)
+        if k == V.GEN_NEW - 1:
+            break
+        gen_mask = np.concatenate([gen_mask, np.ones((2, 1), np.int64)], axis=1)
+        logits, state = vlm.step(vlm.embed(nxt), gen_mask, V.step_positions(pos, k), state, nxt)
+    got = seqs[:, ids.shape[1]:]
+    matched = int((got == gen).all(axis=0).cumprod().sum())
+    rec["tokens"] = f"{matched}/{V.GEN_NEW}"
+    if matched != V.GEN_NEW:
+        failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
+    failures += V.check_text_only(ref, vlm, prefill, decode)
+    rec["prefill"], rec["decode"] = max(prefill), max(decode)
+    rec["genai"] = "n/a"
+    return failures
