@@ -311,17 +311,21 @@ nlohmann::json pixtral_processor_config(const ImageTextToText::GenaiMultimodal& 
 // most dynamic_hd 36 crops: Phi4MultimodalImageProcessor's default), rescale, normalization 0.5,
 // Phi4VisionProcessor (global image + crops, image_attention_mask, image_sizes, num_img_tokens).
 nlohmann::json phi4_processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  // the dynamic preprocess has two outputs (the image, its patch mask): Rescale takes the first
+  // (without "inputs" onnxruntime-genai 0.18 crashes), the HD processor both
+  nlohmann::json rescale = processor_op("rescale", "Rescale", nullptr);
+  rescale["operation"]["inputs"] = {":0"};
+  nlohmann::json hd = processor_op("phi4_vision_processor", "Phi4VisionProcessor",
+                                   {{"dyhd_base_resolution", m.image_size}, {"interpolation", "CUBIC"}});
+  hd["operation"]["inputs"] = {":0", "phi4_vision_dynamic_preprocess:1"};
   nlohmann::json transforms = nlohmann::json::array({
       processor_op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
       processor_op("phi4_vision_dynamic_preprocess", "Phi4VisionDynamicPreprocess",
                    {{"dynamic_hd", 36}, {"dyhd_base_resolution", m.image_size}}),
-      processor_op("rescale", "Rescale", nullptr),
+      rescale,
       processor_op("normalize", "Normalize", {{"mean", {0.5, 0.5, 0.5}}, {"std", {0.5, 0.5, 0.5}}}),
+      hd,
   });
-  nlohmann::json hd = processor_op("phi4_vision_processor", "Phi4VisionProcessor",
-                                   {{"dyhd_base_resolution", m.image_size}, {"interpolation", "CUBIC"}});
-  hd["operation"]["inputs"] = {":0", "phi4_vision_dynamic_preprocess:1"};
-  transforms.push_back(hd);
   return {{"processor", {{"name", "phi_4_vision_processor"}, {"transforms", transforms},
                          {"output_aligner", "phi4-vision-aligner"}}}};
 }

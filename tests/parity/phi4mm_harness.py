@@ -12,6 +12,8 @@ vlm_harness.check checks for the other families:
     embedding graph's inputs_embeds, the prefill logits, DECODE_STEPS decode steps;
   - GEN_NEW-token greedy generation equal to transformers' generate on the same batch;
   - a text-only prompt (vlm_harness.check_text_only).
+check_genai (test_vlm_parity.test_phi4mm_genai) runs onnxruntime-genai's phi4mm pipeline on a
+tiny model of the released crop layout (448 / 14, which its processor assumes).
 Float32 tolerance: harness.TOL on every compared tensor.
 """
 
@@ -195,3 +197,88 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     rec["genai"] = "n/a"
     return failures
+
+
+# onnxruntime-genai's phi4mm pipeline: its processor (onnxruntime-extensions' Phi4VisionProcessor)
+# counts 256 + 16 global tokens an image and 14-pixel patches, and writes image tokens as 200010:
+# the tiny model has the released 448 / 14 crops (one tower layer of two, width 32) and a vocabulary
+# of 200064 (tied embeddings)
+GENAI_CONFIG = dict(
+    V.LLAVA_TEXT, vocab_size=200064, pad_token_id=0, tie_word_embeddings=True, rope_parameters=V.PHI4_ROPE,
+    original_max_position_embeddings=4096, max_position_embeddings=16384,
+    vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                       image_size=448, crop_size=448, patch_size=14),
+    audio_config=dict(hidden_size=32, intermediate_size=64, num_blocks=2, num_attention_heads=2,
+                      ext_pw_out_channel=32, depthwise_separable_out_channel=32, nemo_conv_channels=32))
+IMAGE_TOKEN = 200010  # <|endoftext10|>: onnxruntime-genai's phi_multimodal_processor.cpp
+GENAI_PROMPT = "Describe <|image_1|> now."
+
+
+def write_genai_tokenizer(hf_dir: Path) -> None:
+    """vlm_harness' byte-level tokenizer with <|endoftext10|> at 200010 (the id onnxruntime-genai
+    gives the expanded image tokens) and <|endoftext11|> at 200011 (audio)."""
+    import json  # noqa: PLC0415
+
+    V.write_tokenizer(hf_dir, [])
+    path = hf_dir / "tokenizer.json"
+    tok = json.loads(path.read_text())
+    special = {"<|endoftext10|>": IMAGE_TOKEN, "<|endoftext11|>": IMAGE_TOKEN + 1}
+    tok["model"]["vocab"].update(special)
+    tok["added_tokens"] = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True} for t, i in special.items()]
+    path.write_text(json.dumps(tok))
+    cfg_path = hf_dir / "tokenizer_config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["added_tokens_decoder"] = {str(i): {"content": t, "special": True, "lstrip": False, "rstrip": False,
+                                            "normalized": False, "single_word": False} for t, i in special.items()}
+    cfg_path.write_text(json.dumps(cfg))
+
+
+def check_genai(work: Path, rec: dict) -> list[str]:
+    """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json type
+    phi4mm, processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT through
+    og.MultiModalProcessor (the image expanded to its num_img_tokens x 200010), then greedy
+    generation; transformers' forward on the processor's input_ids, pixel_values,
+    image_attention_mask and image_sizes must give the pipeline's prompt logits (max|Δ| <=
+    harness.TOL), and its generate the pipeline's tokens."""
+    import onnxruntime_genai as og  # noqa: PLC0415
+
+    config = AutoConfig.for_model("phi4_multimodal", **GENAI_CONFIG)
+    write_model(config, work / "hf")
+    write_genai_tokenizer(work / "hf")
+    ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32, attn_implementation="eager").eval()
+    H.build(work / "hf", work / "onnx")
+    png = work / "image.png"
+    V.write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
+    model = og.Model(str(work / "onnx"))
+    proc = model.create_multimodal_processor()
+    inputs = proc(GENAI_PROMPT, images=og.Images.open(str(png)))
+    ids = np.array(inputs["input_ids"].as_numpy()).astype(np.int64)
+    image = {k: torch.from_numpy(np.array(inputs[k].as_numpy()))
+             for k in ("pixel_values", "image_attention_mask", "image_sizes")}
+    tokens = int(np.array(inputs["num_image_tokens"].as_numpy()).sum())
+    if int((ids == IMAGE_TOKEN).sum()) != tokens:
+        return [f"genai: {int((ids == IMAGE_TOKEN).sum())} image tokens, the processor counts {tokens}"]
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=ids.shape[1] + V.GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    gen.generate_next_token()
+    prompt_logits = np.array(gen.get_output("logits"))
+    while not gen.is_done():
+        gen.generate_next_token()
+    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
+    t = torch.from_numpy(ids)
+    kw = dict(image_pixel_values=image["pixel_values"], image_attention_mask=image["image_attention_mask"],
+              image_sizes=image["image_sizes"].long())
+    with torch.no_grad():
+        want_logits = ref(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
+        want = ref.generate(input_ids=t, attention_mask=torch.ones_like(t), **kw, max_new_tokens=V.GEN_NEW,
+                            do_sample=False, num_beams=1, eos_token_id=ref.config.eos_token_id)[0, ids.shape[1]:].tolist()
+    failures = []
+    d = H.max_abs(prompt_logits, want_logits)
+    rec["prefill"] = d
+    if not d <= H.TOL:
+        failures.append(f"genai prompt logits: max|Δ| {d:.3g} > {H.TOL}")
+    rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
+    return failures + ([] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"])

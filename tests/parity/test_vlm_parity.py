@@ -6,6 +6,7 @@ parity table."""
 import pytest
 
 import harness as H
+import phi4mm_harness
 import seq2seq_harness as S
 import vision_harness
 import vlm_harness as V
@@ -105,3 +106,12 @@ def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:"), r.stderr
     assert "config.json" in lines[0] and needle in lines[0], lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_phi4mm_genai(tmp_path):
+    """onnxruntime-genai 0.18's phi4mm pipeline (og.MultiModalProcessor on a PNG and a <|image_1|>
+    prompt, the package's genai_config.json and processor_config.json) on a tiny model of the
+    released 448 / 14 crop layout: its prompt logits and 24 greedy tokens equal transformers'
+    (phi4mm_harness.check_genai)."""
+    failures = phi4mm_harness.check_genai(tmp_path, {})
+    assert not failures, "\n".join(failures)
