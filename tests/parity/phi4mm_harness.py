@@ -69,9 +69,11 @@ def image_inputs(config, seed: int = 1) -> tuple[dict, list[int]]:
             big[-lay["rows"]:] = 0
         if lay["cols"]:
             big[:, -lay["cols"]:] = 0
-        mask[i, 1:1 + h * w] = big.reshape(h, g, w, g).transpose(0, 2, 1, 3).reshape(h * w, g, g)
+        crop = big.reshape(h, g, w, g).transpose(0, 2, 1, 3)  # [h, w, g, g]
+        mask[i, 1:1 + h * w] = crop.reshape(h * w, g, g)
         sizes.append((h * s, w * s))
-        uh, uw = int(big[0::2, 0].sum()), int(big[0, 0::2].sum())
+        # every other patch row (column) of each crop, first column (row) of the tiled grid
+        uh, uw = int(crop[:, 0, 0::2, 0].sum()), int(crop[0, :, 0, 0::2].sum())
         tokens.append(uh * (uw + 1) + 1 + b * (b + 1))
     return {"pixel_values": pixels, "image_attention_mask": mask, "image_sizes": np.array(sizes, np.int64)}, tokens
 
@@ -208,8 +210,7 @@ GENAI_CONFIG = dict(
     original_max_position_embeddings=4096, max_position_embeddings=16384,
     vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                        image_size=448, crop_size=448, patch_size=14),
-    audio_config=dict(hidden_size=32, intermediate_size=64, num_blocks=2, num_attention_heads=2,
-                      ext_pw_out_channel=32, depthwise_separable_out_channel=32, nemo_conv_channels=32))
+    audio_config=V.PHI4_AUDIO)
 IMAGE_TOKEN = 200010  # <|endoftext10|>: onnxruntime-genai's phi_multimodal_processor.cpp
 GENAI_PROMPT = "Describe <|image_1|> now."
 

@@ -42,6 +42,15 @@ def test_vlm_int4(row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
+def test_vlm_ep_cpu_phi4_multimodal(tmp_path_factory):
+    """`--ep cpu` on Phi-4-multimodal's phi3 decoder (longrope on 3/4 of the head): the image
+    batch's features, prefill and decode steps equal transformers' (phi4mm_harness.check)."""
+    rec: dict = {}
+    failures = V.run(V.base_row("phi4_multimodal"), tmp_path_factory.mktemp("phi4_multimodal-ep-cpu"), rec,
+                     ("--ep", "cpu"), full=False)
+    assert not failures, "\n".join(failures)
+
+
 def test_vlm_ep_cpu_paddleocr_vl(tmp_path_factory):
     """`--ep cpu` on PaddleOCR-VL's decoder (biases, M-RoPE): the image batch's prefill and decode
     steps equal transformers'."""

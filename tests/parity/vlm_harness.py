@@ -143,6 +143,8 @@ ROWS += [
 # SigLIP-like tower over 32 x 32 crops in patches of 4 (8 x 8 patches, 4 x 4 tokens a crop after
 # the 2 x 2 compression), features of layer 2 of 3 (feature_layer -2); a tiny audio encoder
 # (saved, not read: the speech graph is not built)
+PHI4_AUDIO = dict(hidden_size=32, intermediate_size=64, num_blocks=2, num_attention_heads=2, ext_pw_out_channel=32,
+                  depthwise_separable_out_channel=32, nemo_conv_channels=32)
 PHI4_ROPE = dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
                  short_factor=[1.0, 1.1, 1.3, 1.7, 2.0, 2.5], long_factor=[1.5, 2.0, 3.0, 4.0, 6.0, 8.0])
 ROWS += [
@@ -151,8 +153,15 @@ ROWS += [
         original_max_position_embeddings=4096, max_position_embeddings=16384,
         vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
                            image_size=32, crop_size=32, patch_size=4, image_token_id=IMAGE),
-        audio_config=dict(hidden_size=32, intermediate_size=64, num_blocks=2, num_attention_heads=2,
-                          ext_pw_out_channel=32, depthwise_separable_out_channel=32, nemo_conv_channels=32))),
+        audio_config=PHI4_AUDIO)),
+    # 7 x 7 patches a crop: the grid reflection-padded to 8 x 8 before the 2 x 2 compression, the
+    # useful rows and columns counted on every other patch of each crop; the features of layer 1
+    Row("phi4_multimodal", "odd-grid-layer-1", dict(
+        LLAVA_TEXT, pad_token_id=0, rope_parameters=PHI4_ROPE, original_max_position_embeddings=4096,
+        max_position_embeddings=16384,
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=28, crop_size=28, patch_size=4, image_token_id=IMAGE, feature_layer=1),
+        audio_config=PHI4_AUDIO)),
 ]
 PIXTRAL_SIZES = [(48, 32), (32, 40)]  # Mistral 3: (height, width) of each batch row's image
 PAD = 5  # left padding of batch row 1
