@@ -124,11 +124,13 @@ def run(row, work: Path, rec: dict, build_args=(), full: bool = True) -> list[st
     return check(work, rec, build_args, full)
 
 
-def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
+def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> list[str]:
     """run()'s checks of the checkpoint in work / "hf", packaged into work / "onnx" (mobius build
-    with `build_args`); without `full` only the package, the image batch's features, prefill and
-    decode steps."""
-    ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32, attn_implementation="eager").eval()
+    with `build_args`), against `ref` (default: the checkpoint in transformers); without `full`
+    only the package, the image batch's features, prefill and decode steps."""
+    if ref is None:
+        ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32,
+                                                   attn_implementation="eager").eval()
     H.build(work / "hf", work / "onnx", *build_args)
     failures = V.check_package(work / "onnx", rec)
     if failures:

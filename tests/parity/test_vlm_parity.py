@@ -124,3 +124,35 @@ def test_phi4mm_genai(tmp_path):
     (phi4mm_harness.check_genai)."""
     failures = phi4mm_harness.check_genai(tmp_path, {})
     assert not failures, "\n".join(failures)
+
+
+# the decoder's projections, which Phi-4-multimodal's vision-lora adapts
+PHI4_LORA_TARGETS = r"model\.layers\.\d+\.((self_attn\.(qkv_proj|o_proj))|(mlp\.(gate_up|down)_proj))"
+
+
+def test_phi4mm_vision_lora(tmp_path):
+    """The released checkpoint's LoRA is a PEFT adapter (vision-lora/, speech-lora/) that
+    transformers' Phi4MultimodalForCausalLM does not apply by itself: `--lora vision-lora` merges
+    one like it (its target_modules, A and B re-randomized) into the decoder, and the package
+    equals transformers + peft's merged model (image features, prefill, decode steps;
+    phi4mm_harness.check)."""
+    import torch  # noqa: PLC0415
+    from peft import LoraConfig, PeftModel, get_peft_model  # noqa: PLC0415
+    from transformers import AutoModelForCausalLM  # noqa: PLC0415
+
+    hf, adapter = tmp_path / "hf", tmp_path / "vision-lora"
+    phi4mm_harness.write_checkpoint(V.base_row("phi4_multimodal"), hf)
+    load = lambda: AutoModelForCausalLM.from_pretrained(hf, dtype=torch.float32,  # noqa: E731
+                                                        attn_implementation="eager")
+    torch.manual_seed(1)
+    lora = get_peft_model(load(), LoraConfig(r=4, lora_alpha=8, target_modules=PHI4_LORA_TARGETS))
+    with torch.no_grad():
+        for name, p in lora.named_parameters():
+            if "lora_" in name:
+                p.copy_(torch.randn_like(p) * (0.3 if "lora_B" in name else p.shape[1] ** -0.5))
+    lora.save_pretrained(adapter)
+    merged = PeftModel.from_pretrained(load(), adapter).merge_and_unload().eval()
+    qkv = "model.layers.0.self_attn.qkv_proj.weight"
+    assert (merged.state_dict()[qkv] - load().state_dict()[qkv]).abs().max() > 1e-2  # the adapter changes it
+    failures = phi4mm_harness.check(tmp_path, {}, ("--lora", str(adapter)), full=False, ref=merged)
+    assert not failures, "\n".join(failures)
