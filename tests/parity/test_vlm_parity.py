@@ -76,6 +76,11 @@ def test_paddleocr_vl_flat_config(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+def test_vlm_int4_phi4_multimodal(tmp_path_factory):
+    failures = V.check_int4(V.base_row("phi4_multimodal"), tmp_path_factory.mktemp("phi4_multimodal-int4"))
+    assert not failures, "\n".join(failures)
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)

@@ -739,9 +739,17 @@ def check_int4(row: Row, work: Path) -> list[str]:
     q.process()
     onnx.save(q.model.model, str(ref_path), save_as_external_data=True, location="ort-int4.onnx.data")
     vlm = OnnxVLM(f_dir)
-    ids, mask, types_, feeds = image_batch(ref.config)
-    embeds = vlm.embed(ids, vlm.image_features(feeds))
-    pos = prefill_positions(ref, ids, mask, types_, feeds)
+    if ref.config.model_type == "phi4_multimodal":  # its HD crops (phi4mm_harness)
+        import phi4mm_harness  # noqa: PLC0415
+
+        feeds, tokens = phi4mm_harness.image_inputs(ref.config)
+        ids, mask = phi4mm_harness.prompt_batch(ref.config.vision_config.image_token_id, tokens)
+        embeds = vlm.embed(ids, vlm.vision.run(["image_features"], feeds)[0])
+        pos = np.where(mask == 1, mask.cumsum(-1) - 1, 1)
+    else:
+        ids, mask, types_, feeds = image_batch(ref.config)
+        embeds = vlm.embed(ids, vlm.image_features(feeds))
+        pos = prefill_positions(ref, ids, mask, types_, feeds)
     rng = np.random.default_rng(3)
     steps = [rng.integers(3, 240, size=(2, 1)) for _ in range(DECODE_STEPS)]
     logits = {}
