@@ -1,6 +1,6 @@
 // Phi-4-multimodal (transformers/models/phi4_multimodal/{configuration,modeling}_phi4_multimodal.py,
-// Phi4MultimodalForCausalLM), task image-text-to-text (tasks/image_text_to_text.h, docs/vlm.md), the
-// vision and text parts; the audio encoder is not built (docs/vlm.md "Not yet").
+// Phi4MultimodalForCausalLM), task image-text-to-text (tasks/image_text_to_text.h, docs/vlm.md):
+// vision, speech, embedding and decoder graphs.
 //   vision (model.embed_tokens_extend.image_embed, Phi4MultimodalImageEmbedding): every crop of
 //     every image through img_processor (Phi4MultimodalVisionModel: the SigLIP-like tower over
 //     masked patches, archs/vision_towers.h MaskedPatchVisionTower) up to vision_config.feature_layer
@@ -17,17 +17,24 @@
 //    -> image_features [sum over images of (uh (uw + 1) + 1 + b (b + 1)), hidden_size]
 //     The rows are computed as gather indices in the graph, so one run takes any number of images
 //     with any crop layouts (num_crops: the largest, the others padded as the processor pads).
+//   speech (model.embed_tokens_extend.audio_embed, archs/phi4_multimodal_audio.h): the conformer
+//     audio encoder and projection, with onnxruntime-genai's phi4mm speech inputs
+//       audio_embeds float32 [num_audios, num_frames, input_size], audio_attention_mask bool
+//       [num_audios, num_frames], audio_sizes int64 [num_audios], audio_projection_mode int64 [1]
+//    -> audio_features [sum(audio_sizes), hidden_size], scattered by the embedding graph at
+//       audio_config.audio_token_id (200011, <|endoftext11|>)
 //   decoder: the phi3 decoder (archs/phi3.cpp phi3_spec) at model.*, lm_head, on inputs_embeds;
 //     image features go to the vision_config.image_token_id tokens (200010, <|endoftext10|>).
 // config.json: the text fields at the top level (Phi4MultimodalConfig), vision_config
 // (Phi4MultimodalVisionConfig: crop_size must equal image_size, feature_layer, image_token_id).
 // Checkpoint keys as transformers 5.23 saves Phi4MultimodalForCausalLM: model.*, lm_head.*,
-// model.embed_tokens_extend.image_embed.*; model.embed_tokens_extend.audio_embed.* and the vision
-// tower's layers after feature_layer, post_layernorm and head are not read. The released
+// model.embed_tokens_extend.{image_embed,audio_embed}.*; the vision tower's layers after
+// feature_layer, post_layernorm and head are not read. The released
 // checkpoint's vision-lora / speech-lora folders are PEFT adapters which transformers 5.23 does not
 // apply by itself: mobius reads the base weights only (docs/vlm.md).
 #include "archs/archs.h"
 #include "archs/llama.h"
+#include "archs/phi4_multimodal_audio.h"
 #include "archs/vision_towers.h"
 #include "blocks/activation.h"
 #include "blocks/linear.h"
@@ -75,7 +82,10 @@ class Phi4Multimodal : public ImageTextToText {
     num_channels_ = e.num_channels;
     vision_width_ = o.layer.hidden_size;
 
+    const HfConfig audio = with_class_defaults(sub_config(cfg, "audio_config"), "phi4_multimodal_audio");
+    audio_token_id_ = audio.int_or("audio_token_id", 200011);
     text_ = adopt("", std::make_unique<DecoderCausalLM>(s));
+    audio_ = child<Phi4AudioEmbedding>("model.embed_tokens_extend.audio_embed", audio, hidden_size_, dtype);
     const std::string p = kImageEmbed;
     tower_ = child<MaskedPatchVisionTower>(p + ".img_processor", o);
     up_ = child<Linear>(p + ".img_projection_up", LinearOptions{vision_width_, hidden_size_, true, dtype});
@@ -107,6 +117,18 @@ class Phi4Multimodal : public ImageTextToText {
     Value* y = activation(op, "gelu", up_->forward(op, op.Gather(table, rows)));
     return down_->forward(op, y);
   }
+  std::vector<GraphInput> speech_inputs() const override {
+    return {{"audio_embeds", DataType::FLOAT, {"num_audios", "num_frames", audio_->input_size()}},
+            {"audio_attention_mask", DataType::BOOL, {"num_audios", "num_frames"}},
+            {"audio_sizes", DataType::INT64, {"num_audios"}},
+            {"audio_projection_mode", DataType::INT64, {1}}};
+  }
+  Value* encode_audio(Ops& op, const std::vector<Value*>& in) const override {
+    Value* features = in.at(0);
+    if (text_->dtype() != DataType::FLOAT) features = op.Cast(features, {.to = text_->dtype()});
+    return audio_->forward(op, features, in.at(1), in.at(2), in.at(3));
+  }
+  int64_t audio_token_id() const override { return audio_token_id_; }
   // onnxruntime-genai 0.18's phi4mm pipeline: onnxruntime-extensions' Phi4VisionProcessor counts
   // 256 + 16 global tokens a image and 14-pixel patches, so only the released 448 / 14 layout runs
   // there; other sizes get no genai_config.json.
@@ -204,10 +226,11 @@ class Phi4Multimodal : public ImageTextToText {
   static Value* mod(Ops& op, Value* a, Value* n) { return op.Sub(a, op.Mul(op.Div(a, n), n)); }
 
   DecoderCausalLM* text_;
+  Phi4AudioEmbedding* audio_;
   MaskedPatchVisionTower* tower_;
   Linear *up_, *down_;
   Parameter *glb_, *sub_;
-  int64_t hidden_size_, image_token_id_, crop_size_, patch_size_, side_, pooled_, feature_layers_, num_channels_, vision_width_;
+  int64_t hidden_size_, image_token_id_, audio_token_id_, crop_size_, patch_size_, side_, pooled_, feature_layers_, num_channels_, vision_width_;
 };
 
 }  // namespace

@@ -273,6 +273,7 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   m["embedding"] = {{"filename", "embedding.onnx"},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
+  if (!model.speech_inputs().empty()) m["embedding"]["inputs"]["audio_features"] = "audio_features";
   return g;
 }
 

@@ -93,6 +93,98 @@ def prompt_batch(image_token: int, tokens: list[int]):
     return ids, mask
 
 
+GRAPHS = ("vision", "speech", "embedding", "decoder")
+SPEECH_INPUTS = ("audio_embeds", "audio_attention_mask", "audio_sizes", "audio_projection_mode")
+# real log-mel frames of the two audios of the batch: the first padded; over 4000 frames the
+# encoder's 500-step chunks (unfold_tensor) engage
+AUDIO_FRAMES = [(37, 64), (4003, 4100)]
+AUDIO_MODES = {"speech": 2, "vision": 3}  # transformers' audio_projection_mode -> onnxruntime-genai's
+
+
+def audio_inputs(config, frames: tuple[int, int], seed: int = 4) -> dict:
+    """The speech graph's feeds for two audios of `frames` real frames (random log-mel features,
+    padding frames 0 and masked), audio_sizes ceil(frames / time_reduction)."""
+    a = config.audio_config
+    rng = np.random.default_rng(seed)
+    feats = np.zeros((len(frames), max(frames), a.input_size), np.float32)
+    mask = np.zeros((len(frames), max(frames)), bool)
+    for i, n in enumerate(frames):
+        feats[i, :n] = rng.standard_normal((n, a.input_size))
+        mask[i, :n] = True
+    sizes = np.array([-(-n // a.time_reduction) for n in frames], np.int64)
+    return {"audio_embeds": feats, "audio_attention_mask": mask, "audio_sizes": sizes,
+            "audio_projection_mode": np.array([AUDIO_MODES["speech"]], np.int64)}
+
+
+def unfold_tensor(tensor, max_seq_len):
+    """transformers 5.23's modeling_phi4_multimodal.unfold_tensor with its last .view a .reshape:
+    as written it fails ("view size is not compatible with input tensor's size and stride") on
+    every sequence of more than one 500-step chunk, for hidden states wider than 1, so transformers
+    cannot encode an audio of more than 4000 frames (40 s); the reshape gives the chunks its
+    permutation means (REFERENCE_FIX, reference_audio)."""
+    _, _, d = tensor.shape
+    tensor = tensor.transpose(-1, -2)
+    tensor = torch.nn.functional.unfold(tensor[..., None, :], kernel_size=(1, max_seq_len), stride=(1, max_seq_len))
+    new_bsz, _, slen = tensor.shape
+    tensor = tensor.view(new_bsz, -1, max_seq_len, slen).permute(0, 3, 2, 1)
+    return tensor.reshape(-1, max_seq_len, d).contiguous()
+
+
+def reference_audio(ref, feeds: dict, mode: str) -> np.ndarray:
+    """transformers' audio features: Phi4MultimodalAudioEmbedding on a prompt of audio tokens only
+    over zero embeddings."""
+    import transformers.models.phi4_multimodal.modeling_phi4_multimodal as M  # noqa: PLC0415
+
+    total = int(feeds["audio_sizes"].sum())
+    ids = torch.full((1, total), ref.config.audio_config.audio_token_id)
+    zeros = torch.zeros((1, total, ref.config.hidden_size))
+    M.unfold_tensor = unfold_tensor  # REFERENCE_FIX (a reshape for a view)
+    return ref.model.embed_tokens_extend.audio_embed(
+        ids, zeros, audio_input_features=torch.from_numpy(feeds["audio_embeds"]),
+        audio_embed_sizes=torch.from_numpy(feeds["audio_sizes"]),
+        audio_attention_mask=torch.from_numpy(feeds["audio_attention_mask"]), audio_projection_mode=mode)[0].numpy()
+
+
+def check_audio(ref, vlm, speech, prefill: list, decode: list) -> list[str]:
+    """The speech graph against Phi4MultimodalAudioEmbedding (both projections; a short padded
+    batch and a long one in 500-step chunks), then a prompt of text and audio tokens (batch of 1):
+    inputs_embeds, prefill logits against transformers' forward with audio_input_features, and one
+    decode step."""
+    failures: list[str] = []
+    for frames in AUDIO_FRAMES:
+        feeds = audio_inputs(ref.config, frames)
+        for mode, code in AUDIO_MODES.items():
+            feeds["audio_projection_mode"] = np.array([code], np.int64)
+            got = speech.run(["audio_features"], feeds)[0]
+            V.compare(failures, f"audio_features {frames} {mode}", got, reference_audio(ref, feeds, mode), prefill)
+    feeds = audio_inputs(ref.config, AUDIO_FRAMES[0])
+    audio = speech.run(["audio_features"], feeds)[0]
+    rng = np.random.default_rng(5)
+    token = ref.config.audio_config.audio_token_id
+    ids = np.concatenate([rng.integers(3, 240, size=4), [token] * int(feeds["audio_sizes"].sum()),
+                          rng.integers(3, 240, size=3)])[None].astype(np.int64)
+    mask = np.ones_like(ids)
+    pos = np.arange(ids.shape[1])[None]
+    t = torch.from_numpy
+    out = ref(input_ids=t(ids), attention_mask=t(mask), position_ids=t(pos), use_cache=True,
+              audio_input_features=t(feeds["audio_embeds"]), audio_embed_sizes=t(feeds["audio_sizes"]),
+              audio_attention_mask=t(feeds["audio_attention_mask"]))
+    embeds = vlm.embed(ids, None, audio)
+    emb_ref = ref.model.embed_tokens(t(ids)).masked_scatter(t(ids == token)[..., None],
+                                                            t(reference_audio(ref, feeds, "speech"))).numpy()
+    V.compare(failures, "audio prompt inputs_embeds", embeds, emb_ref, prefill)
+    logits, state = vlm.step(embeds, mask, pos, None, ids)
+    V.compare(failures, "audio prompt prefill logits", logits, out.logits.numpy(), prefill)
+    nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+    mask2 = np.ones((1, ids.shape[1] + 1), np.int64)
+    pos2 = V.step_positions(pos, 0)
+    out2 = ref(input_ids=nxt, attention_mask=t(mask2), position_ids=t(pos2), past_key_values=out.past_key_values,
+               use_cache=True)
+    logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state, nxt.numpy())
+    V.compare(failures, "audio prompt decode logits", logits2, out2.logits.numpy(), decode)
+    return failures
+
+
 def hf_kwargs(feeds: dict) -> dict:
     return {"image_pixel_values": torch.from_numpy(feeds["pixel_values"]),
             "image_attention_mask": torch.from_numpy(feeds["image_attention_mask"]),
@@ -132,10 +224,11 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
         ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32,
                                                    attn_implementation="eager").eval()
     H.build(work / "hf", work / "onnx", *build_args)
-    failures = V.check_package(work / "onnx", rec)
+    failures = V.check_package(work / "onnx", rec, GRAPHS)
     if failures:
         return failures
     vlm = V.OnnxVLM(work / "onnx")
+    speech = H.ort_session(work / "onnx" / "speech.onnx")
     cfg = ref.config
     layers = cfg.num_hidden_layers
     past = {f"past_key_values.{i}.{k}" for i in range(layers) for k in ("key", "value")}
@@ -143,12 +236,14 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     feeds, tokens = image_inputs(cfg)
     if not build_args:
         failures = (H.io_problems(vlm.vision, set(feeds), {"image_features"})
-                    + H.io_problems(vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
+                    + H.io_problems(speech, set(SPEECH_INPUTS), {"audio_features"})
+                    + H.io_problems(vlm.embedding, {"input_ids", "image_features", "audio_features"},
+                                    {"inputs_embeds"})
                     + H.io_problems(vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past,
                                     {"logits"} | present))
     if failures:
         return failures
-    image_token = cfg.vision_config.image_token_id
+    image_token, audio_token = cfg.vision_config.image_token_id, cfg.audio_config.audio_token_id
     ids, mask = prompt_batch(image_token, tokens)
     t = torch.from_numpy
     pos = np.where(mask == 1, mask.cumsum(-1) - 1, 1)
@@ -177,16 +272,19 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
             cache = out.past_key_values
             nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state, nxt)
             V.compare(failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
+        failures += check_audio(ref, vlm, speech, prefill, decode)
         rec["prefill"], rec["decode"] = max(prefill), max(decode)
         if not full:
             return failures
         gen = ref.generate(input_ids=t(ids), attention_mask=t(mask), **hf_kwargs(feeds), max_new_tokens=V.GEN_NEW,
-                           min_new_tokens=V.GEN_NEW, do_sample=False, num_beams=1,
-                           no_repeat_ngram_size=1).numpy()[:, ids.shape[1]:]
+                           min_new_tokens=V.GEN_NEW, do_sample=False, num_beams=1, no_repeat_ngram_size=1,
+                           suppress_tokens=[audio_token]).numpy()[:, ids.shape[1]:]
     seqs, gen_mask = ids.copy(), mask.copy()
     logits, state = vlm.step(embeds, mask, pos, None, ids)
     for k in range(V.GEN_NEW):
-        nxt = V.ngram_ban(logits[:, -1], seqs, cfg.eos_token_id).argmax(-1)[:, None].astype(np.int64)
+        scores = V.ngram_ban(logits[:, -1], seqs, cfg.eos_token_id)
+        scores[:, audio_token] = -np.inf  # no audio features to put there (suppress_tokens)
+        nxt = scores.argmax(-1)[:, None].astype(np.int64)
         seqs = np.concatenate([seqs, nxt], axis=1)
         if k == V.GEN_NEW - 1:
             break

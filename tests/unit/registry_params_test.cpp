@@ -47,9 +47,7 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //     Wav2Vec2ConformerEncoder.forward (modeling_wav2vec2_conformer.py);
 //   - llava: the tower runs up to the deepest vision_feature_layer (archs/llava.cpp), so its later
 //     layers, post_layernorm and SigLIP's head never reach the image features.
-//   - phi4_multimodal: the same for its vision tower (up to vision_config.feature_layer), and the
-//     audio encoder and projection (embed_tokens_extend.audio_embed), whose speech graph is not
-//     built yet (archs/phi4_multimodal.cpp, docs/vlm.md).
+//   - phi4_multimodal: the same for its vision tower (up to vision_config.feature_layer).
 bool unread_by_contract(const RegistryEntry& e, const std::string& key, const std::set<std::string>& read) {
   const std::string type = e.model_type;
   if (std::string(e.task) == "feature-extraction")
@@ -64,7 +62,6 @@ bool unread_by_contract(const RegistryEntry& e, const std::string& key, const st
   if (type == "wav2vec2-conformer") return key.find(".encoder.pos_conv_embed.") != std::string::npos;
   if (type == "llava" || type == "phi4_multimodal") {
     const std::string tower = type == "llava" ? "vision_tower." : "model.embed_tokens_extend.image_embed.img_processor.";
-    if (type == "phi4_multimodal" && key.starts_with("model.embed_tokens_extend.audio_embed.")) return true;
     const std::string layers = tower + "encoder.layers.";
     if (key.starts_with(tower + "post_layernorm.") || key.starts_with(tower + "head.")) return true;
     auto layer = [&](const std::string& k) { return k.starts_with(layers) ? std::stoi(k.substr(layers.size())) : -1; };
