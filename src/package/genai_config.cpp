@@ -268,8 +268,17 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
     m["vision"]["spatial_merge_size"] = mm.spatial_merge_size;
   }
   // phi4mm: speech.filename and speech.config_filename are both set or both empty (its default
-  // names a file), and a package without a speech graph leaves them empty
+  // names a file): a package without a speech graph leaves them empty
   if (mm.type == "phi4mm") m["speech"] = {{"config_filename", ""}};
+  if (!model.speech_inputs().empty()) {
+    nlohmann::json speech_inputs = nlohmann::json::object();
+    for (const GraphInput& in : model.speech_inputs())  // phi4mm's audio_attention_mask is its "attention_mask"
+      speech_inputs[in.name == "audio_attention_mask" ? "attention_mask" : in.name] = in.name;
+    m["speech"] = {{"filename", "speech.onnx"},
+                   {"config_filename", "speech_processor.json"},
+                   {"inputs", speech_inputs},
+                   {"outputs", {{"audio_features", "audio_features"}}}};
+  }
   m["embedding"] = {{"filename", "embedding.onnx"},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
@@ -332,6 +341,34 @@ nlohmann::json phi4_processor_config(const ImageTextToText::GenaiMultimodal& m) 
 }
 
 }  // namespace
+
+nlohmann::json speech_processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  MOBIUS_ASSERT(m.type == "phi4mm", "speech_processor_config of " + m.type);
+  auto stft = [](nlohmann::json& a, const std::string& k, int64_t n_fft, int64_t frame, int64_t hop) {
+    a[k + "/n_fft"] = n_fft;
+    a[k + "/frame_length"] = frame;
+    a[k + "/hop_length"] = hop;
+    a[k + "/win_fn"] = "hamming";
+  };
+  auto logmel = [](nlohmann::json& a, const std::string& k, int64_t hop) {
+    a[k + "/chunk_size"] = 30;
+    a[k + "/hop_length"] = hop;
+    a[k + "/n_fft"] = 512;
+    a[k + "/n_mel"] = 80;
+    a[k + "/feature_first"] = 0;
+    a[k + "/no_padding"] = 1;
+  };
+  nlohmann::json attrs = {{"audio_compression_rate", 8}};
+  stft(attrs, "stft_normal", 512, 400, 160);
+  logmel(attrs, "logmel", 160);
+  stft(attrs, "stft_normal_8k", 256, 200, 80);
+  logmel(attrs, "logmel_8k", 80);
+  nlohmann::json sequence = nlohmann::json::array({
+      processor_op("audio_decoder", "AudioDecoderEx", {{"target_sample_rates", {8000, 16000}}}),
+      processor_op("phi_4_audio_embed", "Phi4AudioEmbed", attrs),
+  });
+  return {{"feature_extraction", {{"sequence", sequence}, {"output_aligner", "phi4-audio-aligner"}}}};
+}
 
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
   if (m.type == "mistral3") return pixtral_processor_config(m);

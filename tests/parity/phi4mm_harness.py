@@ -310,9 +310,10 @@ GENAI_CONFIG = dict(
     original_max_position_embeddings=4096, max_position_embeddings=16384,
     vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                        image_size=448, crop_size=448, patch_size=14),
-    audio_config=V.PHI4_AUDIO)
-IMAGE_TOKEN = 200010  # <|endoftext10|>: onnxruntime-genai's phi_multimodal_processor.cpp
+    audio_config=dict(V.PHI4_AUDIO, audio_token_id=200011))
+IMAGE_TOKEN, AUDIO_TOKEN = 200010, 200011  # <|endoftext10|>, <|endoftext11|>: og's phi_multimodal_processor.cpp
 GENAI_PROMPT = "Describe <|image_1|> now."
+GENAI_AUDIO_PROMPT = "Transcribe <|audio_1|> now."
 
 
 def write_genai_tokenizer(hf_dir: Path) -> None:
@@ -335,13 +336,60 @@ def write_genai_tokenizer(hf_dir: Path) -> None:
     cfg_path.write_text(json.dumps(cfg))
 
 
+def write_wav(path: Path, seconds: float = 1.3, rate: int = 16000) -> None:
+    """A 16-bit mono WAV: a 440 Hz tone with noise (seed 0)."""
+    import wave  # noqa: PLC0415
+
+    t = np.arange(int(seconds * rate)) / rate
+    x = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.random.default_rng(0).standard_normal(t.size)
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes((x * 32767).astype(np.int16).tobytes())
+
+
+def og_run(og, model, inputs, prompt_len: int) -> tuple[np.ndarray, list[int]]:
+    """onnxruntime-genai's prompt logits and greedy continuation (GEN_NEW tokens at most)."""
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=prompt_len + V.GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    gen.generate_next_token()
+    logits = np.array(gen.get_output("logits"))
+    while not gen.is_done():
+        gen.generate_next_token()
+    return logits, [int(x) for x in gen.get_sequence(0)[prompt_len:]]
+
+
+def compare_og(ref, ids: np.ndarray, kw: dict, og_logits, og_tokens, what: str, rec: dict) -> list[str]:
+    """transformers' forward and generate on the processor's input_ids and tensors `kw` against
+    onnxruntime-genai's prompt logits (max|Δ| <= harness.TOL) and tokens."""
+    t = torch.from_numpy(ids)
+    with torch.no_grad():
+        want_logits = ref(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
+        want = ref.generate(input_ids=t, attention_mask=torch.ones_like(t), **kw, max_new_tokens=V.GEN_NEW,
+                            do_sample=False, num_beams=1, eos_token_id=ref.config.eos_token_id)[0, ids.shape[1]:].tolist()
+    failures = []
+    d = H.max_abs(og_logits, want_logits)
+    rec[f"{what} prompt logits"] = d
+    if not d <= H.TOL:
+        failures.append(f"genai {what} prompt logits: max|Δ| {d:.3g} > {H.TOL}")
+    if og_tokens != want:
+        failures.append(f"genai {what}: onnxruntime-genai {og_tokens} != transformers {want}")
+    return failures
+
+
 def check_genai(work: Path, rec: dict) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json type
-    phi4mm, processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT through
-    og.MultiModalProcessor (the image expanded to its num_img_tokens x 200010), then greedy
-    generation; transformers' forward on the processor's input_ids, pixel_values,
-    image_attention_mask and image_sizes must give the pipeline's prompt logits (max|Δ| <=
-    harness.TOL), and its generate the pipeline's tokens."""
+    phi4mm, processor_config.json, speech_processor.json, tokenizer): a 64 x 48 RGB PNG with
+    GENAI_PROMPT, and a 1.3 s 16 kHz WAV with GENAI_AUDIO_PROMPT, through og.MultiModalProcessor
+    (each expanded to its num_img_tokens x 200010 / audio_sizes x 200011), then greedy generation;
+    transformers' forward on the processor's tensors (input_ids, pixel_values, image_attention_mask,
+    image_sizes; audio_embeds, audio_sizes, audio_attention_mask) must give the pipeline's prompt
+    logits (max|Δ| <= harness.TOL), and its generate the pipeline's tokens. (The processor's
+    log-mel frames are not transformers' Phi4MultimodalFeatureExtractor's bit for bit: the
+    comparison starts from the processor's tensors, as for the image.)"""
     import onnxruntime_genai as og  # noqa: PLC0415
 
     config = AutoConfig.for_model("phi4_multimodal", **GENAI_CONFIG)
@@ -360,26 +408,18 @@ def check_genai(work: Path, rec: dict) -> list[str]:
     tokens = int(np.array(inputs["num_image_tokens"].as_numpy()).sum())
     if int((ids == IMAGE_TOKEN).sum()) != tokens:
         return [f"genai: {int((ids == IMAGE_TOKEN).sum())} image tokens, the processor counts {tokens}"]
-    params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=ids.shape[1] + V.GEN_NEW)
-    gen = og.Generator(model, params)
-    gen.set_inputs(inputs)
-    gen.generate_next_token()
-    prompt_logits = np.array(gen.get_output("logits"))
-    while not gen.is_done():
-        gen.generate_next_token()
-    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
-    t = torch.from_numpy(ids)
     kw = dict(image_pixel_values=image["pixel_values"], image_attention_mask=image["image_attention_mask"],
               image_sizes=image["image_sizes"].long())
-    with torch.no_grad():
-        want_logits = ref(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
-        want = ref.generate(input_ids=t, attention_mask=torch.ones_like(t), **kw, max_new_tokens=V.GEN_NEW,
-                            do_sample=False, num_beams=1, eos_token_id=ref.config.eos_token_id)[0, ids.shape[1]:].tolist()
-    failures = []
-    d = H.max_abs(prompt_logits, want_logits)
-    rec["prefill"] = d
-    if not d <= H.TOL:
-        failures.append(f"genai prompt logits: max|Δ| {d:.3g} > {H.TOL}")
-    rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
-    return failures + ([] if got == want else [f"genai: onnxruntime-genai {got} != transformers {want}"])
+    failures = compare_og(ref, ids, kw, *og_run(og, model, inputs, ids.shape[1]), "image", rec)
+    wav = work / "audio.wav"
+    write_wav(wav)
+    inputs = proc(GENAI_AUDIO_PROMPT, audios=og.Audios.open(str(wav)))
+    ids = np.array(inputs["input_ids"].as_numpy()).astype(np.int64)
+    audio = {k: torch.from_numpy(np.array(inputs[k].as_numpy()))
+             for k in ("audio_embeds", "audio_sizes", "audio_attention_mask")}
+    if int((ids == AUDIO_TOKEN).sum()) != int(audio["audio_sizes"].sum()):
+        return failures + [f"genai: {int((ids == AUDIO_TOKEN).sum())} audio tokens, audio_sizes "
+                           f"{audio['audio_sizes'].tolist()}"]
+    kw = dict(audio_input_features=audio["audio_embeds"], audio_embed_sizes=audio["audio_sizes"].long(),
+              audio_attention_mask=audio["audio_attention_mask"])
+    return failures + compare_og(ref, ids, kw, *og_run(og, model, inputs, ids.shape[1]), "audio", rec)
