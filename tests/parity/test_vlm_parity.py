@@ -103,10 +103,17 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("gemma3", lambda c: c["text_config"].update(sliding_window=None), "sliding_window"),
     ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
     ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
+    ("phi4_multimodal", lambda c: c["vision_config"].update(crop_size=64), "crop_size"),
+    ("phi4_multimodal", lambda c: c["vision_config"].update(feature_layer=-5), "feature_layer"),
+    ("phi4_multimodal", lambda c: c["audio_config"].update(ext_pw_out_channel=16), "ext_pw_out_channel"),
+    ("phi4_multimodal", lambda c: c["audio_config"].update(time_reduction=6), "time_reduction"),
+    ("phi4_multimodal", lambda c: c["rope_parameters"].update(rope_type="linear", factor=2.0), "rope_type"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
-        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2"])
+        "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2",
+        "phi4mm-crop-size", "phi4mm-feature-layer", "phi4mm-audio-conv-width", "phi4mm-time-reduction",
+        "phi4mm-rope-type"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""
