@@ -10,7 +10,7 @@ A config missing for a type that has a parity row (tests/parity: the ROWS of dec
 encoder_harness, made with harness.make_config, or of the harnesses in TASK_HARNESSES) is written first from that type's first row, with
 `architectures` set to the class the parity test instantiates for that row (AutoModelForCausalLM /
 AutoModel / AutoModelForSeq2SeqLM, a vision row's model_class, AutoModelForCTC for a CTC audio row,
-WhisperForConditionalGeneration, MoonshineForConditionalGeneration, AutoModelForImageTextToText), resolved to the concrete class; any
+WhisperForConditionalGeneration, MoonshineForConditionalGeneration, AutoModelForImageTextToText; AutoModelForCausalLM for phi4_multimodal), resolved to the concrete class; any
 other type needs its config written by hand: a tiny config.json with model_type and architectures.
 
 Usage: .venv/bin/python scripts/gen_param_keys.py MODEL_TYPE [MODEL_TYPE ...]
@@ -37,7 +37,8 @@ TASK_HARNESSES = (
     ("audio_harness", lambda r: "AutoModelForCTC" if r.ctc else "AutoModel"),
     ("speech_harness", lambda r: "WhisperForConditionalGeneration"),
     ("moonshine_harness", lambda r: "MoonshineForConditionalGeneration"),
-    ("vlm_harness", lambda r: "AutoModelForImageTextToText"),
+    # phi4_multimodal is an AutoModelForCausalLM (Phi4MultimodalForCausalLM)
+    ("vlm_harness", lambda r: "AutoModelForCausalLM" if r.model_type == "phi4_multimodal" else "AutoModelForImageTextToText"),
 )
 
 

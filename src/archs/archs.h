@@ -124,6 +124,7 @@ std::unique_ptr<Architecture> create_paddleocr_vl(const HfConfig&, DataType);  /
 std::unique_ptr<Architecture> create_mistral3(const HfConfig&, DataType);  // archs/mistral3.cpp
 std::unique_ptr<Architecture> create_gemma3(const HfConfig&, DataType);  // archs/gemma3.cpp
 std::unique_ptr<Architecture> create_paligemma(const HfConfig&, DataType);  // archs/paligemma.cpp
+std::unique_ptr<Architecture> create_phi4_multimodal(const HfConfig&, DataType);  // archs/phi4_multimodal.cpp
 
 // archs/vit.cpp, dinov2.cpp, dinov3_vit.cpp, beit.cpp, clip.cpp, siglip.cpp: vision encoders (image-feature-extraction,
 // image-classification), CLIP / SigLIP text towers (feature-extraction) and dual models

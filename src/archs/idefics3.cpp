@@ -20,8 +20,6 @@
 //   decoder: text_config's llama decoder (archs/llama.cpp) at model.text_model, lm_head; 1-D
 //     positions [batch, seq].
 // onnxruntime-genai 0.18 has no idefics3 / smolvlm model type: no genai_config.json is written.
-#include <cmath>
-
 #include "archs/archs.h"
 #include "archs/llama.h"
 #include "archs/vision_towers.h"
@@ -33,96 +31,6 @@
 namespace mobius {
 
 namespace {
-
-// Idefics3VisionTransformer: embeddings.patch_embedding, embeddings.position_embedding,
-// encoder.layers.{i} (SigLIP layers), post_layernorm.
-// torch.arange(start, end, step) in float32 as PyTorch's CPU kernel computes it (aten/src/ATen/native/
-// cpu/RangeFactoriesKernel.cpp arange_kernel with cpu_serial_kernel_vec): ceil((end - start) / step)
-// values; in blocks of 2 x 8 (two Vectorized<float>) value j of a vector starting at index b is
-// float(float(start + b * step) + j * step) in double, the rest start + i * step in double,
-// rounded to float. Checked equal to torch 2.13 for every step 1/n, n < 1200 (the values
-// bucketize compares against, where one ulp moves a patch to the neighbouring position).
-std::vector<float> torch_arange_f32(double start, double end, double step) {
-  const auto count = static_cast<int64_t>(std::ceil((end - start) / step));
-  std::vector<float> out;
-  const int64_t vec = 8, vectorized = count / (2 * vec) * (2 * vec);
-  for (int64_t i = 0; i < count; ++i) {
-    if (i < vectorized) {
-      const auto base = static_cast<float>(start + step * static_cast<double>(i - i % vec));
-      out.push_back(static_cast<float>(static_cast<double>(base) + static_cast<double>(i % vec) * step));
-    } else {
-      out.push_back(static_cast<float>(start + step * static_cast<double>(i)));
-    }
-  }
-  return out;
-}
-
-class Idefics3VisionTower : public Module {
- public:
-  explicit Idefics3VisionTower(const VisionTransformerOptions& o) : o_(o) {
-    const VisionEmbeddingsOptions& e = o.embedding;
-    side_ = e.image_size / e.patch_size;
-    patch = child<PatchEmbedding>("embeddings.patch_embedding", e.num_channels, e.hidden_size, e.patch_size, true,
-                                  e.dtype);
-    position = param("embeddings.position_embedding.weight", {side_ * side_, e.hidden_size}, e.dtype);
-    for (int64_t i = 0; i < o.num_hidden_layers; ++i)
-      layers.push_back(child<VisionEncoderLayer>("encoder.layers." + std::to_string(i), o.layer));
-    post_layernorm = child<LayerNorm>(
-        "post_layernorm", NormOptions{.dim = e.hidden_size, .eps = o.layer.layer_norm_eps, .dtype = e.dtype});
-  }
-
-  // pixels [num_images, C, S, S] in the model dtype, pixel_mask int64 [num_images, S, S] ->
-  // last_hidden_state [num_images, side^2, hidden].
-  Value* forward(Ops& op, Value* pixels, Value* pixel_mask) const {
-    auto scope = enter(op);
-    GraphBuilder& b = op.builder();
-    const int64_t p = o_.embedding.patch_size, g = side_;
-    // a patch is real when any of its pixels is (get_image_features' patches_subgrid): [N, g, g]
-    Value* grid = op.Reshape(pixel_mask, std::vector<int64_t>{-1, g, p, g, p});
-    Value* real = op.Greater(op.ReduceMax(grid, {2, 4}, {.keepdims = 0}), 0.0);
-    Value* real_i = op.Cast(real, {.to = DataType::INT64});
-    Value* rows = op.ReduceSum(op.Gather(real_i, b.scalar_i64(0), {.axis = 2}), {1}, {.keepdims = 0});  // [N]
-    Value* cols = op.Gather(op.ReduceSum(real_i, {2}, {.keepdims = 0}), b.scalar_i64(0), {.axis = 1});  // [N]
-    Value* flat_real = op.Reshape(real, std::vector<int64_t>{-1, g * g});
-    // table row bucket(row) * side + bucket(column) for a real patch, 0 for a padded one: [N, g * g]
-    Value* grid_ids = op.Add(op.Mul(op.Unsqueeze(bucket(op, rows), {2}), static_cast<double>(g)),
-                             op.Unsqueeze(bucket(op, cols), {1}));
-    Value* positions = op.Where(flat_real, op.Reshape(grid_ids, std::vector<int64_t>{-1, g * g}), b.scalar_i64(0));
-    Value* x = op.Add(patch->forward(op, pixels), op.Gather(position->value(op), positions));
-    Value* mask = padding_mask(op, op.Cast(flat_real, {.to = DataType::INT64}), o_.layer.dtype);
-    for (const VisionEncoderLayer* layer : layers) x = layer->forward(op, x, mask);
-    return post_layernorm->forward(op, x);
-  }
-
-  int64_t side() const { return side_; }
-
-  PatchEmbedding* patch;
-  Parameter* position;
-  std::vector<VisionEncoderLayer*> layers;
-  LayerNorm* post_layernorm;
-
- private:
-  // Each real-patch count n [N] -> the position-table row (or column) of coordinates 0..side-1:
-  // [N, side], torch.bucketize(min(i * (1 / n), 1 - 1e-6), arange(1/side, 1, 1/side), right=True),
-  // i.e. how many boundaries are <= the coordinate, in float32 as transformers computes them.
-  Value* bucket(Ops& op, Value* n) const {
-    GraphBuilder& b = op.builder();
-    const int64_t g = side_;
-    std::vector<float> index(static_cast<size_t>(g));
-    for (int64_t i = 0; i < g; ++i) index[static_cast<size_t>(i)] = static_cast<float>(i);
-    Value* step = op.Div(1.0, op.Cast(n, {.to = DataType::FLOAT}));
-    const auto clamp = static_cast<double>(static_cast<float>(1.0 - 1e-6));
-    Value* coord = op.Min(op.Mul(op.Unsqueeze(step, {1}), b.constant_f32(index, {g})), clamp);
-    const std::vector<float> bounds = torch_arange_f32(1.0 / static_cast<double>(g), 1.0, 1.0 / static_cast<double>(g));
-    const auto count = static_cast<int64_t>(bounds.size());
-    if (count == 0) return op.Cast(op.Mul(coord, 0.0), {.to = DataType::INT64});  // one patch a side: row 0
-    Value* ge = op.GreaterOrEqual(op.Unsqueeze(coord, {2}), b.constant_f32(bounds, {count}));
-    return op.ReduceSum(op.Cast(ge, {.to = DataType::INT64}), {2}, {.keepdims = 0});
-  }
-
-  VisionTransformerOptions o_;
-  int64_t side_;
-};
 
 class Idefics3 : public ImageTextToText {
  public:
@@ -153,10 +61,11 @@ class Idefics3 : public ImageTextToText {
       cfg.fail("scale_factor", "must divide the patches per side (vision_config image_size / patch_size = " +
                                    std::to_string(side) + ")");
     image_size_ = o.embedding.image_size;
+    patch_size_ = o.embedding.patch_size;
     num_channels_ = o.embedding.num_channels;
     vision_width_ = o.layer.hidden_size;
     text_ = adopt("", std::make_unique<DecoderCausalLM>(s));
-    tower_ = child<Idefics3VisionTower>("model.vision_model", o);
+    tower_ = child<MaskedPatchVisionTower>("model.vision_model", o);
     proj_ = child<Linear>("model.connector.modality_projection.proj",
                           LinearOptions{vision_width_ * scale_ * scale_, hidden_size_, false, dtype});
   }
@@ -173,7 +82,11 @@ class Idefics3 : public ImageTextToText {
     Value* pixels = in.at(0);
     const DataType dt = text_->dtype();
     if (dt != DataType::FLOAT) pixels = op.Cast(pixels, {.to = dt});
-    Value* x = tower_->forward(op, pixels, in.at(1));  // [N, g * g, D]
+    // a patch is real when any of its pixels is (get_image_features' patches_subgrid): [N, g, g]
+    const int64_t p = patch_size_, side = tower_->side();
+    Value* grid = op.Reshape(in.at(1), std::vector<int64_t>{-1, side, p, side, p});
+    Value* real = op.Greater(op.ReduceMax(grid, {2, 4}, {.keepdims = 0}), 0.0);
+    Value* x = tower_->forward(op, pixels, real);  // [N, g * g, D]
     auto s = op.builder().scope("model.connector");
     // Idefics3Connector.pixel_shuffle: [N, g, g / s, D s] -> (0, 2, 1, 3) -> [N, g / s, g / s, D s^2]
     // -> (0, 2, 1, 3) -> [N, (g / s)^2, D s^2]
@@ -186,9 +99,9 @@ class Idefics3 : public ImageTextToText {
 
  private:
   DecoderCausalLM* text_;
-  Idefics3VisionTower* tower_;
+  MaskedPatchVisionTower* tower_;
   Linear* proj_;
-  int64_t hidden_size_, image_token_id_, image_size_, num_channels_, vision_width_, scale_;
+  int64_t hidden_size_, image_token_id_, image_size_, patch_size_, num_channels_, vision_width_, scale_;
 };
 
 }  // namespace

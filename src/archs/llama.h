@@ -37,6 +37,11 @@ DecoderSpec ministral3_spec(const HfConfig& c, DataType dtype);
 // qwen2_vl / qwen2_5_vl (archs/qwen2_vl.cpp). Throws mobius::Error naming a bad field.
 DecoderSpec qwen2_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {});
 
+// The Phi-3 DecoderSpec (archs/phi3.cpp: fused qkv_proj and gate_up_proj, RoPE with
+// partial_rotary_factor and longrope, sliding_window on every layer when set): phi3 and the text
+// decoder of phi4_multimodal (archs/phi4_multimodal.cpp). Throws mobius::Error naming a bad field.
+DecoderSpec phi3_spec(const HfConfig& c, DataType dtype);
+
 // Per-layer attention types from `layer_types` (absent: unchanged), and sliding_window when a
 // layer slides (`default_sliding_window`, the config class' default, when config.json has none;
 // without one the field is required). Throws mobius::Error naming the field on a bad list.

@@ -19,6 +19,27 @@ int64_t square_size(const HfConfig& c, const char* key, int64_t value) {
   return value;
 }
 
+// torch.arange(start, end, step) in float32 as PyTorch's CPU kernel computes it (aten/src/ATen/native/
+// cpu/RangeFactoriesKernel.cpp arange_kernel with cpu_serial_kernel_vec): ceil((end - start) / step)
+// values; in blocks of 2 x 8 (two Vectorized<float>) value j of a vector starting at index b is
+// float(float(start + b * step) + j * step) in double, the rest start + i * step in double,
+// rounded to float. Checked equal to torch 2.13 for every step 1/n, n < 1200 (the values
+// bucketize compares against, where one ulp moves a patch to the neighbouring position).
+std::vector<float> torch_arange_f32(double start, double end, double step) {
+  const auto count = static_cast<int64_t>(std::ceil((end - start) / step));
+  std::vector<float> out;
+  const int64_t vec = 8, vectorized = count / (2 * vec) * (2 * vec);
+  for (int64_t i = 0; i < count; ++i) {
+    if (i < vectorized) {
+      const auto base = static_cast<float>(start + step * static_cast<double>(i - i % vec));
+      out.push_back(static_cast<float>(static_cast<double>(base) + static_cast<double>(i % vec) * step));
+    } else {
+      out.push_back(static_cast<float>(start + step * static_cast<double>(i)));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype) {
@@ -78,6 +99,55 @@ void read_head_dim(const HfConfig& c, VisionTransformerOptions& o) {
 HfConfig sub_config(const HfConfig& c, const char* key) {
   std::optional<HfConfig> sub = c.sub(key);
   return sub ? *sub : HfConfig(nlohmann::json::object(), c.file(), std::string(key) + ".");
+}
+
+MaskedPatchVisionTower::MaskedPatchVisionTower(const VisionTransformerOptions& o) : o_(o) {
+  const VisionEmbeddingsOptions& e = o.embedding;
+  side_ = e.image_size / e.patch_size;
+  patch = child<PatchEmbedding>("embeddings.patch_embedding", e.num_channels, e.hidden_size, e.patch_size, true,
+                                e.dtype);
+  position = param("embeddings.position_embedding.weight", {side_ * side_, e.hidden_size}, e.dtype);
+  for (int64_t i = 0; i < o.num_hidden_layers; ++i)
+    layers.push_back(child<VisionEncoderLayer>("encoder.layers." + std::to_string(i), o.layer));
+  post_layernorm = child<LayerNorm>(
+      "post_layernorm", NormOptions{.dim = e.hidden_size, .eps = o.layer.layer_norm_eps, .dtype = e.dtype});
+}
+
+Value* MaskedPatchVisionTower::forward(Ops& op, Value* pixels, Value* real, int64_t num_layers) const {
+  auto scope = enter(op);
+  GraphBuilder& b = op.builder();
+  const int64_t g = side_;
+  Value* real_i = op.Cast(real, {.to = DataType::INT64});
+  Value* rows = op.ReduceSum(op.Gather(real_i, b.scalar_i64(0), {.axis = 2}), {1}, {.keepdims = 0});  // [N]
+  Value* cols = op.Gather(op.ReduceSum(real_i, {2}, {.keepdims = 0}), b.scalar_i64(0), {.axis = 1});  // [N]
+  Value* flat_real = op.Reshape(real, std::vector<int64_t>{-1, g * g});
+  // table row bucket(row) * side + bucket(column) for a real patch, 0 for a padded one: [N, g * g]
+  Value* grid_ids = op.Add(op.Mul(op.Unsqueeze(bucket(op, rows), {2}), static_cast<double>(g)),
+                           op.Unsqueeze(bucket(op, cols), {1}));
+  Value* positions = op.Where(flat_real, op.Reshape(grid_ids, std::vector<int64_t>{-1, g * g}), b.scalar_i64(0));
+  Value* x = op.Add(patch->forward(op, pixels), op.Gather(position->value(op), positions));
+  Value* mask = padding_mask(op, op.Cast(flat_real, {.to = DataType::INT64}), o_.layer.dtype);
+  const int64_t run = num_layers < 0 ? num_hidden_layers() : num_layers;
+  for (int64_t i = 0; i < run; ++i) x = layers[static_cast<size_t>(i)]->forward(op, x, mask);
+  return num_layers < 0 ? post_layernorm->forward(op, x) : x;
+}
+
+// torch.bucketize(min(i * (1 / n), 1 - 1e-6), arange(1/side, 1, 1/side), right=True) for i in
+// 0..side-1: how many boundaries are <= the coordinate, in float32 as transformers computes them.
+// n [N] -> [N, side].
+Value* MaskedPatchVisionTower::bucket(Ops& op, Value* n) const {
+  GraphBuilder& b = op.builder();
+  const int64_t g = side_;
+  std::vector<float> index(static_cast<size_t>(g));
+  for (int64_t i = 0; i < g; ++i) index[static_cast<size_t>(i)] = static_cast<float>(i);
+  Value* step = op.Div(1.0, op.Cast(n, {.to = DataType::FLOAT}));
+  const auto clamp = static_cast<double>(static_cast<float>(1.0 - 1e-6));
+  Value* coord = op.Min(op.Mul(op.Unsqueeze(step, {1}), b.constant_f32(index, {g})), clamp);
+  const std::vector<float> bounds = torch_arange_f32(1.0 / static_cast<double>(g), 1.0, 1.0 / static_cast<double>(g));
+  const auto count = static_cast<int64_t>(bounds.size());
+  if (count == 0) return op.Cast(op.Mul(coord, 0.0), {.to = DataType::INT64});  // one patch a side: row 0
+  Value* ge = op.GreaterOrEqual(op.Unsqueeze(coord, {2}), b.constant_f32(bounds, {count}));
+  return op.ReduceSum(op.Cast(ge, {.to = DataType::INT64}), {2}, {.keepdims = 0});
 }
 
 TextTransformer::TextTransformer(const HfConfig& text_config, const char* config_type, Mask mask, DataType dtype)

@@ -42,6 +42,39 @@ VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype);
 // intermediate_size left to the family): for a tower without a square image_size (SigLIP 2).
 VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype);
 
+// The SigLIP-like tower over patches some of which are padding (Idefics3VisionTransformer,
+// modeling_idefics3.py; Phi4MultimodalVisionModel, modeling_phi4_multimodal.py): children
+// embeddings.patch_embedding (Conv with bias), embeddings.position_embedding.weight
+// [side^2, hidden] (side = image_size / patch_size), encoder.layers.{i} (SigLIP layers),
+// post_layernorm. The real patches of an image take the learned positions by bucketing their
+// fractional (row, column) coordinates (NaViT's patch positions, Idefics3VisionEmbeddings /
+// Phi4MultimodalVisionEmbeddings: torch.bucketize of min(i / n, 1 - 1e-6) against
+// torch.arange(1/side, 1, 1/side) in float32, bit for bit), the padded ones position 0; attention
+// skips the padded patches as keys (create_bidirectional_mask).
+class MaskedPatchVisionTower : public Module {
+ public:
+  explicit MaskedPatchVisionTower(const VisionTransformerOptions& o);
+  // pixels [N, C, image_size, image_size] in the model dtype, real bool [N, side, side] (true = a
+  // real patch) -> [N, side^2, hidden]: after `layers` layers (transformers' hidden_states[layers],
+  // without post_layernorm), or with layers -1 the last_hidden_state (every layer, post_layernorm).
+  Value* forward(Ops& op, Value* pixels, Value* real, int64_t layers = -1) const;
+
+  int64_t side() const { return side_; }
+  int64_t num_hidden_layers() const { return static_cast<int64_t>(layers.size()); }
+
+  PatchEmbedding* patch;
+  Parameter* position;
+  std::vector<VisionEncoderLayer*> layers;
+  LayerNorm* post_layernorm;
+
+ private:
+  // Each real-patch count n [N] -> the position-table row (or column) of coordinates 0..side-1.
+  Value* bucket(Ops& op, Value* n) const;
+
+  VisionTransformerOptions o_;
+  int64_t side_;
+};
+
 // The text tower of CLIP and SigLIP (CLIPTextTransformer / SiglipTextModel without pooling):
 // embeddings.token_embedding + embeddings.position_embedding (positions 0..seq-1, at most
 // max_position_embeddings), CLIP encoder layers (encoder.layers.{i}), final_layer_norm. CLIP's

@@ -293,7 +293,7 @@ BuildReport build_package(const BuildOptions& o) {
       }
       if (const auto* vlm = dynamic_cast<const ImageTextToText*>(arch.get())) {
         if (const auto mm = vlm->genai_multimodal()) {
-          const Graph& decoder = graphs.back().model.graph;  // vision, embedding, decoder
+          const Graph& decoder = graphs.back().model.graph;  // vision, (speech,) embedding, decoder
           GenaiOptions go{.ep = o.ep, .past_present_share_buffer = caches_only_in_group_query_attention(decoder),
                           .position_ids = std::count(decoder.inputs.begin(), decoder.inputs.end(),
                                                      decoder.find_value("position_ids")) > 0,
@@ -301,6 +301,9 @@ BuildReport build_package(const BuildOptions& o) {
           nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
           write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
           write_file_synced((fs::path(dir) / "processor_config.json").string(), processor_config(*mm).dump(4) + "\n");
+          if (!vlm->speech_inputs().empty())
+            write_file_synced((fs::path(dir) / "speech_processor.json").string(),
+                              speech_processor_config(*mm).dump(4) + "\n");
         }
         return;
       }

@@ -257,7 +257,8 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   for (const auto& [key, id] : mm.token_ids) m[key] = id;
   m["decoder"]["inputs"]["inputs_embeds"] = "inputs_embeds";
   nlohmann::json vision_inputs = nlohmann::json::object();
-  for (const GraphInput& in : model.vision_inputs()) vision_inputs[in.name] = in.name;
+  for (const GraphInput& in : model.vision_inputs())  // phi4mm's image_attention_mask is its "attention_mask"
+    vision_inputs[in.name == "image_attention_mask" ? "attention_mask" : in.name] = in.name;
   m["vision"] = {{"filename", "vision.onnx"},
                  {"config_filename", "processor_config.json"},
                  {"inputs", vision_inputs},
@@ -266,9 +267,22 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
     m["vision"]["patch_size"] = mm.patch_size;
     m["vision"]["spatial_merge_size"] = mm.spatial_merge_size;
   }
+  // phi4mm: speech.filename and speech.config_filename are both set or both empty (its default
+  // names a file): a package without a speech graph leaves them empty
+  if (mm.type == "phi4mm") m["speech"] = {{"config_filename", ""}};
+  if (!model.speech_inputs().empty()) {
+    nlohmann::json speech_inputs = nlohmann::json::object();
+    for (const GraphInput& in : model.speech_inputs())  // phi4mm's audio_attention_mask is its "attention_mask"
+      speech_inputs[in.name == "audio_attention_mask" ? "attention_mask" : in.name] = in.name;
+    m["speech"] = {{"filename", "speech.onnx"},
+                   {"config_filename", "speech_processor.json"},
+                   {"inputs", speech_inputs},
+                   {"outputs", {{"audio_features", "audio_features"}}}};
+  }
   m["embedding"] = {{"filename", "embedding.onnx"},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
+  if (!model.speech_inputs().empty()) m["embedding"]["inputs"]["audio_features"] = "audio_features";
   return g;
 }
 
@@ -302,10 +316,63 @@ nlohmann::json pixtral_processor_config(const ImageTextToText::GenaiMultimodal& 
   return {{"processor", {{"name", "pixtral_image_processor"}, {"transforms", transforms}}}};
 }
 
+// phi4mm: onnxruntime-extensions' phi_4_vision_processor (its test/data/models/phi-4 fixture):
+// decode, RGB, Phi4VisionDynamicPreprocess (the HD resize and padding to crops of m.image_size, at
+// most dynamic_hd 36 crops: Phi4MultimodalImageProcessor's default), rescale, normalization 0.5,
+// Phi4VisionProcessor (global image + crops, image_attention_mask, image_sizes, num_img_tokens).
+nlohmann::json phi4_processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  // the dynamic preprocess has two outputs (the image, its patch mask): Rescale takes the first
+  // (without "inputs" onnxruntime-genai 0.18 crashes), the HD processor both
+  nlohmann::json rescale = processor_op("rescale", "Rescale", nullptr);
+  rescale["operation"]["inputs"] = {":0"};
+  nlohmann::json hd = processor_op("phi4_vision_processor", "Phi4VisionProcessor",
+                                   {{"dyhd_base_resolution", m.image_size}, {"interpolation", "CUBIC"}});
+  hd["operation"]["inputs"] = {":0", "phi4_vision_dynamic_preprocess:1"};
+  nlohmann::json transforms = nlohmann::json::array({
+      processor_op("decode_image", "DecodeImage", {{"color_space", "RGB"}}),
+      processor_op("phi4_vision_dynamic_preprocess", "Phi4VisionDynamicPreprocess",
+                   {{"dynamic_hd", 36}, {"dyhd_base_resolution", m.image_size}}),
+      rescale,
+      processor_op("normalize", "Normalize", {{"mean", {0.5, 0.5, 0.5}}, {"std", {0.5, 0.5, 0.5}}}),
+      hd,
+  });
+  return {{"processor", {{"name", "phi_4_vision_processor"}, {"transforms", transforms},
+                         {"output_aligner", "phi4-vision-aligner"}}}};
+}
+
 }  // namespace
+
+nlohmann::json speech_processor_config(const ImageTextToText::GenaiMultimodal& m) {
+  MOBIUS_ASSERT(m.type == "phi4mm", "speech_processor_config of " + m.type);
+  auto stft = [](nlohmann::json& a, const std::string& k, int64_t n_fft, int64_t frame, int64_t hop) {
+    a[k + "/n_fft"] = n_fft;
+    a[k + "/frame_length"] = frame;
+    a[k + "/hop_length"] = hop;
+    a[k + "/win_fn"] = "hamming";
+  };
+  auto logmel = [](nlohmann::json& a, const std::string& k, int64_t hop) {
+    a[k + "/chunk_size"] = 30;
+    a[k + "/hop_length"] = hop;
+    a[k + "/n_fft"] = 512;
+    a[k + "/n_mel"] = 80;
+    a[k + "/feature_first"] = 0;
+    a[k + "/no_padding"] = 1;
+  };
+  nlohmann::json attrs = {{"audio_compression_rate", 8}};
+  stft(attrs, "stft_normal", 512, 400, 160);
+  logmel(attrs, "logmel", 160);
+  stft(attrs, "stft_normal_8k", 256, 200, 80);
+  logmel(attrs, "logmel_8k", 80);
+  nlohmann::json sequence = nlohmann::json::array({
+      processor_op("audio_decoder", "AudioDecoderEx", {{"target_sample_rates", {8000, 16000}}}),
+      processor_op("phi_4_audio_embed", "Phi4AudioEmbed", attrs),
+  });
+  return {{"feature_extraction", {{"sequence", sequence}, {"output_aligner", "phi4-audio-aligner"}}}};
+}
 
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
   if (m.type == "mistral3") return pixtral_processor_config(m);
+  if (m.type == "phi4mm") return phi4_processor_config(m);
   MOBIUS_ASSERT(m.type == "qwen2_5_vl" || m.type == "qwen3_vl" || m.type == "gemma3", "processor_config of " + m.type);
   const bool qwen3 = m.type == "qwen3_vl";
   auto op = processor_op;

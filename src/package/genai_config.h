@@ -71,10 +71,19 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
 // qwen3_vl 0.5), patches; the sizes from `m`, the pixel bounds of Qwen2VLImageProcessor;
 // mistral3: pixtral_image_processor, ending in PixtralImageSizes; gemma3: decode, RGB, bilinear
 // resize to the m.image_size square, rescale, normalization 0.5, channels first, as
-// Gemma3ImageProcessor), as onnxruntime-genai 0.18 reads it. The vision section of
+// Gemma3ImageProcessor; phi4mm: phi_4_vision_processor, the HD crops of m.image_size), as
+// onnxruntime-genai 0.18 reads it. The vision section of
 // genai_config_multimodal names the vision graph's inputs (model.vision_inputs()) and, where
 // m.patch_size is set (Qwen, Mistral 3), the patch sizes.
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m);
+
+// phi4mm's speech_processor.json (the speech section's config_filename, written when the family has a
+// speech graph): onnxruntime-extensions' AudioDecoderEx (8 and 16 kHz) and Phi4AudioEmbed (log-mel
+// frames of Phi4MultimodalFeatureExtractor's sizes: 80 mels, 25 ms windows every 10 ms at 16 kHz,
+// audio_compression_rate 8), as its test/data/models/phi-4/audio_feature_extraction.json fixture.
+// Its features are not bit-equal to transformers' feature extractor (max |Δ| 0.07 on values up to
+// 24 for a 1.3 s tone with noise): docs/vlm.md.
+nlohmann::json speech_processor_config(const ImageTextToText::GenaiMultimodal& m);
 
 // The config, tokenizer and generation files copied next to the model, for every task (a
 // feature-extraction package is usable alone).

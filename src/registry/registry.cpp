@@ -85,6 +85,7 @@ const std::vector<RegistryEntry>& registry() {
         {"mistral3", "mistral3", "image-text-to-text", create_mistral3, "mistral3"},
         {"paddleocr_vl", "paddleocr_vl", "image-text-to-text", create_paddleocr_vl},
         {"paligemma", "gemma", "image-text-to-text", create_paligemma},
+        {"phi4_multimodal", "phi4_multimodal", "image-text-to-text", create_phi4_multimodal, "phi4mm"},
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},

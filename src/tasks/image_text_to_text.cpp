@@ -7,6 +7,7 @@ namespace mobius {
 std::vector<NamedGraph> ImageTextToText::build_graphs() const {
   std::vector<NamedGraph> graphs;
   graphs.emplace_back("vision", build_vision(), GraphLowering::attention);  // a Linear-heavy tower, as the encoders
+  if (!speech_inputs().empty()) graphs.emplace_back("speech", build_speech(), GraphLowering::canonical);
   graphs.emplace_back("embedding", build_embedding(), GraphLowering::canonical);
   graphs.emplace_back("decoder", build_decoder(), GraphLowering::causal_lm);
   return graphs;
@@ -22,6 +23,35 @@ Model ImageTextToText::build_vision() const {
   return model;
 }
 
+Model ImageTextToText::build_speech() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  std::vector<Value*> inputs;
+  for (const GraphInput& in : speech_inputs()) inputs.push_back(b.input(in.name, in.dtype, in.shape));
+  b.output(encode_audio(op, inputs), "audio_features", {"num_audio_tokens", hidden_size()});
+  return model;
+}
+
+namespace {
+
+// embeds [batch, seq, hidden] with row k + 1 of [0; features] at the k-th `token` of ids (row-major),
+// as transformers' masked_scatter / index_put.
+Value* scatter_features(Ops& op, Value* ids, Value* embeds, Value* features, int64_t token, int64_t hidden,
+                        DataType dt) {
+  GraphBuilder& b = op.builder();
+  Value* is_token = op.Equal(ids, static_cast<double>(token));  // [batch, seq]
+  Value* flat = op.Reshape(op.Cast(is_token, {.to = DataType::INT64}), std::vector<int64_t>{-1});
+  Value* rows = op.Mul(op.CumSum(flat, b.scalar_i64(0)), flat);
+  Value* padded = op.Concat({b.constant_float(std::vector<float>(static_cast<size_t>(hidden), 0.0f), {1, hidden}, dt),
+                             features},
+                            {.axis = 0});
+  Value* scattered = op.Reshape(op.Gather(padded, rows), op.Shape(embeds));
+  return op.Where(op.Unsqueeze(is_token, {-1}), scattered, embeds);
+}
+
+}  // namespace
+
 Model ImageTextToText::build_embedding() const {
   Model model;
   GraphBuilder b(model.graph);
@@ -31,17 +61,16 @@ Model ImageTextToText::build_embedding() const {
   Value* ids = b.input("input_ids", DataType::INT64, {"batch_size", "sequence_length"});
   Value* features = b.input("image_features", dt, {"num_image_tokens", hidden});
   Value* embeds = embed_tokens(op, ids);
-  auto s = b.scope("merge_image_features");
-  // row k + 1 of [0; image_features] for the k-th image token, row 0 (zeros) elsewhere
-  Value* is_image = op.Equal(ids, static_cast<double>(image_token_id()));  // [batch, seq]
-  Value* flat = op.Reshape(op.Cast(is_image, {.to = DataType::INT64}), std::vector<int64_t>{-1});
-  Value* rows = op.Mul(op.CumSum(flat, b.scalar_i64(0)), flat);
-  Value* padded = op.Concat({b.constant_float(std::vector<float>(static_cast<size_t>(hidden), 0.0f), {1, hidden}, dt),
-                             features},
-                            {.axis = 0});
-  Value* scattered = op.Reshape(op.Gather(padded, rows), op.Shape(embeds));
-  b.output(op.Where(op.Unsqueeze(is_image, {-1}), scattered, embeds), "inputs_embeds",
-           {"batch_size", "sequence_length", hidden});
+  {
+    auto s = b.scope("merge_image_features");
+    embeds = scatter_features(op, ids, embeds, features, image_token_id(), hidden, dt);
+  }
+  if (!speech_inputs().empty()) {
+    Value* audio = b.input("audio_features", dt, {"num_audio_tokens", hidden});
+    auto s = b.scope("merge_audio_features");
+    embeds = scatter_features(op, ids, embeds, audio, audio_token_id(), hidden, dt);
+  }
+  b.output(embeds, "inputs_embeds", {"batch_size", "sequence_length", hidden});
   return model;
 }
 

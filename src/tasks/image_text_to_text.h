@@ -14,6 +14,9 @@
 //              (input_ids too when decoder_input_ids(), for the attention_overlay hook) and
 //              position_ids shaped position_ids_shape() ([3, batch_size, sequence_length] for
 //              M-RoPE) -> logits, present.{i}.key|value
+//   speech:    (a family with speech_inputs(): Phi-4-multimodal) its audio inputs
+//           -> audio_features [num_audio_tokens, hidden_size]; the embedding graph then also takes
+//              audio_features, scattered at audio_token_id()
 // The decoder is a registered text architecture (text()), started from inputs_embeds.
 #pragma once
 
@@ -36,7 +39,7 @@ struct GraphInput {
 class ImageTextToText : public Architecture {
  public:
   std::string task() const override { return "image-text-to-text"; }
-  // "vision", "embedding", "decoder".
+  // "vision", ("speech",) "embedding", "decoder".
   std::vector<NamedGraph> build_graphs() const override;
 
   // The text decoder (a registered text-generation architecture).
@@ -50,6 +53,18 @@ class ImageTextToText : public Architecture {
   // image_features [num_image_tokens, hidden_size].
   virtual std::vector<GraphInput> vision_inputs() const = 0;
   virtual Value* encode_images(Ops& op, const std::vector<Value*>& inputs) const = 0;
+  // A family with an audio encoder (Phi-4-multimodal): the speech graph's inputs and its
+  // computation (the inputs in that order -> audio_features [num_audio_tokens, hidden_size]), and
+  // the token whose positions take the audio features. No inputs (the default): no speech graph.
+  // With one, the package has a "speech" graph and the embedding graph also reads audio_features
+  // [num_audio_tokens, hidden_size] (zero rows allowed), scattered at audio_token_id() as
+  // image_features at image_token_id().
+  virtual std::vector<GraphInput> speech_inputs() const { return {}; }
+  virtual Value* encode_audio(Ops& op, const std::vector<Value*>& inputs) const {
+    (void)op, (void)inputs;
+    return nullptr;
+  }
+  virtual int64_t audio_token_id() const { return -1; }
   // The decoder's position_ids shape (int64).
   virtual Shape position_ids_shape() const { return {"batch_size", "sequence_length"}; }
   // Whether the decoder graph also reads input_ids int64 [batch_size, sequence_length] (the
@@ -77,6 +92,7 @@ class ImageTextToText : public Architecture {
 
  private:
   Model build_vision() const;
+  Model build_speech() const;
   Model build_embedding() const;
   Model build_decoder() const;
 };

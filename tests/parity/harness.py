@@ -203,7 +203,9 @@ def rerandomize(model: torch.nn.Module) -> None:
     init (biases 0, norms 1): a dropped bias or a wrong norm offset cannot match. Matrices are
     scaled by 1/sqrt(fan_in) rather than 0.02: at 0.02 attention is nearly uniform, and a 10%
     error in rope_theta moves the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to
-    the tolerance. GPT-2's Conv1D weights are [in, out]: their fan_in is shape[0]."""
+    the tolerance. GPT-2's Conv1D weights are [in, out]: their fan_in is shape[0]. Token embedding
+    tables (`*embed_tokens.weight`) keep unit variance; Phi-4-multimodal's `embed_tokens_extend.*`
+    (its image and audio towers) are matrices like any other."""
     conv1d = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, Conv1D)}
     layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
                    for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
@@ -216,7 +218,7 @@ def rerandomize(model: torch.nn.Module) -> None:
         if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
-            p.copy_(r if "embed_tokens" in name else r * p.shape[0 if name in conv1d else 1] ** -0.5)
+            p.copy_(r if "embed_tokens." in name else r * p.shape[0 if name in conv1d else 1] ** -0.5)
         else:
             p.copy_(0.1 * r)
 

@@ -57,6 +57,7 @@ import seq2seq_harness as S
 import vision_harness as V
 import moonshine_harness as MS
 import speech_harness as W
+import phi4mm_harness
 import vlm_harness as VLM
 
 # Fields other families use, each added alone to the minimal config (values that engage at the
@@ -225,6 +226,8 @@ def transformers_failure(model_type: str, cfg: dict) -> tuple[str, str] | None:
                 ids, mask = map(H.torch.from_numpy, S.encoder_batch(config.vocab_size))
                 out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :S.DEC_PREFILL], use_cache=True)
                 model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :1], past_key_values=out.past_key_values)
+            elif model_type == "phi4_multimodal":  # an AutoModelForCausalLM with HD image crops
+                phi4mm_harness.prefill(config)
             elif model_type in VLM.types():  # the image batch's prefill
                 model = VLM.AutoModelForImageTextToText.from_config(config).eval()
                 ids, mask, types_, feeds = VLM.image_batch(config)

@@ -6,6 +6,7 @@ parity table."""
 import pytest
 
 import harness as H
+import phi4mm_harness
 import seq2seq_harness as S
 import vision_harness
 import vlm_harness as V
@@ -42,6 +43,15 @@ def test_vlm_ep_cpu(row, tmp_path_factory):
 @pytest.mark.parametrize("row", LOWERED)
 def test_vlm_int4(row, tmp_path_factory):
     failures = V.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-int4"))
+    assert not failures, "\n".join(failures)
+
+
+def test_vlm_ep_cpu_phi4_multimodal(tmp_path_factory):
+    """`--ep cpu` on Phi-4-multimodal's phi3 decoder (longrope on 3/4 of the head): the image
+    batch's features, prefill and decode steps equal transformers' (phi4mm_harness.check)."""
+    rec: dict = {}
+    failures = V.run(V.base_row("phi4_multimodal"), tmp_path_factory.mktemp("phi4_multimodal-ep-cpu"), rec,
+                     ("--ep", "cpu"), full=False)
     assert not failures, "\n".join(failures)
 
 
@@ -111,6 +121,11 @@ def test_llava_next_image_sizes(config, sizes, tmp_path):
     assert H.max_abs(got, want) <= H.TOL
 
 
+def test_vlm_int4_phi4_multimodal(tmp_path_factory):
+    failures = V.check_int4(V.base_row("phi4_multimodal"), tmp_path_factory.mktemp("phi4_multimodal-int4"))
+    assert not failures, "\n".join(failures)
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)
@@ -137,11 +152,18 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("llava_next", lambda c: c.update(image_grid_pinpoints=[[16, 40]]), "image_grid_pinpoints"),
     ("llava_next", lambda c: c.update(vision_feature_select_strategy="full"), "vision_feature_select_strategy"),
     ("llava_next", lambda c: c["text_config"].update(model_type="gemma"), "model_type"),
+    ("phi4_multimodal", lambda c: c["vision_config"].update(crop_size=64), "crop_size"),
+    ("phi4_multimodal", lambda c: c["vision_config"].update(feature_layer=-5), "feature_layer"),
+    ("phi4_multimodal", lambda c: c["audio_config"].update(ext_pw_out_channel=16), "ext_pw_out_channel"),
+    ("phi4_multimodal", lambda c: c["audio_config"].update(time_reduction=6), "time_reduction"),
+    ("phi4_multimodal", lambda c: c["rope_parameters"].update(rope_type="linear", factor=2.0), "rope_type"),
 ], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
         "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2",
         "vipllava-feature-layer", "llava-next-pinpoints", "llava-next-full-clip", "llava-next-text-type"])
+        "phi4mm-crop-size", "phi4mm-feature-layer", "phi4mm-audio-conv-width", "phi4mm-time-reduction",
+        "phi4mm-rope-type"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     """A config.json the family cannot build: one `mobius: error:` line naming config.json and the
     field, exit 1, nothing written."""
@@ -155,3 +177,44 @@ def test_vlm_config_errors(model_type, edit, needle, tmp_path):
     assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:"), r.stderr
     assert "config.json" in lines[0] and needle in lines[0], lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_phi4mm_genai(tmp_path):
+    """onnxruntime-genai 0.18's phi4mm pipeline (og.MultiModalProcessor on a PNG with an
+    <|image_1|> prompt and on a WAV with an <|audio_1|> prompt; the package's genai_config.json,
+    processor_config.json and speech_processor.json) on a tiny model of the released 448 / 14 crop
+    layout: its prompt logits and 24 greedy tokens equal transformers' (phi4mm_harness.check_genai)."""
+    failures = phi4mm_harness.check_genai(tmp_path, {})
+    assert not failures, "\n".join(failures)
+
+
+# the decoder's projections, which Phi-4-multimodal's vision-lora adapts
+PHI4_LORA_TARGETS = r"model\.layers\.\d+\.((self_attn\.(qkv_proj|o_proj))|(mlp\.(gate_up|down)_proj))"
+
+
+def test_phi4mm_vision_lora(tmp_path):
+    """The released checkpoint's LoRA is a PEFT adapter (vision-lora/, speech-lora/) that
+    transformers' Phi4MultimodalForCausalLM does not apply by itself: `--lora vision-lora` merges
+    one like it (its target_modules, A and B re-randomized) into the decoder, and the package
+    equals transformers + peft's merged model (image features, prefill, decode steps;
+    phi4mm_harness.check)."""
+    import torch  # noqa: PLC0415
+    from peft import LoraConfig, PeftModel, get_peft_model  # noqa: PLC0415
+    from transformers import AutoModelForCausalLM  # noqa: PLC0415
+
+    hf, adapter = tmp_path / "hf", tmp_path / "vision-lora"
+    phi4mm_harness.write_checkpoint(V.base_row("phi4_multimodal"), hf)
+    load = lambda: AutoModelForCausalLM.from_pretrained(hf, dtype=torch.float32,  # noqa: E731
+                                                        attn_implementation="eager")
+    torch.manual_seed(1)
+    lora = get_peft_model(load(), LoraConfig(r=4, lora_alpha=8, target_modules=PHI4_LORA_TARGETS))
+    with torch.no_grad():
+        for name, p in lora.named_parameters():
+            if "lora_" in name:
+                p.copy_(torch.randn_like(p) * (0.3 if "lora_B" in name else p.shape[1] ** -0.5))
+    lora.save_pretrained(adapter)
+    merged = PeftModel.from_pretrained(load(), adapter).merge_and_unload().eval()
+    qkv = "model.layers.0.self_attn.qkv_proj.weight"
+    assert (merged.state_dict()[qkv] - load().state_dict()[qkv]).abs().max() > 1e-2  # the adapter changes it
+    failures = phi4mm_harness.check(tmp_path, {}, ("--lora", str(adapter)), full=False, ref=merged)
+    assert not failures, "\n".join(failures)

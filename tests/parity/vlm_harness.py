@@ -167,12 +167,39 @@ ROWS += [
                                                                   intermediate_size=64, num_hidden_layers=2,
                                                                   num_attention_heads=2, patch_size=4, image_size=64))),
 ]
+# Phi-4-multimodal (vision + text; its own checks: phi4mm_harness): the phi3 decoder with longrope
+# on 3/4 of the head (short factors: the prompts stay under original_max_position_embeddings), a
+# SigLIP-like tower over 32 x 32 crops in patches of 4 (8 x 8 patches, 4 x 4 tokens a crop after
+# the 2 x 2 compression), features of layer 2 of 3 (feature_layer -2); a tiny audio encoder
+# (its speech graph: a short padded batch of two audios and a long one in 500-step chunks; a
+# symmetric relative bias)
+PHI4_AUDIO = dict(hidden_size=32, intermediate_size=64, num_blocks=2, num_attention_heads=2, ext_pw_out_channel=32,
+                  depthwise_separable_out_channel=32, nemo_conv_channels=32, audio_token_id=VIDEO)
+PHI4_ROPE = dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
+                 short_factor=[1.0, 1.1, 1.3, 1.7, 2.0, 2.5], long_factor=[1.5, 2.0, 3.0, 4.0, 6.0, 8.0])
+ROWS += [
+    Row("phi4_multimodal", "base", dict(
+        LLAVA_TEXT, pad_token_id=0, rope_parameters=PHI4_ROPE,
+        original_max_position_embeddings=4096, max_position_embeddings=16384,
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
+                           image_size=32, crop_size=32, patch_size=4, image_token_id=IMAGE),
+        audio_config=dict(PHI4_AUDIO, bias_symmetric=True))),
+    # 7 x 7 patches a crop: the grid reflection-padded to 8 x 8 before the 2 x 2 compression, the
+    # useful rows and columns counted on every other patch of each crop; the features of layer 1;
+    # the audio encoder's streaming mask (chunks of 4 steps, 1 chunk to the left) and its relative
+    # bias clamped at distance 6
+    Row("phi4_multimodal", "odd-grid-layer-1", dict(
+        LLAVA_TEXT, pad_token_id=0, rope_parameters=PHI4_ROPE, original_max_position_embeddings=4096,
+        max_position_embeddings=16384,
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=28, crop_size=28, patch_size=4, image_token_id=IMAGE, feature_layer=1),
+        audio_config=dict(PHI4_AUDIO, chunk_size=4, left_chunk=1, bias_max_distance=6))),
+]
 PIXTRAL_SIZES = [(48, 32), (32, 40)]  # Mistral 3: (height, width) of each batch row's image
 PAD = 5  # left padding of batch row 1
 DECODE_STEPS = 2
 GEN_NEW = 24
 TEXT_ONLY_LEN = 12
-FILES = {f"{g}.onnx{ext}" for g in ("vision", "embedding", "decoder") for ext in ("", ".data")}
 
 
 def types() -> set[str]:
@@ -192,6 +219,10 @@ def write_checkpoint(row: Row, hf_dir: Path):
 def write_model(config, hf_dir: Path):
     """AutoModelForImageTextToText from `config` (seed 0), every parameter re-randomized
     (harness.rerandomize), saved to hf_dir with a tokenizer (write_tokenizer); returns the model."""
+    if config.model_type == "phi4_multimodal":  # an AutoModelForCausalLM
+        import phi4mm_harness  # noqa: PLC0415
+
+        return phi4mm_harness.write_model(config, hf_dir)
     torch.manual_seed(0)
     model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
@@ -451,10 +482,14 @@ class OnnxVLM:
         return np.concatenate([self.vision.run(["image_features"], {"pixel_values": feeds["pixel_values"][i:i + 1, :, :h, :w]})[0]
                                for i, (h, w) in enumerate(feeds["image_sizes"])])
 
-    def embed(self, ids, features=None) -> np.ndarray:
-        if features is None:
-            features = np.zeros((0, self.hidden), np.float32)
-        return self.embedding.run(["inputs_embeds"], {"input_ids": ids, "image_features": features})[0]
+    def embed(self, ids, features=None, audio=None) -> np.ndarray:
+        """inputs_embeds of ids with image_features `features` (and, for an embedding graph that
+        reads them, Phi-4-multimodal's audio_features `audio`); None: no rows."""
+        none = np.zeros((0, self.hidden), np.float32)
+        feeds = {"input_ids": ids, "image_features": none if features is None else features}
+        if "audio_features" in {i.name for i in self.embedding.get_inputs()}:
+            feeds["audio_features"] = none if audio is None else audio
+        return self.embedding.run(["inputs_embeds"], feeds)[0]
 
     def step(self, embeds, mask, pos, state, ids):
         """Returns (logits, state); state None = empty caches; ids: the tokens of embeds."""
@@ -473,11 +508,12 @@ class OnnxVLM:
         return got["logits"], {k: v for k, v in got.items() if k != "logits"}
 
 
-def check_package(out_dir: Path, rec: dict) -> list[str]:
+def check_package(out_dir: Path, rec: dict, graphs=("vision", "embedding", "decoder")) -> list[str]:
     files = {p.name for p in out_dir.iterdir() if p.suffix in (".onnx", ".data")}
-    if files != FILES:
-        return [f"package files {sorted(files)}, expected {sorted(FILES)}"]
-    for name in ("vision", "embedding", "decoder"):
+    want = {f"{g}.onnx{ext}" for g in graphs for ext in ("", ".data")}
+    if files != want:
+        return [f"package files {sorted(files)}, expected {sorted(want)}"]
+    for name in graphs:
         try:
             onnx.checker.check_model(str(out_dir / f"{name}.onnx"), full_check=True)
         except Exception as e:  # noqa: BLE001 - reported
@@ -518,12 +554,20 @@ def run(row: Row, work: Path, rec: dict, build_args=(), full: bool = True) -> li
     """Fills `rec` (prefill = the vision, embedding and prefill max|Δ|, decode = the steps',
     tokens = matched greedy tokens); returns the failed checks. `build_args` go to mobius build;
     without `full` only the package, the image batch's prefill and decode steps are checked."""
+    if row.model_type == "phi4_multimodal":  # its own inputs and reference class
+        import phi4mm_harness  # noqa: PLC0415
+
+        return phi4mm_harness.run(row, work, rec, build_args, full)
     write_checkpoint(row, work / "hf")
     return check(work, rec, build_args, full)
 
 
 def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     """run()'s checks of the checkpoint in work / "hf", packaged into work / "onnx"."""
+    if json.loads((work / "hf" / "config.json").read_text())["model_type"] == "phi4_multimodal":
+        import phi4mm_harness  # noqa: PLC0415
+
+        return phi4mm_harness.check(work, rec, build_args, full)
     ref = AutoModelForImageTextToText.from_pretrained(work / "hf", dtype=torch.float32,
                                                       attn_implementation="eager").eval()
     H.build(work / "hf", work / "onnx", *build_args)
@@ -782,16 +826,25 @@ def check_int4(row: Row, work: Path) -> list[str]:
                   location=f"ort-int4-{graph}.onnx.data")
     ref_path = work / "ort-int4-decoder.onnx"
     vlm = OnnxVLM(f_dir)
-    ids, mask, types_, feeds = image_batch(ref.config)
+    if ref.config.model_type == "phi4_multimodal":  # its HD crops (phi4mm_harness)
+        import phi4mm_harness  # noqa: PLC0415
+
+        feeds, tokens = phi4mm_harness.image_inputs(ref.config)
+        ids, mask = phi4mm_harness.prompt_batch(ref.config.vision_config.image_token_id, tokens)
+        pos = np.where(mask == 1, mask.cumsum(-1) - 1, 1)
+        image_features = lambda: vlm.vision.run(["image_features"], feeds)[0]  # noqa: E731
+    else:
+        ids, mask, types_, feeds = image_batch(ref.config)
+        pos = prefill_positions(ref, ids, mask, types_, feeds)
+        image_features = lambda: vlm.image_features(feeds)  # noqa: E731
     features = {}
     for name, path in (("mobius", q_dir / "vision.onnx"), ("onnxruntime", work / "ort-int4-vision.onnx")):
         vlm.vision = H.ort_session(path)
-        features[name] = vlm.image_features(feeds)
+        features[name] = image_features()
     d = H.max_abs(features["mobius"], features["onnxruntime"])
     if not d <= H.TOL:
         return [f"int4 image features vs onnxruntime's quantizer: max|Δ| {d:.3g} > {H.TOL}"]
     embeds = vlm.embed(ids, features["mobius"])
-    pos = prefill_positions(ref, ids, mask, types_, feeds)
     rng = np.random.default_rng(3)
     steps = [rng.integers(3, 240, size=(2, 1)) for _ in range(DECODE_STEPS)]
     logits = {}

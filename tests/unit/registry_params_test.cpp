@@ -45,6 +45,7 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //     Wav2Vec2ConformerEncoder.forward (modeling_wav2vec2_conformer.py);
 //   - llava, vipllava, llava_next: the tower runs up to the deepest vision_feature_layer (archs/llava.h), so its later
 //     layers, post_layernorm and SigLIP's head never reach the image features.
+//   - phi4_multimodal: the same for its vision tower (up to vision_config.feature_layer).
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
@@ -56,9 +57,11 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
     for (const char* part : {".query_global.", ".key_global.", ".value_global."})
       if (key.find(part) != std::string::npos) return true;
   if (type == "wav2vec2-conformer") return key.find(".encoder.pos_conv_embed.") != std::string::npos;
-  if (type == "llava" || type == "vipllava" || type == "llava_next") {
-    const std::string layers = "vision_tower.encoder.layers.";
-    if (key.starts_with("vision_tower.post_layernorm.") || key.starts_with("vision_tower.head.")) return true;
+  if (type == "llava" || type == "vipllava" || type == "llava_next" || type == "phi4_multimodal") {
+    const std::string tower =
+        type == "phi4_multimodal" ? "model.embed_tokens_extend.image_embed.img_processor." : "vision_tower.";
+    const std::string layers = tower + "encoder.layers.";
+    if (key.starts_with(tower + "post_layernorm.") || key.starts_with(tower + "head.")) return true;
     auto layer = [&](const std::string& k) { return k.starts_with(layers) ? std::stoi(k.substr(layers.size())) : -1; };
     int deepest = -1;
     for (const std::string& k : read) deepest = std::max(deepest, layer(k));
