@@ -32,10 +32,10 @@ struct PositionEmbeddingSpec {
 // What a GPT-style decoder adds around the Llama-style layers of `decoder`.
 struct GptSpec {
   DecoderSpec decoder;  // decoder.embedding_dim != hidden_size: project_in / project_out (OPT)
-  std::optional<PositionEmbeddingSpec> positions;
-  std::string embed_layernorm;        // <model>.<name> on the embeddings; empty: none (Bloom:
-                                      // word_embeddings_layernorm)
-  std::optional<AlibiOptions> alibi;  // added to every layer's mask
+  std::optional<PositionEmbeddingSpec> positions = {};
+  std::string embed_layernorm = {};        // <model>.<name> on the embeddings; empty: none (Bloom:
+                                           // word_embeddings_layernorm)
+  std::optional<AlibiOptions> alibi = {};  // added to every layer's mask
 };
 
 class GptCausalLM : public DecoderCausalLM {
