@@ -161,7 +161,7 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
         "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2",
-        "vipllava-feature-layer", "llava-next-pinpoints", "llava-next-full-clip", "llava-next-text-type"])
+        "vipllava-feature-layer", "llava-next-pinpoints", "llava-next-full-clip", "llava-next-text-type",
         "phi4mm-crop-size", "phi4mm-feature-layer", "phi4mm-audio-conv-width", "phi4mm-time-reduction",
         "phi4mm-rope-type"])
 def test_vlm_config_errors(model_type, edit, needle, tmp_path):
