@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "weights/transform.h"
 
 namespace mobius {
 
@@ -66,42 +67,12 @@ struct Node {
   NodeTags tags;
 };
 
-// Blockwise round-to-nearest quantization of a matrix [N, K] along K, as onnxruntime's
-// MatMulNBits quantizer does it (weights/quantize.h): `bits` 4 or 8, blocks of `block_size`
-// elements, symmetric (no zero points) or asymmetric.
-struct BlockQuantization {
-  int bits = 4;
-  int64_t block_size = 32;
-  bool symmetric = true;
-  // The checkpoint stores the matrix in exactly this quantization (a GGUF Q4_0 / Q8_0 tensor,
-  // `mobius build --precision keep`): its blocks are copied (Checkpoint::produce_stored), not
-  // computed from float values.
-  bool from_checkpoint = false;
-  bool operator==(const BlockQuantization&) const = default;
-};
-
-// A quantized weight: which of MatMulNBits' three inputs this initializer is (B: uint8
-// [N, k_blocks, block_size * bits / 8], scales: float_dtype [N, k_blocks], zero_points: uint8
-// [N, ceil(k_blocks * bits / 8)]), from the float matrix [N, K] rounded to `float_dtype` first.
-// (GatherBlockQuantized's data is B as [N, K * bits / 8], K a multiple of block_size.)
-struct WeightQuantization {
-  enum class Part { data, scales, zero_points };
-  Part part = Part::data;
-  BlockQuantization scheme;
-  DataType float_dtype = DataType::FLOAT;  // the build's float dtype: scales' dtype
-};
-
-// How a weight initializer gets its bytes: from checkpoint tensor `source_key`, converted to the
-// initializer's dtype, optionally with its last two axes swapped ([..., out, in] -> [..., in, out]).
-// With `concat`, the tensors named there follow source_key along the initializer's last axis,
-// each converted and transposed the same way (packed projections, passes/pack_matmuls.cpp).
-// With `quantize`, the (transposed) source is a 2-D matrix [N, K] that is block-quantized
-// (passes/matmul_nbits.cpp); `concat` parts then follow along N, the rows.
+// How a weight initializer gets its bytes: from checkpoint tensor `source_key` through
+// `transforms`, applied in order (weights/transform.h: transpose, concat, cast, block-quantize).
+// Passes that change how a weight is stored append a transform (weights/transform.h append).
 struct WeightRef {
   std::string source_key;
-  bool transpose = false;
-  std::vector<std::string> concat = {};
-  std::optional<WeightQuantization> quantize = {};
+  WeightTransforms transforms = {};
 };
 
 struct Initializer {

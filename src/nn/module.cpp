@@ -3,7 +3,9 @@
 namespace mobius {
 
 Value* Parameter::value(Ops& op) const {
-  WeightRef ref{source_key.empty() ? name : source_key, transpose};
+  WeightRef ref{source_key.empty() ? name : source_key};
+  if (transpose) append(ref.transforms, Transpose{});
+  append(ref.transforms, Cast{dtype});
   return op.builder().weight(name, dtype, shape, std::move(ref));
 }
 

@@ -139,7 +139,7 @@ int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapter
     for (const LoraModule& m : a->modules()) modules.emplace(m.module + ".weight", &m);
   std::map<const Value*, const Initializer*> weights;
   for (const Initializer& init : graph.initializers)
-    if (init.weight && init.weight->concat.empty() && !init.weight->quantize) weights[init.value] = &init;
+    if (init.weight && !concat_of(init.weight->transforms) && !quantize_of(init.weight->transforms)) weights[init.value] = &init;
   std::set<std::string> done;
   std::vector<Node> nodes;
   for (Node& n : graph.nodes) {

@@ -243,7 +243,7 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
       bar.advance(c.bytes);
       // Written: drop the source pages from the resident set. A transposed tensor reads its whole
       // source matrices for every chunk, so it is released after its last chunk.
-      if (!c.binding->init->weight->transpose)
+      if (!c.binding->reads_columns())
         c.binding->release(c.row_begin, c.row_end);
       else if (c.last)
         c.binding->release(0, c.binding->rows());

@@ -24,16 +24,18 @@ namespace {
 // The data, scales[, zero points] that an earlier pass made by quantizing `ref`'s matrix with
 // `q` and scale dtype `dt` (each part an initializer of its own), or none.
 std::vector<Value*> quantized_like(const Graph& g, const WeightRef& ref, const BlockQuantization& q, DataType dt) {
-  using Part = WeightQuantization::Part;
+  using Part = BlockQuantize::Part;
   Value* parts[3] = {};
   for (const Initializer& init : g.initializers) {
-    if (!init.weight || !init.weight->quantize) continue;
+    const BlockQuantize* wq = init.weight ? quantize_of(init.weight->transforms) : nullptr;
+    if (!wq) continue;
     const WeightRef& r = *init.weight;
-    const WeightQuantization& wq = *r.quantize;
-    if (r.source_key != ref.source_key || r.transpose != ref.transpose || !r.concat.empty() ||
-        wq.float_dtype != dt || wq.scheme != q)
+    // the same matrix through the same transforms (the Cast to `dt` among them), then `q`
+    const WeightTransforms before(r.transforms.begin(), r.transforms.end() - 1);
+    const Cast* cast = cast_of(before);
+    if (r.source_key != ref.source_key || before != ref.transforms || !cast || cast->dtype != dt || wq->scheme != q)
       continue;
-    parts[static_cast<int>(wq.part)] = init.value;
+    parts[static_cast<int>(wq->part)] = init.value;
   }
   if (!parts[static_cast<int>(Part::data)] || !parts[static_cast<int>(Part::scales)] ||
       (!q.symmetric && !parts[static_cast<int>(Part::zero_points)]))
@@ -60,7 +62,7 @@ class GatherBlockQuantized : public Pass {
       if (!n.domain.empty() || n.op_type != "Gather" || GraphEditor::attr_int(n, "axis", 0) != 0) continue;
       const Value* v = n.inputs[0];
       const Initializer* w = quantizable_weight(e, v);
-      if (!w || !w->weight->concat.empty()) continue;
+      if (!w || concat_of(w->weight->transforms)) continue;
       const int64_t vocab = (*v->shape)[0].value, dim = (*v->shape)[1].value;
       const std::string wname = v->name;
       const DataType dt = v->dtype;

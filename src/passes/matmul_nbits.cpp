@@ -1,7 +1,7 @@
 // matmul_nbits: y = MatMul(x, W) with W a checkpoint weight [K, N] (a Linear, possibly packed by
 // pack_matmuls) → y = com.microsoft MatMulNBits(x, B, scales[, zero_points]) {K, N, bits,
 // block_size[, accuracy_level]}, the three new initializers being the block quantization of the
-// matrix [N, K] = W^T (WeightRef::quantize, weights/quantize.h) produced by the writer row by row.
+// matrix [N, K] = W^T (a BlockQuantize appended to its WeightRef, weights/transform.h and quantize.h) produced by the writer row by row.
 // A tied LM head, Gemm(x, E, transB=1[, C]) with E the embedding [vocab, hidden] = [N, K], becomes
 // MatMulNBits(x, …) [+ C]. The LM head (the MatMul or Gemm its block tagged NodeTags::lm_head)
 // stays float unless QuantizeOptions::lm_head. Weights of rank ≠ 2 (stacked MoE experts) stay float.
@@ -50,7 +50,7 @@ class MatMulNBits : public Pass {
       const DataType dt = w->value->dtype;
       if (!done.count(wname)) {
         WeightRef ref = *w->weight;                // copied: new initializers may move w
-        if (!gemm) ref.transpose = !ref.transpose;  // the source as [N, K]
+        if (!gemm) append(ref.transforms, Transpose{});  // the source as [N, K]
         const std::optional<BlockQuantization> scheme = o.scheme_for(ref);
         if (!scheme) continue;  // --precision keep: not stored quantized, stays float
         e.set_scope(GraphEditor::scope_of(n));

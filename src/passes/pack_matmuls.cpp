@@ -1,7 +1,7 @@
 // pack_matmuls: y_i = MatMul(x, W_i) [+ b_i] for i < n (n = 2 or 3, sharing x)
 //   → [y_0, ..., y_n-1] = Split(MatMul(x, concat(W_i, axis -1)) [+ concat(b_i)], axis -1)
 // The packed weight is one initializer whose WeightRef lists every checkpoint tensor
-// (WeightRef::concat): the concatenation happens while the writer streams the weights, the graph
+// (a Concat transform, weights/transform.h): the concatenation happens while the writer streams the weights, the graph
 // never holds weight data. Preconditions (else the group stays as it is): each W_i a checkpoint
 // weight [in, n_i] read by no other node, of one dtype and transpose flag; biases are packed only
 // when every y_i is read by exactly one Add with an exclusively-used 1-D weight initializer.
@@ -24,7 +24,7 @@ struct Member {
 // An exclusively-used, unpacked checkpoint weight of rank `rank`, or null.
 const Initializer* own_weight(GraphEditor& e, Value* v, size_t rank) {
   const Initializer* init = e.initializer(v);
-  if (!init || !init->weight || !init->weight->concat.empty() || !v->shape ||
+  if (!init || !init->weight || concat_of(init->weight->transforms) || !v->shape ||
       v->shape->size() != rank || e.consumers(v).size() != 1)
     return nullptr;
   return init;
@@ -72,7 +72,7 @@ class PackMatMuls : public Pass {
       const Value* w0 = group[0].weight->value;
       bool same = std::all_of(group.begin(), group.end(), [&](const Member& m) {
         const Value* w = m.weight->value;
-        return w->dtype == w0->dtype && m.weight->weight->transpose == ref0.transpose &&
+        return w->dtype == w0->dtype && m.weight->weight->transforms == ref0.transforms &&
                !(*w->shape)[0].is_symbolic() && (*w->shape)[0].value == (*w0->shape)[0].value;
       });
       if (!same) continue;
@@ -88,7 +88,7 @@ class PackMatMuls : public Pass {
         }
         Value* b = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
         const Initializer* bi = own_weight(e, b, 1);
-        if (!bi || b->dtype != w0->dtype || bi->weight->transpose) {
+        if (!bi || b->dtype != w0->dtype || bi->weight->transforms != WeightTransforms{Cast{w0->dtype}}) {
           biases = false;
           break;
         }
@@ -98,6 +98,8 @@ class PackMatMuls : public Pass {
       // the packed initializers (copies of the refs: e.constant() may move the initializers)
       std::vector<std::string> wnames, bnames;
       std::vector<std::string> wkeys, bkeys;
+      const WeightTransforms wlist = ref0.transforms;
+      const WeightTransforms blist = biases ? group[0].bias->weight->transforms : WeightTransforms{};
       std::vector<int64_t> sizes;
       int64_t total = 0;
       for (const Member& m : group) {
@@ -114,10 +116,9 @@ class PackMatMuls : public Pass {
       e.set_scope(scope.substr(0, scope.rfind('.') == std::string::npos ? 0 : scope.rfind('.')));
       const int64_t in = (*w0->shape)[0].value;
       const DataType dt = w0->dtype;
-      const bool transpose = ref0.transpose;
-      Value* w = pack(e, packed_name(wnames), dt, {in, total}, wkeys, transpose);
+      Value* w = pack(e, packed_name(wnames), dt, {in, total}, wkeys, wlist);
       Value* y = e.add1("MatMul", {x, w}, dt);
-      if (biases) y = e.add1("Add", {y, pack(e, packed_name(bnames), dt, {total}, bkeys, false)}, dt);
+      if (biases) y = e.add1("Add", {y, pack(e, packed_name(bnames), dt, {total}, bkeys, blist)}, dt);
       std::vector<Value*> outs;
       for (const Member& m : group) {
         const Node& last = g.nodes[biases ? *m.bias_add : m.matmul];
@@ -135,8 +136,9 @@ class PackMatMuls : public Pass {
 
  private:
   static Value* pack(GraphEditor& e, const std::string& name, DataType dt, Shape shape,
-                     const std::vector<std::string>& keys, bool transpose) {
-    return e.weight(name, dt, std::move(shape), WeightRef{keys[0], transpose, {keys.begin() + 1, keys.end()}});
+                     const std::vector<std::string>& keys, WeightTransforms list) {
+    append(list, Concat{{keys.begin() + 1, keys.end()}, -1});  // side by side along the outputs
+    return e.weight(name, dt, std::move(shape), WeightRef{keys[0], std::move(list)});
   }
 };
 

@@ -120,7 +120,7 @@ class Pipeline {
 //
 // pack_matmuls.cpp: two or three MatMuls reading the same activation with exclusively-used weight
 // initializers [in, n_i] of one dtype (q/k/v projections; gate/up) become one MatMul with the
-// weights concatenated along the last axis at write time (WeightRef::concat) and a Split; biases
+// weights concatenated along the last axis at write time (a Concat transform) and a Split; biases
 // added right after every one of them are packed the same way.
 std::unique_ptr<Pass> make_pack_matmuls();
 // group_query_attention.cpp: see the file's comment.

@@ -20,11 +20,11 @@ int64_t quant_zero_point_bytes(int64_t k, const BlockQuantization& q) {
   return (quant_k_blocks(k, q) * q.bits + 7) / 8;
 }
 
-Shape quant_shape(WeightQuantization::Part part, int64_t n, int64_t k, const BlockQuantization& q) {
+Shape quant_shape(BlockQuantize::Part part, int64_t n, int64_t k, const BlockQuantization& q) {
   switch (part) {
-    case WeightQuantization::Part::data: return {n, quant_k_blocks(k, q), quant_blob_size(q)};
-    case WeightQuantization::Part::scales: return {n, quant_k_blocks(k, q)};
-    case WeightQuantization::Part::zero_points: return {n, quant_zero_point_bytes(k, q)};
+    case BlockQuantize::Part::data: return {n, quant_k_blocks(k, q), quant_blob_size(q)};
+    case BlockQuantize::Part::scales: return {n, quant_k_blocks(k, q)};
+    case BlockQuantize::Part::zero_points: return {n, quant_zero_point_bytes(k, q)};
   }
   return {};
 }

@@ -36,7 +36,7 @@ int64_t quant_blob_size(const BlockQuantization& q);
 // ceil(k_blocks * bits / 8): bytes of zero points per row.
 int64_t quant_zero_point_bytes(int64_t k, const BlockQuantization& q);
 // The shape of a part of the quantization of a matrix [n, k] (layout above).
-Shape quant_shape(WeightQuantization::Part part, int64_t n, int64_t k, const BlockQuantization& q);
+Shape quant_shape(BlockQuantize::Part part, int64_t n, int64_t k, const BlockQuantization& q);
 
 // Quantizes rows [0, rows) of `src` (float32, row-major [rows, k], values already rounded to the
 // build's float dtype) into the row-major outputs above: `data` rows * k_blocks * blob_size bytes,

@@ -34,20 +34,9 @@ std::vector<std::string> nearest_names(const std::string& name,
 
 namespace {
 
-// The shape a checkpoint tensor takes in the graph (last two axes swapped with `transpose`).
-std::vector<int64_t> graph_shape(const TensorInfo& t, bool transpose) {
-  std::vector<int64_t> s = t.shape;
-  if (transpose && s.size() >= 2) std::swap(s[s.size() - 2], s[s.size() - 1]);
-  return s;
-}
-
-}  // namespace
-
-namespace {
-
-// A quantized weight's parts are stacked along its rows (N): calls fn(part, local_begin,
-// local_end, rows_before) for each part that rows [row_begin, row_end) overlap, rows_before being
-// the rows of the range that precede the part's.
+// A quantized weight's parts, and those of a Concat along the rows, are stacked along its rows
+// (N): calls fn(part, local_begin, local_end, rows_before) for each part that rows [row_begin,
+// row_end) overlap, rows_before being the rows of the range that precede the part's.
 template <typename Fn>
 void for_stacked_parts(const std::vector<const TensorInfo*>& parts, bool transpose, int64_t row_begin,
                        int64_t row_end, Fn fn) {
@@ -65,6 +54,25 @@ int64_t quantized_k(const TensorInfo& t, bool transpose) {
   return transpose ? t.shape.front() : t.shape.back();
 }
 
+// The last dim of `t` in the output (after the transpose).
+int64_t last_dim(const TensorInfo& t, bool transpose) {
+  if (t.shape.empty()) return 1;
+  return transpose && t.shape.size() >= 2 ? t.shape[t.shape.size() - 2] : t.shape.back();
+}
+
+// Whether the parts of `list` are stacked along the output's rows: a quantized matrix, or a
+// Concat along the rows of matrices.
+bool stacked(const WeightTransforms& list) {
+  const Concat* c = concat_of(list);
+  return quantize_of(list) || (c && c->axis == -2);
+}
+
+// The dtype a quantized weight's source rows are quantized from: the Cast's, else the source's.
+DataType quantized_from(const WeightTransforms& list, const TensorInfo& source) {
+  const Cast* c = cast_of(list);
+  return c ? c->dtype : source.dtype;
+}
+
 }  // namespace
 
 std::vector<const Initializer*> WeightBinding::outputs() const {
@@ -74,17 +82,19 @@ std::vector<const Initializer*> WeightBinding::outputs() const {
 }
 
 int64_t WeightBinding::rows() const {
-  const bool transpose = init->weight->transpose;
+  const WeightTransforms& list = init->weight->transforms;
+  const bool transpose = transposes(list);
   int64_t n = output_rows(source->shape, transpose);
-  if (init->weight->quantize)
+  if (stacked(list))
     for (const TensorInfo* t : concat) n += output_rows(t->shape, transpose);
   return n;
 }
 
 int64_t WeightBinding::scratch_row_bytes() const {
-  if (!init->weight->quantize) return 0;
-  const int64_t k = quantized_k(*source, init->weight->transpose);
-  return k * static_cast<int64_t>(4 + dtype_size(init->weight->quantize->float_dtype));
+  const WeightTransforms& list = init->weight->transforms;
+  if (!quantize_of(list)) return 0;
+  const int64_t k = quantized_k(*source, transposes(list));
+  return k * static_cast<int64_t>(4 + dtype_size(quantized_from(list, *source)));
 }
 
 bool WeightBinding::streams() const {
@@ -93,9 +103,12 @@ bool WeightBinding::streams() const {
   return all;
 }
 
+bool WeightBinding::reads_columns() const { return transposes(init->weight->transforms); }
+
 void WeightBinding::release(int64_t row_begin, int64_t row_end) const {
-  const bool transpose = init->weight->transpose;
-  if (init->weight->quantize) {
+  const WeightTransforms& list = init->weight->transforms;
+  const bool transpose = transposes(list);
+  if (stacked(list)) {
     std::vector<const TensorInfo*> parts{source};
     parts.insert(parts.end(), concat.begin(), concat.end());
     for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t) {
@@ -109,10 +122,13 @@ void WeightBinding::release(int64_t row_begin, int64_t row_end) const {
 
 void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const {
   const DataType dt = init->value->dtype;
-  const bool transpose = init->weight->transpose;
-  if (const auto& q = init->weight->quantize) {
-    std::vector<const TensorInfo*> parts{source};
-    parts.insert(parts.end(), concat.begin(), concat.end());
+  const WeightTransforms& list = init->weight->transforms;
+  const bool transpose = transposes(list);
+  std::vector<const TensorInfo*> parts{source};
+  parts.insert(parts.end(), concat.begin(), concat.end());
+  if (const BlockQuantize* q = quantize_of(list)) {
+    const DataType from = quantized_from(list, *source);
+    const bool stored = q->scheme.from_checkpoint;
     const int64_t k = quantized_k(*source, transpose), n = rows();
     // each output's range in `out`, and its bytes per row
     const std::vector<const Initializer*> outs = outputs();
@@ -129,35 +145,35 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
     std::vector<float> values;
     for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t before) {
       const size_t count = static_cast<size_t>((e - b) * k);
-      values.resize(q->scheme.from_checkpoint ? 0 : count);  // stored blocks are copied, not computed
-      if (q->scheme.from_checkpoint) {
-      } else if (q->float_dtype == DataType::FLOAT) {
+      values.resize(stored ? 0 : count);  // stored blocks are copied, not computed
+      if (stored) {
+      } else if (from == DataType::FLOAT) {
         checkpoint->produce(t, DataType::FLOAT, transpose, b, e,
                             {reinterpret_cast<uint8_t*>(values.data()), count * sizeof(float)});
       } else {  // FLOAT16: round to the build dtype first, as the float build would
-        raw.resize(count * 2);
-        checkpoint->produce(t, DataType::FLOAT16, transpose, b, e, raw);
-        convert_kernel(DataType::FLOAT16, DataType::FLOAT, best_isa())(raw.data(), reinterpret_cast<uint8_t*>(values.data()), count);
+        raw.resize(count * dtype_size(from));
+        checkpoint->produce(t, from, transpose, b, e, raw);
+        convert_kernel(from, DataType::FLOAT, best_isa())(raw.data(), reinterpret_cast<uint8_t*>(values.data()), count);
       }
       // the first output of each part is quantized into, a further one of that part copied
       uint8_t* first[3] = {};
       std::vector<std::pair<size_t, uint8_t*>> copies;  // (output, its first of the part)
       for (size_t i = 0; i < region.size(); ++i) {
-        uint8_t*& f = first[static_cast<int>(outs[i]->weight->quantize->part)];
+        uint8_t*& f = first[static_cast<int>(quantize_of(outs[i]->weight->transforms)->part)];
         uint8_t* dst = region[i] + before * row_bytes[i];
         if (f) copies.emplace_back(i, f);
         else f = dst;
       }
-      using Part = WeightQuantization::Part;
+      using Part = BlockQuantize::Part;
       uint8_t* data = first[static_cast<int>(Part::data)];
       uint8_t* scales = first[static_cast<int>(Part::scales)];
       uint8_t* zero_points = first[static_cast<int>(Part::zero_points)];
-      if (q->scheme.from_checkpoint)
-        checkpoint->produce_stored(t, b, e, q->float_dtype, data, scales, zero_points);
+      if (stored)
+        checkpoint->produce_stored(t, b, e, from, data, scales, zero_points);
       else
-        block_quantize_rows(values.data(), e - b, k, q->scheme, q->float_dtype, data, scales, zero_points);
-      for (auto [i, from] : copies)
-        std::memcpy(region[i] + before * row_bytes[i], from, static_cast<size_t>((e - b) * row_bytes[i]));
+        block_quantize_rows(values.data(), e - b, k, q->scheme, from, data, scales, zero_points);
+      for (auto [i, from_bytes] : copies)
+        std::memcpy(region[i] + before * row_bytes[i], from_bytes, static_cast<size_t>((e - b) * row_bytes[i]));
     });
     return;
   }
@@ -165,15 +181,20 @@ void WeightBinding::produce(int64_t row_begin, int64_t row_end, std::span<uint8_
     checkpoint->produce(*source, dt, transpose, row_begin, row_end, out);
     return;
   }
-  std::vector<const TensorInfo*> parts{source};
-  parts.insert(parts.end(), concat.begin(), concat.end());
   const size_t es = dtype_size(dt);
   const size_t row_bytes = static_cast<size_t>(init->value->shape->back().value) * es;
+  if (stacked(list)) {  // a Concat along the rows: each part's range in place
+    for_stacked_parts(parts, transpose, row_begin, row_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t before) {
+      checkpoint->produce(t, dt, transpose, b, e,
+                          out.subspan(static_cast<size_t>(before) * row_bytes, static_cast<size_t>(e - b) * row_bytes));
+    });
+    return;
+  }
   const size_t rows = static_cast<size_t>(row_end - row_begin);
   std::vector<uint8_t> buffer;
   size_t offset = 0;  // bytes into each output row
   for (const TensorInfo* t : parts) {
-    const size_t part_row = static_cast<size_t>(graph_shape(*t, transpose).back()) * es;
+    const size_t part_row = static_cast<size_t>(last_dim(*t, transpose)) * es;
     buffer.resize(rows * part_row);
     checkpoint->produce(*t, dt, transpose, row_begin, row_end, buffer);
     for (size_t r = 0; r < rows; ++r)
@@ -188,49 +209,37 @@ std::string dims_str(const std::vector<int64_t>& d) {
   return s + "]";
 }
 
-// A quantized initializer: every part a float matrix [N_i, K] (after the transpose), one K, and
-// the quantization of [sum N_i, K] has the initializer's shape.
-static void bind_quantized(const Initializer& init, const std::vector<const TensorInfo*>& parts,
-                           const Checkpoint& ckpt) {
-  const WeightRef& ref = *init.weight;
-  int64_t n = 0, k = -1;
-  for (const TensorInfo* t : parts) {
-    std::vector<int64_t> got = graph_shape(*t, ref.transpose);
-    if (got.size() != 2 || (k >= 0 && got[1] != k))
-      throw Error(*t->file + ": tensor '" + t->name + "' has shape " + dims_str(t->shape) +
-                  ", expected a matrix" + (k >= 0 ? " with " + std::to_string(k) + " input features" : "") +
-                  " to quantize into '" + init.value->name + "'");
-    if (!is_float(t->dtype))
-      throw Error(*t->file + ": tensor '" + t->name + "' has dtype " + dtype_name(t->dtype) +
-                  ", expected a float tensor to quantize");
-    k = got[1];
-    n += got[0];
+namespace {
+
+// The forms the streamer takes (WeightBinding): the canonical order, a Concat along the rows only
+// of matrices, a quantized weight's parts only stacked. Passes build no other (append keeps the
+// order); an initializer made otherwise is an internal error.
+void check_streamable(const Initializer& init, const std::vector<const TensorInfo*>& parts) {
+  const WeightTransforms& list = init.weight->transforms;
+  for (size_t i = 1; i < list.size(); ++i)
+    MOBIUS_ASSERT(list[i - 1].index() < list[i].index(),
+                  "weight '" + init.value->name + "': transforms out of their canonical order: " + to_string(list));
+  if (const Concat* c = concat_of(list)) {
+    MOBIUS_ASSERT(c->axis == -1 || c->axis == -2, "weight '" + init.value->name + "': Concat axis " + std::to_string(c->axis));
+    if (c->axis == -2)
+      for (const TensorInfo* t : parts)
+        MOBIUS_ASSERT(t->shape.size() == 2, "weight '" + init.value->name + "': a Concat along the rows of a non-matrix");
+    MOBIUS_ASSERT(!quantize_of(list) || c->axis == -2,
+                  "weight '" + init.value->name + "': a quantized Concat along the last axis");
   }
-  const BlockQuantization& q = ref.quantize->scheme;
-  if (q.from_checkpoint)
-    for (const TensorInfo* t : parts)
-      if (ref.transpose || ckpt.stored_quantization(*t) != q)
-        throw Error(*t->file + ": tensor '" + t->name + "' is not stored in the quantization that '" +
-                    init.value->name + "' keeps");
-  const Shape want = quant_shape(ref.quantize->part, n, k, q);
-  // GatherBlockQuantized's data: B with a row's blocks as one axis, [N, K * bits / 8]
-  const bool rows = ref.quantize->part == WeightQuantization::Part::data && k % q.block_size == 0 &&
-                    shape_str(*init.value->shape) == shape_str({n, k * q.bits / 8});
-  if (!rows && shape_str(want) != shape_str(*init.value->shape))
-    throw Error(*parts[0]->file + ": tensor '" + parts[0]->name + "' quantizes to " + shape_str(want) +
-                ", expected " + shape_str(*init.value->shape) + " for '" + init.value->name + "'");
 }
 
-// What a quantized initializer is made from: its source tensors, transpose, scheme and float
-// dtype. Initializers that agree on it differ only in the part they are, and share a binding.
-static std::string quantized_source(const WeightRef& ref) {
-  const WeightQuantization& q = *ref.quantize;
-  std::string key = ref.source_key;
-  for (const auto& c : ref.concat) key += "\n" + c;
-  return key + "\n" + std::to_string(ref.transpose) + " " + std::to_string(q.scheme.bits) + " " +
-         std::to_string(q.scheme.block_size) + " " + std::to_string(q.scheme.symmetric) + " " +
-         std::to_string(q.scheme.from_checkpoint) + " " + dtype_name(q.float_dtype);
+// What a quantized initializer is made from: its source tensors and transforms but which part of
+// the quantization it is and the layout of its data. Initializers that agree on it share a binding.
+std::string quantized_source(const WeightRef& ref) {
+  WeightTransforms list = ref.transforms;
+  BlockQuantize& q = std::get<BlockQuantize>(list.back());
+  q.part = BlockQuantize::Part::data;
+  q.flat_data = false;
+  return ref.source_key + "\n" + to_string(list);
 }
+
+}  // namespace
 
 std::string legacy_key(const std::string& key) {
   static const std::pair<std::string, std::string> renames[] = {
@@ -270,40 +279,53 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   for (const Initializer& init : graph.initializers) {
     if (!init.weight) continue;
     const WeightRef& ref = *init.weight;
+    const WeightTransforms& list = ref.transforms;
     std::vector<int64_t> want;
     for (const Dim& d : *init.value->shape) want.push_back(d.value);
     std::vector<const TensorInfo*> parts{lookup(ref.source_key)};
-    for (const auto& key : ref.concat) parts.push_back(lookup(key));
-    if (ref.quantize) {
-      bind_quantized(init, parts, ckpt);
-      auto [it, first] = quantized.emplace(quantized_source(ref), plan.bindings_.size());
-      if (first)
+    const Concat* concat = concat_of(list);
+    if (concat)
+      for (const auto& key : concat->keys) parts.push_back(lookup(key));
+    check_streamable(init, parts);
+    const TensorType got = transformed_type(parts, list, init.value->name);
+    const TensorInfo& first = *parts[0];
+    if (const BlockQuantize* q = quantize_of(list)) {
+      if (q->scheme.from_checkpoint)
+        for (const TensorInfo* t : parts)
+          if (transposes(list) || ckpt.stored_quantization(*t) != q->scheme)
+            throw Error(*t->file + ": tensor '" + t->name + "' is not stored in the quantization that '" +
+                        init.value->name + "' keeps");
+      if (got.shape != want)
+        throw Error(*first.file + ": tensor '" + first.name + "' quantizes to " + dims_str(got.shape) + ", expected " +
+                    shape_str(*init.value->shape) + " for '" + init.value->name + "'");
+      auto [it, fresh] = quantized.emplace(quantized_source(ref), plan.bindings_.size());
+      if (fresh)
         plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
       else
         plan.bindings_[it->second].siblings.push_back(&init);
       continue;
     }
-    int64_t last = 0;  // concatenated: every part fits `want` but in the last axis, which adds up
-    for (const TensorInfo* t : parts) {
-      std::vector<int64_t> got = graph_shape(*t, ref.transpose);
-      if (!ref.concat.empty() && got.size() == want.size() && !got.empty()) {
-        last += got.back();
-        got.back() = want.back();
-      }
-      if (got != want) {
-        std::vector<int64_t> expected = want;
-        if (ref.transpose && expected.size() >= 2) std::swap(expected[expected.size() - 2], expected.back());
-        throw Error(*t->file + ": tensor '" + t->name + "' has shape " + dims_str(t->shape) +
-                    ", expected " + dims_str(expected) +
-                    (ref.concat.empty() ? "" : " (but the last axis: packed with others)"));
-      }
-      if (t->dtype != init.value->dtype && !(is_float(t->dtype) && is_float(init.value->dtype)))
-        throw Error(*t->file + ": tensor '" + t->name + "' has dtype " + dtype_name(t->dtype) +
-                    ", expected a float tensor");
+    if (got.shape != want) {
+      const size_t axis = concat && want.size() == got.shape.size() ? want.size() - static_cast<size_t>(-concat->axis) : 0;
+      std::vector<int64_t> rest = got.shape, rest_want = want;
+      if (concat && rest.size() == rest_want.size()) rest[axis] = rest_want[axis] = 0;
+      if (concat && rest == rest_want)  // the parts fit but do not add up along the axis
+        throw Error(*first.file + ": tensors packed into '" + init.value->name + "' have " +
+                    std::to_string(got.shape[axis]) + (concat->axis == -1 ? " columns" : " rows") + ", expected " +
+                    std::to_string(want[axis]));
+      if (concat)
+        throw Error(*first.file + ": tensor '" + first.name + "' has shape " + dims_str(first.shape) +
+                    ", which packed with others along axis " + std::to_string(concat->axis) + " makes " +
+                    dims_str(got.shape) + ", expected " + dims_str(want) + " for '" + init.value->name + "'");
+      // the shape the source would need: the initializer's through the transpose back
+      std::vector<int64_t> expected = want;
+      if (transposes(list) && expected.size() >= 2) std::swap(expected[expected.size() - 2], expected.back());
+      throw Error(*first.file + ": tensor '" + first.name + "' has shape " + dims_str(first.shape) + ", expected " +
+                  dims_str(expected));
     }
-    if (!ref.concat.empty() && last != want.back())
-      throw Error(*parts[0]->file + ": tensors packed into '" + init.value->name + "' have " +
-                  std::to_string(last) + " columns, expected " + std::to_string(want.back()));
+    if (got.dtype != init.value->dtype)
+      throw Error(*first.file + ": tensor '" + first.name + "' makes dtype " + dtype_name(got.dtype) + " through " +
+                  to_string(list) + ", expected " + dtype_name(init.value->dtype) + " for '" + init.value->name + "'");
     plan.bindings_.push_back({&init, parts[0], &ckpt, {parts.begin() + 1, parts.end()}});
   }
   for (const auto& name : ckpt.names())
@@ -312,10 +334,10 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
 }
 
 std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoint, const WeightRef& ref) {
-  if (ref.transpose) return std::nullopt;
+  if (transposes(ref.transforms)) return std::nullopt;
   std::optional<BlockQuantization> q;
   std::vector<std::string> keys{ref.source_key};
-  keys.insert(keys.end(), ref.concat.begin(), ref.concat.end());
+  if (const Concat* c = concat_of(ref.transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
   for (const std::string& key : keys) {
     const TensorInfo* t = checkpoint.find(key);
     std::optional<BlockQuantization> part = t ? checkpoint.stored_quantization(*t) : std::nullopt;

@@ -13,45 +13,54 @@
 
 namespace mobius {
 
+// One initializer's bytes (weights/transform.h): its list in canonical order, [Transpose]
+// [Concat] [Cast] [BlockQuantize], streamed by rows of the output viewed as [rows, last dim]:
+// each part read through the checkpoint's produce() (which converts and transposes), a Concat
+// along the last axis interleaved row by row, one along the rows (-2, matrices) stacked, a
+// BlockQuantize of the matrix [N, K] computed from its rows.
 struct WeightBinding {
   const Initializer* init;
   const TensorInfo* source;
   const Checkpoint* checkpoint;  // the checkpoint `source` belongs to
-  // WeightRef::concat: the further tensors, concatenated after `source` along the last axis.
+  // The Concat's tensors, in order after `source`.
   std::vector<const TensorInfo*> concat = {};
-  // A quantized weight's further initializers: those quantizing the same source tensors with the
-  // same transpose, scheme and float dtype (its scales and zero points; a second initializer of
-  // the same part, in another layout, gets a copy). produce() makes them all from one conversion
-  // of the source.
+  // A quantized weight's further initializers: those quantizing the same source tensors through
+  // the same transforms and scheme (its scales and zero points; a second initializer of the same
+  // part, in another layout, gets a copy). produce() makes them all from one conversion of the
+  // source.
   std::vector<const Initializer*> siblings = {};
   // `init`, then `siblings`: the initializers produce() writes, in the order of its output.
   std::vector<const Initializer*> outputs() const;
   // Rows of the initializer viewed as [rows, last dim] (weights/convert.h output_rows); for a
-  // quantized weight (WeightRef::quantize) N, the rows of the matrix [N, K] it quantizes, which
-  // every sibling shares.
+  // quantized weight (BlockQuantize) N, the rows of the matrix [N, K] it quantizes, which every
+  // sibling shares.
   int64_t rows() const;
   // Scratch bytes per row that produce() needs besides `out`: a quantized weight's source rows
   // in float32 and in the build dtype (weights/quantize.h); 0 otherwise.
   int64_t scratch_row_bytes() const;
-  // Writes rows [row_begin, row_end) of the initializer's bytes (converted and transposed as the
-  // WeightRef says) to `out` (Checkpoint::produce); any range when streams(), else all rows.
-  // With `concat`, each part's rows are produced into a buffer of their own size and copied into
-  // place: memory holds one part's range besides `out`. A quantized weight's rows are its source
-  // rows (of the concatenated parts, stacked along N) block-quantized (weights/quantize.h); `out`
-  // then holds the range of each of outputs() in turn (nbytes() / rows() bytes a row each).
+  // Writes rows [row_begin, row_end) of the initializer's bytes (the source through the
+  // transforms) to `out` (Checkpoint::produce); any range when streams(), else all rows.
+  // With a Concat along the last axis, each part's rows are produced into a buffer of their own
+  // size and copied into place: memory holds one part's range besides `out`. A quantized weight's
+  // rows are its source rows (of the concatenated parts, stacked along N) block-quantized
+  // (weights/quantize.h); `out` then holds the range of each of outputs() in turn (nbytes() /
+  // rows() bytes a row each).
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
   bool streams() const;  // every part streams
+  // Whether a range of rows reads columns of the source (a Transpose): the writer then releases
+  // the source pages after the last range only.
+  bool reads_columns() const;
   // Checkpoint::release of the source pages rows [row_begin, row_end) read (of every part).
   void release(int64_t row_begin, int64_t row_end) const;
 };
 
 class WeightPlan {
  public:
-  // Throws mobius::Error on the first missing tensor, shape or dtype mismatch (for a concatenated
-  // initializer: parts that differ from it in any but the last axis, or whose last axes do not
-  // add up to its own; for a quantized one: parts that are not float matrices [N_i, K] whose
-  // quantization (weights/quantize.h quant_shape) has the initializer's shape, or for the data
-  // part with K a multiple of the block size [N, K * bits / 8]).
+  // Throws mobius::Error on the first missing tensor, or a shape or dtype that the transforms
+  // do not make into the initializer's (weights/transform.h transformed_type: for a concatenated
+  // initializer, parts that differ in any but the Concat's axis, or whose sizes along it do not
+  // add up to its own; for a quantized one, parts that are not float matrices [N_i, K] whose
+  // quantization (weights/quantize.h quant_shape) has the initializer's shape).
   static WeightPlan bind(const Graph& graph, const Checkpoint& checkpoint);
   const std::vector<WeightBinding>& bindings() const { return bindings_; }
   // The initializers the bindings write: every weight initializer of the graph.
@@ -63,7 +72,7 @@ class WeightPlan {
   std::vector<std::string> unused_;
 };
 
-// The quantization the matrix [N, K] that `ref` names (its concat parts stacked along N, not
+// The quantization the matrix [N, K] that `ref` names (its Concat parts stacked along N, not
 // transposed) is stored in exactly (Checkpoint::stored_quantization, the same for every part), or
 // nullopt: a part missing, transposed, stored otherwise, or parts stored differently.
 std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoint, const WeightRef& ref);

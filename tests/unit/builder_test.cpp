@@ -142,9 +142,9 @@ TEST_F(BuilderTest, ConstantCacheDedupsByDtypeShapeAndContent) {
 }
 
 TEST_F(BuilderTest, WeightCreatesOneInitializerPerName) {
-  Value* w1 = b.weight("layer.weight", DataType::FLOAT16, {4, 8}, {"layer.weight", true});
-  Value* w2 = b.weight("layer.weight", DataType::FLOAT16, {4, 8}, {"layer.weight", true});
-  Value* w3 = b.weight("lm_head.weight", DataType::FLOAT16, {8, 4}, {"embed.weight", false});
+  Value* w1 = b.weight("layer.weight", DataType::FLOAT16, {4, 8}, {"layer.weight", {Transpose{}}});
+  Value* w2 = b.weight("layer.weight", DataType::FLOAT16, {4, 8}, {"layer.weight", {Transpose{}}});
+  Value* w3 = b.weight("lm_head.weight", DataType::FLOAT16, {8, 4}, {"embed.weight"});
   EXPECT_EQ(w1, w2);
   EXPECT_NE(w1, w3);
   ASSERT_EQ(g.initializers.size(), 2u);
@@ -152,7 +152,7 @@ TEST_F(BuilderTest, WeightCreatesOneInitializerPerName) {
   const Initializer& i3 = init_of(w3);
   ASSERT_TRUE(i3.weight);
   EXPECT_EQ(i3.weight->source_key, "embed.weight");
-  EXPECT_FALSE(i3.weight->transpose);
+  EXPECT_TRUE(i3.weight->transforms.empty());
   EXPECT_TRUE(i3.data.empty());  // graph construction never touches weight data
 }
 

@@ -69,7 +69,7 @@ TEST(Graph, ValueNamingAndRename) {
 TEST(Graph, InitializerLookupAndSize) {
   Graph g;
   Value* w = g.new_value("w", DataType::FLOAT16, Shape{3, 5});
-  g.initializers.push_back({w, {}, WeightRef{"src.w", true}});
+  g.initializers.push_back({w, {}, WeightRef{"src.w", {Transpose{}}}});
   ASSERT_NE(g.find_initializer("w"), nullptr);
   EXPECT_EQ(g.find_initializer("w")->nbytes(), 3u * 5u * 2u);
   EXPECT_EQ(g.find_initializer("x"), nullptr);
@@ -93,7 +93,7 @@ struct SerializerFixture : ::testing::Test {
                                                       reinterpret_cast<uint8_t*>(cdata.data()) + 12),
                               std::nullopt});
     w = g.new_value("model.w", DataType::BFLOAT16, Shape{3, 4});
-    g.initializers.push_back({w, {}, WeightRef{"model.w", true}});
+    g.initializers.push_back({w, {}, WeightRef{"model.w", {Transpose{}}}});
     y = g.new_value("y", DataType::FLOAT);
     z = g.new_value("z", DataType::FLOAT, Shape{"batch", 4});
     g.outputs = {z};

@@ -100,7 +100,7 @@ TEST(Module, ParameterValueCreatesOneWeightBoundToItsKey) {
   EXPECT_EQ(v1->name, "model.layers.1.up_proj.weight");
   ASSERT_EQ(m.graph.initializers.size(), 1u);
   EXPECT_EQ(m.graph.initializers[0].weight->source_key, "model.layers.1.up_proj.weight");
-  EXPECT_TRUE(m.graph.initializers[0].weight->transpose);
+  EXPECT_EQ(to_string(m.graph.initializers[0].weight->transforms), "transpose, cast(" + dtype_name(v1->dtype) + ")");
   // source_key redirects the checkpoint key (tied weights) without changing the name.
   root.lm_head->bias->source_key = "model.norm_weight";
   Value* tied = root.lm_head->bias->value(op);

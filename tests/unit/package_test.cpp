@@ -30,8 +30,8 @@ struct PackageTest : ::testing::Test {
     GraphBuilder b(model.graph);
     Ops op(b);
     Value* x = b.input("x", dtype, {"batch", 3});
-    Value* w = b.weight("w", dtype, {3, 5}, {"w", true});
-    Value* bias = b.weight("b", bias_dtype, {5}, {"b", false});
+    Value* w = b.weight("w", dtype, {3, 5}, {"w", {Transpose{}, Cast{dtype}}});
+    Value* bias = b.weight("b", bias_dtype, {5}, {"b", {Cast{bias_dtype}}});
     b.output(op.Add(op.MatMul(x, w), bias), "y", {"batch", 5});
   }
   SafetensorsCheckpoint checkpoint() {
@@ -175,8 +175,8 @@ TEST_F(PackageTest, ChunkedWriteEqualsWholeTensors) {
   GraphBuilder b(model.graph);
   Ops op(b);
   Value* x = b.input("x", DataType::BFLOAT16, {"batch", 30});
-  Value* w = b.weight("w", DataType::BFLOAT16, {30, 40}, {"w", true});
-  Value* e = b.weight("e", DataType::BFLOAT16, {40, 30}, {"e", false});
+  Value* w = b.weight("w", DataType::BFLOAT16, {30, 40}, {"w", {Transpose{}, Cast{DataType::BFLOAT16}}});
+  Value* e = b.weight("e", DataType::BFLOAT16, {40, 30}, {"e", {Cast{DataType::BFLOAT16}}});
   b.output(op.MatMul(op.MatMul(x, w), e), "y", {"batch", 30});
   const std::vector<float> wd = test::iota_f32(40 * 30, -3.0f, 0.0071f), ed = test::iota_f32(40 * 30, 2.0f, -0.013f);
   fs::create_directories(root.path / "ckpt");
@@ -190,7 +190,7 @@ TEST_F(PackageTest, ChunkedWriteEqualsWholeTensors) {
   const std::string data = test::read_file(out / "model.onnx.data");
   for (const WeightBinding& wb : plan.bindings()) {
     std::vector<uint8_t> want(1200 * 2);
-    convert_tensor(static_cast<const TensorView&>(*wb.source), DataType::BFLOAT16, wb.init->weight->transpose, want);
+    convert_tensor(static_cast<const TensorView&>(*wb.source), DataType::BFLOAT16, transposes(wb.init->weight->transforms), want);
     const auto& [offset, length] = loc[wb.init->value->name];
     ASSERT_EQ(length, want.size());
     EXPECT_EQ(data.substr(offset, length), std::string(want.begin(), want.end())) << wb.init->value->name;

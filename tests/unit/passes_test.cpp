@@ -249,9 +249,10 @@ TEST(CpuLowering, PackedProjectionWeights) {
   EXPECT_EQ(shape_str(*qkv->value->shape), "[64, 128]");  // [hidden, q 64 + k 32 + v 32]
   ASSERT_TRUE(qkv->weight);
   EXPECT_EQ(qkv->weight->source_key, "model.layers.0.self_attn.q_proj.weight");
-  EXPECT_TRUE(qkv->weight->transpose);
-  EXPECT_EQ(qkv->weight->concat, (std::vector<std::string>{"model.layers.0.self_attn.k_proj.weight",
-                                                           "model.layers.0.self_attn.v_proj.weight"}));
+  // the projections' own transforms, the packed parts appended along the outputs
+  EXPECT_EQ(to_string(qkv->weight->transforms),
+            "transpose, concat(model.layers.0.self_attn.k_proj.weight, model.layers.0.self_attn.v_proj.weight; axis -1), "
+            "cast(" + dtype_name(qkv->value->dtype) + ")");
   EXPECT_EQ(m.graph.find_initializer("model.layers.0.self_attn.q_proj.weight"), nullptr);
   EXPECT_NE(m.graph.find_initializer("model.layers.1.mlp.gate_proj_up_proj.weight"), nullptr);
 }
@@ -368,7 +369,7 @@ TEST(PackedWeights, ConcatenatedAlongTheLastAxisAtWriteTime) {
   SafetensorsCheckpoint ckpt(dir.str());
   Graph g;
   GraphBuilder b(g);
-  b.weight("qk.weight", DataType::FLOAT16, {3, 6}, {"q.weight", true, {"k.weight"}});
+  b.weight("qk.weight", DataType::FLOAT16, {3, 6}, {"q.weight", {Transpose{}, Concat{{"k.weight"}}, Cast{DataType::FLOAT16}}});
   WeightPlan plan = WeightPlan::bind(g, ckpt);
   ASSERT_EQ(plan.bindings().size(), 1u);
   EXPECT_TRUE(plan.unused().empty());
@@ -391,7 +392,7 @@ TEST(PackedWeights, ConcatenatedAlongTheLastAxisAtWriteTime) {
     }
   Graph bad;
   GraphBuilder bb(bad);
-  bb.weight("qk.weight", DataType::FLOAT, {3, 7}, {"q.weight", true, {"k.weight"}});
+  bb.weight("qk.weight", DataType::FLOAT, {3, 7}, {"q.weight", {Transpose{}, Concat{{"k.weight"}}, Cast{DataType::FLOAT}}});
   test::expect_error([&] { WeightPlan::bind(bad, ckpt); }, {"'qk.weight'", "6 columns, expected 7"});
 }
 

@@ -15,7 +15,7 @@
 namespace mobius {
 namespace {
 
-using Part = WeightQuantization::Part;
+using Part = BlockQuantize::Part;
 
 float f32_at(const std::vector<uint8_t>& bytes, size_t i) {
   float f;
@@ -143,8 +143,8 @@ TEST(BlockQuantize, WeightPlanProducesStackedRowsInRanges) {
     Graph g;
     GraphBuilder b(g);
     const DataType dt = part == Part::scales ? DataType::FLOAT : DataType::UINT8;
-    WeightRef packed{"q.weight", false, {"k.weight"}, WeightQuantization{part, scheme, DataType::FLOAT}};
-    WeightRef conv{"c.weight", true, {}, WeightQuantization{part, scheme, DataType::FLOAT}};
+    WeightRef packed{"q.weight", {Concat{{"k.weight"}, -2}, Cast{DataType::FLOAT}, BlockQuantize{part, scheme}}};
+    WeightRef conv{"c.weight", {Transpose{}, Cast{DataType::FLOAT}, BlockQuantize{part, scheme}}};
     b.weight("qk", dt, quant_shape(part, 6, k, scheme), packed);
     b.weight("c", dt, quant_shape(part, 3, k, scheme), conv);
     WeightPlan plan = WeightPlan::bind(g, ckpt);
@@ -174,7 +174,7 @@ TEST(BlockQuantize, WeightPlanProducesStackedRowsInRanges) {
   }
   Graph bad;
   GraphBuilder bb(bad);
-  bb.weight("qk", DataType::UINT8, {5, 2, 16}, {"q.weight", false, {"k.weight"}, WeightQuantization{Part::data, scheme}});
+  bb.weight("qk", DataType::UINT8, {5, 2, 16}, {"q.weight", {Concat{{"k.weight"}, -2}, Cast{DataType::FLOAT}, BlockQuantize{Part::data, scheme}}});
   test::expect_error([&] { WeightPlan::bind(bad, ckpt); }, {"quantizes to [6, 2, 16]", "'qk'"});
 }
 
@@ -210,15 +210,15 @@ TEST(BlockQuantize, WeightPlanConvertsASourceOnceForAllItsParts) {
   SafetensorsCheckpoint file(dir.str());
   CountingCheckpoint ckpt(file);
   const BlockQuantization scheme{4, 32, false};
-  auto ref = [](Part part, BlockQuantization s) {
-    return WeightRef{"q.weight", false, {"k.weight"}, WeightQuantization{part, s, DataType::FLOAT}};
+  auto ref = [](Part part, BlockQuantization s, bool flat = false) {
+    return WeightRef{"q.weight", {Concat{{"k.weight"}, -2}, Cast{DataType::FLOAT}, BlockQuantize{part, s, flat}}};
   };
   Graph g;
   GraphBuilder b(g);
   b.weight("qk.data", DataType::UINT8, quant_shape(Part::data, 6, k, scheme), ref(Part::data, scheme));
   b.weight("qk.scales", DataType::FLOAT, quant_shape(Part::scales, 6, k, scheme), ref(Part::scales, scheme));
   b.weight("qk.zero_points", DataType::UINT8, quant_shape(Part::zero_points, 6, k, scheme), ref(Part::zero_points, scheme));
-  b.weight("qk.rows", DataType::UINT8, {6, k * 4 / 8}, ref(Part::data, scheme));
+  b.weight("qk.rows", DataType::UINT8, {6, k * 4 / 8}, ref(Part::data, scheme, true));
   const BlockQuantization q8{8, 32, false};
   b.weight("qk.8bits", DataType::UINT8, quant_shape(Part::data, 6, k, q8), ref(Part::data, q8));
   WeightPlan plan = WeightPlan::bind(g, ckpt);

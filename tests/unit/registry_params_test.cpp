@@ -24,12 +24,12 @@ namespace fs = std::filesystem;
 
 const fs::path kData = fs::path(__FILE__).parent_path().parent_path() / "data";
 
-// The checkpoint keys a graph's weight initializers read (WeightRef source_key and concat parts).
+// The checkpoint keys a graph's weight initializers read (WeightRef source_key and the parts of its Concat).
 void read_keys(const Graph& g, std::set<std::string>& out) {
   for (const Initializer& init : g.initializers) {
     if (!init.weight) continue;
     out.insert(init.weight->source_key);
-    out.insert(init.weight->concat.begin(), init.weight->concat.end());
+    if (const Concat* c = concat_of(init.weight->transforms)) out.insert(c->keys.begin(), c->keys.end());
   }
 }
 

@@ -32,7 +32,7 @@ Model scale_graph(const std::string& key) {
   GraphBuilder b(m.graph);
   Ops op(b);
   Value* x = b.input("x", DataType::FLOAT, {4});
-  b.output(op.Mul(x, b.weight(key, DataType::FLOAT, {4}, {key, false})), "y", {4});
+  b.output(op.Mul(x, b.weight(key, DataType::FLOAT, {4}, {key, {Cast{DataType::FLOAT}}})), "y", {4});
   return m;
 }
 

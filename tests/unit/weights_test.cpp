@@ -322,8 +322,8 @@ struct PlanTest : ::testing::Test {
   const std::vector<float> norm{1.0f, 2.0f, 3.0f, 4.0f};
 
   void SetUp() override {
-    b.weight("model.layers.0.mlp.up_proj.weight", DataType::FLOAT16, {4, 6}, {"model.layers.0.mlp.up_proj.weight", true});
-    b.weight("model.norm.weight", DataType::FLOAT, {4}, {"model.norm.weight", false});
+    b.weight("model.layers.0.mlp.up_proj.weight", DataType::FLOAT16, {4, 6}, {"model.layers.0.mlp.up_proj.weight", {Transpose{}, Cast{DataType::FLOAT16}}});
+    b.weight("model.norm.weight", DataType::FLOAT, {4}, {"model.norm.weight", {Cast{DataType::FLOAT}}});
     b.constant_f32({1.0f}, {});  // constants are not bound
   }
   SafetensorsCheckpoint write(SafetensorsWriter w) {
