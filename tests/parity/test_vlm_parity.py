@@ -66,6 +66,15 @@ def test_paddleocr_vl_flat_config(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+def test_gemma3_pan_and_scan(tmp_path):
+    """Gemma 3's pan-and-scan crops (vlm_harness.check_pan_and_scan): a wide image, cut by
+    Gemma3Processor into the resized image and 3 crops, through the package equals transformers'
+    forward: image_features, prefill logits and decode steps."""
+    rec: dict = {}
+    failures = V.check_pan_and_scan(tmp_path, rec)
+    assert not failures, "\n".join(failures)
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)
@@ -75,7 +84,6 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("qwen2_5_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
     ("qwen2_5_vl", lambda c: c.pop("vision_config"), "vision_config"),
     ("qwen2_vl", lambda c: c["vision_config"].update(num_heads=3), "num_heads"),
-    ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=[1]), "deepstack_visual_indexes"),
     ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=15), "num_position_embeddings"),
     ("smolvlm", lambda c: c.update(scale_factor=4), "scale_factor"),
     ("idefics3", lambda c: c["text_config"].update(model_type="qwen2"), "model_type"),
@@ -88,7 +96,7 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("gemma3", lambda c: c["text_config"].update(sliding_window=None), "sliding_window"),
     ("paligemma", lambda c: c.update(projection_dim=32), "projection_dim"),
     ("paligemma", lambda c: c["text_config"].update(model_type="gemma2"), "model_type"),
-], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
+], ids=["mrope-section", "no-vision-config", "vision-heads", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
         "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2"])
