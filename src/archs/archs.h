@@ -120,6 +120,7 @@ std::unique_ptr<Architecture> create_idefics3(const HfConfig&, DataType);  // ar
 std::unique_ptr<Architecture> create_smolvlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_paddleocr_vl(const HfConfig&, DataType);  // archs/paddleocr_vl.cpp
 std::unique_ptr<Architecture> create_mistral3(const HfConfig&, DataType);  // archs/mistral3.cpp
+std::unique_ptr<Architecture> create_pixtral(const HfConfig&, DataType);  // archs/pixtral.cpp
 std::unique_ptr<Architecture> create_gemma3(const HfConfig&, DataType);  // archs/gemma3.cpp
 std::unique_ptr<Architecture> create_paligemma(const HfConfig&, DataType);  // archs/paligemma.cpp
 

@@ -121,6 +121,7 @@ const std::vector<RegistryEntry>& registry() {
         {"dinov2_with_registers", "dinov2", "image-feature-extraction", create_dinov2_with_registers},
         {"dinov3_vit", "dinov3_vit", "image-feature-extraction", create_dinov3_vit},
         {"ijepa", "vit", "image-feature-extraction", create_ijepa},
+        {"pixtral", "pixtral", "image-feature-extraction", create_pixtral},
         {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
         {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},
