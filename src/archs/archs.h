@@ -115,6 +115,7 @@ std::unique_ptr<Architecture> create_prophetnet(const HfConfig&, DataType);  // 
 std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3_vl_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
 std::unique_ptr<Architecture> create_idefics3(const HfConfig&, DataType);  // archs/idefics3.cpp
 std::unique_ptr<Architecture> create_smolvlm(const HfConfig&, DataType);

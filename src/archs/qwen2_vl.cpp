@@ -1,8 +1,11 @@
-// Qwen2-VL, Qwen2.5-VL and Qwen3-VL (transformers/models/{qwen2_vl,qwen2_5_vl,qwen3_vl}/
-// {configuration,modeling}_*.py, transformers/vision_utils.py), task image-text-to-text
-// (tasks/image_text_to_text.h, docs/vlm.md).
+// Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3-VL-MoE (transformers/models/{qwen2_vl,qwen2_5_vl,
+// qwen3_vl,qwen3_vl_moe}/{configuration,modeling}_*.py, transformers/vision_utils.py), task
+// image-text-to-text (tasks/image_text_to_text.h, docs/vlm.md).
 // Checkpoint keys as transformers saves them: qwen2_vl, qwen2_5_vl visual.*, model.* (the text
-// decoder), lm_head; qwen3_vl model.visual.*, model.language_model.*, lm_head.
+// decoder), lm_head; qwen3_vl, qwen3_vl_moe model.visual.*, model.language_model.*, lm_head.
+// qwen3_vl_moe is qwen3_vl with Qwen3-MoE's sparse blocks in the text decoder (num_experts,
+// num_experts_per_tok, moe_intermediate_size, decoder_sparse_step, mlp_only_layers; archs/
+// mixtral.cpp create_qwen3_moe), the experts stacked, the top-k weights always renormalized.
 //   vision (visual): pixel_values [num_patches, in_channels * temporal_patch_size *
 //     patch_size^2] (the processor's flattened patches), image_grid_thw int64 [num_images, 3] ->
 //     patch_embed (Conv3d with stride = kernel, i.e. one MatMul per patch) -> blocks.* (pre-norm
@@ -41,6 +44,7 @@
 
 #include "archs/archs.h"
 #include "archs/llama.h"
+#include "archs/moe_config.h"
 #include "archs/mrope_decoder.h"
 #include "blocks/vision_grid.h"
 #include "registry/config_defaults.h"
@@ -51,7 +55,7 @@ namespace mobius {
 
 namespace {
 
-enum class Family { qwen2_vl, qwen2_5_vl, qwen3_vl };
+enum class Family { qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe };
 
 struct VisionSpec {
   int64_t embed_dim, depth, num_heads, spatial_merge_size, out_hidden_size;
@@ -77,10 +81,13 @@ struct VisionSpec {
 VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
   std::optional<HfConfig> sub = c.sub("vision_config");
   if (!sub) c.fail("vision_config", "is required for a Qwen2-VL model: the vision tower's sizes");
-  const bool q25 = f == Family::qwen2_5_vl, q3 = f == Family::qwen3_vl;
+  const bool q25 = f == Family::qwen2_5_vl, q3 = f == Family::qwen3_vl || f == Family::qwen3_vl_moe;
   const HfConfig v =
       with_class_defaults(with_attribute_map(*sub, {{"num_attention_heads", "num_heads"}, {"num_hidden_layers", "depth"}}),
-                          q3 ? "qwen3_vl_vision" : q25 ? "qwen2_5_vl_vision" : "qwen2_vl_vision");
+                          f == Family::qwen3_vl_moe ? "qwen3_vl_moe_vision"
+                          : q3                      ? "qwen3_vl_vision"
+                          : q25                     ? "qwen2_5_vl_vision"
+                                                    : "qwen2_vl_vision");
   VisionSpec s;
   s.embed_dim = q25 || q3 ? v.get_int("hidden_size") : v.int_or("embed_dim", 1280);
   s.depth = v.int_or("depth", 32);
@@ -277,10 +284,12 @@ class Qwen2VL : public ImageTextToText {
   Qwen2VL(const HfConfig& c, Family f, DataType dtype) {
     // Qwen2VLConfig / Qwen2_5_VLConfig / Qwen3VLConfig: the text fields in text_config, or at the
     // top level in checkpoints saved before transformers 5 (the class pops them from there)
-    const bool q3 = f == Family::qwen3_vl;
+    const bool moe = f == Family::qwen3_vl_moe, q3 = f == Family::qwen3_vl || moe;
     const std::optional<HfConfig> sub = c.sub("text_config");
-    const HfConfig text = with_class_defaults(
-        sub ? *sub : c, q3 ? "qwen3_vl_text" : f == Family::qwen2_5_vl ? "qwen2_5_vl_text" : "qwen2_vl_text");
+    const HfConfig text = with_class_defaults(sub ? *sub : c, moe                       ? "qwen3_vl_moe_text"
+                                                              : q3                        ? "qwen3_vl_text"
+                                                              : f == Family::qwen2_5_vl ? "qwen2_5_vl_text"
+                                                                                        : "qwen2_vl_text");
     // rope_type "mrope" is the default rope (Qwen2_5_VLTextConfig.convert_rope_params_to_dict);
     // rope_theta defaults to the text config class' default_theta
     const RopeDefaults rope{.rope_theta = q3 ? 500000.0 : 1000000.0, .rope_type_aliases = {{"mrope", "default"}}};
@@ -293,8 +302,21 @@ class Qwen2VL : public ImageTextToText {
     } else {
       s = qwen2_spec(text, dtype, rope);
     }
-    // tie_word_embeddings at the top level, or in text_config (saved before transformers 5)
-    s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false) || text.bool_or("tie_word_embeddings", false);
+    if (moe) {  // Qwen3VLMoeTextSparseMoeBlock: Qwen3-MoE's router, top-k weights always renormalized;
+                // Qwen3VLMoeTextExperts: experts.gate_up_proj [E, 2I, H] (gate | up), down_proj [E, H, I]
+      // num_experts is saved as num_local_experts (attribute_map)
+      MoEOptions m = read_moe_options(text, s, "num_local_experts", "moe_intermediate_size");
+      m.router.norm_topk_prob = true;
+      m.layout = ExpertLayout::stacked;
+      m.stacked_gate_up_name = "experts.gate_up_proj";
+      m.stacked_down_name = "experts.down_proj";
+      s.make_feed_forward = sparse_moe(m, s.mlp, read_sparse_layers(text, s.num_hidden_layers));
+    }
+    // tie_word_embeddings at the top level, or in text_config (saved before transformers 5); not
+    // for qwen3_vl_moe, whose text_config saves its class default true while transformers ties by
+    // the top-level field (false by default)
+    s.tie_word_embeddings =
+        c.bool_or("tie_word_embeddings", false) || (!moe && text.bool_or("tie_word_embeddings", false));
     std::vector<int64_t> section;
     if (auto p = RopeConfig::params(text))
       if (p->has("mrope_section"))
@@ -371,6 +393,10 @@ std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig& c, DataType dtyp
 
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig& c, DataType dtype) {
   return std::make_unique<Qwen2VL>(c, Family::qwen3_vl, dtype);
+}
+
+std::unique_ptr<Architecture> create_qwen3_vl_moe(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Qwen2VL>(c, Family::qwen3_vl_moe, dtype);
 }
 
 }  // namespace mobius

@@ -87,6 +87,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},
+        {"qwen3_vl_moe", "qwen2_vl", "image-text-to-text", create_qwen3_vl_moe, "qwen3_vl"},
         {"smolvlm", "idefics3", "image-text-to-text", create_smolvlm},
         // encoder-decoders (archs/t5.cpp, bart.cpp, pegasus_x.cpp, nllb_moe.cpp, prophetnet.cpp)
         {"bart", "bart", "text2text-generation", create_bart},

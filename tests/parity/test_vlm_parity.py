@@ -22,8 +22,11 @@ def test_vlm_parity(index, row, tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
-# Qwen2.5-VL, Mistral 3, and Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
-LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3")]
+# Qwen2.5-VL, Mistral 3, Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
+# and Qwen3-VL with DeepStack (the levels sliced from inputs_embeds and added between the layers)
+LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3")] + [
+    pytest.param(next(r for r in V.ROWS if (r.model_type, r.variant) == ("qwen3_vl", "deepstack")),
+                 id="qwen3_vl-deepstack")]
 
 
 @pytest.mark.parametrize("row", LOWERED)

@@ -78,6 +78,12 @@ ROWS = [
                                       vision_config=dict(
         depth=3, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4, out_hidden_size=64,
         num_position_embeddings=16, deepstack_visual_indexes=[2, 0]))),
+    # Qwen3-VL-MoE: 4 experts (top 2) in layer 0, a dense MLP in layer 1 (mlp_only_layers); one
+    # DeepStack level from block 0
+    Row("qwen3_vl_moe", "deepstack", dict(QWEN_IDS, text_config=dict(
+        TEXT, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, mlp_only_layers=[1]),
+        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4,
+                           out_hidden_size=64, num_position_embeddings=16, deepstack_visual_indexes=[0]))),
 ]
 # LLaVA: a CLIP tower (32 x 32 images, patch 8: 16 patches and the class token), features of its
 # second-to-last layer without the class token; a SigLIP tower with two concatenated layers
