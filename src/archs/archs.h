@@ -115,6 +115,7 @@ std::unique_ptr<Architecture> create_prophetnet(const HfConfig&, DataType);  // 
 std::unique_ptr<Architecture> create_qwen2_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3_vl_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_llava(const HfConfig&, DataType);  // archs/llava.cpp
 std::unique_ptr<Architecture> create_vipllava(const HfConfig&, DataType);  // archs/vipllava.cpp
 std::unique_ptr<Architecture> create_llava_next(const HfConfig&, DataType);  // archs/llava_next.cpp
@@ -122,6 +123,7 @@ std::unique_ptr<Architecture> create_idefics3(const HfConfig&, DataType);  // ar
 std::unique_ptr<Architecture> create_smolvlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_paddleocr_vl(const HfConfig&, DataType);  // archs/paddleocr_vl.cpp
 std::unique_ptr<Architecture> create_mistral3(const HfConfig&, DataType);  // archs/mistral3.cpp
+std::unique_ptr<Architecture> create_pixtral(const HfConfig&, DataType);  // archs/pixtral.cpp
 std::unique_ptr<Architecture> create_gemma3(const HfConfig&, DataType);  // archs/gemma3.cpp
 std::unique_ptr<Architecture> create_paligemma(const HfConfig&, DataType);  // archs/paligemma.cpp
 std::unique_ptr<Architecture> create_phi4_multimodal(const HfConfig&, DataType);  // archs/phi4_multimodal.cpp

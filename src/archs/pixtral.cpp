@@ -1,9 +1,13 @@
-// The Pixtral vision tower (archs/pixtral.h).
+// The Pixtral vision tower (archs/pixtral.h), and the standalone `pixtral` type (PixtralVisionModel,
+// task image-feature-extraction) built on it.
 #include "archs/pixtral.h"
 
 #include <cmath>
+#include <memory>
 
+#include "archs/archs.h"
 #include "blocks/activation.h"
+#include "blocks/vision_grid.h"
 #include "config/rope_config.h"
 #include "registry/config_defaults.h"
 
@@ -20,11 +24,14 @@ PixtralVisionTower::PixtralVisionTower(const HfConfig& vision_config, DataType d
   if (heads < 1 || hidden_ % heads != 0 || (hidden_ / heads) % 4 != 0)
     c.fail("num_attention_heads", "must divide hidden_size into heads whose size is a multiple of 4 (2-D RoPE)");
   head_dim_ = hidden_ / heads;  // PixtralVisionConfig.__post_init__: config.json's head_dim is not read
-  theta_ = 10000.0;
-  if (std::optional<HfConfig> p = c.sub("rope_parameters")) {
+  // PixtralVisionConfig (default_rope_type "axial"): a rope_type "default" becomes "axial", and
+  // rope_theta is the rope dict's, else the top-level field's (a legacy config.json)
+  theta_ = c.float_or("rope_theta", 10000.0);
+  if (std::optional<HfConfig> p = RopeConfig::params(c)) {
     const std::string type = p->string_or("rope_type", "axial");
-    if (type != "axial") p->fail("rope_type", "Pixtral's vision RoPE is \"axial\", got \"" + type + "\"");
-    theta_ = p->float_or("rope_theta", 10000.0);
+    if (type != "axial" && type != "default")
+      p->fail("rope_type", "Pixtral's vision RoPE is \"axial\", got \"" + type + "\"");
+    theta_ = p->float_or("rope_theta", theta_);
   }
   const std::string act = c.string_or("hidden_act", "gelu");
   if (!is_known_activation(act)) c.fail("hidden_act", "unsupported activation '" + act + "'");
@@ -55,15 +62,23 @@ PixtralVisionTower::PixtralVisionTower(const HfConfig& vision_config, DataType d
 }
 
 RopeTables PixtralVisionTower::rope(Ops& op, Value* pixel_values) const {
-  auto s = op.builder().scope("patch_positional_embedding");
   GraphBuilder& b = op.builder();
   // the patch grid: rows = height / patch, cols = width / patch (the Conv's output size)
   Value* hw = op.Div(op.Shape(pixel_values, {.start = 2, .end = 4}), static_cast<double>(patch_));
   Value* cols = op.Gather(hw, b.scalar_i64(1));
   Value* idx = op.Range(b.scalar_i64(0), op.Mul(op.Gather(hw, b.scalar_i64(0)), cols), b.scalar_i64(1));
+  RopeTables t = rope_at(op, op.Div(idx, cols), op.Sub(idx, op.Mul(op.Div(idx, cols), cols)));
+  // [num_images, patches, head_dim / 2]: RotaryEmbedding takes one table row per batch row
+  Value* shape = op.Concat({op.Shape(pixel_values, {.start = 0, .end = 1}), b.ints({1, 1})}, {.axis = 0});
+  return {op.Expand(t.cos, shape), op.Expand(t.sin, shape), 0};
+}
+
+RopeTables PixtralVisionTower::rope_at(Ops& op, Value* row, Value* col) const {
+  auto s = op.builder().scope("patch_positional_embedding");
+  GraphBuilder& b = op.builder();
   auto column = [&](Value* v) { return op.Unsqueeze(op.Cast(v, {.to = DataType::FLOAT}), {1}); };
-  Value* h = column(op.Div(idx, cols));
-  Value* w = column(op.Sub(idx, op.Mul(op.Div(idx, cols), cols)));
+  Value* h = column(row);
+  Value* w = column(col);
   // inv_freq[j] = theta^(-2j / head_dim): rows take the even j, columns the odd j
   std::vector<float> even, odd;
   for (int64_t j = 0; j < head_dim_ / 2; ++j)
@@ -72,9 +87,7 @@ RopeTables PixtralVisionTower::rope(Ops& op, Value* pixel_values) const {
   const int64_t quarter = head_dim_ / 4;
   Value* freqs = op.Concat({op.Mul(h, b.constant_f32(even, {quarter})), op.Mul(w, b.constant_f32(odd, {quarter}))},
                            {.axis = 1});
-  // [num_images, patches, head_dim / 2]: RotaryEmbedding takes one table row per batch row
-  Value* images = op.Shape(pixel_values, {.start = 0, .end = 1});
-  freqs = op.Expand(op.Unsqueeze(freqs, {0}), op.Concat({images, b.ints({1, 1})}, {.axis = 0}));
+  freqs = op.Unsqueeze(freqs, {0});
   Value* cos = op.Cos(freqs);
   Value* sin = op.Sin(freqs);
   if (dtype_ != DataType::FLOAT) {
@@ -82,6 +95,40 @@ RopeTables PixtralVisionTower::rope(Ops& op, Value* pixel_values) const {
     sin = op.Cast(sin, {.to = dtype_});
   }
   return {cos, sin, 0};
+}
+
+Value* PixtralVisionTower::forward_packed(Ops& op, Value* pixel_values, Value* image_sizes) const {
+  auto scope = enter(op);
+  GraphBuilder& b = op.builder();
+  Value* zero = b.scalar_i64(0);
+  Value* one = b.scalar_i64(1);
+  // the padded patch grid [num_images, rows * cols, hidden] and each image's patch rows and columns
+  Value* x = patch_conv->forward(op, pixel_values);
+  Value* grid = op.Div(op.Shape(pixel_values, {.start = 2, .end = 4}), static_cast<double>(patch_));
+  Value* grid_cols = op.Gather(grid, one);
+  Value* sizes = op.Div(image_sizes, static_cast<double>(patch_));  // [num_images, 2]
+  Value* rows = op.Gather(sizes, zero, {.axis = 1});
+  Value* cols = op.Gather(sizes, one, {.axis = 1});
+  // patch k of the sequence: its image (the number of images ending at or before it), its row
+  // and column there, and its index in the flattened padded grid
+  Value* counts = op.Mul(rows, cols);
+  Value* ends = op.CumSum(counts, zero);
+  Value* k = op.Range(zero, op.ReduceSum(counts, {0}, {.keepdims = 0}), one);
+  Value* image = op.ReduceSum(op.Cast(op.GreaterOrEqual(op.Unsqueeze(k, {1}), op.Unsqueeze(ends, {0})),
+                                      {.to = DataType::INT64}),
+                              {1}, {.keepdims = 0});
+  Value* local = op.Sub(k, op.Sub(op.Gather(ends, image), op.Gather(counts, image)));
+  Value* image_cols = op.Gather(cols, image);
+  Value* row = op.Div(local, image_cols);
+  Value* col = op.Sub(local, op.Mul(row, image_cols));
+  Value* per_image = op.Mul(op.Gather(grid, zero), grid_cols);
+  Value* flat = op.Add(op.Mul(image, per_image), op.Add(op.Mul(row, grid_cols), col));
+  x = op.Gather(op.Reshape(x, std::vector<int64_t>{-1, hidden_}), flat);
+  x = ln_pre->forward(op, op.Unsqueeze(x, {0}));  // [1, patches, hidden]
+  // generate_block_attention_mask: a patch attends to the patches of its image
+  const AttentionContext ctx{frame_mask(op, image, nullptr, nullptr, dtype_), rope_at(op, row, col)};
+  for (const DecoderLayer* layer : layers_) x = layer->forward(op, x, ctx, nullptr, nullptr).hidden;
+  return x;
 }
 
 std::vector<Value*> PixtralVisionTower::forward(Ops& op, Value* pixel_values, int64_t layers) const {
@@ -95,6 +142,41 @@ std::vector<Value*> PixtralVisionTower::forward(Ops& op, Value* pixel_values, in
     hidden_states.push_back(x);
   }
   return hidden_states;
+}
+
+namespace {
+
+// The standalone PixtralVisionModel, task image-feature-extraction (docs/vision.md), as
+// transformers returns it: all images one sequence (PixtralVisionTower::forward_packed).
+//   inputs : pixel_values [num_images, num_channels, height, width] float (the model dtype), the
+//            images zero-padded to one size; image_sizes int64 [num_images, 2] (height, width)
+//   outputs: last_hidden_state [1, num_patches, hidden_size], num_patches = Σ (height / patch) *
+//            (width / patch)
+class PixtralVisionModel : public Architecture {
+ public:
+  PixtralVisionModel(const HfConfig& c, DataType dtype)
+      : tower_(adopt("", std::make_unique<PixtralVisionTower>(c, dtype))), dtype_(dtype) {}
+
+  std::string task() const override { return "image-feature-extraction"; }
+  std::vector<NamedGraph> build_graphs() const override {
+    Model model;
+    GraphBuilder b(model.graph);
+    Ops op(b);
+    Value* pixels = b.input("pixel_values", dtype_, {"num_images", tower_->num_channels(), "height", "width"});
+    Value* sizes = b.input("image_sizes", DataType::INT64, {"num_images", 2});
+    b.output(tower_->forward_packed(op, pixels, sizes), "last_hidden_state", {1, "num_patches", tower_->hidden_size()});
+    return single_graph(std::move(model), GraphLowering::attention);
+  }
+
+ private:
+  PixtralVisionTower* tower_;
+  DataType dtype_;
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_pixtral(const HfConfig& c, DataType dtype) {
+  return std::make_unique<PixtralVisionModel>(c, dtype);
 }
 
 }  // namespace mobius

@@ -9,7 +9,8 @@
 // rope_theta^(-2j / head_dim), j < head_dim / 2, the rotation half of a patch at grid row h, column
 // w is [h * inv_freq[0::2], w * inv_freq[1::2]] (rotate_half layout over the whole head).
 // transformers concatenates the images into one sequence with a block-diagonal mask
-// (generate_block_attention_mask); here each image is one batch row, which is the same attention.
+// (generate_block_attention_mask); forward runs each image as one batch row, which is the same
+// attention, and forward_packed builds transformers' one sequence (the standalone `pixtral` type).
 #pragma once
 
 #include <memory>
@@ -26,7 +27,8 @@ class PixtralVisionTower : public Module {
   // vision_config: a pixtral config object (PixtralVisionConfig; omitted fields take its
   // defaults). Throws mobius::Error naming the field: num_attention_heads not dividing
   // hidden_size into heads whose size is a multiple of 4, patch_size < 1, rope_parameters'
-  // rope_type other than "axial", an unknown hidden_act.
+  // rope_type other than "axial" (or "default", which PixtralVisionConfig turns into "axial"), an
+  // unknown hidden_act. rope_theta: the rope dict's, else the top-level field.
   PixtralVisionTower(const HfConfig& vision_config, DataType dtype);
 
   // pixel_values: [num_images, num_channels, height, width] in the model dtype, images of one size
@@ -35,6 +37,16 @@ class PixtralVisionTower : public Module {
   // sequence [num_images, (height / patch) * (width / patch), hidden_size] (patches row-major)
   // after k layers (k = 0: after ln_pre), transformers' output_hidden_states.
   std::vector<Value*> forward(Ops& op, Value* pixel_values, int64_t layers = -1) const;
+
+  // PixtralVisionModel.forward on a padded batch: pixel_values [num_images, num_channels, height,
+  // width] in the model dtype (each image zero-padded to the batch's size), image_sizes int64
+  // [num_images, 2] (each image's height, width in pixels). Each image's (height / patch) x
+  // (width / patch) patches are cut from the patch grid (a remainder is cut off) and the images
+  // concatenated, row-major, into one sequence attended block-diagonally (one block per image):
+  // last_hidden_state [1, Σ patches, hidden_size] after all layers. transformers' RoPE table
+  // covers image_size / patch_size rows and columns, so larger images fail there; here the
+  // angles continue.
+  Value* forward_packed(Ops& op, Value* pixel_values, Value* image_sizes) const;
 
   int64_t hidden_size() const { return hidden_; }
   int64_t patch_size() const { return patch_; }
@@ -47,6 +59,9 @@ class PixtralVisionTower : public Module {
  private:
   // cos/sin [num_images, patches, head_dim / 2] of the grid of `pixel_values` (above).
   RopeTables rope(Ops& op, Value* pixel_values) const;
+  // cos/sin [1, patches, head_dim / 2] of patches at grid rows `row`, columns `col` (int64
+  // [patches]).
+  RopeTables rope_at(Ops& op, Value* row, Value* col) const;
 
   std::vector<DecoderLayer*> layers_;
   int64_t hidden_, patch_, channels_, head_dim_;

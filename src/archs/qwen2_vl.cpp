@@ -1,8 +1,11 @@
-// Qwen2-VL, Qwen2.5-VL and Qwen3-VL (transformers/models/{qwen2_vl,qwen2_5_vl,qwen3_vl}/
-// {configuration,modeling}_*.py, transformers/vision_utils.py), task image-text-to-text
-// (tasks/image_text_to_text.h, docs/vlm.md).
+// Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3-VL-MoE (transformers/models/{qwen2_vl,qwen2_5_vl,
+// qwen3_vl,qwen3_vl_moe}/{configuration,modeling}_*.py, transformers/vision_utils.py), task
+// image-text-to-text (tasks/image_text_to_text.h, docs/vlm.md).
 // Checkpoint keys as transformers saves them: qwen2_vl, qwen2_5_vl visual.*, model.* (the text
-// decoder), lm_head; qwen3_vl model.visual.*, model.language_model.*, lm_head.
+// decoder), lm_head; qwen3_vl, qwen3_vl_moe model.visual.*, model.language_model.*, lm_head.
+// qwen3_vl_moe is qwen3_vl with Qwen3-MoE's sparse blocks in the text decoder (num_experts,
+// num_experts_per_tok, moe_intermediate_size, decoder_sparse_step, mlp_only_layers; archs/
+// mixtral.cpp create_qwen3_moe), the experts stacked, the top-k weights always renormalized.
 //   vision (visual): pixel_values [num_patches, in_channels * temporal_patch_size *
 //     patch_size^2] (the processor's flattened patches), image_grid_thw int64 [num_images, 3] ->
 //     patch_embed (Conv3d with stride = kernel, i.e. one MatMul per patch) -> blocks.* (pre-norm
@@ -17,8 +20,14 @@
 //       qwen3_vl:   patch_embed with bias, plus pos_embed (num_position_embeddings, a square
 //                   grid) resampled bilinearly (align_corners) to each image's grid; LayerNorm,
 //                   MLP linear_fc1/linear_fc2 (hidden_act); merger norm/linear_fc1/linear_fc2.
-//                   DeepStack (deepstack_visual_indexes: features added to early decoder
-//                   layers) has no channel in onnxruntime-genai's pipeline and is refused
+//                   DeepStack (deepstack_visual_indexes): the blocks listed there feed
+//                   deepstack_merger_list.{j} (a merger whose LayerNorm is over the merged width),
+//                   whose outputs transformers' Qwen3VLTextModel adds to the hidden states of the
+//                   image tokens after decoder layers 0..k-1 (_deepstack_process). onnxruntime-genai
+//                   has no input for them, so they ride in the same tensors: image_features is
+//                   [tokens, hidden_size * (1 + k)] (the merger's output, then level 0..k-1),
+//                   inputs_embeds [batch, seq, hidden_size * (1 + k)] (zeros past the token
+//                   embedding on text tokens), and the decoder slices it (docs/vlm.md)
 //     transformers packs the patches (cu_seqlens) and permutes them into window order
 //     (get_vision_window_index), then reverses it after the merger; attention is equivariant to
 //     that permutation and the merger's groups stay whole, so here the patches keep the processor's
@@ -29,11 +38,13 @@
 //     rows; transformers get_rope_index), channel block k of rope_parameters.mrope_section taking
 //     its angles from row k (qwen3_vl interleaved: channel 3i+1 (i < section[1]) from the height
 //     row, 3i+2 (i < section[2]) from the width row, the others from the temporal row).
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "archs/archs.h"
 #include "archs/llama.h"
+#include "archs/moe_config.h"
 #include "archs/mrope_decoder.h"
 #include "blocks/vision_grid.h"
 #include "registry/config_defaults.h"
@@ -44,7 +55,7 @@ namespace mobius {
 
 namespace {
 
-enum class Family { qwen2_vl, qwen2_5_vl, qwen3_vl };
+enum class Family { qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe };
 
 struct VisionSpec {
   int64_t embed_dim, depth, num_heads, spatial_merge_size, out_hidden_size;
@@ -55,6 +66,12 @@ struct VisionSpec {
   int64_t grid_side = 0;               // qwen3_vl: pos_embed is [grid_side^2, embed_dim]
   std::string merger_norm = "ln_q", merger_fc1 = "mlp.0", merger_fc2 = "mlp.2";
   std::vector<bool> full_attention;    // per block: frame-wide (true) or windowed
+  // qwen3_vl DeepStack levels in block order (the order transformers collects them): the block
+  // whose output feeds the level, and its merger deepstack_merger_list.{merger}
+  struct DeepStackLevel {
+    int64_t block, merger;
+  };
+  std::vector<DeepStackLevel> deepstack;
   double rope_theta = 10000.0;
   DecoderSpec block;                   // the blocks' norms, attention and MLP
 };
@@ -64,10 +81,13 @@ struct VisionSpec {
 VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
   std::optional<HfConfig> sub = c.sub("vision_config");
   if (!sub) c.fail("vision_config", "is required for a Qwen2-VL model: the vision tower's sizes");
-  const bool q25 = f == Family::qwen2_5_vl, q3 = f == Family::qwen3_vl;
+  const bool q25 = f == Family::qwen2_5_vl, q3 = f == Family::qwen3_vl || f == Family::qwen3_vl_moe;
   const HfConfig v =
       with_class_defaults(with_attribute_map(*sub, {{"num_attention_heads", "num_heads"}, {"num_hidden_layers", "depth"}}),
-                          q3 ? "qwen3_vl_vision" : q25 ? "qwen2_5_vl_vision" : "qwen2_vl_vision");
+                          f == Family::qwen3_vl_moe ? "qwen3_vl_moe_vision"
+                          : q3                      ? "qwen3_vl_vision"
+                          : q25                     ? "qwen2_5_vl_vision"
+                                                    : "qwen2_vl_vision");
   VisionSpec s;
   s.embed_dim = q25 || q3 ? v.get_int("hidden_size") : v.int_or("embed_dim", 1280);
   s.depth = v.int_or("depth", 32);
@@ -99,9 +119,14 @@ VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
     s.grid_side = static_cast<int64_t>(std::sqrt(static_cast<double>(positions)));
     if (positions <= 0 || s.grid_side * s.grid_side != positions)
       v.fail("num_position_embeddings", "must be a square (the learned position grid)");
-    if (v.has("deepstack_visual_indexes") ? !v.float_list("deepstack_visual_indexes").empty() : true)
-      v.fail("deepstack_visual_indexes", "DeepStack features (added to early decoder layers) are not supported: "
-                                         "onnxruntime-genai's pipeline has no input for them; set it to []");
+    // Qwen3VLVisionModel.forward: block b (in order) feeds a level when b is in the list, through
+    // the merger at its first index there; an index outside [0, depth) feeds none
+    const std::vector<double> indexes =
+        v.has("deepstack_visual_indexes") ? v.float_list("deepstack_visual_indexes") : std::vector<double>{8, 16, 24};
+    for (int64_t block = 0; block < s.depth; ++block) {
+      const auto it = std::find(indexes.begin(), indexes.end(), static_cast<double>(block));
+      if (it != indexes.end()) s.deepstack.push_back({block, static_cast<int64_t>(it - indexes.begin())});
+    }
     s.merger_norm = "norm";
     s.merger_fc1 = "linear_fc1";
     s.merger_fc2 = "linear_fc2";
@@ -135,25 +160,54 @@ VisionSpec vision_spec(const HfConfig& c, Family f, DataType dtype) {
   return s;
 }
 
+// The patch merger (Qwen2VLPatchMerger / Qwen2_5_VLPatchMerger / Qwen3VLVisionPatchMerger): the
+// norm over each patch, or for Qwen3-VL's DeepStack mergers (use_postshuffle_norm) over the
+// spatial_merge_size^2 neighbouring patches concatenated; then fc1, GELU, fc2.
+class PatchMerger : public Module {
+ public:
+  PatchMerger(const VisionSpec& s, bool postshuffle_norm)
+      : width_(s.embed_dim * s.spatial_merge_size * s.spatial_merge_size), postshuffle_norm_(postshuffle_norm) {
+    NormOptions n = s.block.norm();
+    if (postshuffle_norm) n.dim = width_;
+    norm = adopt(s.merger_norm, make_norm(n));
+    fc1 = child<Linear>(s.merger_fc1, LinearOptions{width_, width_, true, s.block.dtype});
+    fc2 = child<Linear>(s.merger_fc2, LinearOptions{width_, s.out_hidden_size, true, s.block.dtype});
+  }
+
+  // x [num_patches, embed_dim] (a merge block's patches consecutive) ->
+  // [num_patches / spatial_merge_size^2, out_hidden_size].
+  Value* forward(Ops& op, Value* x) const {
+    auto scope = enter(op);
+    const std::vector<int64_t> merged{-1, width_};
+    x = postshuffle_norm_ ? norm->forward(op, op.Reshape(x, merged)) : op.Reshape(norm->forward(op, x), merged);
+    return fc2->forward(op, op.Gelu(fc1->forward(op, x)));
+  }
+
+  Norm* norm;
+  Linear *fc1, *fc2;
+
+ private:
+  int64_t width_;
+  bool postshuffle_norm_;
+};
+
 class VisionTower : public Module {
  public:
   explicit VisionTower(const VisionSpec& s) : s_(s) {
-    const int64_t merged = s.embed_dim * s.spatial_merge_size * s.spatial_merge_size;
     patch_weight = param("patch_embed.proj.weight", s.kernel, s.block.dtype);
     if (s.patch_bias) patch_bias = param("patch_embed.proj.bias", {s.embed_dim}, s.block.dtype);
     if (s.grid_side) pos_embed = param("pos_embed.weight", {s.grid_side * s.grid_side, s.embed_dim}, s.block.dtype);
     for (int64_t i = 0; i < s.depth; ++i) blocks.push_back(child<DecoderLayer>("blocks." + std::to_string(i), s.block, i));
-    NormOptions n = s.block.norm();
-    ln_q = adopt("merger." + s.merger_norm, make_norm(n));
-    fc1 = child<Linear>("merger." + s.merger_fc1, LinearOptions{merged, merged, true, s.block.dtype});
-    fc2 = child<Linear>("merger." + s.merger_fc2, LinearOptions{merged, s.out_hidden_size, true, s.block.dtype});
+    merger = child<PatchMerger>("merger", s, false);
+    for (const VisionSpec::DeepStackLevel& l : s.deepstack)
+      deepstack.push_back(child<PatchMerger>("deepstack_merger_list." + std::to_string(l.merger), s, true));
   }
 
   // pixel_values: float32 [num_patches, patch_dim]; grid_thw: int64 [num_images, 3].
-  // Returns [num_patches / spatial_merge_size^2, out_hidden_size] in the model dtype.
+  // Returns [num_patches / spatial_merge_size^2, out_hidden_size * (1 + DeepStack levels)] in the
+  // model dtype: the merger's output, then each level's on the feature axis.
   Value* forward(Ops& op, Value* pixel_values, Value* grid_thw) const {
     auto scope = enter(op);
-    GraphBuilder& b = op.builder();
     const DataType dt = s_.block.dtype;
     const int64_t m = s_.spatial_merge_size;
     // each patch's frame and (h, w) coordinate, in the processor's order: per frame, merge blocks
@@ -174,24 +228,55 @@ class VisionTower : public Module {
       auto win = [&](Value* v) { return op.Div(v, static_cast<double>(s_.window)); };
       windowed.mask = frame_mask(op, grid.frame_start, win(grid.block_row), win(grid.block_col), dt);
     }
-    for (size_t i = 0; i < blocks.size(); ++i)
+    std::vector<Value*> features(1 + deepstack.size());
+    for (size_t i = 0, level = 0; i < blocks.size(); ++i) {
       x = blocks[i]->forward(op, x, s_.full_attention[i] ? full : windowed, nullptr, nullptr).hidden;
-
-    auto merger = b.scope("merger");
-    x = ln_q->forward(op, op.Squeeze(x, {0}));
-    x = op.Reshape(x, std::vector<int64_t>{-1, s_.embed_dim * m * m});
-    return fc2->forward(op, op.Gelu(fc1->forward(op, x)));
+      if (level < deepstack.size() && s_.deepstack[level].block == static_cast<int64_t>(i)) {
+        features[1 + level] = deepstack[level]->forward(op, op.Squeeze(x, {0}));
+        ++level;
+      }
+    }
+    features[0] = merger->forward(op, op.Squeeze(x, {0}));
+    return features.size() == 1 ? features[0] : op.Concat(features, {.axis = 1});
   }
 
   Parameter* patch_weight;  // Conv3d weight, applied as a [embed_dim, patch_dim] matrix
   Parameter* patch_bias = nullptr;
   Parameter* pos_embed = nullptr;
   std::vector<DecoderLayer*> blocks;
-  Norm* ln_q;
-  Linear *fc1, *fc2;
+  PatchMerger* merger;
+  std::vector<PatchMerger*> deepstack;  // per level of VisionSpec::deepstack
 
  private:
   VisionSpec s_;
+};
+
+// Qwen3VLTextModel with DeepStack: the M-RoPE decoder whose inputs_embeds are
+// [batch, seq, hidden * (1 + levels)]: the token (or merged image) embedding, then level j's
+// features (zeros on text tokens), added to the hidden states after layer j (_deepstack_process
+// adds them at the image tokens; adding the zeros elsewhere changes nothing).
+class DeepStackDecoder : public MRopeDecoder {
+ public:
+  DeepStackDecoder(const DecoderSpec& s, std::vector<int64_t> section, int64_t levels)
+      : MRopeDecoder(s, std::move(section), true), levels_(levels) {}
+
+ protected:
+  Value* stem(Ops& op, Value* h, const CausalLMInputs& in) const override {
+    return in.inputs_embeds ? level(op, h, -1) : h;
+  }
+  Value* layer_output(Ops& op, size_t i, Value* h, const CausalLMInputs& in) const override {
+    if (!in.inputs_embeds || static_cast<int64_t>(i) >= levels_) return h;
+    return op.Add(h, level(op, in.inputs_embeds, static_cast<int64_t>(i)));
+  }
+
+ private:
+  // Channels [hidden * (1 + j), hidden * (2 + j)) of the wide embeddings (j = -1: the embedding).
+  Value* level(Ops& op, Value* wide, int64_t j) const {
+    const int64_t hidden = spec().hidden_size;
+    return op.Slice(wide, {hidden * (1 + j)}, {hidden * (2 + j)}, {2});
+  }
+
+  int64_t levels_;
 };
 
 class Qwen2VL : public ImageTextToText {
@@ -199,10 +284,12 @@ class Qwen2VL : public ImageTextToText {
   Qwen2VL(const HfConfig& c, Family f, DataType dtype) {
     // Qwen2VLConfig / Qwen2_5_VLConfig / Qwen3VLConfig: the text fields in text_config, or at the
     // top level in checkpoints saved before transformers 5 (the class pops them from there)
-    const bool q3 = f == Family::qwen3_vl;
+    const bool moe = f == Family::qwen3_vl_moe, q3 = f == Family::qwen3_vl || moe;
     const std::optional<HfConfig> sub = c.sub("text_config");
-    const HfConfig text = with_class_defaults(
-        sub ? *sub : c, q3 ? "qwen3_vl_text" : f == Family::qwen2_5_vl ? "qwen2_5_vl_text" : "qwen2_vl_text");
+    const HfConfig text = with_class_defaults(sub ? *sub : c, moe                       ? "qwen3_vl_moe_text"
+                                                              : q3                        ? "qwen3_vl_text"
+                                                              : f == Family::qwen2_5_vl ? "qwen2_5_vl_text"
+                                                                                        : "qwen2_vl_text");
     // rope_type "mrope" is the default rope (Qwen2_5_VLTextConfig.convert_rope_params_to_dict);
     // rope_theta defaults to the text config class' default_theta
     const RopeDefaults rope{.rope_theta = q3 ? 500000.0 : 1000000.0, .rope_type_aliases = {{"mrope", "default"}}};
@@ -215,8 +302,21 @@ class Qwen2VL : public ImageTextToText {
     } else {
       s = qwen2_spec(text, dtype, rope);
     }
-    // tie_word_embeddings at the top level, or in text_config (saved before transformers 5)
-    s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false) || text.bool_or("tie_word_embeddings", false);
+    if (moe) {  // Qwen3VLMoeTextSparseMoeBlock: Qwen3-MoE's router, top-k weights always renormalized;
+                // Qwen3VLMoeTextExperts: experts.gate_up_proj [E, 2I, H] (gate | up), down_proj [E, H, I]
+      // num_experts is saved as num_local_experts (attribute_map)
+      MoEOptions m = read_moe_options(text, s, "num_local_experts", "moe_intermediate_size");
+      m.router.norm_topk_prob = true;
+      m.layout = ExpertLayout::stacked;
+      m.stacked_gate_up_name = "experts.gate_up_proj";
+      m.stacked_down_name = "experts.down_proj";
+      s.make_feed_forward = sparse_moe(m, s.mlp, read_sparse_layers(text, s.num_hidden_layers));
+    }
+    // tie_word_embeddings at the top level, or in text_config (saved before transformers 5); not
+    // for qwen3_vl_moe, whose text_config saves its class default true while transformers ties by
+    // the top-level field (false by default)
+    s.tie_word_embeddings =
+        c.bool_or("tie_word_embeddings", false) || (!moe && text.bool_or("tie_word_embeddings", false));
     std::vector<int64_t> section;
     if (auto p = RopeConfig::params(text))
       if (p->has("mrope_section"))
@@ -229,6 +329,10 @@ class Qwen2VL : public ImageTextToText {
     hidden_size_ = s.hidden_size;
     image_token_id_ = c.int_or("image_token_id", 151655);  // the config classes' default
     VisionSpec v = vision_spec(c, f, dtype);
+    // Qwen3VLTextModel adds level j after layer j for the levels it has layers for
+    if (static_cast<int64_t>(v.deepstack.size()) > s.num_hidden_layers)
+      v.deepstack.resize(static_cast<size_t>(s.num_hidden_layers));
+    levels_ = static_cast<int64_t>(v.deepstack.size());
     if (v.out_hidden_size != hidden_size_)
       c.fail("vision_config", "the merger's output width (" + std::to_string(v.out_hidden_size) +
                                   ") must equal the text hidden_size (" + std::to_string(hidden_size_) + ")");
@@ -237,13 +341,25 @@ class Qwen2VL : public ImageTextToText {
               {{"image_token_id", image_token_id_},
                {"video_token_id", c.int_or("video_token_id", 151656)},
                {"vision_start_token_id", c.int_or("vision_start_token_id", 151652)}}};
-    text_ = adopt("", std::make_unique<MRopeDecoder>(s, section, q3));
+    text_ = levels_ ? adopt("", std::make_unique<DeepStackDecoder>(s, section, levels_))
+                    : adopt("", std::make_unique<MRopeDecoder>(s, section, q3));
     visual_ = child<VisionTower>(q3 ? "model.visual" : "visual", v);
   }
 
   const CausalLM& text() const override { return *text_; }
-  Value* embed_tokens(Ops& op, Value* input_ids) const override { return text_->embed(op, input_ids); }
-  int64_t hidden_size() const override { return hidden_size_; }
+  // The token embeddings, zero-padded to hidden_size() with DeepStack (DeepStackDecoder).
+  Value* embed_tokens(Ops& op, Value* input_ids) const override {
+    Value* e = text_->embed(op, input_ids);
+    if (!levels_) return e;
+    Value* zeros = op.builder().constant_float(std::vector<float>(static_cast<size_t>(levels_ * hidden_size_), 0.0f),
+                                               {1, 1, levels_ * hidden_size_}, text_->dtype());
+    Value* batch_seq = op.Shape(e, {.start = 0, .end = 2});
+    Value* shape = op.Concat({batch_seq, op.builder().ints({levels_ * hidden_size_})}, {.axis = 0});
+    return op.Concat({e, op.Expand(zeros, shape)}, {.axis = 2});
+  }
+  // The width of image_features and inputs_embeds: the text hidden_size, times 1 + the DeepStack
+  // levels (onnxruntime-genai sizes both buffers by genai_config's decoder.hidden_size).
+  int64_t hidden_size() const override { return hidden_size_ * (1 + levels_); }
   int64_t image_token_id() const override { return image_token_id_; }
   std::vector<GraphInput> vision_inputs() const override {
     return {{"pixel_values", DataType::FLOAT, {"num_patches", patch_dim_}},
@@ -261,7 +377,7 @@ class Qwen2VL : public ImageTextToText {
  private:
   MRopeDecoder* text_;
   VisionTower* visual_;
-  int64_t hidden_size_, image_token_id_, patch_dim_;
+  int64_t hidden_size_, image_token_id_, patch_dim_, levels_ = 0;
   GenaiMultimodal genai_;
 };
 
@@ -277,6 +393,10 @@ std::unique_ptr<Architecture> create_qwen2_5_vl(const HfConfig& c, DataType dtyp
 
 std::unique_ptr<Architecture> create_qwen3_vl(const HfConfig& c, DataType dtype) {
   return std::make_unique<Qwen2VL>(c, Family::qwen3_vl, dtype);
+}
+
+std::unique_ptr<Architecture> create_qwen3_vl_moe(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Qwen2VL>(c, Family::qwen3_vl_moe, dtype);
 }
 
 }  // namespace mobius

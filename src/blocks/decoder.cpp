@@ -129,6 +129,8 @@ Value* DecoderCausalLM::stem(Ops&, Value* h, const CausalLMInputs&) const { retu
 
 Value* DecoderCausalLM::attention_bias(Ops&, const CausalLMInputs&) const { return nullptr; }
 
+Value* DecoderCausalLM::layer_output(Ops&, size_t, Value* h, const CausalLMInputs&) const { return h; }
+
 Value* DecoderCausalLM::head_input(Ops& op, Value* h) const {
   return model->norm ? model->norm->forward(op, h) : h;
 }
@@ -175,7 +177,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       }
       AttentionContext ctx{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
       AttentionResult r = model->layers[i]->forward(op, h, ctx, in.past.key[i], in.past.value[i]);
-      h = r.hidden;
+      h = layer_output(op, i, r.hidden, in);
       out.present.key.push_back(r.present_key);
       out.present.value.push_back(r.present_value);
     }

@@ -169,6 +169,9 @@ class DecoderCausalLM : public CausalLM {
   // a bias added to every layer's additive mask, broadcasting to [batch, heads, seq, total_seq]
   // in the model dtype (default: none, null);
   virtual Value* attention_bias(Ops& op, const CausalLMInputs& in) const;
+  // the next layer's input from layer i's output h [batch, seq, hidden] (default: h; Qwen3-VL's
+  // DeepStack adds vision features after the first layers, archs/qwen2_vl.cpp);
+  virtual Value* layer_output(Ops& op, size_t i, Value* h, const CausalLMInputs& in) const;
   // the LM head's input from the last layer's output h [batch, seq, hidden] (default: model.norm).
   virtual Value* head_input(Ops& op, Value* h) const;
   const DecoderSpec& spec() const { return spec_; }

@@ -22,8 +22,8 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       }
       break;
     case ExpertLayout::stacked:
-      gate_up_ = param("input_linear.weight", {E, H, 2 * I}, o.dtype, /*transpose=*/true);
-      down_w_ = param("output_linear.weight", {E, I, H}, o.dtype, /*transpose=*/true);
+      gate_up_ = param(o.stacked_gate_up_name, {E, H, 2 * I}, o.dtype, /*transpose=*/true);
+      down_w_ = param(o.stacked_down_name, {E, I, H}, o.dtype, /*transpose=*/true);
       break;
     case ExpertLayout::stacked_interleaved:  // stored [E, in, out] already
       gate_up_ = param("experts.gate_up_proj", {E, H, 2 * I}, o.dtype);

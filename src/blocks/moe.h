@@ -20,7 +20,9 @@
 //                     one initializer per expert, stacked in the graph (Unsqueeze + Concat, folded
 //                     to constants by ONNX Runtime at session creation)
 //   stacked           input_linear.weight [E, 2 * intermediate, hidden] (gate | up halves) and
-//                     output_linear.weight [E, hidden, intermediate] (GraniteMoE, JetMoE)
+//                     output_linear.weight [E, hidden, intermediate] (GraniteMoE, JetMoE; the
+//                     names are stacked_gate_up_name, stacked_down_name: Qwen3-VL-MoE's
+//                     experts.gate_up_proj, experts.down_proj)
 //   stacked_interleaved  experts.gate_up_proj [E, hidden, 2 * intermediate] (gate = even, up = odd
 //                     columns), experts.down_proj [E, intermediate, hidden], each with a
 //                     *_bias [E, out] (GPT-OSS)
@@ -54,6 +56,8 @@ struct MoEOptions {
   bool shared_expert_gate = false;
   bool bias = false;  // a [hidden] `bias` added to the combined output (JetMoE)
   DataType dtype = DataType::FLOAT;
+  // stacked: the checkpoint keys of the two stacked weights (relative to the block)
+  std::string stacked_gate_up_name = "input_linear.weight", stacked_down_name = "output_linear.weight";
 };
 
 class SparseMoE : public FeedForward {

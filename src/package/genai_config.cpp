@@ -256,6 +256,9 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   m["type"] = mm.type;
   for (const auto& [key, id] : mm.token_ids) m[key] = id;
   m["decoder"]["inputs"]["inputs_embeds"] = "inputs_embeds";
+  // sizes the image_features and inputs_embeds buffers (wider than the text's with Qwen3-VL's
+  // DeepStack levels, archs/qwen2_vl.cpp)
+  m["decoder"]["hidden_size"] = model.hidden_size();
   nlohmann::json vision_inputs = nlohmann::json::object();
   for (const GraphInput& in : model.vision_inputs())  // phi4mm's image_attention_mask is its "attention_mask"
     vision_inputs[in.name == "image_attention_mask" ? "attention_mask" : in.name] = in.name;

@@ -89,6 +89,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_5_vl", "qwen2_vl", "image-text-to-text", create_qwen2_5_vl, "qwen2_5_vl"},
         {"qwen2_vl", "qwen2_vl", "image-text-to-text", create_qwen2_vl, "qwen2_5_vl"},
         {"qwen3_vl", "qwen2_vl", "image-text-to-text", create_qwen3_vl, "qwen3_vl"},
+        {"qwen3_vl_moe", "qwen2_vl", "image-text-to-text", create_qwen3_vl_moe, "qwen3_vl"},
         {"smolvlm", "idefics3", "image-text-to-text", create_smolvlm},
         {"vipllava", "llava", "image-text-to-text", create_vipllava},
         // encoder-decoders (archs/t5.cpp, bart.cpp, pegasus_x.cpp, nllb_moe.cpp, prophetnet.cpp)
@@ -124,6 +125,7 @@ const std::vector<RegistryEntry>& registry() {
         {"dinov2_with_registers", "dinov2", "image-feature-extraction", create_dinov2_with_registers},
         {"dinov3_vit", "dinov3_vit", "image-feature-extraction", create_dinov3_vit},
         {"ijepa", "vit", "image-feature-extraction", create_ijepa},
+        {"pixtral", "pixtral", "image-feature-extraction", create_pixtral},
         {"siglip", "siglip", "zero-shot-image-classification", create_siglip},
         {"siglip_text_model", "siglip", "feature-extraction", create_siglip_text_model},
         {"siglip_vision_model", "siglip", "image-feature-extraction", create_siglip_vision_model},

@@ -24,8 +24,11 @@ def test_vlm_parity(index, row, tmp_path_factory):
 
 
 # Qwen2.5-VL, Mistral 3, Gemma 3 (its image-block mask through GroupQueryAttention's attention bias)
-# and LLaVA-NeXT (its mistral decoder)
-LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3", "llava_next")]
+# and LLaVA-NeXT (its mistral decoder), Qwen3-VL with DeepStack (the levels sliced from inputs_embeds
+# and added between the layers)
+LOWERED = [pytest.param(V.base_row(t), id=t) for t in ("qwen2_5_vl", "mistral3", "gemma3", "llava_next")] + [
+    pytest.param(next(r for r in V.ROWS if (r.model_type, r.variant) == ("qwen3_vl", "deepstack")),
+                 id="qwen3_vl-deepstack")]
 
 
 @pytest.mark.parametrize("row", LOWERED)
@@ -126,6 +129,15 @@ def test_vlm_int4_phi4_multimodal(tmp_path_factory):
     assert not failures, "\n".join(failures)
 
 
+def test_gemma3_pan_and_scan(tmp_path):
+    """Gemma 3's pan-and-scan crops (vlm_harness.check_pan_and_scan): a wide image, cut by
+    Gemma3Processor into the resized image and 3 crops, through the package equals transformers'
+    forward: image_features, prefill logits and decode steps."""
+    rec: dict = {}
+    failures = V.check_pan_and_scan(tmp_path, rec)
+    assert not failures, "\n".join(failures)
+
+
 def test_vlm_int4_smolvlm(tmp_path_factory):
     failures = V.check_int4(V.base_row("smolvlm"), tmp_path_factory.mktemp("smolvlm-int4"))
     assert not failures, "\n".join(failures)
@@ -135,7 +147,6 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("qwen2_5_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[2, 3, 4]), "mrope_section"),
     ("qwen2_5_vl", lambda c: c.pop("vision_config"), "vision_config"),
     ("qwen2_vl", lambda c: c["vision_config"].update(num_heads=3), "num_heads"),
-    ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=[1]), "deepstack_visual_indexes"),
     ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=15), "num_position_embeddings"),
     ("smolvlm", lambda c: c.update(scale_factor=4), "scale_factor"),
     ("idefics3", lambda c: c["text_config"].update(model_type="qwen2"), "model_type"),
@@ -157,7 +168,7 @@ def test_vlm_int4_smolvlm(tmp_path_factory):
     ("phi4_multimodal", lambda c: c["audio_config"].update(ext_pw_out_channel=16), "ext_pw_out_channel"),
     ("phi4_multimodal", lambda c: c["audio_config"].update(time_reduction=6), "time_reduction"),
     ("phi4_multimodal", lambda c: c["rope_parameters"].update(rope_type="linear", factor=2.0), "rope_type"),
-], ids=["mrope-section", "no-vision-config", "vision-heads", "deepstack", "position-grid", "scale-factor",
+], ids=["mrope-section", "no-vision-config", "vision-heads", "position-grid", "scale-factor",
         "idefics3-text-type", "paddleocr-mrope-section", "paddleocr-vision-rope", "mistral3-feature-layers",
         "mistral3-vision-heads",
         "gemma3-tokens", "gemma3-bidirectional", "gemma3-null-window", "paligemma-projection", "paligemma-gemma2",

@@ -9,8 +9,9 @@ Each row checks, for a batch of BATCH images (and TEXT_BATCH texts, the second r
 the text and dual models):
   - the package: model.onnx(.data) and the copied config.json, onnx.checker, the I/O names
     (pixel_values -> last_hidden_state [+ pooler_output] [+ logits]; input_ids, attention_mask ->
-    last_hidden_state; all three -> logits_per_image, logits_per_text, text_embeds, image_embeds)
-    and the task in the metadata;
+    last_hidden_state; all three -> logits_per_image, logits_per_text, text_embeds, image_embeds;
+    pixtral: pixel_values, image_sizes -> last_hidden_state [1, Σ patches, hidden]) and the task
+    in the metadata;
   - every output the transformers model returns, max|Δ| <= harness.TOL (last_hidden_state of a
     text model on the non-padding tokens).
 Every parameter is re-randomized (harness.rerandomize; then the patch Conv weights at
@@ -112,6 +113,13 @@ ROWS += [
     Row("siglip2", "classification", dict(text_config=dict(TEXT, projection_size=64), vision_config=NAFLEX, **LABELS),
         "Siglip2ForImageClassification"),
 ]
+# the standalone Pixtral tower: its images of two sizes (height, width) zero-padded into one batch
+# with image_sizes; transformers returns their patches as one sequence [1, Σ patches, hidden]
+PIXTRAL_SIZES = [(48, 32), (30, 42)]  # 12 x 8 and 7 x 10 patches of 4 (the second with a remainder)
+ROWS += [
+    Row("pixtral", "two-sizes", dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                     patch_size=4, image_size=64)),
+]
 DUAL = {"clip", "siglip", "siglip2"}
 
 
@@ -191,15 +199,26 @@ def naflex_inputs(config, rng) -> dict:
     return {"pixel_values": pixels, "pixel_attention_mask": mask, "spatial_shapes": np.array(NAFLEX_SHAPES, np.int64)}
 
 
+def pixtral_inputs(config, rng) -> dict:
+    """Pixtral's batch (PixtralImageProcessor's layout): pixel_values [BATCH, C, max height,
+    max width], each image of PIXTRAL_SIZES top-left, zeros around it; image_sizes [BATCH, 2]."""
+    pixels = np.zeros((BATCH, config.num_channels, *np.max(PIXTRAL_SIZES, axis=0)), np.float32)
+    for i, (h, w) in enumerate(PIXTRAL_SIZES):
+        pixels[i, :, :h, :w] = rng.standard_normal((config.num_channels, h, w))
+    return {"pixel_values": pixels, "image_sizes": np.array(PIXTRAL_SIZES, np.int64)}
+
+
 def inputs(row: Row, config, seed: int = 1) -> dict:
-    """The model's inputs by the package's input names: pixel_values [BATCH, C, S, S] (images),
-    input_ids / attention_mask [TEXT_BATCH, TEXT_LEN] (texts: random ids above eos, each row
+    """The model's inputs by the package's input names: pixel_values [BATCH, C, S, S] (images;
+    Pixtral: pixtral_inputs), input_ids / attention_mask [TEXT_BATCH, TEXT_LEN] (texts: random ids above eos, each row
     ending in eos, row 1 right-padded with pad_token_id)."""
     rng = np.random.default_rng(seed)
     feeds = {}
     vision = config.vision_config if row.model_type in DUAL else config
     if is_naflex(row):
         feeds = naflex_inputs(vision, rng)
+    elif row.model_type == "pixtral":
+        feeds = pixtral_inputs(vision, rng)
     elif not is_text(row):
         size = vision.image_size
         feeds["pixel_values"] = rng.standard_normal((BATCH, vision.num_channels, size, size)).astype(np.float32)
