@@ -305,7 +305,8 @@ uint64_t external_data_bytes(const Graph& graph) {
 bool is_package_file(const std::string& name) {
   for (const char* graph : kGraphNames)
     if (name == std::string(graph) + ".onnx" || name == std::string(graph) + ".onnx.data") return true;
-  if (name == "genai_config.json") return true;
+  if (name.ends_with(".onnx_adapter")) return true;  // --lora-runtime
+  if (std::find(std::begin(kRuntimeFiles), std::end(kRuntimeFiles), name) != std::end(kRuntimeFiles)) return true;
   return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), name) != std::end(kTokenizerFiles);
 }
 
@@ -329,8 +330,9 @@ void check_output_dir(const std::string& output_dir, bool force, const std::vect
     throw Error(output_dir + ": output directory exists and is not empty (use --force to replace a previous mobius "
                 "package)");
   if (!is_previous_package(out))
-    throw Error(output_dir + ": --force replaces only a previous mobius package (model.onnx, model.onnx.data, "
-                "genai_config.json, tokenizer files) or an empty directory, and this directory holds other files");
+    throw Error(output_dir + ": --force replaces only a previous mobius package (its .onnx graphs and .onnx.data, "
+                "genai_config.json, processor and tokenizer files) or an empty directory, and this directory holds "
+                "other files");
 }
 
 void write_file_synced(const std::string& path, std::string_view bytes) {
@@ -388,16 +390,18 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
     fs::rename(from, to, e);
     if (e) throw Error(to.string() + ": cannot rename " + from.string() + " into place: " + e.message());
   };
-  if (fs::exists(out)) {
-    check_output_dir(output_dir, options.force, options.inputs);  // unchanged while we wrote?
-    const fs::path old = tmp.path.string() + ".old";
-    rename(out, old);
-    rename(tmp.path, out);
-    fs::remove_all(old, ec);
-  } else {
-    rename(tmp.path, out);
-  }
-  tmp.keep = true;
+  commit_uninterrupted([&] {  // a Ctrl-C now either removes the whole new package or waits
+    if (fs::exists(out)) {
+      check_output_dir(output_dir, options.force, options.inputs);  // unchanged while we wrote?
+      const fs::path old = tmp.path.string() + ".old";
+      rename(out, old);
+      rename(tmp.path, out);
+      fs::remove_all(old, ec);
+    } else {
+      rename(tmp.path, out);
+    }
+    tmp.keep = true;
+  });
   sync_path(out.parent_path());
 }
 

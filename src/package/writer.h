@@ -45,8 +45,14 @@ struct PackageGraph {
 };
 
 // The graph names a package may hold (tasks/: "model" for single-graph tasks, "encoder" and
-// "decoder" for text2text-generation): <name>.onnx + <name>.onnx.data are package files.
-inline constexpr const char* kGraphNames[] = {"model", "encoder", "decoder"};
+// "decoder" for text2text-generation and speech-to-text, "vision", "speech", "embedding" and
+// "decoder" for image-text-to-text): <name>.onnx + <name>.onnx.data are package files.
+inline constexpr const char* kGraphNames[] = {"model", "encoder", "decoder", "vision", "speech", "embedding"};
+
+// The runtime files a build writes besides the graphs and the copied kTokenizerFiles
+// (driver/build.cpp: onnxruntime-genai's configs for whisper and the multimodal pipeline).
+inline constexpr const char* kRuntimeFiles[] = {"genai_config.json", "processor_config.json", "speech_processor.json",
+                                                "audio_processor_config.json"};
 
 // Writes every graph of the package, in order, then extra_files and check, then renames the
 // temporary directory into place. Every write, fsync and close is checked; the files and the

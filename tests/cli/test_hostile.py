@@ -122,6 +122,27 @@ def test_force_replaces_only_a_previous_package(ckpt):
     assert [p.name for p in ckpt.parent.iterdir() if ".mobius-tmp" in p.name] == []
 
 
+@pytest.mark.parametrize("model_type", ["qwen2_5_vl", "phi4_multimodal"])
+def test_force_replaces_a_previous_multi_graph_package(model_type, tmp_path):
+    """A vision-language package (vision, embedding, decoder graphs; phi4_multimodal's speech
+    graph; processor_config.json, genai_config.json for the types onnxruntime-genai runs) is a
+    previous mobius package: --force replaces it, and leaves nothing else behind."""
+    import vlm_harness as V  # noqa: PLC0415
+
+    hf = tmp_path / "hf"
+    V.AutoConfig.for_model(model_type, **V.base_row(model_type).config).save_pretrained(hf)
+    out = tmp_path / "out"
+    for _ in range(2):
+        r = H.run_mobius("build", "--config", hf, out, "--no-weights", "--force")
+        assert r.returncode == 0, r.stderr
+    names = sorted(os.listdir(out))
+    graphs = {"vision", "embedding", "decoder"} | ({"speech"} if model_type == "phi4_multimodal" else set())
+    assert {n.split(".")[0] for n in names if ".onnx" in n} == graphs, names
+    if model_type == "qwen2_5_vl":
+        assert {"genai_config.json", "processor_config.json"} <= set(names), names
+    assert [p.name for p in tmp_path.iterdir() if ".mobius-tmp" in p.name] == []
+
+
 def test_force_output_dir_of_the_gguf_is_refused(tmp_path):
     path = tmp_path / "models" / "m.gguf"
     path.parent.mkdir()

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "package/writer.h"
 #include "registry/config_defaults.h"
 #include "registry/registry.h"
 #include "test_util.h"
@@ -96,7 +97,12 @@ TEST_P(RegistryParams, GraphsReadTheCheckpointKeysOfTransformers) {
   const HfConfig cfg = with_class_defaults(HfConfig::load(config.string()), type);
   std::unique_ptr<Architecture> arch = entry.create(cfg, DataType::FLOAT);
   std::set<std::string> got;
-  for (const NamedGraph& g : arch->build_graphs()) read_keys(g.model.graph, got);
+  for (const NamedGraph& g : arch->build_graphs()) {
+    read_keys(g.model.graph, got);
+    // a graph name --force recognizes as a previous mobius package's (package/writer.h)
+    EXPECT_TRUE(std::find(std::begin(kGraphNames), std::end(kGraphNames), g.name) != std::end(kGraphNames))
+        << type << ": graph '" << g.name << "' is missing from kGraphNames";
+  }
 
   std::vector<std::string> extra, missing;
   std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));

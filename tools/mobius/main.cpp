@@ -314,10 +314,13 @@ int main(int argc, char** argv) {
     print_summary(opts, r);
     return 0;
   } catch (const mobius::Error& e) {
+    mobius::hold_interrupts();  // a Ctrl-C that made this error reports and cleans up itself
     std::cerr << "mobius: error: " << mobius::escaped(e.what()) << "\n";
   } catch (const std::bad_alloc&) {
+    mobius::hold_interrupts();
     std::cerr << "mobius: error: out of memory: the model the input describes does not fit in this machine's memory\n";
   } catch (const std::exception&) {
+    mobius::hold_interrupts();
     // An InternalError (a broken invariant) or a library's exception: its text is not for users.
     std::cerr << "mobius: error: internal error while building " << opts.output_dir
               << " (a bug in mobius: please report it with the input); nothing was written\n";
