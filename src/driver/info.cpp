@@ -7,10 +7,12 @@
 #include "package/genai_config.h"
 #include "package/writer.h"
 #include "registry/config_defaults.h"
+#include "registry/custom.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "weights/gguf_checkpoint.h"
 #include "weights/safetensors.h"
+#include "weights/weight_plan.h"
 
 namespace mobius {
 
@@ -69,6 +71,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   try {
     if (!src.checkpoint) src.checkpoint = std::make_unique<SafetensorsCheckpoint>(src.config_dir);
     count_tensors(*src.checkpoint, info);
+    if (src.custom) src.checkpoint = rename_keys(*src.custom, std::move(src.checkpoint), *src.config);  // as a build
   } catch (const Error& e) {
     info.no_weights = e.what();
   }
@@ -97,6 +100,8 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
       info.task = arch->task();  // a vision type's image-classification checkpoint
       LoweredGraphs lowered = lower_graphs(*arch, full, eo, ep, src.checkpoint.get());
       r.passes = std::move(lowered.passes);
+      for (const NamedGraph& g : lowered.graphs)
+        WeightPlan::bind(g.model.graph, *src.checkpoint);  // the build's tensor and shape checks (headers only)
       if (name == o.ep) {
         info.data_files.clear();
         info.peak_bytes = 0;

@@ -4,6 +4,7 @@ build), the config and tokenizer files copied for every task (a feature-extracti
 alone: its tokenizer + onnxruntime + mean pooling give sentence-transformers-style embeddings equal
 to transformers'), and the human build summary. Tiny models: about 15 s."""
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -109,6 +110,21 @@ def test_info_exits_1_when_the_build_it_describes_is_refused(tiny):
     r = H.run_mobius("build", "--config", tiny, "--dtype", "bf16", "--ep", "cpu", tiny.parent / "refused")
     assert r.returncode == 1 and not (tiny.parent / "refused").exists()  # as the build itself
     info(tiny, "--dtype", "bf16", "--ep", "cuda")  # the same dtype where it loads
+
+
+def test_info_checks_the_tensors_as_the_build(tiny, tmp_path):
+    """A config.json whose sizes the tensors do not have: info refuses as the build would (the
+    tensor, its shape and the expected one), and exits 1."""
+    hf = tmp_path / "hf"
+    shutil.copytree(tiny, hf)
+    cfg = json.loads((hf / "config.json").read_text())
+    cfg["intermediate_size"] += 4
+    (hf / "config.json").write_text(json.dumps(cfg))
+    out = info(hf, returncode=1)
+    refused = field(out, "build --dtype f32 --ep default")
+    assert refused.startswith("refused: ") and "mlp." in refused and "has shape" in refused, refused
+    r = H.run_mobius("build", "--config", hf, tmp_path / "out")
+    assert r.returncode == 1 and refused[len("refused: "):] in r.stderr, r.stderr
 
 
 def test_info_unregistered(tmp_path):
