@@ -36,6 +36,7 @@ const Range* field_range(const std::string& key) {
     for (const char* k : {"num_hidden_layers", "n_layer", "n_layers", "num_layers", "num_decoder_layers",
                           "encoder_layers", "decoder_layers"})
       t[k] = {1, double(kMaxLayers)};
+    for (const char* k : {"depth", "num_blocks"}) t[k] = {0, double(kMaxLayers)};  // vision / audio towers' layers
     for (const char* k : {"relative_attention_num_buckets", "relative_attention_max_distance"})
       t[k] = {1, double(kMaxPositions)};
     for (const char* k : {"max_position_embeddings", "n_positions", "seq_length", "max_seq_len",
