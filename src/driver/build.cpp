@@ -268,7 +268,12 @@ BuildReport build_package(const BuildOptions& o) {
       std::erase_if(report.unused_tensors, [&](const std::string& t) {
         return std::find(p.unused().begin(), p.unused().end(), t) == p.unused().end();
       });
-    std::erase_if(report.unused_tensors, [&](const std::string& t) { return arch->training_only(t); });
+    // Not reported: the training-only tensors, and the parameters the model declares but its graphs
+    // do not need (a vision tower's layers past the features a VLM takes, its final norm).
+    std::set<std::string> declared;
+    for (const Parameter* p : arch->named_parameters()) declared.insert(p->source_key.empty() ? p->name : p->source_key);
+    std::erase_if(report.unused_tensors,
+                  [&](const std::string& t) { return arch->training_only(t) || declared.count(t) > 0; });
     if (report.generic)
       require_all_used(report.unused_tensors, *ckpt, report.model_type);
   }

@@ -230,3 +230,15 @@ def test_phi4mm_vision_lora(tmp_path):
     assert (merged.state_dict()[qkv] - load().state_dict()[qkv]).abs().max() > 1e-2  # the adapter changes it
     failures = phi4mm_harness.check(tmp_path, {}, ("--lora", str(adapter)), full=False, ref=merged)
     assert not failures, "\n".join(failures)
+
+
+def test_tower_layers_past_the_features_are_not_reported_unused(tmp_path):
+    """LLaVA's tower runs up to its deepest feature layer: the later layers are parameters the model
+    declares and does not need, so the build does not warn of them."""
+    row = V.base_row("llava")
+    ref = V.write_checkpoint(row, tmp_path / "hf")
+    layers = ref.config.vision_config.num_hidden_layers
+    assert ref.config.vision_feature_layer in (-2, layers - 1)  # the last layer is past the features
+    r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "out", "--runtime", "none")
+    assert r.returncode == 0, r.stderr
+    assert f"vision_tower.encoder.layers.{layers - 1}." not in r.stderr, r.stderr
