@@ -47,7 +47,7 @@ LlavaFamily::LlavaFamily(const HfConfig& cfg, DataType dtype) {
 
 LlavaVisionFeatures::LlavaVisionFeatures(const HfConfig& cfg, DataType dtype, const std::vector<double>& default_layers,
                                          bool drop_class_token)
-    : drop_class_token_(drop_class_token) {
+    : drop_class_token_(drop_class_token), dtype_(dtype) {
   const HfConfig vision = sub_config(cfg, "vision_config");
   const std::string vision_type = vision.string_or("model_type", "clip_vision_model");
   if (vision_type != "clip_vision_model" && vision_type != "siglip_vision_model")
@@ -76,7 +76,12 @@ int64_t LlavaVisionFeatures::width() const { return tower_->hidden_size() * stat
 
 int64_t LlavaVisionFeatures::tokens() const { return tower_->sequence_length() - (drop_class_token_ ? 1 : 0); }
 
+GraphInput LlavaVisionFeatures::pixel_values() const {
+  return {"pixel_values", DataType::FLOAT, {"num_images", num_channels(), image_size(), image_size()}};
+}
+
 Value* LlavaVisionFeatures::forward(Ops& op, Value* pixels) const {
+  if (dtype_ != DataType::FLOAT) pixels = op.Cast(pixels, {.to = dtype_});
   const int64_t deepest = *std::max_element(layers_.begin(), layers_.end());
   VisionTransformerOutputs out = tower_->forward(op, pixels, deepest);
   std::vector<Value*> picked;
@@ -116,14 +121,9 @@ class Llava : public LlavaFamily {
                                        cfg.bool_or("multimodal_projector_bias", true), dtype);
   }
 
-  std::vector<GraphInput> vision_inputs() const override {
-    const int64_t s = features_->image_size();
-    return {{"pixel_values", DataType::FLOAT, {"num_images", features_->num_channels(), s, s}}};
-  }
+  std::vector<GraphInput> vision_inputs() const override { return {features_->pixel_values()}; }
   Value* encode_images(Ops& op, const std::vector<Value*>& in) const override {
-    Value* pixels = in.at(0);
-    if (dtype() != DataType::FLOAT) pixels = op.Cast(pixels, {.to = dtype()});
-    Value* x = projector_->forward(op, features_->forward(op, pixels));
+    Value* x = projector_->forward(op, features_->forward(op, in.at(0)));
     return op.Reshape(x, std::vector<int64_t>{-1, hidden_size()});
   }
 

@@ -35,7 +35,6 @@ class LlavaFamily : public ImageTextToText {
   // cfg: the model's config.json with its attribute_map applied (image_token_id ->
   // image_token_index).
   LlavaFamily(const HfConfig& cfg, DataType dtype);
-  DataType dtype() const { return text_->dtype(); }
 
  private:
   DecoderCausalLM* text_;
@@ -54,7 +53,10 @@ class LlavaVisionFeatures : public Module {
  public:
   LlavaVisionFeatures(const HfConfig& cfg, DataType dtype, const std::vector<double>& default_layers,
                       bool drop_class_token);
-  // pixels [n, num_channels, image_size, image_size] in the model dtype -> [n, tokens(), width()].
+  // The vision graph's input: pixel_values float32 [num_images, num_channels, image_size, image_size].
+  GraphInput pixel_values() const;
+  // pixels float32 [n, num_channels, image_size, image_size] (cast to the model dtype here) ->
+  // [n, tokens(), width()] in the model dtype.
   Value* forward(Ops& op, Value* pixels) const;
   // The tower's hidden_size times the number of selected layers.
   int64_t width() const;
@@ -68,6 +70,7 @@ class LlavaVisionFeatures : public Module {
   VisionTransformer* tower_;
   std::vector<int64_t> layers_;
   bool drop_class_token_;
+  DataType dtype_;
 };
 
 // vision_feature_select_strategy: "default" (true: drop the class token) or "full" (false). Throws

@@ -83,8 +83,7 @@ class LlavaNext : public LlavaFamily {
   }
 
   Value* encode_images(Ops& op, const std::vector<Value*>& in) const override {
-    Value* pixels = in.at(0);
-    if (dtype() != DataType::FLOAT) pixels = op.Cast(pixels, {.to = dtype()});
+    Value* pixels = in.at(0);  // float32: cast to the model dtype by features_
     const Grid g = grid(op, in.at(1));
     // the tiles each image has (the processor pads the batch with all-zero tiles), in order
     Value* tiles = op.Add(op.Mul(g.nph, g.npw), 1);

@@ -30,14 +30,9 @@ class VipLlava : public LlavaFamily {
     projector_ = child<LlavaProjector>("multi_modal_projector", cfg, features_->width(), hidden_size(), true, dtype);
   }
 
-  std::vector<GraphInput> vision_inputs() const override {
-    const int64_t s = features_->image_size();
-    return {{"pixel_values", DataType::FLOAT, {"num_images", features_->num_channels(), s, s}}};
-  }
+  std::vector<GraphInput> vision_inputs() const override { return {features_->pixel_values()}; }
   Value* encode_images(Ops& op, const std::vector<Value*>& in) const override {
-    Value* pixels = in.at(0);
-    if (dtype() != DataType::FLOAT) pixels = op.Cast(pixels, {.to = dtype()});
-    Value* x = projector_->forward(op, norm_->forward(op, features_->forward(op, pixels)));
+    Value* x = projector_->forward(op, norm_->forward(op, features_->forward(op, in.at(0))));
     return op.Reshape(x, std::vector<int64_t>{-1, hidden_size()});
   }
 

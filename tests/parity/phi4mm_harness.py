@@ -349,19 +349,6 @@ def write_wav(path: Path, seconds: float = 1.3, rate: int = 16000) -> None:
         w.writeframes((x * 32767).astype(np.int16).tobytes())
 
 
-def og_run(og, model, inputs, prompt_len: int) -> tuple[np.ndarray, list[int]]:
-    """onnxruntime-genai's prompt logits and greedy continuation (GEN_NEW tokens at most)."""
-    params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=prompt_len + V.GEN_NEW)
-    gen = og.Generator(model, params)
-    gen.set_inputs(inputs)
-    gen.generate_next_token()
-    logits = np.array(gen.get_output("logits"))
-    while not gen.is_done():
-        gen.generate_next_token()
-    return logits, [int(x) for x in gen.get_sequence(0)[prompt_len:]]
-
-
 def compare_og(ref, ids: np.ndarray, kw: dict, og_logits, og_tokens, what: str, rec: dict) -> list[str]:
     """transformers' forward and generate on the processor's input_ids and tensors `kw` against
     onnxruntime-genai's prompt logits (max|Δ| <= harness.TOL) and tokens."""
@@ -410,7 +397,7 @@ def check_genai(work: Path, rec: dict) -> list[str]:
         return [f"genai: {int((ids == IMAGE_TOKEN).sum())} image tokens, the processor counts {tokens}"]
     kw = dict(image_pixel_values=image["pixel_values"], image_attention_mask=image["image_attention_mask"],
               image_sizes=image["image_sizes"].long())
-    failures = compare_og(ref, ids, kw, *og_run(og, model, inputs, ids.shape[1]), "image", rec)
+    failures = compare_og(ref, ids, kw, *V.og_generate(og, model, inputs, ids.shape[1]), "image", rec)
     wav = work / "audio.wav"
     write_wav(wav)
     inputs = proc(GENAI_AUDIO_PROMPT, audios=og.Audios.open(str(wav)))
@@ -422,4 +409,4 @@ def check_genai(work: Path, rec: dict) -> list[str]:
                            f"{audio['audio_sizes'].tolist()}"]
     kw = dict(audio_input_features=audio["audio_embeds"], audio_embed_sizes=audio["audio_sizes"].long(),
               audio_attention_mask=audio["audio_attention_mask"])
-    return failures + compare_og(ref, ids, kw, *og_run(og, model, inputs, ids.shape[1]), "audio", rec)
+    return failures + compare_og(ref, ids, kw, *V.og_generate(og, model, inputs, ids.shape[1]), "audio", rec)

@@ -676,6 +676,21 @@ GENAI_PROMPT = "Describe <|vision_start|><|image_pad|><|vision_end|> now."
 GEMMA3_GENAI_PROMPT = "Describe <start_of_image> now."
 
 
+
+def og_generate(og, model, inputs, prompt_len: int) -> tuple[np.ndarray, list[int]]:
+    """onnxruntime-genai on processed `inputs`: the prompt's logits and the greedy continuation
+    (GEN_NEW tokens at most; fewer when it stops at eos)."""
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=prompt_len + GEN_NEW)
+    gen = og.Generator(model, params)
+    gen.set_inputs(inputs)
+    gen.generate_next_token()
+    logits = np.array(gen.get_output("logits"))
+    while not gen.is_done():
+        gen.generate_next_token()
+    return logits, [int(x) for x in gen.get_sequence(0)[prompt_len:]]
+
+
 def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json,
     processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT (gemma3:
@@ -693,15 +708,7 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
         return check_genai_gemma3(ref, og, model, proc(GEMMA3_GENAI_PROMPT, images=og.Images.open(str(png))), rec)
     inputs = proc(GENAI_PROMPT, images=og.Images.open(str(png)))
     ids, pixels, grid = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values", "image_grid_thw"))
-    params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=ids.shape[1] + GEN_NEW)
-    gen = og.Generator(model, params)
-    gen.set_inputs(inputs)
-    gen.generate_next_token()
-    prompt_logits = np.array(gen.get_output("logits"))
-    while not gen.is_done():
-        gen.generate_next_token()
-    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
+    prompt_logits, got = og_generate(og, model, inputs, ids.shape[1])
     ids = torch.from_numpy(ids.astype(np.int64))
     image_kw = dict(pixel_values=torch.from_numpy(pixels), image_grid_thw=torch.from_numpy(grid.astype(np.int64)),
                     mm_token_type_ids=(ids == IMAGE).long())
@@ -743,15 +750,7 @@ def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     factor = ref.config.vision_config.patch_size * ref.config.spatial_merge_size
     if int((ids == IMG).sum()) != int((sizes[:, 0] // factor * (sizes[:, 1] // factor)).sum()):
         return [f"genai: {int((ids == IMG).sum())} image tokens for the image sizes {sizes.tolist()}"]
-    params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=ids.shape[1] + GEN_NEW)
-    gen = og.Generator(model, params)
-    gen.set_inputs(inputs)
-    gen.generate_next_token()
-    prompt_logits = np.array(gen.get_output("logits"))
-    while not gen.is_done():
-        gen.generate_next_token()
-    got = [int(x) for x in gen.get_sequence(0)[ids.shape[1]:]]
+    prompt_logits, got = og_generate(og, model, inputs, ids.shape[1])
     ids = torch.from_numpy(ids.astype(np.int64))
     image_kw = dict(pixel_values=torch.from_numpy(pixels), image_sizes=torch.from_numpy(sizes.astype(np.int64)))
     with torch.no_grad():
@@ -775,22 +774,11 @@ def until_eos(tokens: list[int], ref) -> list[int]:
     return tokens[:tokens.index(eos)] if eos in tokens else tokens
 
 
-def og_generate(og, model, inputs, prompt_len: int) -> list[int]:
-    """onnxruntime-genai's greedy continuation of the processed `inputs` (GEN_NEW tokens at most)."""
-    params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=prompt_len + GEN_NEW)
-    gen = og.Generator(model, params)
-    gen.set_inputs(inputs)
-    while not gen.is_done():
-        gen.generate_next_token()
-    return [int(x) for x in gen.get_sequence(0)[prompt_len:]]
-
-
 def check_genai_gemma3(ref, og, model, inputs, rec: dict) -> list[str]:
     """check_genai for gemma3: the processor's 256 image tokens, then og's tokens against
     transformers' generate with token_type_ids 1 at the image tokens (as Gemma3Processor)."""
     ids, pixels = (np.array(inputs[k].as_numpy()) for k in ("input_ids", "pixel_values"))
-    got = og_generate(og, model, inputs, ids.shape[1])
+    _, got = og_generate(og, model, inputs, ids.shape[1])
     ids = torch.from_numpy(ids.astype(np.int64))
     if int((ids == IMAGE).sum()) != ref.config.mm_tokens_per_image:
         return [f"genai: {int((ids == IMAGE).sum())} image tokens, expected {ref.config.mm_tokens_per_image}"]
