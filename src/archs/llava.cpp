@@ -65,7 +65,7 @@ LlavaVisionFeatures::LlavaVisionFeatures(const HfConfig& cfg, DataType dtype, co
   for (double p : picks) {
     const int64_t k = static_cast<int64_t>(p) < 0 ? static_cast<int64_t>(p) + num_layers + 1 : static_cast<int64_t>(p);
     if (p != static_cast<double>(static_cast<int64_t>(p)) || k < 0 || k > num_layers)
-      cfg.fail("vision_feature_layer", "index " + std::to_string(p) + " is outside the tower's " +
+      cfg.fail("vision_feature_layer", "index " + nlohmann::json(p).dump() + " is outside the tower's " +
                                            std::to_string(num_layers + 1) + " hidden states");
     layers_.push_back(k);
   }
