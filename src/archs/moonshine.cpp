@@ -264,8 +264,7 @@ class MoonshineForConditionalGeneration : public SpeechToText {
   SpeechInput speech_input() const override { return SpeechInput::waveform; }
   Dim encoder_sequence_length() const override { return "encoder_sequence_length"; }
   std::vector<LayerStates> decoder_states() const override {
-    const LayerStates one = {{StateKind::self_kv, s_.heads, s_.head_dim}, {StateKind::cross_kv, s_.heads, s_.head_dim}};
-    return std::vector<LayerStates>(static_cast<size_t>(s_.decoder_layers), one);
+    return self_and_cross_states(s_.decoder_layers, s_.heads, s_.head_dim);
   }
 
   SpeechEncoderOutputs encode(Ops& op, Value* input_values, Value* attention_mask) const override {

@@ -164,9 +164,7 @@ class PegasusXForConditionalGeneration : public Seq2SeqLM {
   int64_t hidden_size() const override { return s_.d_model; }
   int64_t vocab_size() const override { return s_.vocab_size; }
   std::vector<LayerStates> decoder_states() const override {
-    const int64_t heads = s_.decoder.num_heads, dim = s_.d_model / heads;
-    const LayerStates one = {{StateKind::self_kv, heads, dim}, {StateKind::cross_kv, heads, dim}};
-    return std::vector<LayerStates>(static_cast<size_t>(s_.decoder_layers), one);
+    return self_and_cross_states(s_.decoder_layers, s_.decoder.num_heads, s_.d_model / s_.decoder.num_heads);
   }
 
   Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {

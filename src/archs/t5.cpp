@@ -305,8 +305,7 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
   int64_t hidden_size() const override { return s_.d_model; }
   int64_t vocab_size() const override { return s_.vocab_size; }
   std::vector<LayerStates> decoder_states() const override {
-    const LayerStates one = {{StateKind::self_kv, s_.num_heads, s_.d_kv}, {StateKind::cross_kv, s_.num_heads, s_.d_kv}};
-    return std::vector<LayerStates>(static_cast<size_t>(s_.num_decoder_layers), one);
+    return self_and_cross_states(s_.num_decoder_layers, s_.num_heads, s_.d_kv);
   }
 
   Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {

@@ -150,9 +150,7 @@ class WhisperForConditionalGeneration : public SpeechToText {
   int64_t num_frames() const override { return 2 * s_.max_source_positions; }
   Dim encoder_sequence_length() const override { return s_.max_source_positions; }
   std::vector<LayerStates> decoder_states() const override {
-    const int64_t heads = s_.decoder.num_heads, dim = s_.d_model / heads;
-    const LayerStates one = {{StateKind::self_kv, heads, dim}, {StateKind::cross_kv, heads, dim}};
-    return std::vector<LayerStates>(static_cast<size_t>(s_.decoder_layers), one);
+    return self_and_cross_states(s_.decoder_layers, s_.decoder.num_heads, s_.d_model / s_.decoder.num_heads);
   }
 
   SpeechEncoderOutputs encode(Ops& op, Value* audio_features, Value*) const override {

@@ -35,6 +35,13 @@ inline bool is_self_attention_cache(const LayerState& s) {
 // One layer's states (empty: the layer carries none).
 using LayerStates = std::vector<LayerState>;
 
+// The states of an encoder-decoder's decoder (seq2seq, speech-to-text): `layers` layers, each with a
+// self-attention cache then a cross-attention cache, both of `heads` heads of `head_dim`.
+inline std::vector<LayerStates> self_and_cross_states(int64_t layers, int64_t heads, int64_t head_dim) {
+  const LayerStates one = {{StateKind::self_kv, heads, head_dim}, {StateKind::cross_kv, heads, head_dim}};
+  return std::vector<LayerStates>(static_cast<size_t>(layers), one);
+}
+
 // The key and value tensors of one state.
 struct KVPair {
   Value* key = nullptr;
