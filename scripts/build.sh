@@ -5,6 +5,8 @@
 # variables in the cache, removed here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache (when installed) hashes paths relative to the checkout: clones and worktrees share objects
+export CCACHE_BASEDIR="$PWD"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DMOBIUS_BUILD_TESTS=ON -DMOBIUS_BUILD_PYTHON=ON \
   -DPython_EXECUTABLE="$PWD/.venv/bin/python" -U 'SKBUILD*' >/dev/null
 cmake --build build --parallel "$(nproc)"

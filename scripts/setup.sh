@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(build-essential cmake ninja-build pkg-config
+APT_PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev
   clang-16 libclang-rt-16-dev  # the fuzz targets (scripts/fuzz.sh): clang, libFuzzer, sanitizers
