@@ -159,7 +159,7 @@ def test_feature_extraction_package_is_usable_alone(tmp_path):
     hidden = sess.run(["last_hidden_state"], feeds)[0]
     mask = enc["attention_mask"][..., None]
     ours = (hidden * mask).sum(1) / mask.sum(1)
-    ref = AutoModel.from_pretrained(hf).eval()
+    ref = H.float64(AutoModel.from_pretrained(hf).eval())
     with torch.no_grad():
         tenc = AutoTokenizer.from_pretrained(hf)(sentences, padding=True, return_tensors="pt")
         h = ref(**tenc).last_hidden_state

@@ -89,7 +89,7 @@ def test_multimodal_points_to_its_text_part(tmp_path):
     text_config = AutoConfig.from_pretrained(tmp_path / "text")
     ids, mask, pos = H.prefill_batch(text_config.vocab_size)
     with torch.no_grad():
-        want = multimodal(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+        want = H.float64(multimodal)(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
                           position_ids=torch.from_numpy(pos)).logits.numpy()
     got, _ = H.OnnxLM(path, text_config)(ids, mask, pos)
     valid = mask.astype(bool)

@@ -126,10 +126,12 @@ def routing_check(model, picks: dict, valid: np.ndarray) -> tuple[str, list[str]
 
 @dataclasses.dataclass
 class Pair:
-    """A tiny checkpoint on disk, transformers' model loaded from it and the package mobius built."""
+    """A tiny checkpoint on disk, transformers' model loaded from it (float32 for the greedy tokens,
+    its float64 copy for the logits) and the package mobius built."""
     hf_dir: Path
     out_dir: Path
     ref: torch.nn.Module
+    ref64: torch.nn.Module
     lm: H.OnnxLM
     genai: bool  # built for onnxruntime-genai (else --runtime none)
 
@@ -159,14 +161,14 @@ def build_pair(model_type: str, overrides: dict, work: Path, row: dict, build_ar
     problems = lm.io_problems()
     if problems:
         return None, failures + [f"I/O contract: {p}" for p in problems]
-    return Pair(hf_dir, out_dir, ref, lm, genai), failures
+    return Pair(hf_dir, out_dir, ref, H.float64(ref), lm, genai), failures
 
 
 def check_prefill_decode(pair: Pair, row: dict) -> list[str]:
     """(a) padded batch prefill (MoE routers must pick more than one expert on it), (b) one decode
     step on top of the prefill cache; fills row["prefill"], row["decode"] (and row["routing"])."""
     failures = []
-    ref, lm, cfg = pair.ref, pair.lm, pair.ref.config
+    ref, lm, cfg = pair.ref64, pair.lm, pair.ref.config
     ids, mask, pos = H.prefill_batch(cfg.vocab_size)
     H.reset_rotary(ref)
     with record_routing(ref) as picks:
@@ -176,7 +178,7 @@ def check_prefill_decode(pair: Pair, row: dict) -> list[str]:
         failures += routing_failures
     ox_logits, past = lm(ids, mask, pos)
     valid = mask.astype(bool)
-    row["prefill"] = H.max_abs(ox_logits[valid], hf_logits[valid])
+    row["prefill"] = H.delta(row, ox_logits[valid], hf_logits[valid])
     if not row["prefill"] <= TOL:
         failures.append(f"prefill max|Δ| {row['prefill']:.3g} > {TOL}")
 
@@ -186,7 +188,7 @@ def check_prefill_decode(pair: Pair, row: dict) -> list[str]:
     pos2 = pos[:, -1:] + 1
     hf2, _ = H.hf_forward(ref, nxt, mask2, pos2, cache)
     ox2, _ = lm(nxt, mask2, pos2, past)
-    row["decode"] = H.max_abs(ox2, hf2)
+    row["decode"] = H.delta(row, ox2, hf2)
     if not row["decode"] <= TOL:
         failures.append(f"decode max|Δ| {row['decode']:.3g} > {TOL}")
     return failures

@@ -77,7 +77,7 @@ def encoder_batch(config, seed: int = 1):
 def hf_encode(model, ids, mask, token_types) -> np.ndarray:
     kw = {} if token_types is None else {"token_type_ids": torch.as_tensor(token_types)}
     out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), **kw)
-    return out.last_hidden_state.float().numpy()
+    return out.last_hidden_state.double().numpy()
 
 
 def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
@@ -98,17 +98,17 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
 
-    hf = hf_encode(ref, ids, mask, token_types)
     # harness self-check: the checkpoint on disk is the model we made
-    assert np.array_equal(hf, hf_encode(model, ids, mask, token_types)), \
+    assert np.array_equal(hf_encode(ref, ids, mask, token_types), hf_encode(model, ids, mask, token_types)), \
         "reloaded checkpoint differs from the in-memory model"
+    hf = hf_encode(H.float64(ref), ids, mask, token_types)
     feeds = {"input_ids": ids, "attention_mask": mask}
     if token_types is not None:
         feeds["token_type_ids"] = token_types
     (ox,) = sess.run(["last_hidden_state"], feeds)
     assert ox.shape == hf.shape, f"last_hidden_state shape {ox.shape}, expected {hf.shape}"
     valid = mask.astype(bool)
-    row["prefill"] = H.max_abs(ox[valid], hf[valid])
+    row["prefill"] = H.delta(row, ox[valid], hf[valid])
     if not row["prefill"] <= TOL:
         failures.append(f"last_hidden_state max|Δ| {row['prefill']:.3g} > {TOL}")
     return failures

@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS_DIR = REPO / "build" / "parity-results"
 ROWS_DIR = RESULTS_DIR / "rows"
 
-TOL = 1e-4  # max |Δ| of float32 logits; no per-model overrides
+TOL = 1e-4  # max |Δ| of float32 logits against the float64 reference; no per-model overrides
+MARGIN = 0.5  # the largest max|Δ| / TOL a row may have in the generated table (scripts/gen_models_doc.py)
 PREFILL_LEN = 48  # longer than every threshold below (windows 16, original max positions 24-32)
 PAD = 7  # left padding of batch row 1
 GEN_PROMPT = 20  # greedy prompt: shorter than the thresholds, so generation crosses them
@@ -196,6 +197,16 @@ def _declared(model_type: str, kw: dict) -> dict:
     return {k: v for k, v in kw.items() if k in known}
 
 
+def _tied_embedding(model: torch.nn.Module):
+    """The token embedding table when the model's LM head is the same tensor, else None."""
+    try:
+        head, table = model.get_output_embeddings(), model.get_input_embeddings()
+    except (AttributeError, NotImplementedError):  # no embeddings (speech and vision towers)
+        return None
+    weight = getattr(table, "weight", None)
+    return weight if head is not None and weight is not None and getattr(head, "weight", None) is weight else None
+
+
 @torch.no_grad()
 def rerandomize(model: torch.nn.Module) -> None:
     """Replaces every parameter, and every persistent float buffer (saved to the checkpoint like a
@@ -204,13 +215,17 @@ def rerandomize(model: torch.nn.Module) -> None:
     scaled by 1/sqrt(fan_in) rather than 0.02: at 0.02 attention is nearly uniform, and a 10%
     error in rope_theta moves the logits by only ~1.7e-4 (at 1/sqrt(fan_in): ~6e-2), too close to
     the tolerance. GPT-2's Conv1D weights are [in, out]: their fan_in is shape[0]. Token embedding
-    tables (`*embed_tokens.weight`) keep unit variance; Phi-4-multimodal's `embed_tokens_extend.*`
-    (its image and audio towers) are matrices like any other."""
+    tables (`*embed_tokens.weight`) keep unit variance, unless the LM head is the same table (tied
+    embeddings): it is then scaled as the head's matrix, so that the logits stay of order 1-10 (a
+    unit-variance head makes them ~sqrt(hidden) times larger, and float32 noise with them: the
+    parity table's scale column); Phi-4-multimodal's `embed_tokens_extend.*` (its image and audio
+    towers) are matrices like any other."""
     conv1d = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, Conv1D)}
     layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
                    for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
     saved = model.state_dict().keys()
     buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()]
+    tied = _tied_embedding(model)
     for name, p in [*model.named_parameters(), *buffers]:  # tied weights are yielded once
         if p.numel() == 0:  # e.g. DINOv3's register_tokens [1, 0, hidden] without registers
             continue
@@ -218,7 +233,8 @@ def rerandomize(model: torch.nn.Module) -> None:
         if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
-            p.copy_(r if "embed_tokens." in name else r * p.shape[0 if name in conv1d else 1] ** -0.5)
+            unit = "embed_tokens." in name and p is not tied
+            p.copy_(r if unit else r * p.shape[0 if name in conv1d else 1] ** -0.5)
         else:
             p.copy_(0.1 * r)
 
@@ -270,6 +286,75 @@ def load_reference(hf_dir: Path, auto=AutoModelForCausalLM, overrides: dict | No
     """The reference is what is on disk: config.json (old or new schema) + safetensors."""
     return auto.from_pretrained(hf_dir, dtype=torch.float32,
                                 attn_implementation=attn_implementation(overrides or {})).eval()
+
+
+def _to64(x):
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.double()
+    if isinstance(x, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in x):
+        return type(x)(_to64(v) for v in x)
+    return x
+
+
+_softmax = torch.nn.functional.softmax
+
+
+def _softmax_at_least(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002 - torch's signature
+    """torch.nn.functional.softmax where transformers' `dtype=torch.float32` (its upcast of float16
+    and bfloat16 scores) means "at least float32": a float64 model keeps float64. Cast to float32,
+    float64's most negative mask value becomes -inf, and a fully masked row (a padding query) NaN."""
+    if dtype == torch.float32 and input.dtype == torch.float64:
+        dtype = torch.float64
+    if dim is not None and input.is_floating_point():
+        # float64's most negative mask value overflows to -inf where a model adds two masks
+        # (ProphetNet) or casts its float64 scores to float32 (MPT); a row of -inf (a padding
+        # query) gets the uniform weights a row of finite minimums gets in float32, where the
+        # mask value stays finite (a float32 model never makes such a row: it would be NaN)
+        input = torch.where(torch.isneginf(input).all(dim, keepdim=True), torch.zeros_like(input), input)
+    return _softmax(input, dim=dim, _stacklevel=_stacklevel, dtype=dtype)
+
+
+torch.nn.functional.softmax = _softmax_at_least
+
+
+# Types whose float64 copy takes attention_mask as float64: ProphetNet computes its masks as
+# (1.0 - attention_mask) * torch.finfo(model dtype).min, which for an integer mask is a float32
+# tensor times float64's minimum: -inf, and 0 x -inf = NaN at every attended position.
+FLOAT64_MASK_TYPES = ("prophetnet",)
+
+
+def float64(model: torch.nn.Module) -> torch.nn.Module:
+    """A float64 copy of transformers' model: the reference that parity rows compare against, so
+    that a row's max|Δ| is mobius' float32 error alone, not the sum of two float32 roundings (which
+    depend on the CPU's kernels: onnxruntime's MLAS and PyTorch pick AVX2 / AVX-512 / AMX code at
+    run time). Every module casts its floating-point tensor arguments to float64 on entry, so the
+    callers feed the float32 inputs they feed the float32 model (pixel_values, input_features,
+    ...). Where transformers computes a step in float32 on purpose (RMSNorm's variance, the RoPE
+    angles), that step stays float32, as in the float32 model; its upcasts to float32 do not: the
+    softmax's (_softmax_at_least) and a router's router_dtype (Switch Transformers, NLLB-MoE) stay
+    float64. Mixture-of-experts layers run transformers' eager experts loop (torch's grouped_mm has
+    no float64 kernel), and GPT-2's reorder_and_upcast_attn (a float32-only path, the same
+    attention in exact arithmetic) the plain attention. The float32 model stays the reference of
+    the greedy-token checks."""
+    m = copy.deepcopy(model).double()
+    if getattr(m.config, "_experts_implementation", None) not in (None, "eager"):
+        m.set_experts_implementation("eager")  # torch's grouped_mm has no float64 kernel
+    for mod in m.modules():
+        if mod.__dict__.get("dtype") == torch.float32:  # a router's router_dtype (Switch, NLLB-MoE)
+            mod.dtype = torch.float64
+        if getattr(mod, "reorder_and_upcast_attn", False):  # GPT-2's float32-only upcast path:
+            mod.reorder_and_upcast_attn = False  # the same attention in exact arithmetic
+
+    float_mask = m.config.model_type in FLOAT64_MASK_TYPES
+
+    def cast(_mod, args, kwargs):
+        kwargs = {k: v.double() if float_mask and k == "attention_mask" and isinstance(v, torch.Tensor)
+                  else _to64(v) for k, v in kwargs.items()}
+        return tuple(_to64(a) for a in args), kwargs
+
+    for mod in m.modules():
+        mod.register_forward_pre_hook(cast, with_kwargs=True)
+    return m
 
 
 def reset_rotary(model) -> None:
@@ -396,11 +481,24 @@ def max_abs(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
 
 
+def _numpy64(x) -> np.ndarray:
+    return x.detach().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, np.float64)
+
+
+def delta(rec: dict, got, want) -> float:
+    """max|got - want| of a parity comparison (want: the float64 reference's tensor); also records
+    the reference's scale, the largest |want| the row compares (rec["scale"]), for the table."""
+    want = _numpy64(want)
+    if want.size:
+        rec["scale"] = max(rec.get("scale") or 0.0, float(np.max(np.abs(want))))
+    return max_abs(got, want)
+
+
 @torch.no_grad()
 def hf_forward(model, ids, mask, pos, cache=None):
     out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                 position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
-    return out.logits.float().numpy(), out.past_key_values
+    return out.logits.double().numpy(), out.past_key_values
 
 
 def greedy(step, prompt: np.ndarray, n: int) -> list[int]:
@@ -462,11 +560,13 @@ def recorded(index: int, model_type: str, variant: str):
     test sets it) and writes it (write_row) when the block ends, however it ends; an exception is
     first recorded in row["failures"] (its type and first line) and then re-raised."""
     row = dict(index=index, model_type=model_type, variant=variant, prefill=None, decode=None,
-               tokens=None, genai=None, checker=None, status="error", failures=[])
+               scale=None, tokens=None, genai=None, checker=None, status="error", failures=[])
     try:
         yield row
     except BaseException as e:
         row["failures"].append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
         raise
     finally:
+        deltas = [d for d in (row["prefill"], row["decode"]) if d is not None]
+        row["margin"] = max(deltas) / TOL if deltas else None
         write_row(row)

@@ -163,7 +163,7 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, generate: bool) -> list
     failures += [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *names[2:])]
     if failures:
         return failures
-    failures = check_steps(ref, model, onnx, rec)
+    failures = check_steps(H.float64(ref), H.float64(model), onnx, rec)
     rec["genai"] = "n/a"
     if not generate:
         return failures
@@ -197,7 +197,7 @@ def check_package(hf_dir: Path, out_dir: Path, rec: dict) -> list[str]:
 def check_steps(ref, model, onnx: OnnxMoonshine, rec: dict) -> list[str]:
     """The encoder's outputs and the cross caches, a decoder prefill on the prompt plus random
     tokens and DECODE_STEPS one-token steps (logits), then the self caches after the last step,
-    against `ref` (transformers, EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
+    against `ref` (transformers' float64 model, harness.float64; EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
     values, mask = audio()
     v, m = torch.from_numpy(values), torch.from_numpy(mask)
@@ -206,7 +206,7 @@ def check_steps(ref, model, onnx: OnnxMoonshine, rec: dict) -> list[str]:
     # harness self-check: the checkpoint on disk is the model we made
     assert torch.equal(hf_enc.last_hidden_state, model.get_encoder()(input_values=v, attention_mask=m).last_hidden_state)
     enc = onnx.encode(values, mask)
-    deltas["encoder"].append(H.max_abs(enc["encoder_hidden_states"], hf_enc.last_hidden_state.numpy()))
+    deltas["encoder"].append(H.delta(rec, enc["encoder_hidden_states"], hf_enc.last_hidden_state.numpy()))
     frames = hf_enc.attention_mask.numpy()
     failures = []
     if not np.array_equal(enc["encoder_attention_mask"], frames) or frames[0].all() or not frames[1].all():
@@ -218,23 +218,23 @@ def check_steps(ref, model, onnx: OnnxMoonshine, rec: dict) -> list[str]:
     cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
     hf = ref(encoder_outputs=hf_enc, decoder_input_ids=torch.from_numpy(dec), past_key_values=cache, use_cache=True)
     logits, state = onnx.step(dec, enc, None)
-    deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
+    deltas["prefill"].append(H.delta(rec, logits, hf.logits.numpy()))
     cache = hf.past_key_values
     for i in range(onnx.layers):  # the cross caches the encoder graph computed
         c = cache.cross_attention_cache.layers[i]
-        deltas["encoder"].append(H.max_abs(enc[f"present_key_cross_{i}"], c.keys.numpy()))
-        deltas["encoder"].append(H.max_abs(enc[f"present_value_cross_{i}"], c.values.numpy()))
+        deltas["encoder"].append(H.delta(rec, enc[f"present_key_cross_{i}"], c.keys.numpy()))
+        deltas["encoder"].append(H.delta(rec, enc[f"present_value_cross_{i}"], c.values.numpy()))
     for _ in range(DECODE_STEPS):
         nxt = rng.integers(3, cfg.vocab_size, size=(2, 1), dtype=np.int64)
         hf = ref(encoder_outputs=hf_enc, decoder_input_ids=torch.from_numpy(nxt), past_key_values=cache,
                  use_cache=True)
         cache = hf.past_key_values
         logits, state = onnx.step(nxt, enc, state)
-        deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
+        deltas["decode"].append(H.delta(rec, logits, hf.logits.numpy()))
     for i in range(onnx.layers):  # the self caches after the last step
         c = cache.self_attention_cache.layers[i]
-        deltas["decode"].append(H.max_abs(state[f"present_key_self_{i}"], c.keys.numpy()))
-        deltas["decode"].append(H.max_abs(state[f"present_value_self_{i}"], c.values.numpy()))
+        deltas["decode"].append(H.delta(rec, state[f"present_key_self_{i}"], c.keys.numpy()))
+        deltas["decode"].append(H.delta(rec, state[f"present_value_self_{i}"], c.values.numpy()))
 
     rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
     rec["decode"] = max(deltas["decode"])

@@ -145,7 +145,7 @@ def reference_audio(ref, feeds: dict, mode: str) -> np.ndarray:
         audio_attention_mask=torch.from_numpy(feeds["audio_attention_mask"]), audio_projection_mode=mode)[0].numpy()
 
 
-def check_audio(ref, vlm, speech, prefill: list, decode: list) -> list[str]:
+def check_audio(ref, rec: dict, vlm, speech, prefill: list, decode: list) -> list[str]:
     """The speech graph against Phi4MultimodalAudioEmbedding (both projections; a short padded
     batch and a long one in 500-step chunks), then a prompt of text and audio tokens (batch of 1):
     inputs_embeds, prefill logits against transformers' forward with audio_input_features, and one
@@ -156,7 +156,7 @@ def check_audio(ref, vlm, speech, prefill: list, decode: list) -> list[str]:
         for mode, code in AUDIO_MODES.items():
             feeds["audio_projection_mode"] = np.array([code], np.int64)
             got = speech.run(["audio_features"], feeds)[0]
-            V.compare(failures, f"audio_features {frames} {mode}", got, reference_audio(ref, feeds, mode), prefill)
+            V.compare(rec, failures, f"audio_features {frames} {mode}", got, reference_audio(ref, feeds, mode), prefill)
     feeds = audio_inputs(ref.config, AUDIO_FRAMES[0])
     audio = speech.run(["audio_features"], feeds)[0]
     rng = np.random.default_rng(5)
@@ -172,16 +172,16 @@ def check_audio(ref, vlm, speech, prefill: list, decode: list) -> list[str]:
     embeds = vlm.embed(ids, None, audio)
     emb_ref = ref.model.embed_tokens(t(ids)).masked_scatter(t(ids == token)[..., None],
                                                             t(reference_audio(ref, feeds, "speech"))).numpy()
-    V.compare(failures, "audio prompt inputs_embeds", embeds, emb_ref, prefill)
+    V.compare(rec, failures, "audio prompt inputs_embeds", embeds, emb_ref, prefill)
     logits, state = vlm.step(embeds, mask, pos, None, ids)
-    V.compare(failures, "audio prompt prefill logits", logits, out.logits.numpy(), prefill)
+    V.compare(rec, failures, "audio prompt prefill logits", logits, out.logits.numpy(), prefill)
     nxt = out.logits[:, -1].argmax(-1, keepdim=True)
     mask2 = np.ones((1, ids.shape[1] + 1), np.int64)
     pos2 = V.step_positions(pos, 0)
     out2 = ref(input_ids=nxt, attention_mask=t(mask2), position_ids=t(pos2), past_key_values=out.past_key_values,
                use_cache=True)
     logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state, nxt.numpy())
-    V.compare(failures, "audio prompt decode logits", logits2, out2.logits.numpy(), decode)
+    V.compare(rec, failures, "audio prompt decode logits", logits2, out2.logits.numpy(), decode)
     return failures
 
 
@@ -230,6 +230,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     vlm = V.OnnxVLM(work / "onnx")
     speech = H.ort_session(work / "onnx" / "speech.onnx")
     cfg = ref.config
+    ref64 = H.float64(ref)  # the reference of every compared tensor; `ref` of the greedy tokens
     layers = cfg.num_hidden_layers
     past = {f"past_key_values.{i}.{k}" for i in range(layers) for k in ("key", "value")}
     present = {f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")}
@@ -249,30 +250,30 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     pos = np.where(mask == 1, mask.cumsum(-1) - 1, 1)
     prefill, decode = [], []
     with torch.no_grad():
-        feats_ref = reference_features(ref, feeds, sum(tokens))
+        feats_ref = reference_features(ref64, feeds, sum(tokens))
         feats = vlm.vision.run(["image_features"], feeds)[0]  # all images in one run, as onnxruntime-genai
-        V.compare(failures, "image_features", feats, feats_ref, prefill)
+        V.compare(rec, failures, "image_features", feats, feats_ref, prefill)
         if failures:
             return failures
-        emb_ref = ref.model.embed_tokens(t(ids))
+        emb_ref = ref64.model.embed_tokens(t(ids))
         emb_ref = emb_ref.masked_scatter(t(ids == image_token)[..., None], t(feats_ref)).numpy()
         embeds = vlm.embed(ids, feats)
-        V.compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
-        out = ref(input_ids=t(ids), attention_mask=t(mask), position_ids=t(pos), use_cache=True, **hf_kwargs(feeds))
+        V.compare(rec, failures, "inputs_embeds", embeds, emb_ref, prefill)
+        out = ref64(input_ids=t(ids), attention_mask=t(mask), position_ids=t(pos), use_cache=True, **hf_kwargs(feeds))
         logits, state = vlm.step(embeds, mask, pos, None, ids)
         valid = mask.astype(bool)
-        V.compare(failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
+        V.compare(rec, failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
         cache, step_mask = out.past_key_values, mask
         for k in range(V.DECODE_STEPS):
             nxt = out.logits[:, -1].argmax(-1, keepdim=True).numpy() if k == 0 else nxt_logits.argmax(-1)[:, -1:]
             step_mask = np.concatenate([step_mask, np.ones((2, 1), np.int64)], axis=1)
             step_pos = V.step_positions(pos, k)
-            out = ref(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
+            out = ref64(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
                       past_key_values=cache, use_cache=True)
             cache = out.past_key_values
             nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state, nxt)
-            V.compare(failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
-        failures += check_audio(ref, vlm, speech, prefill, decode)
+            V.compare(rec, failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
+        failures += check_audio(ref64, rec, vlm, speech, prefill, decode)
         rec["prefill"], rec["decode"] = max(prefill), max(decode)
         if not full:
             return failures
@@ -295,7 +296,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     rec["tokens"] = f"{matched}/{V.GEN_NEW}"
     if matched != V.GEN_NEW:
         failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
-    failures += V.check_text_only(ref, vlm, prefill, decode)
+    failures += V.check_text_only(ref64, rec, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     rec["genai"] = "n/a"
     return failures
@@ -354,11 +355,11 @@ def compare_og(ref, ids: np.ndarray, kw: dict, og_logits, og_tokens, what: str, 
     onnxruntime-genai's prompt logits (max|Δ| <= harness.TOL) and tokens."""
     t = torch.from_numpy(ids)
     with torch.no_grad():
-        want_logits = ref(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
+        want_logits = H.float64(ref)(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
         want = ref.generate(input_ids=t, attention_mask=torch.ones_like(t), **kw, max_new_tokens=V.GEN_NEW,
                             do_sample=False, num_beams=1, eos_token_id=ref.config.eos_token_id)[0, ids.shape[1]:].tolist()
     failures = []
-    d = H.max_abs(og_logits, want_logits)
+    d = H.delta(rec, og_logits, want_logits)
     rec[f"{what} prompt logits"] = d
     if not d <= H.TOL:
         failures.append(f"genai {what} prompt logits: max|Δ| {d:.3g} > {H.TOL}")

@@ -301,7 +301,7 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, gene
     if failures:
         return failures
     with reference_fix(ref.config.model_type):
-        failures = check_steps(ref, model, onnx, rec, decode_steps)
+        failures = check_steps(H.float64(ref), H.float64(model), onnx, rec, decode_steps)
         rec["genai"] = "n/a"
         if generate:
             failures += check_greedy(ref, onnx, rec)
@@ -334,7 +334,7 @@ def check_io(onnx: OnnxSeq2Seq, cfg) -> list[str]:
 def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> list[str]:
     """The encoder's last_hidden_state on the non-padding tokens, a decoder prefill and
     `decode_steps` one-token steps (logits), then both caches after the last step, against `ref`
-    (transformers, EncoderDecoderCache; the cross-attention cache at the encoder's tokens, not its
+    (transformers' float64 model, harness.float64; EncoderDecoderCache; the cross-attention cache at the encoder's tokens, not its
     padding). Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
     ids, mask = encoder_batch(cfg.vocab_size)
@@ -347,7 +347,7 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
     assert torch.equal(hf_enc, model.get_encoder()(input_ids=t_ids, attention_mask=t_mask).last_hidden_state)
     enc = onnx.encode(ids, mask)
     valid = mask.astype(bool)
-    deltas["encoder"].append(H.max_abs(enc[valid], hf_enc.numpy()[valid]))
+    deltas["encoder"].append(H.delta(rec, enc[valid], hf_enc.numpy()[valid]))
 
     rng = np.random.default_rng(2)
     dec = np.concatenate([np.full((2, 1), cfg.decoder_start_token_id, np.int64),
@@ -365,14 +365,14 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
                  use_cache=True)
         hf_prefill, cache = hf.logits.numpy(), hf.past_key_values
     logits, state = onnx.step(dec, mask, enc, None)
-    deltas["prefill"].append(H.max_abs(logits, hf_prefill))
+    deltas["prefill"].append(H.delta(rec, logits, hf_prefill))
     for _ in range(decode_steps):
         nxt = rng.integers(2, cfg.vocab_size, size=(2, 1), dtype=np.int64)
         hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
                  past_key_values=cache, use_cache=True)
         cache = hf.past_key_values
         logits, state = onnx.step(nxt, mask, None, state)
-        deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
+        deltas["decode"].append(H.delta(rec, logits, hf.logits.numpy()))
     # both caches after the last step; the cross-attention cache at the encoder's tokens only, as
     # its output above (at padding it projects hidden states that every mask hides, and LED's
     # Longformer attention zeroes them where full attention does not)
@@ -382,7 +382,7 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
                 got = state[f"present.{i}.{part}.{kv}"]
                 if part == "encoder":  # [batch, heads, enc, head_dim] -> [tokens, heads, head_dim]
                     got, want = got.transpose(0, 2, 1, 3)[valid], want.transpose(0, 2, 1, 3)[valid]
-                deltas["decode"].append(H.max_abs(got, want))
+                deltas["decode"].append(H.delta(rec, got, want))
 
     rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
     rec["decode"] = max(deltas["decode"])

@@ -187,7 +187,7 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, generate: bool, build_a
     failures += [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *names[2:])]
     if failures:
         return failures
-    failures = check_steps(ref, model, onnx, rec)
+    failures = check_steps(H.float64(ref), H.float64(model), onnx, rec)
     rec["genai"] = "n/a"
     if not generate:
         return failures
@@ -234,7 +234,7 @@ def check_package(hf_dir: Path, out_dir: Path, cfg, rec: dict) -> list[str]:
 def check_steps(ref, model, onnx: OnnxWhisper, rec: dict) -> list[str]:
     """encoder_hidden_states and the cross caches, a decoder prefill on the prompt plus random
     tokens and DECODE_STEPS one-token steps (logits), then the self caches after the last step,
-    against `ref` (transformers, EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
+    against `ref` (transformers' float64 model, harness.float64; EncoderDecoderCache). Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
     feats = features(cfg.num_mel_bins, 2 * cfg.max_source_positions)
     deltas = {"encoder": [], "prefill": [], "decode": []}
@@ -242,7 +242,7 @@ def check_steps(ref, model, onnx: OnnxWhisper, rec: dict) -> list[str]:
     # harness self-check: the checkpoint on disk is the model we made
     assert torch.equal(hf_enc, model.get_encoder()(input_features=torch.from_numpy(feats)).last_hidden_state)
     enc = onnx.encode(feats)
-    deltas["encoder"].append(H.max_abs(enc["encoder_hidden_states"], hf_enc.numpy()))
+    deltas["encoder"].append(H.delta(rec, enc["encoder_hidden_states"], hf_enc.numpy()))
 
     rng = np.random.default_rng(2)
     dec = np.concatenate([prompt_ids(), rng.integers(4, cfg.vocab_size, size=(2, 2), dtype=np.int64)], axis=1)
@@ -251,23 +251,23 @@ def check_steps(ref, model, onnx: OnnxWhisper, rec: dict) -> list[str]:
     cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
     hf = ref(encoder_outputs=(hf_enc,), decoder_input_ids=torch.from_numpy(dec), past_key_values=cache, use_cache=True)
     logits, state = onnx.step(dec, enc, None)
-    deltas["prefill"].append(H.max_abs(logits, hf.logits.numpy()))
+    deltas["prefill"].append(H.delta(rec, logits, hf.logits.numpy()))
     cache = hf.past_key_values
     for i in range(onnx.layers):  # the cross caches the encoder graph computed
         c = cache.cross_attention_cache.layers[i]
-        deltas["encoder"].append(H.max_abs(enc[f"present_key_cross_{i}"], c.keys.numpy()))
-        deltas["encoder"].append(H.max_abs(enc[f"present_value_cross_{i}"], c.values.numpy()))
+        deltas["encoder"].append(H.delta(rec, enc[f"present_key_cross_{i}"], c.keys.numpy()))
+        deltas["encoder"].append(H.delta(rec, enc[f"present_value_cross_{i}"], c.values.numpy()))
     for _ in range(DECODE_STEPS):
         nxt = rng.integers(4, cfg.vocab_size, size=(2, 1), dtype=np.int64)
         hf = ref(encoder_outputs=(hf_enc,), decoder_input_ids=torch.from_numpy(nxt), past_key_values=cache,
                  use_cache=True)
         cache = hf.past_key_values
         logits, state = onnx.step(nxt, enc, state)
-        deltas["decode"].append(H.max_abs(logits, hf.logits.numpy()))
+        deltas["decode"].append(H.delta(rec, logits, hf.logits.numpy()))
     for i in range(onnx.layers):  # the self caches after the last step
         c = cache.self_attention_cache.layers[i]
-        deltas["decode"].append(H.max_abs(state[f"present_key_self_{i}"], c.keys.numpy()))
-        deltas["decode"].append(H.max_abs(state[f"present_value_self_{i}"], c.values.numpy()))
+        deltas["decode"].append(H.delta(rec, state[f"present_key_self_{i}"], c.keys.numpy()))
+        deltas["decode"].append(H.delta(rec, state[f"present_value_self_{i}"], c.values.numpy()))
 
     rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
     rec["decode"] = max(deltas["decode"])

@@ -24,7 +24,7 @@ def test_long_padded_prefill(model_type, name, tmp_path_factory):
     mask[1, :PAD] = 0
     ids[1, :PAD] = 0
     pos = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
-    hf_logits, _ = H.hf_forward(ref, ids, mask, pos)
+    hf_logits, _ = H.hf_forward(H.float64(ref), ids, mask, pos)
     ox_logits, _ = lm(ids, mask, pos)
     valid = mask.astype(bool)
     delta = H.max_abs(ox_logits[valid], hf_logits[valid])

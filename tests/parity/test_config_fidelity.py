@@ -345,16 +345,17 @@ def decode_against_uncached(pair: D.Pair, failures: list[str]) -> list[str]:
     cache disagrees with its own model: transformers 5.23's DynamicCache turns every layer of a
     config with a sliding_window into a sliding cache even where the model's mask ignores the
     window (Llama, ...), so its cached decode drops keys its uncached forward attends to. The
-    reference is then the uncached forward of the whole sequence, which mobius must match."""
+    reference is then the uncached forward of the whole sequence, which mobius must match (the
+    float64 model, as every parity comparison)."""
     ids, mask, pos = H.prefill_batch(pair.ref.config.vocab_size)
     nxt = np.random.RandomState(2).randint(0, pair.ref.config.vocab_size, size=(2, 1)).astype(np.int64)
     mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
     pos2 = np.concatenate([pos, pos[:, -1:] + 1], axis=1)
-    H.reset_rotary(pair.ref)
-    _, cache = H.hf_forward(pair.ref, ids, mask, pos)
-    cached, _ = H.hf_forward(pair.ref, nxt, mask2, pos2[:, -1:], cache)
-    H.reset_rotary(pair.ref)
-    uncached = H.hf_forward(pair.ref, np.concatenate([ids, nxt], axis=1), mask2, pos2)[0][:, -1:]
+    H.reset_rotary(pair.ref64)
+    _, cache = H.hf_forward(pair.ref64, ids, mask, pos)
+    cached, _ = H.hf_forward(pair.ref64, nxt, mask2, pos2[:, -1:], cache)
+    H.reset_rotary(pair.ref64)
+    uncached = H.hf_forward(pair.ref64, np.concatenate([ids, nxt], axis=1), mask2, pos2)[0][:, -1:]
     _, past = pair.lm(ids, mask, pos)
     ox, _ = pair.lm(nxt, mask2, pos2[:, -1:], past)
     self_delta, delta = H.max_abs(cached, uncached), H.max_abs(ox, uncached)

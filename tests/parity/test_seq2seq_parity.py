@@ -101,8 +101,8 @@ SHORT_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in
 def test_seq2seq_short_inputs(row, tmp_path):
     """The encoder output (at the tokens) and the first decoder step's logits for batches of 1 and 2 tokens
     (the second row left-padded) and 3 rows of 9 (the last padded by 4), max|Δ| <= harness.TOL against
-    transformers (seq2seq_harness.reference_fix in place)."""
-    model = S.write_checkpoint(row, tmp_path / "hf")
+    transformers' float64 model (seq2seq_harness.reference_fix in place)."""
+    model = H.float64(S.write_checkpoint(row, tmp_path / "hf"))
     H.build(tmp_path / "hf", tmp_path / "onnx")
     onnx = S.OnnxSeq2Seq(tmp_path / "onnx")
     rng = S.np.random.default_rng(5)

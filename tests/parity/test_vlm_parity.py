@@ -118,7 +118,7 @@ def test_llava_next_image_sizes(config, sizes, tmp_path):
     H.build(tmp_path / "hf", tmp_path / "onnx")
     feeds, counts = V.llava_next_images(ref.config, sizes)
     with V.torch.no_grad():
-        want = V.reference_features(ref, feeds)
+        want = V.reference_features(H.float64(ref), feeds)
     got = V.OnnxVLM(tmp_path / "onnx").image_features(feeds)
     assert got.shape == want.shape == (sum(counts), ref.config.text_config.hidden_size), (got.shape, want.shape, counts)
     assert H.max_abs(got, want) <= H.TOL

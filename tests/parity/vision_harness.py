@@ -265,10 +265,10 @@ def check(row: Row, hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()
     the I/O names, the task and every output (module docstring). Sets rec["prefill"]."""
     ref = load_reference(row, hf_dir)
     feeds = inputs(row, ref.config)
-    want = reference_outputs(ref, feeds)
     # harness self-check: the checkpoint on disk is the model we made
-    mine = reference_outputs(model, feeds)
-    assert all(np.array_equal(mine[k], want[k]) for k in want), "reloaded checkpoint differs from the in-memory model"
+    mine, theirs = reference_outputs(model, feeds), reference_outputs(ref, feeds)
+    assert all(np.array_equal(mine[k], theirs[k]) for k in theirs), "reloaded checkpoint differs from the in-memory model"
+    want = reference_outputs(H.float64(ref), feeds)  # the reference: transformers in float64
 
     path = H.build(hf_dir, out_dir, *build_args)
     failures = H.check_model(path, rec)
@@ -294,7 +294,7 @@ def check(row: Row, hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()
         if got[n].shape != want[n].shape:
             failures.append(f"{n}: shape {got[n].shape}, expected {want[n].shape}")
             continue
-        deltas[n] = H.max_abs(got[n], want[n])
+        deltas[n] = H.delta(rec, got[n], want[n])
     rec["prefill"] = max(deltas.values()) if deltas else None
     failures += [f"{n} max|Δ| {d:.3g} > {H.TOL}" for n, d in deltas.items() if not d <= H.TOL]
     return failures

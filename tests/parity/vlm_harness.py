@@ -550,8 +550,10 @@ def check_io(onnx_vlm: OnnxVLM, config, vision_inputs: set) -> list[str]:
                             {"logits"} | present))
 
 
-def compare(failures: list, what: str, got, want, deltas: list) -> None:
-    d = H.max_abs(got, want)
+def compare(rec: dict, failures: list, what: str, got, want, deltas: list) -> None:
+    """Appends max|got - want| (want: the float64 reference's) to `deltas` (harness.delta: the
+    scale into rec) and a failure when it is above harness.TOL."""
+    d = H.delta(rec, got, want)
     deltas.append(d)
     if not d <= H.TOL:
         failures.append(f"{what}: max|Δ| {d:.3g} > {H.TOL}")
@@ -586,6 +588,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
         return phi4mm_harness.check(work, rec, build_args, full)
     ref = AutoModelForImageTextToText.from_pretrained(work / "hf", dtype=torch.float32,
                                                       attn_implementation="eager").eval()
+    ref64 = H.float64(ref)  # the reference of every compared tensor; `ref` of the greedy tokens
     H.build(work / "hf", work / "onnx", *build_args)
     failures = check_package(work / "onnx", rec)
     if failures:
@@ -603,30 +606,30 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     pos_kw = {} if is_mrope(ref.config) else {"position_ids": t(pos)}
     prefill, decode = [], []
     with torch.no_grad():
-        feats_ref = reference_features(ref, feeds)
+        feats_ref = reference_features(ref64, feeds)
         feats = vlm.image_features(feeds)
-        compare(failures, "image_features", feats, feats_ref, prefill)
-        emb_ref = ref.model.get_input_embeddings()(t(ids))
+        compare(rec, failures, "image_features", feats, feats_ref, prefill)
+        emb_ref = ref64.model.get_input_embeddings()(t(ids))
         # with DeepStack levels: zeros past the token embeddings, the features' width at the images
         emb_ref = torch.nn.functional.pad(emb_ref, (0, feats_ref.shape[1] - emb_ref.shape[-1]))
         emb_ref = emb_ref.masked_scatter(t(ids == ref.config.image_token_id)[..., None], t(feats_ref)).numpy()
         embeds = vlm.embed(ids, feats)
-        compare(failures, "inputs_embeds", embeds, emb_ref, prefill)
-        out = ref(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
+        compare(rec, failures, "inputs_embeds", embeds, emb_ref, prefill)
+        out = ref64(input_ids=t(ids), attention_mask=t(mask), use_cache=True, **image_kw, **pos_kw)
         logits, state = vlm.step(embeds, mask, pos, None, ids)
         valid = mask.astype(bool)
-        compare(failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
+        compare(rec, failures, "prefill logits", logits[valid], out.logits.numpy()[valid], prefill)
         cache = out.past_key_values
         step_mask = mask
         for k in range(DECODE_STEPS):
             nxt = out.logits[:, -1].argmax(-1, keepdim=True).numpy() if k == 0 else nxt_logits.argmax(-1)[:, -1:]
             step_mask = np.concatenate([step_mask, np.ones((2, 1), np.int64)], axis=1)
             step_pos = step_positions(pos, k)
-            out = ref(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
+            out = ref64(input_ids=t(nxt), attention_mask=t(step_mask), position_ids=t(step_pos),
                       past_key_values=cache, use_cache=True)
             cache = out.past_key_values
             nxt_logits, state = vlm.step(vlm.embed(nxt), step_mask, step_pos, state, nxt)
-            compare(failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
+            compare(rec, failures, f"decode step {k} logits", nxt_logits, out.logits.numpy(), decode)
         rec["prefill"], rec["decode"] = max(prefill), max(decode)
         if not full:
             return failures
@@ -648,7 +651,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     rec["tokens"] = f"{matched}/{GEN_NEW}"
     if matched != GEN_NEW:
         failures.append(f"greedy: onnx {got.tolist()} != transformers {gen.tolist()}")
-    failures += check_text_only(ref, vlm, prefill, decode)
+    failures += check_text_only(ref64, rec, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     if is_mistral3(ref.config):
         return failures + check_genai_mistral3(ref, work / "onnx", work / "image.png", rec)
@@ -713,13 +716,13 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     image_kw = dict(pixel_values=torch.from_numpy(pixels), image_grid_thw=torch.from_numpy(grid.astype(np.int64)),
                     mm_token_type_ids=(ids == IMAGE).long())
     with torch.no_grad():
-        want_logits = ref(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
+        want_logits = H.float64(ref)(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
         want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw, max_new_tokens=GEN_NEW,
                             do_sample=False, num_beams=1,
                             eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
     if int((ids == IMAGE).sum()) != int(grid.prod() // 4):
         return [f"genai: {int((ids == IMAGE).sum())} image tokens for the grid {grid.tolist()}"]
-    d = H.max_abs(prompt_logits, want_logits)
+    d = H.delta(rec, prompt_logits, want_logits)
     failures = [] if d <= H.TOL else [f"genai prompt logits: max|Δ| {d:.3g} > {H.TOL}"]
     got, want = until_eos(got, ref), until_eos(want, ref)
     rec["genai"] = f"{len(got)}/{len(want)}" if got == want else "differ"
@@ -754,12 +757,12 @@ def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     ids = torch.from_numpy(ids.astype(np.int64))
     image_kw = dict(pixel_values=torch.from_numpy(pixels), image_sizes=torch.from_numpy(sizes.astype(np.int64)))
     with torch.no_grad():
-        want_logits = ref(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
+        want_logits = H.float64(ref)(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
         want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw, max_new_tokens=GEN_NEW,
                             do_sample=False, num_beams=1,
                             eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
     failures = []
-    d = H.max_abs(prompt_logits, want_logits)
+    d = H.delta(rec, prompt_logits, want_logits)
     if not d <= H.TOL:
         failures.append(f"genai prompt logits: max|Δ| {d:.3g} > {H.TOL}")
     got, want = until_eos(got, ref), until_eos(want, ref)
@@ -806,7 +809,7 @@ def check_pan_and_scan(work: Path, rec: dict) -> list[str]:
     (docs/vlm.md), so onnxruntime runs the graphs."""
     from transformers import AutoTokenizer, Gemma3ImageProcessor, Gemma3Processor  # noqa: PLC0415
 
-    ref = write_checkpoint(base_row("gemma3"), work / "hf")
+    ref = H.float64(write_checkpoint(base_row("gemma3"), work / "hf"))
     # the special tokens Gemma3Processor reads from the tokenizer (GemmaTokenizer's extra ones)
     tok_config = work / "hf" / "tokenizer_config.json"
     tok = json.loads(tok_config.read_text())
@@ -832,10 +835,10 @@ def check_pan_and_scan(work: Path, rec: dict) -> list[str]:
         kw = {k: inputs[k] for k in ("input_ids", "attention_mask", "pixel_values", "token_type_ids")}
         feats_ref = reference_features(ref, {"pixel_values": inputs["pixel_values"].numpy()})
         feats = vlm.image_features({"pixel_values": inputs["pixel_values"].numpy()})
-        compare(failures, "pan-and-scan image_features", feats, feats_ref, prefill)
+        compare(rec, failures, "pan-and-scan image_features", feats, feats_ref, prefill)
         out = ref(**kw, use_cache=True)
         logits, state = vlm.step(vlm.embed(ids, feats), mask, pos, None, ids)
-        compare(failures, "pan-and-scan prefill logits", logits, out.logits.numpy(), prefill)
+        compare(rec, failures, "pan-and-scan prefill logits", logits, out.logits.numpy(), prefill)
         step_mask = mask
         for k in range(DECODE_STEPS):
             nxt = out.logits[:, -1].argmax(-1, keepdim=True)
@@ -844,12 +847,12 @@ def check_pan_and_scan(work: Path, rec: dict) -> list[str]:
             out = ref(input_ids=nxt, attention_mask=t(step_mask), position_ids=t(step_pos),
                       past_key_values=out.past_key_values, use_cache=True)
             logits, state = vlm.step(vlm.embed(nxt.numpy()), step_mask, step_pos, state, nxt.numpy())
-            compare(failures, f"pan-and-scan decode step {k} logits", logits, out.logits.numpy(), decode)
+            compare(rec, failures, f"pan-and-scan decode step {k} logits", logits, out.logits.numpy(), decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     return failures
 
 
-def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
+def check_text_only(ref, rec: dict, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
     """A text-only prompt of one row (the embedding fed 0 feature rows): prefill and one step,
     with transformers' positions for a text-only prompt (0..S-1 in all three rows)."""
     failures: list[str] = []
@@ -863,14 +866,14 @@ def check_text_only(ref, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]
         out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True,
                   **pos_kw, **token_types(ref.config, ids))
         logits, state = vlm.step(vlm.embed(ids), mask, pos, None, ids)
-        compare(failures, "text-only prefill logits", logits, out.logits.numpy(), prefill)
+        compare(rec, failures, "text-only prefill logits", logits, out.logits.numpy(), prefill)
         nxt = out.logits[:, -1].argmax(-1, keepdim=True)
         mask2 = np.ones((1, TEXT_ONLY_LEN + 1), np.int64)
         pos2 = step_positions(pos, 0)
         out2 = ref(input_ids=nxt, attention_mask=torch.from_numpy(mask2), position_ids=torch.from_numpy(pos2),
                    past_key_values=out.past_key_values, use_cache=True)
         logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state, nxt.numpy())
-        compare(failures, "text-only decode logits", logits2, out2.logits.numpy(), decode)
+        compare(rec, failures, "text-only decode logits", logits2, out2.logits.numpy(), decode)
     return failures
 
 

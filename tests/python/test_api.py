@@ -49,7 +49,7 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     assert dict(pkg.passes)["group_query_attention"] == 2 and pkg.timings["build"] > 0
     assert pkg.peak_memory_bytes > sum(t.nbytes for t in tensors.values())
 
-    model = H.load_reference(tiny)
+    model = H.float64(H.load_reference(tiny))
     lm = H.OnnxLM(pkg.path / "model.onnx", model.config, position_ids_optional=True)  # cpu: from the mask
     assert lm.io_problems() == []
     ids, mask, pos = H.prefill_batch(model.config.vocab_size)

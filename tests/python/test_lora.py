@@ -46,7 +46,7 @@ def logits(model_path: Path, reference) -> tuple[np.ndarray, np.ndarray, np.ndar
     assert lm.io_problems() == []
     ids, mask, pos = H.prefill_batch(reference.config.vocab_size)
     got, _ = lm(ids, mask, pos)
-    want, _ = H.hf_forward(reference, ids, mask, pos)
+    want, _ = H.hf_forward(H.float64(reference), ids, mask, pos)
     return got, want, mask.astype(bool)
 
 

@@ -35,7 +35,7 @@ def assert_logits_equal(model_path: Path, reference) -> None:
     assert lm.io_problems() == []
     ids, mask, pos = H.prefill_batch(reference.config.vocab_size)
     got, _ = lm(ids, mask, pos)
-    want, _ = H.hf_forward(reference, ids, mask, pos)
+    want, _ = H.hf_forward(H.float64(reference), ids, mask, pos)
     valid = mask.astype(bool)  # the left padding's logits are not compared
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
 
