@@ -323,7 +323,7 @@ torch.nn.functional.softmax = _softmax_at_least
 FLOAT64_MASK_TYPES = ("prophetnet",)
 
 
-def float64(model: torch.nn.Module) -> torch.nn.Module:
+def float64(model: torch.nn.Module, inplace: bool = False) -> torch.nn.Module:
     """A float64 copy of transformers' model: the reference that parity rows compare against, so
     that a row's max|Δ| is mobius' float32 error alone, not the sum of two float32 roundings (which
     depend on the CPU's kernels: onnxruntime's MLAS and PyTorch pick AVX2 / AVX-512 / AMX code at
@@ -335,8 +335,8 @@ def float64(model: torch.nn.Module) -> torch.nn.Module:
     float64. Mixture-of-experts layers run transformers' eager experts loop (torch's grouped_mm has
     no float64 kernel), and GPT-2's reorder_and_upcast_attn (a float32-only path, the same
     attention in exact arithmetic) the plain attention. The float32 model stays the reference of
-    the greedy-token checks."""
-    m = copy.deepcopy(model).double()
+    the greedy-token checks. `inplace`: convert `model` itself (a model too large to copy)."""
+    m = (model if inplace else copy.deepcopy(model)).double()
     if getattr(m.config, "_experts_implementation", None) not in (None, "eager"):
         m.set_experts_implementation("eager")  # torch's grouped_mm has no float64 kernel
     for mod in m.modules():
