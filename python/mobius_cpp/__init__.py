@@ -43,11 +43,13 @@ class MobiusError(Exception):
         the CLI prints it (a message about an option, "--block-size 48: ...", names none);
       field: the config.json field (``field 'rope_scaling.type'``);
       tensor: the checkpoint tensor (``tensor 'model.norm.weight'``).
+    Raised by ``inspect`` for a build that would fail, ``info`` is its report (else None).
     """
 
     file: Optional[str]
     field: Optional[str]
     tensor: Optional[str]
+    info: Optional["Info"] = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -306,11 +308,21 @@ class Info:
 def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None) -> Info:
     """``mobius info SOURCE``: what a build of ``source`` (as for ``build``) with these options
     would be, from headers only (no weight is read). Raises MobiusError as ``build`` does for a
-    source or config it cannot read; an unregistered model_type is reported, not raised."""
+    source or config it cannot read, and wherever ``mobius info`` exits 1 (the build it describes
+    would fail: an unregistered model_type, tensors that cannot be listed, the build refused for
+    ``ep``): the message is the build's error, and the exception's ``info`` attribute holds the
+    report (not_registered, no_weights, eps[...]["refused"] say the same)."""
     try:
-        return Info(**_core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "")))
+        report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or ""))
     except _core.Error as e:
         raise _error(e) from None
+    failure = report.pop("failure")
+    info = Info(**report)
+    if failure:
+        error = _error(_core.Error(failure))
+        error.info = info
+        raise error
+    return info
 
 
 @dataclass(frozen=True)

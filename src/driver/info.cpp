@@ -1,6 +1,7 @@
 #include "driver/info.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include "driver/generic.h"
@@ -66,7 +67,7 @@ uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk
 CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   CheckpointInfo info;
   BuildSource src = open_source(o);
-  info.source = src.config_dir.empty() ? o.gguf_file : src.config_dir;
+  info.source = !src.config_dir.empty() ? src.config_dir : o.gguf_file.empty() ? o.config_dir : o.gguf_file;
   info.format = src.config_dir.empty() ? "GGUF" : "safetensors";
   try {
     if (!src.checkpoint) src.checkpoint = std::make_unique<SafetensorsCheckpoint>(src.config_dir);
@@ -82,7 +83,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   if (entry == reg.end()) {
     const std::optional<HfConfig> text = cfg.sub("text_config");
     info.not_registered = explain_unregistered(info.model_type, text ? text->string_or("model_type", "") : "");
-    info.llama_like = missing_llama_fields(cfg).empty();
+    info.llama_like = missing_llama_fields(cfg).empty() && generic_refusal(info.model_type).empty();
     return info;
   }
   info.task = entry->task;
@@ -117,6 +118,20 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
     info.eps.push_back(std::move(r));
   }
   return info;
+}
+
+std::string build_failure(const CheckpointInfo& info, const std::string& ep) {
+  if (!info.not_registered.empty()) {
+    const std::string file = info.format == "GGUF" ? info.source : (std::filesystem::path(info.source) / "config.json").string();
+    return file + ": field 'model_type': " + info.not_registered +
+           (info.llama_like ? "; its fields describe a Llama-like decoder: --try-generic builds it with the generic "
+                              "Llama decoder and a self-check"
+                            : "");
+  }
+  if (!info.no_weights.empty()) return info.no_weights;
+  for (const EpReport& e : info.eps)
+    if (e.ep == ep) return e.refused;
+  return "";
 }
 
 }  // namespace mobius

@@ -28,7 +28,9 @@ struct CheckpointInfo {
   std::string model_type;
   std::string task;            // the registered task; "" when not registered
   std::string not_registered;  // why, registry/registry.h explain_unregistered(); "" when registered
-  bool llama_like = false;     // unregistered but Llama-like: --try-generic can build it
+  // unregistered, Llama-like and a text-generation type without a recurrent state
+  // (registry/registry.h generic_refusal): --try-generic can build it
+  bool llama_like = false;
   std::string no_weights;      // why the tensors could not be listed (no *.safetensors, ...), or ""
   uint64_t parameters = 0;     // elements over every checkpoint tensor
   std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...
@@ -50,5 +52,11 @@ struct CheckpointInfo {
 // model_type (not_registered) and a directory whose tensors cannot be listed (no_weights, e.g. a
 // .bin-only checkpoint) are reported, not thrown; a build's sizes then stay 0.
 CheckpointInfo inspect_checkpoint(const BuildOptions& options);
+
+// Why the build that `info` describes for `ep` would fail, in one line as the build's error would
+// say it, or "" when it would run: an unregistered model_type ("<config>: field 'model_type': ..."),
+// tensors that cannot be listed (no_weights), the build refused for `ep`. `mobius info` exits 1
+// exactly when this is not empty; mobius_cpp.inspect() raises it.
+std::string build_failure(const CheckpointInfo& info, const std::string& ep);
 
 }  // namespace mobius
