@@ -113,6 +113,30 @@ void check_int8_speed(const BuildOptions& o, ExecutionProvider ep, const Quantiz
                      "4 and GroupQueryAttention), or add --accuracy-level 4");
 }
 
+// The <bos> of a package's tokenizer when it adds one to every text (tokenizer_config.json's
+// add_bos_token, else its bos_token named in tokenizer.json's post_processor: how
+// onnxruntime-extensions decides), or "". onnxruntime-genai 0.18 creates its tokenizer with
+// add_special_tokens=false (src/models/model.cpp Tokenizer::Tokenizer), and no tokenizer file can
+// turn that on: its encode() then leaves the <bos> out, which Gemma's generation needs.
+std::string bos_genai_leaves_out(const fs::path& package) {
+  const fs::path config = package / "tokenizer_config.json", tokenizer = package / "tokenizer.json";
+  if (!fs::exists(config)) return "";
+  const nlohmann::json c = read_json_file(config.string(), kMaxConfigBytes);
+  const nlohmann::json bos_field = c.value("bos_token", nlohmann::json());
+  const std::string bos = bos_field.is_string() ? bos_field.get<std::string>()
+                          : bos_field.is_object() && bos_field.value("content", nlohmann::json()).is_string()
+                              ? bos_field["content"].get<std::string>()
+                              : "";
+  if (bos.empty()) return "";
+  if (const auto add = c.find("add_bos_token"); add != c.end() && add->is_boolean()) return add->get<bool>() ? bos : "";
+  if (!fs::exists(tokenizer)) return "";
+  const std::string text = read_regular_file(tokenizer.string());
+  const size_t at = text.find("\"post_processor\"");
+  if (at == std::string::npos) return "";
+  const nlohmann::json quoted = bos;  // as JSON writes it
+  return text.find(quoted.dump(), at) != std::string::npos ? bos : "";
+}
+
 // The name of a --lora-runtime adapter directory (written as "<name>.onnx_adapter").
 std::string adapter_name(const std::string& dir) {
   const fs::path p = fs::path(dir).lexically_normal();
@@ -375,6 +399,19 @@ BuildReport build_package(const BuildOptions& o) {
                       .type = genai_type};
       nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
       write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
+    };
+  }
+  if (w.extra_files) {  // a genai package whose tokenizer adds <bos>: say how to get it from genai
+    w.extra_files = [&, then = std::move(w.extra_files)](const std::string& dir) {
+      then(dir);
+      if (!fs::exists(fs::path(dir) / "genai_config.json")) return;
+      if (const std::string bos = bos_genai_leaves_out(dir); !bos.empty())
+        report.warnings.push_back(
+            "the tokenizer adds " + escaped(bos) + " to every text, but onnxruntime-genai's tokenizer.encode() "
+            "adds no special tokens unless asked (0.18 creates it with add_special_tokens=false; no package file "
+            "changes that): call tokenizer.update_options(add_special_tokens=\"true\") once, or put " + escaped(bos) +
+            " in the prompt (a chat template that writes it does), else " + report.model_type +
+            " generates from a prompt without it (README, \"onnxruntime-genai and <bos>\")");
     };
   }
   if (!adapters.empty()) {  // each adapter as <its directory's name>.onnx_adapter
