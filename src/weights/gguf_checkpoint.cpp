@@ -308,6 +308,10 @@ std::string GgufCheckpoint::stored_type(const TensorInfo& t) const {
   return traits ? traits->name : "?";
 }
 
+uint64_t GgufCheckpoint::stored_bytes(const TensorInfo& t) const {
+  return static_cast<const Entry&>(t).source->data.size();
+}
+
 std::vector<std::string> GgufCheckpoint::names() const {
   std::vector<std::string> out = unmapped_;
   for (const auto& [name, _] : entries_) out.push_back(name);

@@ -165,7 +165,8 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   else {
     for (size_t i = 0; i < info.data_files.size(); ++i)
       std::cout << (i ? " + " : "") << info.data_files[i].first << " " << mib(info.data_files[i].second);
-    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (weight path)\n";
+    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (the build's resident set"
+              << (info.format == "GGUF" ? ", before the tokenizer synthesized from the GGUF" : "") << ")\n";
   }
   std::cout << "execution providers (--ep):\n";
   for (const auto& e : info.eps) {
