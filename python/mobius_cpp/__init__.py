@@ -178,12 +178,9 @@ class Package:
 
 def _options(source: PathLike, output_dir: PathLike = "", **kw: Any) -> _core.BuildOptions:
     o = _core.BuildOptions()
-    source = os.fspath(source)
-    # As `mobius info`: a file (or a name ending .gguf) is a GGUF, else a directory or a HF id.
-    if os.path.isfile(source) or source.endswith(".gguf"):
-        o.gguf_file = source
-    else:
-        o.config_dir = source
+    # any kind of source: the C++ core tells a GGUF (by its magic), a directory and a HF id apart,
+    # as for `mobius build SOURCE` (src/driver/source_path.h classify_source)
+    o.config_dir = os.fspath(source)
     o.output_dir = os.fspath(output_dir)
     for name, value in kw.items():
         setattr(o, name, value)

@@ -41,3 +41,27 @@ def test_inspect_raises_where_info_fails(tiny, tmp_path):
         # the message is the one the build itself would fail with
         b = H.run_mobius("build", source, tmp_path / "out", *cli)
         assert b.returncode == 1 and f"mobius: error: {e.value}\n" == b.stderr, (str(e.value), b.stderr)
+
+
+def test_any_source_from_python(tiny, tmp_path):
+    """build() and inspect() take what `mobius build SOURCE` takes, told apart by the same C++ code:
+    a GGUF by its content whatever its name, a directory's config.json as the directory."""
+    import shutil
+
+    import gguf
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    import gguf_testlib as G
+
+    torch.manual_seed(0)
+    G.write_gguf(AutoModelForCausalLM.from_config(H.make_config("llama", {})), tmp_path / "tiny.gguf",
+                 gguf.GGMLQuantizationType.Q8_0)
+    shutil.copy(tmp_path / "tiny.gguf", tmp_path / "weights.bin")
+    assert mobius_cpp.inspect(tmp_path / "weights.bin").format == "GGUF"
+    a = mobius_cpp.build(tmp_path / "weights.bin", tmp_path / "a")
+    b = mobius_cpp.build(tmp_path / "tiny.gguf", tmp_path / "b")
+    assert (a.path / "model.onnx.data").read_bytes() == (b.path / "model.onnx.data").read_bytes()
+    assert mobius_cpp.inspect(tiny / "config.json").source == str(tiny)
+    with pytest.raises(mobius_cpp.MobiusValueError, match="neither a GGUF file"):
+        mobius_cpp.build(tmp_path / "a" / "genai_config.json", tmp_path / "c")
