@@ -230,12 +230,14 @@ int main(int argc, char** argv) {
   build->add_option("output_dir", output_pos,
                     "Output directory (model.onnx + model.onnx.data; encoder.* + decoder.* for text2text-generation)")
       ->type_name("OUTPUT_DIR");
-  build->add_option_function<std::string>("--config,--gguf", [&](const std::string& v) { named_sources.push_back(v); },
-                                          "SOURCE as an option (the two are synonyms: either takes a checkpoint "
-                                          "directory, a Hugging Face id or a .gguf file)")
-      ->type_name("SOURCE");
-  build->add_option_function<std::string>("-m,--model_name,-i,--input",
-                                          [&](const std::string& v) { named_sources.push_back(v); })
+  // each occurrence one word, every occurrence kept: two sources are answered after parsing
+  build->add_option("--config,--gguf", named_sources,
+                    "SOURCE as an option (the two are synonyms: either takes a checkpoint directory, a Hugging "
+                    "Face id or a .gguf file)")
+      ->type_name("SOURCE")
+      ->allow_extra_args(false);
+  build->add_option("-m,--model_name,-i,--input", named_sources)
+      ->allow_extra_args(false)
       ->group("");  // the builder's spellings (kBuildFooter)
   build->add_option("-o,--output", named_output)->group("");
   build->add_option_function<std::string>("-c,--cache_dir,--cache-dir", [](const std::string& v) {
@@ -321,9 +323,9 @@ int main(int argc, char** argv) {
   info->add_option("source", info_path, "Checkpoint directory, Hugging Face id (ORG/NAME, from the local cache) or "
                                         ".gguf file")
       ->type_name("SOURCE");
-  info->add_option_function<std::string>("--config,--gguf,-m,-i", [&](const std::string& v) { info_named.push_back(v); },
-                                         "SOURCE as an option (synonyms)")
-      ->type_name("SOURCE");
+  info->add_option("--config,--gguf,-m,-i", info_named, "SOURCE as an option (synonyms)")
+      ->type_name("SOURCE")
+      ->allow_extra_args(false);
   info->add_option_function<std::string>("--dtype", [&](const std::string& v) { info_dtype = cli::dtype_word(v); },
                                          "Float dtype of the build: f32, f16 or bf16")
       ->default_str("f32");
