@@ -91,7 +91,7 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
     H.build(path, tmp_path / "float", source="--gguf")
     # the summary: every matrix of the file kept as its blocks, none written in float, no warning
     (count,) = matrices_by_type(path).values()
-    assert f"  --precision keep: kept as stored blocks (MatMulNBits): {count} {qtype.name}\n" in r.stdout, r.stdout
+    assert f"  --precision keep: kept as their stored blocks: {count} {qtype.name}\n" in r.stdout, r.stdout
     assert "written in float" not in r.stdout and "warning" not in r.stderr, r.stdout + r.stderr
 
     want = gguf_matrices(path, model.config)

@@ -104,7 +104,7 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
       if (k.kept) kept += (kept.empty() ? "" : ", ") + std::to_string(k.kept) + " " + type;
       if (k.float_) floats += (floats.empty() ? "" : ", ") + std::to_string(k.float_) + " " + type;
     }
-    std::cout << "  --precision keep: " << (kept.empty() ? "no matrix kept" : "kept as stored blocks (MatMulNBits): " + kept)
+    std::cout << "  --precision keep: " << (kept.empty() ? "no matrix kept" : "kept as their stored blocks: " + kept)
               << (floats.empty() ? "" : "; written in float: " + floats) << "\n";
   } else if (r.quantize) {
     const mobius::QuantizeOptions& q = *r.quantize;
