@@ -151,3 +151,19 @@ def test_help_shows_defaults_and_examples():
     assert "--no-quantize-lm-head" in text and "SOURCE" in text
     top = H.run_mobius("--help").stdout
     assert "mobius build SOURCE OUTPUT_DIR" in top and "Qwen/Qwen2.5-0.5B" in top
+
+
+def test_info_takes_the_same_spellings(tiny, tiny_gguf):
+    def report(*args) -> str:  # the peak memory is this process' resident set plus a prediction: it varies
+        r = H.run_mobius("info", *args)
+        assert r.returncode == 0, r.stderr
+        return re.sub(r"peak memory about [\d.]+ MiB", "peak memory about N MiB", r.stdout)
+
+    for source in (tiny, tiny_gguf):
+        canonical = report(source)
+        for flag in ("--config", "--gguf", "-m"):
+            assert report(flag, source) == canonical
+    r = H.run_mobius("info", tiny, "-p", "INT4", "-e", "CPU")
+    assert r.returncode == 0 and "build --dtype f32 --ep cpu --precision int4:" in r.stdout, r.stdout + r.stderr
+    line = one_line_error("info", tiny, "--precison", "int4")
+    assert "unknown option '--precison' for mobius info (did you mean --precision?)" in line
