@@ -149,11 +149,13 @@ int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapter
   std::map<std::string, const LoraModule*> modules;  // weight key -> one adapter's module (shapes)
   for (const LoraAdapter* a : adapters)
     for (const LoraModule& m : a->modules()) modules.emplace(m.module + ".weight", &m);
-  std::map<const Value*, const Initializer*> weights;  // a MatMul's B or a MatMulNBits' quantized B
+  // a MatMul's B or a MatMulNBits' quantized B, by value (copies: optional_input grows the
+  // initializers below, which moves them)
+  std::map<const Value*, WeightRef> weights;
   for (const Initializer& init : graph.initializers) {
     if (!init.weight) continue;
     const BlockQuantize* q = quantize_of(init.weight->transforms);
-    if (!q || q->part == BlockQuantize::Part::data) weights[init.value] = &init;
+    if (!q || q->part == BlockQuantize::Part::data) weights.emplace(init.value, *init.weight);
   }
   std::set<std::string> done;
   std::vector<Node> nodes;
@@ -164,10 +166,10 @@ int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapter
     const bool nbits = mm.op_type == "MatMulNBits" && mm.domain == "com.microsoft" && mm.inputs.size() >= 2;
     if (!plain && !nbits) continue;
     auto w = weights.find(mm.inputs[1]);
-    if (w == weights.end() || plain == static_cast<bool>(quantize_of(w->second->weight->transforms))) continue;
+    if (w == weights.end() || plain == static_cast<bool>(quantize_of(w->second.transforms))) continue;
     // The checkpoint matrices the weight is made of: one, or the parts packed side by side (--ep).
-    std::vector<std::string> keys = {w->second->weight->source_key};
-    if (const Concat* c = concat_of(w->second->weight->transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
+    std::vector<std::string> keys = {w->second.source_key};
+    if (const Concat* c = concat_of(w->second.transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
     if (std::none_of(keys.begin(), keys.end(), [&](const std::string& k) { return modules.count(k) > 0; })) continue;
     // Its [in, out] as the node computes it: the MatMul's B, or MatMulNBits' K and N.
     const Shape& shape = *w->first->shape;

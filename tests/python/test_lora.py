@@ -285,8 +285,11 @@ def dequantized_checkpoint(package: Path, hf: Path, out: Path) -> None:
     save_file(tensors, str(out / "model.safetensors"))
 
 
-def test_runtime_adapters_on_an_int4_cpu_package(tmp_path):
-    """--lora-runtime with --ep cpu --precision int4 (issue 25: the deployment people want): the
+@pytest.mark.parametrize("options", [dict(ep="cpu", precision="int4", accuracy_level=0), dict(ep="cpu")],
+                         ids=["int4-cpu", "float-cpu"])
+def test_runtime_adapters_on_an_int4_cpu_package(tmp_path, options):
+    """--lora-runtime with --ep cpu --precision int4 (issue 25: the deployment people want), and
+    --ep cpu in float (packed MatMuls): the
     adapters' A and B stay float MatMuls beside the MatMulNBits (packed q/k/v and gate/up get the
     inputs of each module, empty for those no adapter adapts). With no adapter active the package
     is the int4 package without adapters; with one, it computes the int4 weights plus the LoRA
@@ -297,10 +300,10 @@ def test_runtime_adapters_on_an_int4_cpu_package(tmp_path):
     H.write_checkpoint("llama", {}, hf)
     adapter = tmp_path / "adapter"
     write_adapter(hf, adapter, r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"])
-    options = dict(ep="cpu", precision="int4", accuracy_level=0)
     pkg = mobius_cpp.build(hf, tmp_path / "int4", lora_runtime=[adapter], **options)
     nodes = onnx.load(str(pkg.path / "model.onnx"), load_external_data=False).graph.node
-    assert sum(n.op_type == "MatMulNBits" for n in nodes) == 2 * 4 + 1  # qkv, o, gate_up, down; the LM head
+    quantized = 2 * 4 + 1 if "precision" in options else 0  # qkv, o, gate_up, down; the LM head
+    assert sum(n.op_type == "MatMulNBits" for n in nodes) == quantized
     assert sum(n.op_type == "GroupQueryAttention" for n in nodes) == 2
     lora = {v.name for v in pkg.inputs if ".lora_" in v.name}
     assert "model.layers.0.attn.k_proj.lora_A.weight" in lora  # a packed part no adapter adapts: empty
@@ -309,8 +312,9 @@ def test_runtime_adapters_on_an_int4_cpu_package(tmp_path):
     got, valid = adapter_logits(pkg.path, ref.config, None)
     want, _ = adapter_logits(plain.path, ref.config, None)
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
-    dequantized_checkpoint(plain.path, hf, tmp_path / "deq")
-    merged = mobius_cpp.build(tmp_path / "deq", tmp_path / "merged", lora=adapter)
+    if "precision" in options:  # the float weights the int4 package computes with
+        dequantized_checkpoint(plain.path, hf, tmp_path / "deq")
+    merged = mobius_cpp.build(tmp_path / "deq" if "precision" in options else hf, tmp_path / "merged", lora=adapter)
     got, valid = adapter_logits(pkg.path, ref.config, pkg.path / "adapter.onnx_adapter")
     want, _ = adapter_logits(merged.path, ref.config, None)
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
