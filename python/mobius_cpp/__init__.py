@@ -43,11 +43,13 @@ class MobiusError(Exception):
         the CLI prints it (a message about an option, "--block-size 48: ...", names none);
       field: the config.json field (``field 'rope_scaling.type'``);
       tensor: the checkpoint tensor (``tensor 'model.norm.weight'``).
+    Raised by ``inspect`` for a build that would fail, ``info`` is its report (else None).
     """
 
     file: Optional[str]
     field: Optional[str]
     tensor: Optional[str]
+    info: Optional["Info"] = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -176,12 +178,9 @@ class Package:
 
 def _options(source: PathLike, output_dir: PathLike = "", **kw: Any) -> _core.BuildOptions:
     o = _core.BuildOptions()
-    source = os.fspath(source)
-    # As `mobius info`: a file (or a name ending .gguf) is a GGUF, else a directory or a HF id.
-    if os.path.isfile(source) or source.endswith(".gguf"):
-        o.gguf_file = source
-    else:
-        o.config_dir = source
+    # any kind of source: the C++ core tells a GGUF (by its magic), a directory and a HF id apart,
+    # as for `mobius build SOURCE` (src/driver/source_path.h classify_source)
+    o.config_dir = os.fspath(source)
     o.output_dir = os.fspath(output_dir)
     for name, value in kw.items():
         setattr(o, name, value)
@@ -286,7 +285,8 @@ class Info:
     llama_like whether try_generic can build it), no_weights (why the tensors could not be listed,
     or ""), parameters, stored ({stored dtype: {tensors, elements, bytes}}), data_files
     ({"model.onnx.data": bytes}, or one entry per graph of a multi-graph task, in the task's order:
-    the external data files of the build with the given options), peak_bytes (its estimated peak memory),
+    the external data files of the build with the given options), peak_bytes (its predicted peak
+    resident set, checked against measured builds within 25 %; a GGUF's synthesized tokenizer aside),
     eps ([{ep, passes, refused}] for every --ep)."""
 
     source: str
@@ -306,11 +306,21 @@ class Info:
 def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None) -> Info:
     """``mobius info SOURCE``: what a build of ``source`` (as for ``build``) with these options
     would be, from headers only (no weight is read). Raises MobiusError as ``build`` does for a
-    source or config it cannot read; an unregistered model_type is reported, not raised."""
+    source or config it cannot read, and wherever ``mobius info`` exits 1 (the build it describes
+    would fail: an unregistered model_type, tensors that cannot be listed, the build refused for
+    ``ep``): the message is the build's error, and the exception's ``info`` attribute holds the
+    report (not_registered, no_weights, eps[...]["refused"] say the same)."""
     try:
-        return Info(**_core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "")))
+        report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or ""))
     except _core.Error as e:
         raise _error(e) from None
+    failure = report.pop("failure")
+    info = Info(**report)
+    if failure:
+        error = _error(_core.Error(failure))
+        error.info = info
+        raise error
+    return info
 
 
 @dataclass(frozen=True)

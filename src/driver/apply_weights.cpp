@@ -50,8 +50,8 @@ std::string build_options_metadata(const BuildOptions& o) {
       .dump();
 }
 
-void check_same_model(const std::string& expected, const std::string& written) {
-  if (read_file(expected) != read_file(written))
+void check_same_model(const std::string& expected, const std::string& serialized) {
+  if (read_file(expected) != serialized)
     throw Error(expected + ": the checkpoint's config gives another graph than this package's (apply-weights binds a "
                 "checkpoint of the same architecture and config; build it instead)");
 }
@@ -84,7 +84,7 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
   } catch (const nlohmann::json::exception& e) {
     throw Error(model + ": metadata '" + kBuildOptionsKey + "' is malformed: " + e.what());
   }
-  (fs::is_regular_file(source) || fs::path(source).extension() == ".gguf" ? o.gguf_file : o.config_dir) = source;
+  o.config_dir = source;  // any kind of source (driver/source_path.h classify_source)
   o.output_dir = output_dir;
   o.force = force;
   o.progress = progress;

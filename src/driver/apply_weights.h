@@ -19,13 +19,15 @@ inline constexpr const char* kBuildOptionsKey = "mobius.build_options";
 // The value of kBuildOptionsKey for a build with `options`.
 std::string build_options_metadata(const BuildOptions& options);
 
-// Throws mobius::Error unless the files `expected` and `written` (two model.onnx) are equal byte
-// for byte: the message names `expected` and says the checkpoint's config gives another graph.
-void check_same_model(const std::string& expected, const std::string& written);
+// Throws mobius::Error unless the file `expected` (a package's model.onnx) holds `serialized` (the
+// model.onnx a build would write, package/writer.h WriteOptions::check_graph) byte for byte: the
+// message names `expected` and says the checkpoint's config gives another graph.
+void check_same_model(const std::string& expected, const std::string& serialized);
 
 // Builds `source` (a checkpoint directory, a Hugging Face id or a .gguf file, as `mobius info`
 // tells them apart) into `output_dir` with the options recorded in package_dir/model.onnx,
-// checking that the graph is the package's (check_same_model). Throws mobius::Error: no
+// checking that the graph is the package's (check_same_model) before any weight is read or anything
+// written. Throws mobius::Error: no
 // package_dir/model.onnx, or one without kBuildOptionsKey (not built by this mobius: rebuild it with
 // --no-weights), and everything build_package throws; nothing is written then.
 BuildReport apply_weights(const std::string& package_dir, const std::string& source, const std::string& output_dir,

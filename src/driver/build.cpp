@@ -40,16 +40,18 @@ bool is_registered(const std::string& model_type) {
 // when it would apply).
 ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const BuildOptions& o) {
   const std::vector<std::string> missing = missing_llama_fields(cfg);
+  const std::string refusal = generic_refusal(type);  // a state-space or multimodal type, though Llama-like
   if (!o.try_generic) {
     try {
       const std::optional<HfConfig> text = cfg.sub("text_config");
       find_architecture(type, cfg.file(), text ? text->string_or("model_type", "") : "");  // throws: why
     } catch (const Error& e) {
-      if (!missing.empty()) throw;
+      if (!missing.empty() || !refusal.empty()) throw;
       throw Error(std::string(e.what()) + "; its fields describe a Llama-like decoder: --try-generic builds it "
                   "with the generic Llama decoder and a self-check");
     }
   }
+  if (!refusal.empty()) throw Error(cfg.file() + ": field 'model_type': --try-generic: " + refusal);
   if (!missing.empty())
     throw Error(cfg.file() + ": field '" + missing.front() + "': missing, so model type '" + type +
                 "' does not describe a Llama-like decoder and --try-generic cannot build it");
@@ -73,6 +75,66 @@ void require_all_used(const std::vector<std::string>& unused, const Checkpoint& 
   std::string more = unused.size() > 1 ? " (and " + std::to_string(unused.size() - 1) + " more)" : "";
   throw Error(file + ": tensor '" + unused.front() + "'" + more + " is not used by the generic Llama decoder: " +
               "the checkpoint of model type '" + type + "' is not Llama-shaped");
+}
+
+// --precision keep: each weight matrix of `graphs` by the GGUF type it is stored in, kept as its
+// blocks or written as float (BuildReport::kept_types).
+std::map<std::string, BuildReport::KeptMatrices> kept_types(const std::vector<NamedGraph>& graphs,
+                                                            const GgufCheckpoint& gguf) {
+  std::map<std::string, BuildReport::KeptMatrices> out;
+  for (const NamedGraph& g : graphs)
+    for (const Initializer& init : g.model.graph.initializers) {
+      if (!init.weight) continue;
+      const BlockQuantize* q = quantize_of(init.weight->transforms);
+      if (q && q->part != BlockQuantize::Part::data) continue;  // a matrix's scales or zero points
+      std::vector<std::string> keys = {init.weight->source_key};
+      if (const Concat* c = concat_of(init.weight->transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
+      for (const std::string& key : keys) {
+        const TensorInfo* t = gguf.find(key);
+        if (!t || t->shape.size() != 2) continue;  // norms and biases are float in any build
+        BuildReport::KeptMatrices& k = out[gguf.stored_type(*t)];
+        (q && q->scheme.from_checkpoint ? k.kept : k.float_) += 1;
+      }
+    }
+  return out;
+}
+
+// --precision int8 with accuracy level 0 on a graph that runs on the CPU: onnxruntime's CPU
+// MatMulNBits has no fast kernel for 8-bit weights with float activations (it dequantizes the
+// whole matrix on every call): a warning with the fix.
+void check_int8_speed(const BuildOptions& o, ExecutionProvider ep, const QuantizeOptions& q,
+                      std::vector<std::string>& warnings) {
+  const bool cpu_runnable = ep == ExecutionProvider::default_ || ep == ExecutionProvider::onnx_standard ||
+                            ep == ExecutionProvider::cpu;
+  if (o.precision != "int8" || q.accuracy_level != 0 || !cpu_runnable) return;
+  warnings.push_back("--precision int8 --ep " + o.ep + ": MatMulNBits accuracy level 0 (float activations), for "
+                     "which onnxruntime's CPU kernel has no fast 8-bit path (Qwen2.5-0.5B decoded 0.68 tokens/s, "
+                     "against 23.8 with --ep cpu and 8.3 in float): for the CPU build with --ep cpu (accuracy level "
+                     "4 and GroupQueryAttention), or add --accuracy-level 4");
+}
+
+// The <bos> of a package's tokenizer when it adds one to every text (tokenizer_config.json's
+// add_bos_token, else its bos_token named in tokenizer.json's post_processor: how
+// onnxruntime-extensions decides), or "". onnxruntime-genai 0.18 creates its tokenizer with
+// add_special_tokens=false (src/models/model.cpp Tokenizer::Tokenizer), and no tokenizer file can
+// turn that on: its encode() then leaves the <bos> out, which Gemma's generation needs.
+std::string bos_genai_leaves_out(const fs::path& package) {
+  const fs::path config = package / "tokenizer_config.json", tokenizer = package / "tokenizer.json";
+  if (!fs::exists(config)) return "";
+  const nlohmann::json c = read_json_file(config.string(), kMaxConfigBytes);
+  const nlohmann::json bos_field = c.value("bos_token", nlohmann::json());
+  const std::string bos = bos_field.is_string() ? bos_field.get<std::string>()
+                          : bos_field.is_object() && bos_field.value("content", nlohmann::json()).is_string()
+                              ? bos_field["content"].get<std::string>()
+                              : "";
+  if (bos.empty()) return "";
+  if (const auto add = c.find("add_bos_token"); add != c.end() && add->is_boolean()) return add->get<bool>() ? bos : "";
+  if (!fs::exists(tokenizer)) return "";
+  const std::string text = read_regular_file(tokenizer.string());
+  const size_t at = text.find("\"post_processor\"");
+  if (at == std::string::npos) return "";
+  const nlohmann::json quoted = bos;  // as JSON writes it
+  return text.find(quoted.dump(), at) != std::string::npos ? bos : "";
 }
 
 // The name of a --lora-runtime adapter directory (written as "<name>.onnx_adapter").
@@ -130,27 +192,33 @@ void check_bfloat16(const BuildOptions& o, ExecutionProvider ep, std::vector<std
 
 namespace {
 
-// The input a build reads: the GGUF file, or the checkpoint directory (a model id resolved from
-// the local Hugging Face cache).
-std::string input_path(const BuildOptions& o) {
+// The source a build reads (--config and --gguf are synonyms, either naming any kind of source):
+// the GGUF file, or the checkpoint directory (a model id resolved from the local Hugging Face cache).
+SourceArg source_arg(const BuildOptions& o) {
   if (o.config_dir.empty() == o.gguf_file.empty())
-    throw Error("exactly one of --config DIR and --gguf FILE is required");
-  return o.gguf_file.empty() ? resolve_checkpoint_dir(o.config_dir) : o.gguf_file;
+    throw Error(o.config_dir.empty() ? "no source given: name a checkpoint directory, a Hugging Face id (ORG/NAME) "
+                                       "or a .gguf file"
+                                     : "two sources given (" + o.config_dir + " and " + o.gguf_file +
+                                           "): name one checkpoint directory, Hugging Face id or .gguf file");
+  SourceArg s = classify_source(o.config_dir.empty() ? o.gguf_file : o.config_dir);
+  if (!s.gguf) s.path = resolve_checkpoint_dir(s.path);
+  return s;
 }
+
+std::string input_path(const BuildOptions& o) { return source_arg(o).path; }
 
 }  // namespace
 
 BuildSource open_source(const BuildOptions& o) {
-  const std::string input = input_path(o);
+  const SourceArg input = source_arg(o);
   BuildSource src;
-  if (!o.gguf_file.empty()) {
-    check_gguf_path(o.gguf_file);
-    auto gguf = std::make_unique<GgufCheckpoint>(o.gguf_file);  // the config comes from it
+  if (input.gguf) {
+    auto gguf = std::make_unique<GgufCheckpoint>(input.path);  // the config comes from it
     src.config = gguf->config();
     src.checkpoint = std::move(gguf);
     return src;
   }
-  src.config_dir = input;
+  src.config_dir = input.path;
   const fs::path dir(src.config_dir);
   if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))
     throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
@@ -193,7 +261,7 @@ BuildReport build_package(const BuildOptions& o) {
   check_output_dir(o.output_dir, o.force, inputs);  // before the input is read
   BuildSource src = open_source(o);
   if (o.precision == "keep" && !src.config_dir.empty())
-    throw Error("--precision keep keeps the quantization of a GGUF file: use it with --gguf");
+    throw Error("--precision keep keeps the quantization of a GGUF file: build a .gguf source with it");
   if (!o.lora_dir.empty() && !o.weights)
     throw Error("--lora " + o.lora_dir + ": the adapter is merged into the weights: drop --no-weights");
   if (!o.lora_dir.empty() && o.precision == "keep")
@@ -229,6 +297,16 @@ BuildReport build_package(const BuildOptions& o) {
     graphs = std::move(lowered.graphs);
     report.quantize = std::move(lowered.quantize);
     report.passes = std::move(lowered.passes);
+    if (report.quantize) check_int8_speed(o, ep, *report.quantize, report.warnings);
+    if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()); gguf && o.precision == "keep") {
+      report.kept_types = kept_types(graphs, *gguf);
+      std::string floats;
+      for (const auto& [type, k] : report.kept_types)
+        if (k.float_) floats += (floats.empty() ? "" : ", ") + std::to_string(k.float_) + " " + type;
+      if (!floats.empty())
+        report.warnings.push_back("--precision keep: weight matrices written in float (" + floats + "): MatMulNBits has a layout for GGUF's Q4_0 and Q8_0 blocks "
+                                  "only; --precision int4 or int8 quantizes every matrix instead");
+    }
   } catch (const FieldError& e) {
     throw e.with_context(cfg->file());
   }
@@ -240,14 +318,14 @@ BuildReport build_package(const BuildOptions& o) {
   };
   std::vector<std::unique_ptr<LoraAdapter>> adapters;  // --lora-runtime
   if (!o.lora_runtime.empty()) {
-    if (graphs.size() != 1 || ep != ExecutionProvider::default_ || report.quantize)
-      throw Error("--lora-runtime: runtime adapters are built into the single-graph float packages of --ep default "
-                  "(no --precision) for now");
+    if (graphs.size() != 1)
+      throw Error("--lora-runtime: runtime adapters are built into single-graph packages (text generation, encoders) "
+                  "for now, not the " + std::to_string(graphs.size()) + " graphs of a " + report.task + " package");
     open_checkpoint();
     std::vector<const LoraAdapter*> all;
     for (const std::string& dir : o.lora_runtime)
       all.push_back(adapters.emplace_back(std::make_unique<LoraAdapter>(dir, *ckpt, *cfg)).get());
-    add_lora_inputs(graphs.front().model.graph, all);
+    add_lora_inputs(graphs.front().model.graph, all, *ckpt);  // beside the lowered, quantized graph
   }
   for (NamedGraph& g : graphs) {
     g.model.metadata["model_type"] = report.model_type;
@@ -323,6 +401,19 @@ BuildReport build_package(const BuildOptions& o) {
       write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
     };
   }
+  if (w.extra_files) {  // a genai package whose tokenizer adds <bos>: say how to get it from genai
+    w.extra_files = [&, then = std::move(w.extra_files)](const std::string& dir) {
+      then(dir);
+      if (!fs::exists(fs::path(dir) / "genai_config.json")) return;
+      if (const std::string bos = bos_genai_leaves_out(dir); !bos.empty())
+        report.warnings.push_back(
+            "the tokenizer adds " + escaped(bos) + " to every text, but onnxruntime-genai's tokenizer.encode() "
+            "adds no special tokens unless asked (0.18 creates it with add_special_tokens=false; no package file "
+            "changes that): call tokenizer.update_options(add_special_tokens=\"true\") once, or put " + escaped(bos) +
+            " in the prompt (a chat template that writes it does), else " + report.model_type +
+            " generates from a prompt without it (README, \"onnxruntime-genai and <bos>\")");
+    };
+  }
   if (!adapters.empty()) {  // each adapter as <its directory's name>.onnx_adapter
     std::set<std::string> names;
     for (const auto& a : adapters) {
@@ -351,9 +442,8 @@ BuildReport build_package(const BuildOptions& o) {
   if (!o.expect_model.empty()) {
     if (graphs.size() != 1)
       throw Error(o.expect_model + ": apply-weights takes a single-graph package (model.onnx) for now");
-    w.check = [&, then = std::move(w.check)](const std::string& dir) {
-      check_same_model(o.expect_model, (fs::path(dir) / "model.onnx").string());
-      if (then) then(dir);
+    w.check_graph = [&](const std::string&, const std::string& serialized) {
+      check_same_model(o.expect_model, serialized);
     };
   }
   std::vector<PackageGraph> out;

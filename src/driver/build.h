@@ -1,6 +1,7 @@
 // The main job: a Hugging Face checkpoint directory (or a .gguf file) in, an ONNX package out.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +18,11 @@
 namespace mobius {
 
 struct BuildOptions {
-  std::string config_dir;   // holds config.json and *.safetensors
-  std::string gguf_file;    // or: a .gguf file (config from its metadata); exactly one is set
+  // The source: exactly one of the two is set, and either may name any kind of source (synonyms,
+  // told apart by driver/source_path.h classify_source): a checkpoint directory (config.json,
+  // *.safetensors), a Hugging Face id (from the local cache) or a .gguf file.
+  std::string config_dir;
+  std::string gguf_file;
   std::string output_dir;
   DataType dtype = DataType::FLOAT;
   bool weights = true;      // false = --no-weights
@@ -47,8 +51,8 @@ struct BuildOptions {
   // "" = none. Needs the weights; not with --precision keep.
   std::string lora_dir;
   // --lora-runtime: PEFT LoRA adapter directories, each written into the package as
-  // <directory name>.onnx_adapter, the graph taking their weights as inputs (package/lora_runtime.h);
-  // --ep default, no --precision.
+  // <directory name>.onnx_adapter, the graph taking their weights as inputs (package/lora_runtime.h),
+  // any --ep and --precision; single-graph packages.
   std::vector<std::string> lora_runtime;
   // The model.onnx this build must reproduce byte for byte, checked before anything is written
   // (driver/apply_weights.h); "" = no check.
@@ -68,6 +72,14 @@ struct BuildReport {
   std::optional<QuantizeOptions> quantize;  // the quantization applied, defaults resolved
   bool has_lm_head = false;                 // a graph has a node tagged lm_head (NodeTags)
   std::vector<std::string> warnings;        // one line each, for the CLI to print
+  // --precision keep: for each GGUF type of the weight matrices the graphs read ("Q8_0", "Q4_K",
+  // "F32"), how many were kept as their stored blocks (MatMulNBits / GatherBlockQuantized) and how
+  // many were written as float (dequantized: no MatMulNBits layout for the type, or not a MatMul
+  // weight); empty for any other build.
+  struct KeptMatrices {
+    size_t kept = 0, float_ = 0;
+  };
+  std::map<std::string, KeptMatrices> kept_types;
 };
 
 // The --precision options (passes/passes.h QuantizeOptions) of a build for `ep`, or nullopt for a
@@ -78,10 +90,11 @@ struct BuildReport {
 std::optional<QuantizeOptions> quantize_options(const BuildOptions& options, ExecutionProvider ep,
                                                 bool tied_embeddings);
 
-// What a build reads: a checkpoint directory (options.config_dir, or a Hugging Face id resolved from
-// the local cache, driver/source_path.h) and its config.json, or options.gguf_file and the config
-// synthesized from its metadata (weights/gguf_checkpoint.h). Throws mobius::Error naming the path:
-// neither or both given, a directory given as the GGUF, a diffusers pipeline (model_index.json),
+// What a build reads: the source of options.config_dir or options.gguf_file (driver/source_path.h
+// classify_source): a checkpoint directory (or a Hugging Face id resolved from the local cache) and
+// its config.json, or a GGUF file and the config synthesized from its metadata
+// (weights/gguf_checkpoint.h). Throws mobius::Error naming the path: neither or both given, a
+// regular file that is not a GGUF, a diffusers pipeline (model_index.json),
 // a missing or malformed config.json or GGUF. A config.json of a custom model_type is read as its
 // base (registry/custom.h rename_config).
 struct BuildSource {

@@ -1,7 +1,11 @@
 #include "driver/info.h"
 
 #include <algorithm>
+#include <fstream>
+#include <filesystem>
 #include <thread>
+
+#include <unistd.h>
 
 #include "driver/generic.h"
 #include "package/genai_config.h"
@@ -44,21 +48,73 @@ void count_tensors(const Checkpoint& ckpt, CheckpointInfo& info) {
   }
 }
 
-// The weight path's peak (package/writer.h), an upper estimate: workers + 2 chunks in flight, each
-// with its mapped source pages and its output, and a tensor the checkpoint cannot stream held
-// whole, as float32 and as its output.
-uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk_bytes) {
-  const uint64_t workers = std::max(1u, std::thread::hardware_concurrency());
-  uint64_t unstreamed = 0;
-  for (const Initializer& init : graph.initializers) {
-    if (!init.weight) continue;
-    const TensorInfo* t = ckpt.find(init.weight->source_key);
-    if (!t || ckpt.streams(*t)) continue;
+// This process' resident set now (/proc/self/statm), 0 where it cannot be read.
+uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// What `init`'s checkpoint tensors (every part of a packed weight) take: the bytes of the file a
+// worker reads (mapped pages; a GGUF tensor's blocks), the float32 rows a GGUF tensor's blocks are
+// dequantized into (0 for safetensors), and the elements; zeros when not found.
+struct SourceSize {
+  uint64_t stored = 0, dequantized = 0, elements = 0;
+};
+SourceSize source_size(const Initializer& init, const Checkpoint& ckpt) {
+  std::vector<std::string> keys = {init.weight->source_key};
+  if (const Concat* c = concat_of(init.weight->transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
+  SourceSize s;
+  const auto* gguf = dynamic_cast<const GgufCheckpoint*>(&ckpt);
+  for (const std::string& key : keys) {
+    const TensorInfo* t = ckpt.find(key);
+    if (!t) continue;
     uint64_t n = 1;
     for (int64_t d : t->shape) n *= static_cast<uint64_t>(d);
-    unstreamed = std::max<uint64_t>(unstreamed, n * sizeof(float) + init.nbytes());
+    s.stored += gguf ? gguf->stored_bytes(*t) : n * dtype_size(t->dtype);
+    s.dequantized += gguf ? n * sizeof(float) : 0;
+    s.elements += n;
   }
-  return 2 * (workers + 2) * chunk_bytes + unstreamed;
+  return s;
+}
+
+// The build's peak resident set (package/writer.h), from the shapes and the options: `baseline`
+// (this process with the graph built: the binary, the headers, the graph) plus what the writer
+// holds while it streams. Output: workers + 2 slots, each as large as the largest chunk (at most
+// chunk_bytes of whole rows; a smaller tensor is one chunk). Source: what the workers read at once,
+// the `workers` largest per tensor: a chunk's rows of the checkpoint (mapped pages; for a GGUF
+// tensor its blocks, and the float32 rows they are dequantized into), but every page of a
+// transposed tensor (a Linear's [out, in] read as MatMul's [in, out]: a range of output rows is a
+// column range of the source, which spans all of it until the tensor is done); for a quantized
+// output, the float rows it is quantized from (which bound its chunks). A tensor the checkpoint
+// cannot stream is held whole, as float32 and as its output.
+uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk_bytes, uint64_t baseline) {
+  const uint64_t workers = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t out_chunk = 0, unstreamed = 0;
+  std::vector<uint64_t> reads;  // per tensor: the source bytes a worker holds while it converts
+  for (const Initializer& init : graph.initializers) {
+    const BlockQuantize* q = init.weight ? quantize_of(init.weight->transforms) : nullptr;
+    if (!init.weight || init.nbytes() == 0 || (q && q->part != BlockQuantize::Part::data)) continue;
+    const TensorInfo* t = ckpt.find(init.weight->source_key);
+    const uint64_t out = init.nbytes();
+    const SourceSize src = source_size(init, ckpt);
+    if (t && !ckpt.streams(*t)) {
+      unstreamed = std::max(unstreamed, src.stored + src.elements * sizeof(float) + out);
+      continue;
+    }
+    // a quantized chunk's rows are bounded by their float rows (the scratch it quantizes from)
+    const uint64_t scratch = q ? src.elements * sizeof(float) : 0;
+    const double share = std::min(1.0, static_cast<double>(chunk_bytes) / static_cast<double>(std::max(out, scratch)));
+    auto part = [&](uint64_t bytes) { return static_cast<uint64_t>(share * static_cast<double>(bytes)); };
+    out_chunk = std::max(out_chunk, part(out));
+    reads.push_back(part(scratch) + part(src.dequantized) +
+                    (transposes(init.weight->transforms) ? src.stored : part(src.stored)));
+  }
+  std::sort(reads.rbegin(), reads.rend());
+  uint64_t read = 0;
+  for (size_t i = 0; i < reads.size() && i < workers; ++i) read += reads[i];
+  return baseline + (workers + 2) * out_chunk + read + unstreamed;
 }
 
 }  // namespace
@@ -66,7 +122,7 @@ uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk
 CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   CheckpointInfo info;
   BuildSource src = open_source(o);
-  info.source = src.config_dir.empty() ? o.gguf_file : src.config_dir;
+  info.source = !src.config_dir.empty() ? src.config_dir : o.gguf_file.empty() ? o.config_dir : o.gguf_file;
   info.format = src.config_dir.empty() ? "GGUF" : "safetensors";
   try {
     if (!src.checkpoint) src.checkpoint = std::make_unique<SafetensorsCheckpoint>(src.config_dir);
@@ -82,7 +138,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   if (entry == reg.end()) {
     const std::optional<HfConfig> text = cfg.sub("text_config");
     info.not_registered = explain_unregistered(info.model_type, text ? text->string_or("model_type", "") : "");
-    info.llama_like = missing_llama_fields(cfg).empty();
+    info.llama_like = missing_llama_fields(cfg).empty() && generic_refusal(info.model_type).empty();
     return info;
   }
   info.task = entry->task;
@@ -107,8 +163,8 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
         info.peak_bytes = 0;
         for (const NamedGraph& g : lowered.graphs) {  // written one after the other
           info.data_files.emplace_back(g.name + ".onnx.data", external_data_bytes(g.model.graph));
-          info.peak_bytes = std::max(info.peak_bytes,
-                                     estimated_peak(g.model.graph, *src.checkpoint, WriteOptions{}.chunk_bytes));
+          info.peak_bytes = std::max(info.peak_bytes, estimated_peak(g.model.graph, *src.checkpoint,
+                                                                     WriteOptions{}.chunk_bytes, resident_bytes()));
         }
       }
     } catch (const Error& e) {
@@ -117,6 +173,20 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
     info.eps.push_back(std::move(r));
   }
   return info;
+}
+
+std::string build_failure(const CheckpointInfo& info, const std::string& ep) {
+  if (!info.not_registered.empty()) {
+    const std::string file = info.format == "GGUF" ? info.source : (std::filesystem::path(info.source) / "config.json").string();
+    return file + ": field 'model_type': " + info.not_registered +
+           (info.llama_like ? "; its fields describe a Llama-like decoder: --try-generic builds it with the generic "
+                              "Llama decoder and a self-check"
+                            : "");
+  }
+  if (!info.no_weights.empty()) return info.no_weights;
+  for (const EpReport& e : info.eps)
+    if (e.ep == ep) return e.refused;
+  return "";
 }
 
 }  // namespace mobius

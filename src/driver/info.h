@@ -28,7 +28,9 @@ struct CheckpointInfo {
   std::string model_type;
   std::string task;            // the registered task; "" when not registered
   std::string not_registered;  // why, registry/registry.h explain_unregistered(); "" when registered
-  bool llama_like = false;     // unregistered but Llama-like: --try-generic can build it
+  // unregistered, Llama-like and a text-generation type without a recurrent state
+  // (registry/registry.h generic_refusal): --try-generic can build it
+  bool llama_like = false;
   std::string no_weights;      // why the tensors could not be listed (no *.safetensors, ...), or ""
   uint64_t parameters = 0;     // elements over every checkpoint tensor
   std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...
@@ -36,10 +38,11 @@ struct CheckpointInfo {
   // Each graph's external data file and its size (package/writer.h external_data_bytes), in the
   // task's graph order: {"model.onnx.data", n}, or {"encoder.onnx.data", n}, {"decoder.onnx.data", m}, ...
   std::vector<std::pair<std::string, uint64_t>> data_files;
-  // Estimated peak memory of that build's weight path (package/writer.h), an upper estimate:
-  // workers + 2 chunks of chunk_bytes in flight, each with its mapped source pages (released once
-  // the chunk is written) and its output, plus for a tensor the checkpoint cannot stream (a
-  // dequantized GGUF tensor) its float32 copy and its output at once.
+  // The predicted peak resident set of that build (info.cpp estimated_peak): this process with the
+  // graph built, the writer's output slots, the source its workers hold (whole pages of a
+  // transposed weight, GGUF blocks and their float32 rows, a quantized chunk's float rows), a
+  // tensor the checkpoint cannot stream. Not the tokenizer synthesized from a GGUF after the
+  // weights. Checked against measured builds within 25 % (tests/cli/test_info_memory.py).
   uint64_t peak_bytes = 0;
   std::vector<EpReport> eps;  // every --ep value
 };
@@ -50,5 +53,11 @@ struct CheckpointInfo {
 // model_type (not_registered) and a directory whose tensors cannot be listed (no_weights, e.g. a
 // .bin-only checkpoint) are reported, not thrown; a build's sizes then stay 0.
 CheckpointInfo inspect_checkpoint(const BuildOptions& options);
+
+// Why the build that `info` describes for `ep` would fail, in one line as the build's error would
+// say it, or "" when it would run: an unregistered model_type ("<config>: field 'model_type': ..."),
+// tensors that cannot be listed (no_weights), the build refused for `ep`. `mobius info` exits 1
+// exactly when this is not empty; mobius_cpp.inspect() raises it.
+std::string build_failure(const CheckpointInfo& info, const std::string& ep);
 
 }  // namespace mobius

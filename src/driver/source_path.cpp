@@ -5,9 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <string_view>
 #include <vector>
 
+#include <unistd.h>
+
 #include "util/error.h"
+#include "util/input_files.h"
 
 namespace mobius {
 
@@ -46,17 +50,42 @@ std::string resolve_checkpoint_dir(const std::string& arg) {
   return snapshot.string();
 }
 
-void check_gguf_path(const std::string& path) {
-  if (!fs::is_directory(path)) return;
-  std::vector<std::string> ggufs;
-  for (const auto& e : fs::directory_iterator(path))
-    if (e.path().extension() == ".gguf") ggufs.push_back(e.path().filename().string());
-  std::sort(ggufs.begin(), ggufs.end());
-  std::string found = "no .gguf file in it";
-  if (!ggufs.empty())
-    found = "it holds " + ggufs.front() + (ggufs.size() > 1 ? " and " + std::to_string(ggufs.size() - 1) + " more" : "");
-  throw Error(path + ": a directory, but --gguf takes a .gguf file (" + found +
-              "); a Hugging Face checkpoint directory goes to --config");
+namespace {
+
+// The first four bytes of a regular file are GGUF's magic (read through the safe opener).
+bool has_gguf_magic(const std::string& path) {
+  const int fd = open_regular_file(path);
+  char magic[4] = {};
+  const ssize_t n = ::read(fd, magic, sizeof magic);
+  ::close(fd);
+  return n == 4 && std::string_view(magic, 4) == "GGUF";
+}
+
+}  // namespace
+
+SourceArg classify_source(const std::string& arg) {
+  const fs::path p(arg);
+  if (fs::is_directory(p)) {
+    if (!fs::exists(p / "config.json") && !fs::exists(p / "model_index.json")) {
+      std::vector<std::string> ggufs;
+      for (const auto& e : fs::directory_iterator(p))
+        if (e.path().extension() == ".gguf") ggufs.push_back(e.path().filename().string());
+      std::sort(ggufs.begin(), ggufs.end());
+      if (!ggufs.empty())
+        throw Error(arg + ": a directory without config.json that holds " + escaped(ggufs.front()) +
+                    (ggufs.size() > 1 ? " and " + std::to_string(ggufs.size() - 1) + " more .gguf files" : "") +
+                    ": pass the .gguf file itself as the source");
+    }
+    return {arg, false};
+  }
+  if (fs::is_regular_file(p)) {
+    if (has_gguf_magic(arg)) return {arg, true};
+    if (p.extension() == ".gguf") return {arg, true};  // the reader names what is wrong with it
+    if (p.filename() == "config.json") return {p.has_parent_path() ? p.parent_path().string() : ".", false};
+    throw Error(arg + ": neither a GGUF file (no GGUF magic) nor a checkpoint directory: pass the directory "
+                "holding config.json and *.safetensors, a Hugging Face id (ORG/NAME) or a .gguf file");
+  }
+  return {arg, p.extension() == ".gguf"};
 }
 
 }  // namespace mobius

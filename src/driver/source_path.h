@@ -20,8 +20,17 @@ std::string hf_hub_cache_dir();
 // (`hf download ORG/NAME`).
 std::string resolve_checkpoint_dir(const std::string& arg);
 
-// Throws mobius::Error when `path`, given as a .gguf file, is a directory: the message says so,
-// names a .gguf file found in it, and points a checkpoint directory to --config.
-void check_gguf_path(const std::string& path);
+// How a source argument (positional, --config or --gguf: synonyms) is read. `gguf` is true for a
+// GGUF file: a regular file that starts with the magic "GGUF", or a name ending ".gguf" that is not
+// a directory (a missing one is then reported by the GGUF reader). `path` is what to read: the GGUF
+// file, or a checkpoint directory / Hugging Face id for resolve_checkpoint_dir; a config.json file
+// given as the source stands for its directory. Throws mobius::Error naming `arg`: another regular
+// file ("neither a GGUF file nor a checkpoint directory"); a directory without config.json that
+// holds .gguf files (names one: "pass the .gguf file").
+struct SourceArg {
+  std::string path;
+  bool gguf = false;
+};
+SourceArg classify_source(const std::string& arg);
 
 }  // namespace mobius

@@ -1,5 +1,6 @@
 #include "package/lora_runtime.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -133,46 +134,91 @@ std::vector<uint8_t> as_dtype(const std::vector<float>& v, DataType dtype) {
 
 }  // namespace
 
-int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapters) {
+namespace {
+
+// The integer attribute `name` of `n`, or -1.
+int64_t int_attribute(const Node& n, const std::string& name) {
+  for (const Attribute& a : n.attributes)
+    if (a.name == name && std::holds_alternative<int64_t>(a.value)) return std::get<int64_t>(a.value);
+  return -1;
+}
+
+}  // namespace
+
+int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapters, const Checkpoint& checkpoint) {
   std::map<std::string, const LoraModule*> modules;  // weight key -> one adapter's module (shapes)
   for (const LoraAdapter* a : adapters)
     for (const LoraModule& m : a->modules()) modules.emplace(m.module + ".weight", &m);
-  std::map<const Value*, const Initializer*> weights;
-  for (const Initializer& init : graph.initializers)
-    if (init.weight && !concat_of(init.weight->transforms) && !quantize_of(init.weight->transforms)) weights[init.value] = &init;
+  // a MatMul's B or a MatMulNBits' quantized B, by value (copies: optional_input grows the
+  // initializers below, which moves them)
+  std::map<const Value*, WeightRef> weights;
+  for (const Initializer& init : graph.initializers) {
+    if (!init.weight) continue;
+    const BlockQuantize* q = quantize_of(init.weight->transforms);
+    if (!q || q->part == BlockQuantize::Part::data) weights.emplace(init.value, *init.weight);
+  }
   std::set<std::string> done;
   std::vector<Node> nodes;
   for (Node& n : graph.nodes) {
     nodes.push_back(std::move(n));
     const Node& mm = nodes.back();
-    if (mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() != 2) continue;
+    const bool plain = mm.op_type == "MatMul" && mm.domain.empty() && mm.inputs.size() == 2;
+    const bool nbits = mm.op_type == "MatMulNBits" && mm.domain == "com.microsoft" && mm.inputs.size() >= 2;
+    if (!plain && !nbits) continue;
     auto w = weights.find(mm.inputs[1]);
-    if (w == weights.end()) continue;
-    auto m = modules.find(w->second->weight->source_key);
-    if (m == modules.end()) continue;
-    const std::string& module = m->second->module;
-    const Shape& shape = *w->first->shape;  // [in, out]
-    const int64_t in = m->second->a->shape[1], out = m->second->b->shape[0];
-    if (shape.size() != 2 || shape[0].value != in || shape[1].value != out || !done.insert(module).second)
-      throw Error("--lora-runtime: the weight of module '" + module + "' is " + shape_str(shape) + " in the graph, "
-                  "not one MatMul by [" + std::to_string(in) + ", " + std::to_string(out) + "]");
-    const DataType dt = w->first->dtype;
-    Value* a = optional_input(graph, a_name(module), dt, in, 0, 1);
-    Value* b = optional_input(graph, b_name(module), dt, 0, out, 0);
-    Value* y = nodes.back().outputs[0];
-    Value* base = graph.new_value(module + "/MatMul_base_output", dt, y->shape);
-    Value* xa = graph.new_value(module + "/lora_A/MatMul_output", dt);
-    Value* delta = graph.new_value(module + "/lora_B/MatMul_output", dt, y->shape);
-    nodes.back().outputs[0] = base;
-    nodes.push_back(Node{"MatMul", "", module + "/lora_A/MatMul", {nodes.back().inputs[0], a}, {xa}, {}, {}});
-    nodes.push_back(Node{"MatMul", "", module + "/lora_B/MatMul", {xa, b}, {delta}, {}, {}});
-    nodes.push_back(Node{"Add", "", module + "/lora/Add", {base, delta}, {y}, {}, {}});
+    if (w == weights.end() || plain == static_cast<bool>(quantize_of(w->second.transforms))) continue;
+    // The checkpoint matrices the weight is made of: one, or the parts packed side by side (--ep).
+    std::vector<std::string> keys = {w->second.source_key};
+    if (const Concat* c = concat_of(w->second.transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
+    if (std::none_of(keys.begin(), keys.end(), [&](const std::string& k) { return modules.count(k) > 0; })) continue;
+    // Its [in, out] as the node computes it: the MatMul's B, or MatMulNBits' K and N.
+    const Shape& shape = *w->first->shape;
+    const int64_t in = plain ? (shape.size() == 2 ? shape[0].value : -1) : int_attribute(mm, "K");
+    const int64_t out = plain ? (shape.size() == 2 ? shape[1].value : -1) : int_attribute(mm, "N");
+    const DataType dt = mm.inputs[0]->dtype;  // the activations': LoRA stays float beside a quantized B
+    Value* x = mm.inputs[0];
+    Value* y = mm.outputs[0];
+    const std::string stem = mm.name;
+    const size_t adapted = nodes.size() - 1;  // `mm` dangles once nodes grow
+    std::vector<Value*> deltas;
+    int64_t outs = 0;
+    for (const std::string& key : keys) {
+      // a part no adapter adapts gets inputs too, empty by default: its slice of the sum is zero
+      const TensorInfo* t = checkpoint.find(key);
+      const auto m = modules.find(key);
+      const std::string module = key.substr(0, key.size() - (key.ends_with(".weight") ? 7 : 0));
+      const int64_t part_in = m != modules.end() ? m->second->a->shape[1] : t && t->shape.size() == 2 ? t->shape[1] : -1;
+      const int64_t part_out = m != modules.end() ? m->second->b->shape[0] : t && t->shape.size() == 2 ? t->shape[0] : -1;
+      if (part_in != in || part_out <= 0 || !done.insert(module).second)
+        throw Error("--lora-runtime: the weight of module '" + module + "' is " + shape_str(shape) + " in the graph, "
+                    "not one MatMul by [" + std::to_string(part_in) + ", " + std::to_string(part_out) + "]");
+      outs += part_out;
+      Value* a = optional_input(graph, a_name(module), dt, in, 0, 1);
+      Value* b = optional_input(graph, b_name(module), dt, 0, part_out, 0);
+      Value* xa = graph.new_value(module + "/lora_A/MatMul_output", dt);
+      Value* delta = graph.new_value(module + "/lora_B/MatMul_output", dt, keys.size() == 1 ? y->shape : std::nullopt);
+      nodes.push_back(Node{"MatMul", "", module + "/lora_A/MatMul", {x, a}, {xa}, {}, {}});
+      nodes.push_back(Node{"MatMul", "", module + "/lora_B/MatMul", {xa, b}, {delta}, {}, {}});
+      deltas.push_back(delta);
+    }
+    if (outs != out)
+      throw Error("--lora-runtime: the weight of '" + stem + "' has " + std::to_string(out) + " outputs in the graph, "
+                  "not the " + std::to_string(outs) + " of its modules");
+    Value* delta = deltas.front();
+    if (deltas.size() > 1) {  // packed: the parts' deltas side by side, as the weights are
+      delta = graph.new_value(stem + "/lora/Concat_output", dt, y->shape);
+      nodes.push_back(Node{"Concat", "", stem + "/lora/Concat", deltas, {delta}, {{"axis", int64_t{-1}}}, {}});
+    }
+    Value* base = graph.new_value(stem + "/base_output", dt, y->shape);
+    nodes[adapted].outputs[0] = base;
+    nodes.push_back(Node{"Add", "", stem + "/lora/Add", {base, delta}, {y}, {}, {}});
   }
   graph.nodes = std::move(nodes);
   for (const auto& [key, m] : modules)
     if (!done.count(m->module))
-      throw Error("--lora-runtime: module '" + m->module + "' is not a MatMul by its weight in the graph (packed or "
-                  "quantized by --ep or --precision): build runtime adapters with --ep default and no --precision");
+      throw Error("--lora-runtime: module '" + m->module + "' is not a MatMul by its weight in the graph (its "
+                  "weight '" + key + "' is read by another node): runtime adapters need each adapted Linear as a "
+                  "MatMul or MatMulNBits");
   return static_cast<int>(done.size());
 }
 

@@ -22,17 +22,22 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "weights/checkpoint.h"
 #include "weights/lora.h"
 
 namespace mobius {
 
 // Adds the inputs above for every module of `adapters` (the union: a module an adapter does not
-// adapt keeps its empty default under that adapter) to each MatMul of `graph` whose weight is the
-// checkpoint tensor `<module>.weight` as it is (not packed with others or quantized). Returns the
-// number of Linears changed. Throws mobius::Error naming the module when one is not such a MatMul
-// in the graph (an --ep lowering packed it, or --precision quantized it), or the MatMul's weight
-// shape is not the module's [in, out].
-int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapters);
+// adapt keeps its empty default under that adapter) to each node of `graph` that multiplies by the
+// module's checkpoint tensor `<module>.weight`: a MatMul by it (float, at any --dtype), or a
+// com.microsoft MatMulNBits by its quantized blocks (--precision: the LoRA product stays a float
+// MatMul pair beside it, at the activations' dtype). A weight packed from several modules (q/k/v,
+// gate/up: --ep) gets the inputs of each of its modules (those of a module no adapter adapts are
+// empty by default) and their products side by side (Concat), added to the packed product, so
+// that the adapters apply to any lowering and precision. `checkpoint` gives the sizes of the parts
+// no adapter adapts. Returns the number of modules given inputs. Throws mobius::Error naming the
+// module when one is not read by such a node, or the node's sizes are not the modules'.
+int add_lora_inputs(Graph& graph, const std::vector<const LoraAdapter*>& adapters, const Checkpoint& checkpoint);
 
 // Writes `adapter` as an onnxruntime adapter file at `path` (the format above), its tensors
 // converted to `dtype` (FLOAT, FLOAT16 or BFLOAT16). Throws mobius::Error naming the path on an

@@ -259,38 +259,51 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   if (error) std::rethrow_exception(error);
 }
 
+// Every weight initializer of a graph in its aligned slot of <name>.onnx.data.
+struct GraphLayout {
+  std::map<std::string, ExternalLocation> locations;
+  std::vector<const Initializer*> weights;
+  uint64_t total = 0;
+};
+
+GraphLayout layout_of(const PackageGraph& g) {
+  GraphLayout l;
+  const std::string data_file = g.name + ".onnx.data";
+  for (const Initializer& init : g.model->graph.initializers) {
+    if (!init.weight) continue;
+    l.total = align_up(l.total);
+    l.locations[init.value->name] = {data_file, l.total, init.nbytes()};
+    l.weights.push_back(&init);
+    l.total += init.nbytes();
+  }
+  return l;
+}
+
+// The bytes of <name>.onnx; errors name it under `shown` (the package directory once in place).
+std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const fs::path& shown) {
+  std::string serialized;
+  if (!to_model_proto(*g.model, l.locations).SerializeToString(&serialized))
+    throw Error((shown / (g.name + ".onnx")).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
+  return serialized;
+}
+
 // Writes `g` into `dir` as g.name.onnx + g.name.onnx.data; errors name the paths under `shown`
 // (the package directory once it is in place).
 void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const WriteOptions& options) {
   const std::string data_file = g.name + ".onnx.data";
-  // Layout: every weight initializer gets an aligned slot in the data file.
-  std::map<std::string, ExternalLocation> layout;
-  std::vector<const Initializer*> weights;
-  uint64_t offset = 0;
-  for (const Initializer& init : g.model->graph.initializers) {
-    if (!init.weight) continue;
-    offset = align_up(offset);
-    layout[init.value->name] = {data_file, offset, init.nbytes()};
-    weights.push_back(&init);
-    offset += init.nbytes();
-  }
-  const uint64_t total = offset;
-
+  const GraphLayout layout = layout_of(g);
   DataWriter data(dir / data_file, shown / data_file);
   if (g.plan) {
-    MOBIUS_ASSERT(g.plan->num_initializers() == weights.size(), "plan does not cover every weight");
-    data.allocate(total);
-    Progress bar(g.name == "model" ? "writing weights" : "writing " + g.name + " weights", total, options.progress);
-    stream_chunks(plan_chunks(*g.plan, layout, options.chunk_bytes), data, bar);
+    MOBIUS_ASSERT(g.plan->num_initializers() == layout.weights.size(), "plan does not cover every weight");
+    data.allocate(layout.total);
+    Progress bar(g.name == "model" ? "writing weights" : "writing " + g.name + " weights", layout.total,
+                 options.progress);
+    stream_chunks(plan_chunks(*g.plan, layout.locations, options.chunk_bytes), data, bar);
   } else {
-    data.resize(total);  // --no-weights: a sparse file of zeros
+    data.resize(layout.total);  // --no-weights: a sparse file of zeros
   }
   data.close();
-
-  std::string serialized;
-  if (!to_model_proto(*g.model, layout).SerializeToString(&serialized))
-    throw Error((shown / (g.name + ".onnx")).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
-  write_file_synced((dir / (g.name + ".onnx")).string(), serialized);
+  write_file_synced((dir / (g.name + ".onnx")).string(), serialized_model(g, layout, shown));
 }
 
 }  // namespace
@@ -366,6 +379,8 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
   check_output_dir(output_dir, options.force, options.inputs);
   fs::path out = fs::absolute(output_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
+  if (options.check_graph)
+    for (const PackageGraph& g : graphs) options.check_graph(g.name, serialized_model(g, layout_of(g), out));
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
   // A name no one else uses: mkdtemp(3) creates it (mode 0700, widened below) or fails.

@@ -34,6 +34,10 @@ struct WriteOptions {
   // Runs on the complete package in the temporary directory, after extra_files, before the
   // rename: throwing aborts the write (the temporary directory is removed, OUTPUT_DIR untouched).
   std::function<void(const std::string& dir)> check;
+  // Runs on each graph's <name>.onnx as it will be written (`serialized`, the ModelProto with its
+  // external-data locations) before anything is written, the temporary directory included:
+  // throwing aborts the write with nothing written and no weight read.
+  std::function<void(const std::string& name, const std::string& serialized)> check_graph;
   size_t chunk_bytes = size_t{8} << 20;  // output bytes per streamed chunk (whole rows, at least one)
 };
 
@@ -54,7 +58,8 @@ inline constexpr const char* kGraphNames[] = {"model", "encoder", "decoder", "vi
 inline constexpr const char* kRuntimeFiles[] = {"genai_config.json", "processor_config.json", "speech_processor.json",
                                                 "audio_processor_config.json"};
 
-// Writes every graph of the package, in order, then extra_files and check, then renames the
+// Runs check_graph on every graph, then writes every graph of the package, in order, then
+// extra_files and check, then renames the
 // temporary directory into place. Every write, fsync and close is checked; the files and the
 // temporary directory are synced before it is renamed into place, and the parent after, so a
 // package in place is a complete one. While it is written the temporary directory is registered

@@ -178,12 +178,25 @@ bool registered(const std::string& model_type) {
                      [&](const RegistryEntry& e) { return model_type == e.model_type; });
 }
 
+// The registered names a misspelling away from `model_type` (a third of its letters, at least 2),
+// or only where to look.
 std::string nearest_registered(const std::string& model_type) {
   std::vector<std::string> names;
   for (const auto& e : registry()) names.push_back(e.model_type);
-  std::string msg = " (nearest:";
-  for (const auto& n : nearest_names(model_type, names)) msg += " " + n;
-  return msg + "; see `mobius list models`)";
+  const auto near = nearest_names(model_type, names, 3, std::max<size_t>(2, model_type.size() / 3));
+  std::string msg = near.empty() ? " (" : " (did you mean";
+  for (const auto& n : near) msg += " " + n;
+  return msg + (near.empty() ? "" : "? ") + "see `mobius list models`)";
+}
+
+// What transformers says `hf` is: "text-generation model type 'mamba' (transformers'
+// MambaForCausalLM)".
+std::string described(const HfModelType& hf) {
+  const std::string kind = hf.kind;
+  const std::string cls = *hf.model_class ? std::string(" (transformers' ") + hf.model_class + ")" : "";
+  if (kind == "model part" || kind == "other")
+    return "model type '" + std::string(hf.model_type) + "'" + cls + ", a " + kind + " in transformers,";
+  return kind + " model type '" + hf.model_type + "'" + cls;
 }
 
 }  // namespace
@@ -192,17 +205,27 @@ std::string explain_unregistered(const std::string& model_type, const std::strin
   const HfModelType* hf = find_hf_model_type(model_type);
   if (!hf) return "unknown model type '" + model_type + "'" + nearest_registered(model_type);
   const std::string kind = hf->kind;
-  if (kind == "text-generation" || kind == "text encoder")
-    return kind + " model type '" + model_type + "' is not registered" + nearest_registered(model_type);
-  std::string msg = kind == "model part" || kind == "other"
-                        ? "model type '" + model_type + "' (a " + kind + " in transformers) is not supported"
-                        : kind + " models (" + model_type + ") are not supported yet";
+  if (std::string(hf->mechanism) == "state-space")
+    return described(*hf) + " is a state-space / hybrid recurrent model: not supported yet, planned (issue "
+           "\"state-space\"); its recurrent layers are not attention, so --try-generic cannot build it either";
+  std::string msg = described(*hf) + " is not supported" + (kind == "model part" || kind == "other" ? "" : " yet");
   const std::string text = text_model_type.empty() ? hf->text_part : text_model_type;
   if (!text.empty() && registered(text))
     return msg + "; its text part (config.json's text_config, model type '" + text + "') is supported: save it " +
            "alone with transformers (README.md, \"The text part of a multimodal checkpoint\") and build that";
+  if (kind == "text-generation" || kind == "text encoder") return msg + nearest_registered(model_type);
   return msg + " (mobius builds the types `mobius list models` lists, by task: text generation, text "
                "encoders, encoder-decoders, speech-to-text, audio and vision encoders, vision-language)";
+}
+
+std::string generic_refusal(const std::string& model_type) {
+  const HfModelType* hf = find_hf_model_type(model_type);
+  if (!hf) return "";
+  if (std::string(hf->mechanism) == "state-space")
+    return described(*hf) + " is a state-space / hybrid recurrent model: the generic Llama decoder has no such layers";
+  if (std::string(hf->kind) != "text-generation")
+    return described(*hf) + " is not a text-generation model: the generic Llama decoder builds decoders only";
+  return "";
 }
 
 const RegistryEntry& find_architecture(const std::string& model_type, const std::string& config_file,

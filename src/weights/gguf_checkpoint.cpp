@@ -303,6 +303,15 @@ const TensorInfo* GgufCheckpoint::find(const std::string& name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+std::string GgufCheckpoint::stored_type(const TensorInfo& t) const {
+  const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(static_cast<const Entry&>(t).source->type));
+  return traits ? traits->name : "?";
+}
+
+uint64_t GgufCheckpoint::stored_bytes(const TensorInfo& t) const {
+  return static_cast<const Entry&>(t).source->data.size();
+}
+
 std::vector<std::string> GgufCheckpoint::names() const {
   std::vector<std::string> out = unmapped_;
   for (const auto& [name, _] : entries_) out.push_back(name);

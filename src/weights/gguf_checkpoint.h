@@ -63,6 +63,11 @@ class GgufCheckpoint final : public Checkpoint {
   // ggml does not guarantee, so Q4_1 (like the K-quants and Q5_x) has none. None either for a 1-D
   // tensor or one with the gemma norm shift.
   std::optional<BlockQuantization> stored_quantization(const TensorInfo& t) const override;
+  // The ggml type name ("Q4_K", "F32", ...) of the GGUF tensor that `t` (one of this checkpoint's
+  // tensors) is read from; "?" for a type the reader has no name for.
+  std::string stored_type(const TensorInfo& t) const;
+  // The bytes of that GGUF tensor in the file (its blocks).
+  uint64_t stored_bytes(const TensorInfo& t) const;
   // Copies the blocks of HF rows [row_begin, row_end) (un-permuted as produce() does): data with
   // Q4_0's nibbles reordered (ggml: element j in the low nibble of byte j, j + 16 in its high nibble;
   // MatMulNBits: elements 2i, 2i + 1 in byte i) or Q8_0's bytes + 128, and d as the scale.

@@ -11,8 +11,8 @@
 
 namespace mobius {
 
-std::vector<std::string> nearest_names(const std::string& name,
-                                       const std::vector<std::string>& candidates, size_t n) {
+std::vector<std::string> nearest_names(const std::string& name, const std::vector<std::string>& candidates,
+                                       size_t n, size_t max_distance) {
   auto distance = [](const std::string& a, const std::string& b) {
     std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -28,7 +28,8 @@ std::vector<std::string> nearest_names(const std::string& name,
   for (const auto& c : candidates) scored.emplace_back(distance(name, c), c);
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
-  for (size_t i = 0; i < std::min(n, scored.size()); ++i) out.push_back(scored[i].second);
+  for (size_t i = 0; i < std::min(n, scored.size()) && scored[i].first <= max_distance; ++i)
+    out.push_back(scored[i].second);
   return out;
 }
 

@@ -4,6 +4,7 @@
 // reads are reported (unused), not fatal.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,8 +88,10 @@ std::string dims_str(const std::vector<int64_t>& d);
 // the legacy name when the checkpoint lacks `key`.
 std::string legacy_key(const std::string& key);
 
-// Up to `n` names from `candidates` closest to `name` by edit distance.
-std::vector<std::string> nearest_names(const std::string& name,
-                                       const std::vector<std::string>& candidates, size_t n = 3);
+// Up to `n` names from `candidates` closest to `name` by edit distance, nearest first, leaving out
+// those more than `max_distance` edits away (a misspelling is a few edits; a name further away is
+// another word, not a suggestion).
+std::vector<std::string> nearest_names(const std::string& name, const std::vector<std::string>& candidates,
+                                       size_t n = 3, size_t max_distance = SIZE_MAX);
 
 }  // namespace mobius

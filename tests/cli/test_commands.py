@@ -134,7 +134,8 @@ def test_info_unregistered(tmp_path):
     # no weights at all: said, and why it is not built; the exit status says the build would fail
     out = info(tmp_path / "hf", returncode=1)
     assert field(out, "model type").startswith(
-        "speech_to_text: not registered: speech models (speech_to_text) are not supported yet")
+        "speech_to_text: not registered: speech model type 'speech_to_text' (transformers' "
+        "Speech2TextForConditionalGeneration) is not supported yet")
     assert field(out, "parameters").startswith("unknown: ") and "no *.safetensors files" in out
 
 

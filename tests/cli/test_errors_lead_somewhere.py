@@ -60,9 +60,11 @@ def test_unsupported_kind_from_transformers(candidates, mapping, kind, tmp_path)
     if hasattr(cfg, "text_config"):  # a text part mobius does not build either, so that the kind is the answer
         cfg.text_config = CONFIG_MAPPING["mamba"]()
     cfg.save_pretrained(hf)
+    cls = getattr(auto, f"MODEL_FOR_{mapping}_MAPPING_NAMES")[model_type]
     line = expect_error("build", "--config", hf, tmp_path / "out",
-                        needles=(f"{kind} models ({model_type}) are not supported yet", "config.json"))
-    assert "nearest" not in line  # not answered by spelling
+                        needles=(f"{kind} model type '{model_type}' (transformers' {cls}) is not supported yet",
+                                 "config.json"))
+    assert "did you mean" not in line and "try-generic" not in line  # not answered by spelling
 
 
 def test_multimodal_points_to_its_text_part(tmp_path):
@@ -81,7 +83,7 @@ def test_multimodal_points_to_its_text_part(tmp_path):
     multimodal.save_pretrained(hf)
     assert json.loads((hf / "config.json").read_text())["text_config"]["model_type"] == "qwen2"
     expect_error("build", "--config", hf, tmp_path / "out", needles=(
-        "vision-language models (llava_onevision)", "text_config", "qwen2", "The text part of a multimodal checkpoint"))
+        "vision-language model type 'llava_onevision'", "text_config", "qwen2", "The text part of a multimodal checkpoint"))
     readme = (REPO / "README.md").read_text()
     recipe = readme.split("### The text part of a multimodal checkpoint")[1].split("```python\n")[1].split("```")[0]
     exec(recipe.replace("CHECKPOINT_DIR", str(hf)).replace("TEXT_DIR", str(tmp_path / "text")), {})
@@ -107,9 +109,10 @@ def test_gguf_given_a_directory(tmp_path):
     d = tmp_path / "ggufs"
     d.mkdir()
     (d / "model-q4.gguf").write_bytes(b"")
-    expect_error("build", "--gguf", d, tmp_path / "out", needles=(str(d), "directory", "--gguf", "model-q4.gguf", "--config"))
-    (d / "model-q4.gguf").unlink()
-    expect_error("build", "--gguf", d, tmp_path / "out", needles=("no .gguf file",))
+    expect_error("build", "--gguf", d, tmp_path / "out",
+                 needles=(str(d), "a directory without config.json that holds model-q4.gguf", "pass the .gguf file"))
+    (d / "model-q4.gguf").unlink()  # an empty directory: the checkpoint's config.json is missing
+    expect_error("build", "--gguf", d, tmp_path / "out", needles=(str(d / "config.json"),))
 
 
 def test_pickle_only_checkpoint_is_told_how_to_convert(tiny, tmp_path):

@@ -8,6 +8,8 @@ matrices it computes with equal gguf.quants.dequantize of the GGUF tensors (un-p
 bit for bit. The package's logits equal those of the float --gguf build within 1e-4 (only the
 kernels' summation order differs). A Q4_1 GGUF, whose d * q + m is not MatMulNBits' (q - zp) * scale
 in general, stays float: its --precision keep package is the float --gguf build, byte for byte.
+The build summary says, per GGUF type, how many matrices were kept as blocks and how many written in
+float (counted from the GGUF file itself), and a build that keeps none is warned about.
 """
 
 import filecmp
@@ -21,6 +23,15 @@ from onnx import TensorProto, helper, numpy_helper
 
 import harness as H
 from gguf_testlib import QT, llama_permute, write_gguf
+
+
+def matrices_by_type(path) -> dict[str, int]:
+    """The GGUF file's 2-D tensors, counted by ggml type name."""
+    counts: dict[str, int] = {}
+    for t in gguf.GGUFReader(path).tensors:
+        if len(t.shape) == 2:
+            counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + 1
+    return counts
 
 
 def llama_unpermute(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -78,6 +89,10 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
     r = H.run_mobius("build", "--gguf", path, tmp_path / "keep", "--precision", "keep")
     assert r.returncode == 0, r.stderr
     H.build(path, tmp_path / "float", source="--gguf")
+    # the summary: every matrix of the file kept as its blocks, none written in float, no warning
+    (count,) = matrices_by_type(path).values()
+    assert f"  --precision keep: kept as their stored blocks: {count} {qtype.name}\n" in r.stdout, r.stdout
+    assert "written in float" not in r.stdout and "warning" not in r.stderr, r.stdout + r.stderr
 
     want = gguf_matrices(path, model.config)
     package = onnx.load(str(tmp_path / "keep" / "model.onnx"))
@@ -124,6 +139,13 @@ def test_q4_1_stays_float(tmp_path):
     r = H.run_mobius("build", "--gguf", path, tmp_path / "keep", "--precision", "keep")
     assert r.returncode == 0, r.stderr
     H.build(path, tmp_path / "float", source="--gguf")
+    # said as it is: nothing kept, every Q4_1 matrix in float (no "blocks of 32 ... accuracy level")
+    assert matrices_by_type(path) == {"Q4_1": (count := matrices_by_type(path)["Q4_1"])}
+    assert f"  --precision keep: no matrix kept; written in float: {count} Q4_1\n" in r.stdout, r.stdout
+    assert "blocks of" not in r.stdout and "accuracy level" not in r.stdout, r.stdout
+    assert (f"mobius: warning: --precision keep: weight matrices written in float ({count} Q4_1): MatMulNBits has a "
+            "layout for GGUF's Q4_0 and Q8_0 blocks only; --precision int4 or int8 quantizes every matrix instead"
+            in r.stderr), r.stderr
     package = onnx.load(str(tmp_path / "keep" / "model.onnx"), load_external_data=False)
     assert not [n for n in package.graph.node if n.domain == "com.microsoft"]
     assert filecmp.cmp(tmp_path / "keep" / "model.onnx.data", tmp_path / "float" / "model.onnx.data", shallow=False)

@@ -9,7 +9,9 @@ of prompts (ASCII, unicode, digits, whitespace runs, code, special tokens):
 - transformers' tokenizer loaded from the package (AutoTokenizer on the package directory) and
   onnxruntime-genai's own tokenizer (og.Tokenizer with add_special_tokens, as transformers adds
   them) give the ids of transformers' GGUF tokenizer (AutoTokenizer.from_pretrained(gguf_file=...));
-- the package's tokenizer.json equals the one transformers builds from the file.
+- the package's tokenizer.json equals the one transformers builds from the file;
+- a tokenizer that adds <bos> gets the build's warning that onnxruntime-genai's default encode()
+  leaves it out (and it does), the others none.
 """
 
 import json
@@ -158,6 +160,20 @@ def test_package_tokenizer_gives_transformers_gguf_ids(tmp_path, name):
         if name == "llama-sentencepiece" and genai_prepends_differently(prompt):
             continue
         assert [int(t) for t in genai.encode(prompt)] == want, prompt
+    # onnxruntime-genai's encode() as its examples call it (no update_options) leaves out the
+    # <bos> the tokenizer adds: the build warns exactly then, and what the warning says holds
+    import onnxruntime_genai as og
+
+    warned = [line for line in r.stderr.splitlines() if "onnxruntime-genai's tokenizer.encode()" in line]
+    assert len(warned) == int(bool(ref.add_bos_token)), r.stderr
+    plain = [int(t) for t in og.Tokenizer(og.Model(str(pkg))).encode("Hello world")]
+    want = ref("Hello world")["input_ids"]
+    if ref.add_bos_token:
+        assert want[0] == ref.bos_token_id and plain == want[1:], (plain, want)
+        assert warned[0].startswith(f"mobius: warning: the tokenizer adds {ref.bos_token} to every text"), warned
+        assert 'tokenizer.update_options(add_special_tokens="true")' in warned[0]
+    else:
+        assert plain == want
 
 
 def genai_prepends_differently(prompt: str) -> bool:

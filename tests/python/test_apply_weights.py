@@ -51,3 +51,19 @@ def test_apply_weights_refuses_another_graph(tmp_path):
     with pytest.raises(FileNotFoundError):
         mobius_cpp.apply_weights(tmp_path / "nowhere", tmp_path / "hf", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_another_graph_is_refused_before_a_weight_is_written(tmp_path):
+    """The graph check comes first (issue 25: 62 % of the weights were written before the refusal):
+    the progress callback, called between written chunks of weights, is never called; a checkpoint
+    that fits calls it."""
+    H.write_checkpoint("llama", {}, tmp_path / "hf")
+    H.write_checkpoint("llama", {"intermediate_size": 96}, tmp_path / "wider")
+    H.build(tmp_path / "hf", tmp_path / "graph", "--no-weights")
+    calls = []
+    with pytest.raises(ValueError, match="the checkpoint's config gives another graph"):
+        mobius_cpp.apply_weights(tmp_path / "graph", tmp_path / "wider", tmp_path / "out",
+                                 progress=lambda *a: calls.append(a))
+    assert calls == [] and sorted(p.name for p in tmp_path.iterdir()) == ["graph", "hf", "wider"]
+    mobius_cpp.apply_weights(tmp_path / "graph", tmp_path / "hf", tmp_path / "out", progress=lambda *a: calls.append(a))
+    assert calls and calls[-1][1] == calls[-1][2] == (tmp_path / "out" / "model.onnx.data").stat().st_size

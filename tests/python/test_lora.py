@@ -7,10 +7,12 @@ onnxruntime gives the merged package's logits, and onnxruntime-genai switching a
 generations gives each merged package's tokens. Tiny models."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import onnxruntime_genai as og
 import pytest
@@ -179,7 +181,8 @@ def adapter_logits(package: Path, config, adapter: Path | None) -> tuple[np.ndar
         loaded.Load(str(adapter))
         options.add_active_adapter(loaded)
     feeds = {"input_ids": ids, "attention_mask": mask, "position_ids": pos, **lm.empty_past(len(ids))}
-    return lm.sess.run(["logits"], feeds, options)[0], mask.astype(bool)
+    names = {i.name for i in lm.sess.get_inputs()}  # --ep cpu: GroupQueryAttention takes no position_ids
+    return lm.sess.run(["logits"], {k: v for k, v in feeds.items() if k in names}, options)[0], mask.astype(bool)
 
 
 def genai_tokens(model, adapters, name: str | None, prompt: np.ndarray, n: int) -> list[int]:
@@ -246,16 +249,80 @@ def test_runtime_adapters(tmp_path):
 
 def test_runtime_adapter_errors(tmp_path, pair):
     hf, adapter = pair
-    for args, message in [
-        (["--ep", "cpu"], "--lora-runtime: runtime adapters are built into the single-graph float packages of --ep "
-                          "default (no --precision) for now"),
-        (["--precision", "int4"], "--lora-runtime: runtime adapters are built into"),
-    ]:
-        r = H.run_mobius("build", "--config", hf, tmp_path / "out", *args, "--lora-runtime", adapter)
-        assert r.returncode == 1 and r.stderr.startswith(f"mobius: error: {message}"), r.stderr
     copy = tmp_path / "x" / adapter.name
     shutil.copytree(adapter, copy)
     r = H.run_mobius("build", "--config", hf, tmp_path / "out", "--lora-runtime", adapter, copy)
     assert r.returncode == 1 and r.stderr == (f"mobius: error: --lora-runtime {copy}: another adapter directory is also "
                                               f"named '{adapter.name}' (each is written as <directory name>.onnx_adapter)\n")
     assert not (tmp_path / "out").exists()
+
+
+@torch.no_grad()
+def dequantized_checkpoint(package: Path, hf: Path, out: Path) -> None:
+    """`hf` with every Linear weight replaced by what `package`'s MatMulNBits compute with: its
+    4-bit blocks dequantized by the operator's spec, a packed weight (q/k/v, gate/up) cut back
+    into its modules by their checkpoint sizes."""
+    from test_gguf_keep_quantization import dequantize_by_spec
+
+    tensors = load_file(hf / "model.safetensors")
+    model = onnx.load(str(package / "model.onnx"))
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type != "MatMulNBits":
+            continue
+        w = dequantize_by_spec(inits[node.input[1]], inits[node.input[2]], 4)
+        stem, _, packed = node.input[1].partition(".weight")[0].rpartition(".")
+        names = [f"{stem}.{m}.weight" for m in re.findall(r"(?:q|k|v|o|gate|up|down)_proj", packed)] or \
+                [node.input[1].partition(".weight")[0] + ".weight"]
+        rows = np.cumsum([tensors[n].shape[0] for n in names])[:-1]
+        for name, part in zip(names, np.split(w, rows)):
+            assert part.shape == tensors[name].shape, name
+            tensors[name] = part[:, :tensors[name].shape[1]].astype(np.float32)
+    out.mkdir()
+    for f in hf.iterdir():
+        if f.name != "model.safetensors":
+            shutil.copy(f, out / f.name)
+    save_file(tensors, str(out / "model.safetensors"))
+
+
+@pytest.mark.parametrize("options", [dict(ep="cpu", precision="int4", accuracy_level=0), dict(ep="cpu")],
+                         ids=["int4-cpu", "float-cpu"])
+def test_runtime_adapters_on_an_int4_cpu_package(tmp_path, options):
+    """--lora-runtime with --ep cpu --precision int4 (issue 25: the deployment people want), and
+    --ep cpu in float (packed MatMuls): the
+    adapters' A and B stay float MatMuls beside the MatMulNBits (packed q/k/v and gate/up get the
+    inputs of each module, empty for those no adapter adapts). With no adapter active the package
+    is the int4 package without adapters; with one, it computes the int4 weights plus the LoRA
+    product: the logits of a float package built from the dequantized int4 weights with the
+    adapter merged (--lora), within 1e-4 (accuracy level 0: the kernel's float activations), and
+    onnxruntime-genai's greedy tokens with og.Adapters are that package's."""
+    hf = tmp_path / "hf"
+    H.write_checkpoint("llama", {}, hf)
+    adapter = tmp_path / "adapter"
+    write_adapter(hf, adapter, r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"])
+    pkg = mobius_cpp.build(hf, tmp_path / "int4", lora_runtime=[adapter], **options)
+    nodes = onnx.load(str(pkg.path / "model.onnx"), load_external_data=False).graph.node
+    quantized = 2 * 4 + 1 if "precision" in options else 0  # qkv, o, gate_up, down; the LM head
+    assert sum(n.op_type == "MatMulNBits" for n in nodes) == quantized
+    assert sum(n.op_type == "GroupQueryAttention" for n in nodes) == 2
+    lora = {v.name for v in pkg.inputs if ".lora_" in v.name}
+    assert "model.layers.0.attn.k_proj.lora_A.weight" in lora  # a packed part no adapter adapts: empty
+    plain = mobius_cpp.build(hf, tmp_path / "plain", **options)
+    ref = H.load_reference(hf)
+    got, valid = adapter_logits(pkg.path, ref.config, None)
+    want, _ = adapter_logits(plain.path, ref.config, None)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    if "precision" in options:  # the float weights the int4 package computes with
+        dequantized_checkpoint(plain.path, hf, tmp_path / "deq")
+    merged = mobius_cpp.build(tmp_path / "deq" if "precision" in options else hf, tmp_path / "merged", lora=adapter)
+    got, valid = adapter_logits(pkg.path, ref.config, pkg.path / "adapter.onnx_adapter")
+    want, _ = adapter_logits(merged.path, ref.config, None)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    assert H.max_abs(got[valid], adapter_logits(plain.path, ref.config, None)[0][valid]) > 100 * H.TOL
+    # onnxruntime-genai loads the int4 package and its adapter: the merged package's greedy tokens
+    prompt = np.random.RandomState(3).randint(3, ref.config.vocab_size, size=H.GEN_PROMPT)
+    model = og.Model(str(pkg.path))
+    adapters = og.Adapters(model)
+    adapters.load(str(pkg.path / "adapter.onnx_adapter"), "adapter")
+    assert genai_tokens(model, adapters, "adapter", prompt, H.GEN_NEW) == H.genai_greedy(merged.path, prompt, H.GEN_NEW)
+    assert genai_tokens(model, adapters, None, prompt, H.GEN_NEW) == H.genai_greedy(plain.path, prompt, H.GEN_NEW)

@@ -1,5 +1,7 @@
 // mobius CLI: a thin layer over the library (driver/build.h, registry/registry.h).
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -9,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "arguments.h"
 #include "driver/apply_weights.h"
 #include "driver/build.h"
 #include "driver/info.h"
@@ -24,10 +27,18 @@ namespace {
 int list_models() {
   // Which types are verified against transformers, and how closely, is docs/models.md (written
   // from the parity run by scripts/gen_models_doc.py), not compiled into the binary.
-  std::printf("%-20s %-16s %-22s %s\n", "model_type", "family", "task", "ort-genai type");
+  std::vector<std::array<std::string, 4>> rows = {{"model_type", "family", "task", "ort-genai type"}};
   for (const auto& e : mobius::registry()) {
     const std::string genai = mobius::genai_model_type(e);
-    std::printf("%-20s %-16s %-22s %s\n", e.model_type, e.family, e.task, genai.empty() ? "-" : genai.c_str());
+    rows.push_back({e.model_type, e.family, e.task, genai.empty() ? "-" : genai});
+  }
+  std::array<size_t, 3> width{};  // each column as wide as its widest cell, the last one left ragged
+  for (const auto& r : rows)
+    for (size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t c = 0; c < width.size(); ++c) line += r[c] + std::string(width[c] - r[c].size() + 2, ' ');
+    std::cout << line << r[3] << "\n";
   }
   return 0;
 }
@@ -36,11 +47,15 @@ int list_models() {
 // "arguments were not expected"). Returns the error line, or "" when argv[1] is fine.
 std::string unknown_command(int argc, char** argv, CLI::App& app) {
   if (argc < 2 || argv[1][0] == '-') return "";
-  std::vector<std::string> names;
-  for (const CLI::App* sc : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sc->get_name());
-  if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return "";
+  std::vector<std::string> names, known;
+  for (const CLI::App* sc : app.get_subcommands([](CLI::App*) { return true; })) {
+    names.push_back(sc->get_name());
+    known.push_back(sc->get_name());
+    for (const std::string& a : sc->get_aliases()) known.push_back(a);
+  }
+  if (std::find(known.begin(), known.end(), argv[1]) != known.end()) return "";
   std::string msg = "unknown command '" + std::string(argv[1]) + "' (did you mean " +
-                    mobius::nearest_names(argv[1], names, 1).front() + "? commands:";
+                    mobius::nearest_names(argv[1], known, 1).front() + "? commands:";
   for (const auto& n : names) msg += " " + n;
   return msg + "; see --help)";
 }
@@ -83,7 +98,15 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
             << (o.weights ? "" : " (--no-weights: zeros)") << ", " << mobius::dtype_name(o.dtype) << "\n";
   if (const std::string lowered = describe(r.passes); !lowered.empty())
     std::cout << "  --ep " << o.ep << ": " << lowered << "\n";
-  if (r.quantize) {
+  if (o.precision == "keep") {  // what the GGUF's types became: kept blocks, or float
+    std::string kept, floats;
+    for (const auto& [type, k] : r.kept_types) {
+      if (k.kept) kept += (kept.empty() ? "" : ", ") + std::to_string(k.kept) + " " + type;
+      if (k.float_) floats += (floats.empty() ? "" : ", ") + std::to_string(k.float_) + " " + type;
+    }
+    std::cout << "  --precision keep: " << (kept.empty() ? "no matrix kept" : "kept as their stored blocks: " + kept)
+              << (floats.empty() ? "" : "; written in float: " + floats) << "\n";
+  } else if (r.quantize) {
     const mobius::QuantizeOptions& q = *r.quantize;
     std::cout << "  --precision " << o.precision << ": blocks of " << q.scheme.block_size << ", "
               << (q.scheme.symmetric ? "sym" : "asym") << ", accuracy level " << q.accuracy_level;
@@ -108,13 +131,12 @@ std::string thousands(uint64_t n) {
   return s;
 }
 
-// `mobius info PATH`: a .gguf file (or any regular file) is read as GGUF, else as a checkpoint
-// directory or a Hugging Face id. Returns 0 when the build it describes would run, 1 when it would
+// `mobius info SOURCE`: a GGUF file, a checkpoint directory or a Hugging Face id (driver/source_path.h
+// classify_source). Returns 0 when the build it describes would run, 1 when it would
 // fail (a type not registered, no weights to read, refused for the given --ep), the report printed
 // either way.
 int print_info(const std::string& path, const std::string& dtype, mobius::BuildOptions o) {
-  namespace fs = std::filesystem;
-  (fs::is_regular_file(path) || fs::path(path).extension() == ".gguf" ? o.gguf_file : o.config_dir) = path;
+  o.config_dir = path;  // any kind of source (driver/source_path.h classify_source)
   const mobius::CheckpointInfo info = mobius::inspect_checkpoint(o);
   std::cout << "source:      " << info.source << " (" << info.format << ")\n";
   std::cout << "model type:  " << info.model_type;
@@ -124,9 +146,10 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   } else {
     std::cout << " (" << info.task << "), registered (verification: docs/models.md)\n";
   }
+  const int status = mobius::build_failure(info, o.ep).empty() ? 0 : 1;  // as mobius_cpp.inspect() raises
   if (!info.no_weights.empty()) {
     std::cout << "parameters:  unknown: " << info.no_weights << "\n";
-    return 1;
+    return status;
   }
   std::cout << "parameters:  " << thousands(info.parameters) << "\n";
   for (const auto& [dtype, s] : info.stored)
@@ -142,7 +165,8 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   else {
     for (size_t i = 0; i < info.data_files.size(); ++i)
       std::cout << (i ? " + " : "") << info.data_files[i].first << " " << mib(info.data_files[i].second);
-    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (weight path)\n";
+    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (the build's resident set"
+              << (info.format == "GGUF" ? ", before the tokenizer synthesized from the GGUF" : "") << ")\n";
   }
   std::cout << "execution providers (--ep):\n";
   for (const auto& e : info.eps) {
@@ -152,31 +176,76 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
                                      : done.empty() ? "the canonical graph (standard ONNX ops)" : done)
               << "\n";
   }
-  return refused ? 1 : 0;
+  return status;
+}
+
+// What `mobius build --help` ends with: examples, and the ORT GenAI model builder's flags.
+constexpr const char* kBuildFooter = R"(
+Examples:
+  mobius build Qwen/Qwen2.5-0.5B qwen-onnx                      # a Hugging Face id (downloaded: hf download ORG/NAME)
+  mobius build ./my-checkpoint out --ep cpu --precision int4    # a checkpoint directory, CPU int4 (the builder's)
+  mobius build model-Q8_0.gguf out --precision keep             # a GGUF file, its Q4_0 / Q8_0 blocks kept
+  mobius build ./ckpt out --ep cuda --dtype f16                 # CUDA, float16
+
+SOURCE is a checkpoint directory (config.json, *.safetensors), a Hugging Face id ORG/NAME read from
+the local cache (HF_HUB_CACHE, HF_HOME), or a .gguf file; --config and --gguf name it too.
+The ORT GenAI model builder's flags are understood: -m/--model_name and -i/--input name SOURCE,
+-o/--output OUTPUT_DIR, -p fp32|fp16|bf16 is --dtype and -p int4|int8 --precision, -e/--execution_provider
+is --ep (CPU, cuda, ...), -c/--cache_dir the Hugging Face cache.)";
+
+// A subcommand's words after its name, for cli::unknown_option.
+std::vector<std::string> words_after(int argc, char** argv, int first) {
+  std::vector<std::string> w;
+  for (int i = first; i < argc; ++i) w.emplace_back(argv[i]);
+  return w;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace cli = mobius::cli;
   mobius::install_interrupt_cleanup();  // before any thread: Ctrl-C removes a partial package
   CLI::App app{"mobius: build ONNX models for Hugging Face architectures by constructing the graph"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("mobius ") + MOBIUS_VERSION);
+  const std::string version = std::string("mobius ") + MOBIUS_VERSION;
+  app.set_version_flag("--version", version);
+  app.footer("Start with: mobius build SOURCE OUTPUT_DIR (SOURCE: a checkpoint directory, a Hugging Face id such as "
+             "Qwen/Qwen2.5-0.5B, or a .gguf file); mobius COMMAND --help for each command's options.");
 
   mobius::BuildOptions opts;
   std::string dtype = "f32";
   bool no_weights = false;
-  auto* build = app.add_subcommand("build", "Build an ONNX package from a checkpoint directory or a GGUF file");
-  auto* config = build->add_option("--config", opts.config_dir,
-                                   "Checkpoint directory (config.json, *.safetensors)");
-  auto* gguf = build->add_option("--gguf", opts.gguf_file,
-                                 "GGUF file (config from its metadata, weights dequantized)");
-  config->excludes(gguf);  // exactly one of the two: checked by build_package
-  build->add_option("output_dir", opts.output_dir,
+  std::vector<std::string> notes;  // how a builder-style word was read, printed before the build
+  std::vector<std::string> named_sources;  // --config, --gguf, -m, -i: any kind of source
+  std::string source_pos, output_pos, named_output;
+  auto* build = app.add_subcommand("build", "Build an ONNX package from a checkpoint directory, a Hugging Face id or "
+                                            "a GGUF file");
+  build->alias("export");
+  build->alias("convert");
+  build->footer(kBuildFooter);
+  build->add_option("source", source_pos,
+                    "Checkpoint directory (config.json, *.safetensors), Hugging Face id ORG/NAME (from the local "
+                    "cache) or .gguf file (GGUF told by its content)")
+      ->type_name("SOURCE");
+  build->add_option("output_dir", output_pos,
                     "Output directory (model.onnx + model.onnx.data; encoder.* + decoder.* for text2text-generation)")
-      ->required();
-  build->add_option("--dtype", dtype, "Float dtype of the model: f32, f16 or bf16")
-      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+      ->type_name("OUTPUT_DIR");
+  // each occurrence one word, every occurrence kept: two sources are answered after parsing
+  build->add_option("--config,--gguf", named_sources,
+                    "SOURCE as an option (the two are synonyms: either takes a checkpoint directory, a Hugging "
+                    "Face id or a .gguf file)")
+      ->type_name("SOURCE")
+      ->allow_extra_args(false);
+  build->add_option("-m,--model_name,-i,--input", named_sources)
+      ->allow_extra_args(false)
+      ->group("");  // the builder's spellings (kBuildFooter)
+  build->add_option("-o,--output", named_output)->group("");
+  build->add_option_function<std::string>("-c,--cache_dir,--cache-dir", [](const std::string& v) {
+    ::setenv("HF_HUB_CACHE", v.c_str(), 1);  // where the builder's from_pretrained(cache_dir=) keeps the repos
+  })->group("");
+  build->add_option_function<std::string>("--dtype", [&](const std::string& v) { dtype = cli::dtype_word(v); },
+                                          "Float dtype of the model: f32, f16 or bf16 (fp32, fp16, float16 too)")
+      ->default_str("f32");
   std::vector<std::string> register_files;
   const char* register_help = "JSON file of custom model types: a model_type mapped onto a registered one with "
                               "config-field and checkpoint-key renames (docs/python.md); repeatable";
@@ -189,32 +258,36 @@ int main(int argc, char** argv) {
   build->add_option("--lora-runtime", opts.lora_runtime,
                     "PEFT LoRA adapter directories for run time: the package takes the LoRA weights as inputs "
                     "(<module>.lora_A.weight / .lora_B.weight) and each adapter is written into it as "
-                    "<directory name>.onnx_adapter, for onnxruntime-genai's og.Adapters (--ep default, no "
-                    "--precision; docs/lora.md)");
-  build->add_flag("--force", opts.force, "Replace a non-empty output directory");
+                    "<directory name>.onnx_adapter, for onnxruntime-genai's og.Adapters (docs/lora.md)");
+  build->add_flag("--force", opts.force, "Replace a non-empty output directory (mobius output only)");
   build->add_option("--runtime", opts.runtime,
                     "Target runtime: ort-genai (also copies config.json and the tokenizer files, and for "
                     "text-generation writes genai_config.json) or none (the ONNX files only)")
       ->check(CLI::IsMember({"ort-genai", "none"}))
       ->capture_default_str();
   build->add_flag("--try-generic", opts.try_generic,
-                  "An unregistered model_type whose config.json is Llama-like: build it with the generic "
-                  "Llama decoder and write the package only if its prefill/decode self-check passes "
+                  "An unregistered text-generation model_type whose config.json is Llama-like: build it with the "
+                  "generic Llama decoder and write the package only if its prefill/decode self-check passes "
                   "(float32, needs the weights)");
-  build->add_option("--ep", opts.ep,
-                    "Execution provider to lower for: default (the canonical graph, standard ops), "
-                    "onnx-standard (standard ops, packed q/k/v), cpu, cuda, webgpu "
-                    "(com.microsoft GroupQueryAttention with rotary, SkipSimplifiedLayerNormalization, "
-                    "packed q/k/v) or dml (the same, rotary outside attention)")
-      ->check(CLI::IsMember({"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}))
-      ->capture_default_str();
-
-  build->add_option("--precision", opts.precision,
-                    "Weight precision: absent = float at --dtype; int4 or int8 = every Linear weight "
-                    "block-quantized (round to nearest, as onnxruntime's quantizer) into com.microsoft "
-                    "MatMulNBits, with any --ep (default too); --dtype f32 or f16 (the scales' dtype); "
-                    "keep (--gguf) = the GGUF's Q4_0 / Q8_0 blocks as they are (the other types float)")
-      ->check(CLI::IsMember({"int4", "int8", "keep"}));
+  build->add_option_function<std::string>("-e,--ep,--execution_provider",
+                                          [&](const std::string& v) { opts.ep = cli::ep_word(v); },
+                                          "Execution provider to lower for: default (the canonical graph, standard "
+                                          "ops), onnx-standard (standard ops, packed q/k/v), cpu, cuda, webgpu "
+                                          "(com.microsoft GroupQueryAttention with rotary, "
+                                          "SkipSimplifiedLayerNormalization, packed q/k/v) or dml (the same, rotary "
+                                          "outside attention); any case, or CPUExecutionProvider & co.")
+      ->default_str("default");
+  build->add_option_function<std::string>(
+           "-p,--precision",
+           [&](const std::string& v) {
+             if (std::string note = cli::precision_word(v, opts.precision, dtype); !note.empty()) notes.push_back(note);
+           },
+           "Weight precision: absent = float at --dtype; int4 or int8 = every Linear weight "
+           "block-quantized (round to nearest, as onnxruntime's quantizer) into com.microsoft "
+           "MatMulNBits, with any --ep (int8 decodes fast with --ep cpu); --dtype f32 or f16 (the scales' dtype); "
+           "keep (a .gguf source) = the GGUF's Q4_0 / Q8_0 blocks as they are (the other types float); "
+           "fp16, fp32, bf16 (the builder's) = --dtype")
+      ->default_str("float");
   build->add_option("--block-size", opts.block_size,
                     "Quantization block size along the input features: 32, 64 or 128 (a last short "
                     "block is padded)")
@@ -229,32 +302,44 @@ int main(int argc, char** argv) {
                                   "(the minimum precision of the activations inside the kernel); default: the ORT "
                                   "GenAI builder's for --ep (4 for cpu and webgpu, else 0)")
       ->check(CLI::Range(0, 4));
-  build->add_flag_function("--quantize-lm-head,!--no-quantize-lm-head",
-                           [&](int64_t n) { opts.quantize_lm_head = n > 0; },
-                           "Quantize the LM head (tied to the embeddings or not) or keep it in float; default: "
-                           "quantized, as the ORT GenAI builder");
-  build->add_flag_function("--quantize-embeddings,!--no-quantize-embeddings",
-                           [&](int64_t n) { opts.quantize_embeddings = n > 0; },
-                           "Quantize the embedding matrices (com.microsoft GatherBlockQuantized; those whose "
-                           "width is a multiple of the block size) or keep them in float; default: as the ORT "
-                           "GenAI builder, quantized for int4 when tied to the LM head (stored once)");
+  build->add_flag_callback("--quantize-lm-head", [&] { opts.quantize_lm_head = true; },
+                           "Quantize the LM head (tied to the embeddings or not); default: quantized, as the ORT "
+                           "GenAI builder");
+  build->add_flag_callback("--no-quantize-lm-head", [&] { opts.quantize_lm_head = false; },
+                           "Keep the LM head in float");
+  build->add_flag_callback("--quantize-embeddings", [&] { opts.quantize_embeddings = true; },
+                           "Quantize the embedding matrices (com.microsoft GatherBlockQuantized; those whose width is "
+                           "a multiple of the block size); default: as the ORT GenAI builder, quantized for int4 when "
+                           "tied to the LM head (stored once)");
+  build->add_flag_callback("--no-quantize-embeddings", [&] { opts.quantize_embeddings = false; },
+                           "Keep the embedding matrices in float");
 
   std::string info_path;
+  std::vector<std::string> info_named;
   std::string info_dtype = "f32";
   mobius::BuildOptions info_opts;
   auto* info = app.add_subcommand("info", "What a build of a checkpoint directory, Hugging Face id or GGUF file would "
                                           "be (headers only: no weight is read)");
-  info->add_option("path", info_path, "Checkpoint directory, Hugging Face id (ORG/NAME, from the local cache) or "
-                                      ".gguf file")
-      ->required();
-  info->add_option("--dtype", info_dtype, "Float dtype of the build: f32, f16 or bf16")
-      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
-      ->capture_default_str();
-  info->add_option("--ep", info_opts.ep, "Execution provider of the build the sizes are for")
-      ->check(CLI::IsMember({"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}))
-      ->capture_default_str();
-  info->add_option("--precision", info_opts.precision, "int4 or int8 (the builder's defaults for --ep)")
-      ->check(CLI::IsMember({"int4", "int8"}));
+  info->add_option("source", info_path, "Checkpoint directory, Hugging Face id (ORG/NAME, from the local cache) or "
+                                        ".gguf file")
+      ->type_name("SOURCE");
+  info->add_option("--config,--gguf,-m,-i", info_named, "SOURCE as an option (synonyms)")
+      ->type_name("SOURCE")
+      ->allow_extra_args(false);
+  info->add_option_function<std::string>("--dtype", [&](const std::string& v) { info_dtype = cli::dtype_word(v); },
+                                         "Float dtype of the build: f32, f16 or bf16")
+      ->default_str("f32");
+  info->add_option_function<std::string>("-e,--ep", [&](const std::string& v) { info_opts.ep = cli::ep_word(v); },
+                                         "Execution provider of the build the sizes are for")
+      ->default_str("default");
+  info->add_option_function<std::string>(
+          "-p,--precision",
+          [&](const std::string& v) {
+            if (std::string note = cli::precision_word(v, info_opts.precision, info_dtype); !note.empty())
+              notes.push_back(note);
+          },
+          "int4 or int8 (the builder's defaults for --ep)")
+      ->default_str("float");
   info->add_option("--register", register_files, register_help);
 
   std::string apply_package, apply_source, apply_out;
@@ -267,13 +352,22 @@ int main(int argc, char** argv) {
   apply->add_flag("--force", apply_force, "Replace a non-empty output directory");
   apply->add_option("--register", register_files, register_help);
 
-  auto* list = app.add_subcommand("list", "List registered things");
+  auto* list = app.add_subcommand("list", "List the registered model types (list models: the same)");
   auto* models = list->add_subcommand("models", "List registered model types");
-  list->require_subcommand(1);
+  auto* version_cmd = app.add_subcommand("version", "Print the version (as --version)");
 
   if (std::string e = unknown_command(argc, argv, app); !e.empty()) {
     std::cerr << "mobius: error: " << e << "\n";
     return 1;
+  }
+  for (CLI::App* sc : {build, info, apply}) {  // a misspelt option, or a builder flag mobius spells otherwise
+    const std::vector<std::string> aliases = sc->get_aliases();
+    if (argc < 2 || (argv[1] != sc->get_name() && std::find(aliases.begin(), aliases.end(), argv[1]) == aliases.end()))
+      continue;
+    if (std::string e = cli::unknown_option(*sc, words_after(argc, argv, 2)); !e.empty()) {
+      std::cerr << "mobius: error: " << e << "\n";
+      return 1;
+    }
   }
   try {
     app.parse(argc, argv);
@@ -282,9 +376,58 @@ int main(int argc, char** argv) {
     std::cerr << "mobius: error: " << e.what() << " (see --help)\n";
     return 1;
   }
+  for (const auto& n : notes) std::cerr << "mobius: note: " << n << "\n";
+  if (version_cmd->parsed()) {
+    std::cout << version << "\n";
+    return 0;
+  }
+  if (list->parsed() || models->parsed()) return list_models();
+
+  // SOURCE OUTPUT_DIR: the last positional word is the output unless -o names it; the source is the
+  // other positional word or one of --config, --gguf, -m, -i.
+  if (build->parsed()) {
+    std::vector<std::string> words;
+    for (const std::string* w : {&source_pos, &output_pos})
+      if (!w->empty()) words.push_back(*w);
+    std::string output = named_output;
+    if (output.empty() && !words.empty()) {
+      output = words.back();
+      words.pop_back();
+    }
+    std::vector<std::string> sources = named_sources;
+    sources.insert(sources.end(), words.begin(), words.end());
+    std::string wrong;
+    if (sources.empty())
+      wrong = "no SOURCE given" + (output.empty() ? std::string() : " (" + output + " is taken as OUTPUT_DIR)") +
+              ": mobius build SOURCE OUTPUT_DIR, SOURCE a checkpoint directory, a Hugging Face id (ORG/NAME) or a "
+              ".gguf file";
+    else if (output.empty())
+      wrong = "no OUTPUT_DIR given: mobius build SOURCE OUTPUT_DIR";
+    else if (sources.size() > 1)
+      wrong = "two sources given (" + sources[0] + " and " + sources[1] + "): mobius build SOURCE OUTPUT_DIR takes "
+              "one (--config and --gguf are another way to name it)";
+    if (!wrong.empty()) {
+      std::cerr << "mobius: error: " << wrong << "\n";
+      return 1;
+    }
+    opts.config_dir = sources.front();  // any kind of source (driver/source_path.h classify_source)
+    opts.output_dir = output;
+  }
+  if (info->parsed()) {
+    if (!info_path.empty()) info_named.push_back(info_path);
+    if (info_named.size() != 1) {
+      std::cerr << "mobius: error: "
+                << (info_named.empty() ? "no SOURCE given: mobius info SOURCE (a checkpoint directory, a Hugging Face "
+                                         "id ORG/NAME or a .gguf file)"
+                                       : "two sources given (" + info_named[0] + " and " + info_named[1] +
+                                             "): mobius info takes one")
+                << "\n";
+      return 1;
+    }
+    info_path = info_named.front();
+  }
 
   try {
-    if (models->parsed()) return list_models();
     for (const auto& f : register_files) mobius::register_custom_types_file(f);
     if (info->parsed()) {
       info_opts.dtype = mobius::parse_cli_dtype(info_dtype);
