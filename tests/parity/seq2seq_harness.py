@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -187,20 +188,33 @@ def write_checkpoint(row: Row, hf_dir: Path):
     return write_model(AutoConfig.for_model(row.model_type, **row.config), hf_dir)
 
 
+def scales_decoder_output(model) -> bool:
+    """Whether the model multiplies the decoder output by model_dim**-0.5 before the LM head (its
+    forward does: T5 when config.scale_decoder_outputs, UMT5, LongT5 and Switch when the head is
+    tied; mT5 does not) and the head is the token embedding table."""
+    if "model_dim**-0.5" not in inspect.getsource(type(model).forward):
+        return False
+    cfg = model.config
+    scaled = getattr(cfg, "scale_decoder_outputs", cfg.tie_word_embeddings)
+    return bool(scaled) and H._tied_embedding(model) is not None
+
+
 def write_model(config, hf_dir: Path):
     """AutoModelForSeq2SeqLM from `config` (seed 0), every parameter re-randomized
     (harness.rerandomize), saved to hf_dir; returns the in-memory model."""
     torch.manual_seed(0)
     model = AutoModelForSeq2SeqLM.from_config(config, dtype=torch.float32, attn_implementation="eager").eval()
     H.rerandomize(model)
-    # the shared token embeddings at unit scale, as rerandomize does for `embed_tokens`: scaled by
-    # 1/sqrt(d_model) (T5's `shared` does not match that name) the tied logits would be ~0.1 and
-    # greedy generation nearly a tie
+    # The T5 family's decoder output scaled by 1/sqrt(d_model) before a tied LM head: the shared
+    # token embeddings at unit scale (rerandomize scales a tied table as a matrix), else the logits
+    # would be ~0.1 and greedy generation nearly a tie. Every other tied head keeps rerandomize's
+    # scale (a unit-variance head makes the logits ~30-90, parity table scale column).
     # Fixed sinusoidal position tables (Marian, Pegasus: modules with create_weight()) back to their
     # values: transformers recomputes Marian's at load (it is not saved), Pegasus saves it.
     with torch.no_grad():
-        emb = model.get_input_embeddings().weight
-        emb.copy_(torch.randn_like(emb))
+        if scales_decoder_output(model):
+            emb = model.get_input_embeddings().weight
+            emb.copy_(torch.randn_like(emb))
         for m in model.modules():
             if hasattr(m, "create_weight"):
                 m.weight.copy_(m.create_weight())
