@@ -16,4 +16,8 @@ namespace mobius {
 // mobius::Error naming the field on a missing or inconsistent one.
 DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type);
 
+// The softcapping field `key` of `c`: 0 (none) when null, `fallback` when absent (the config
+// class default). Throws mobius::FieldError on a negative value.
+float read_softcap(const HfConfig& c, const char* key, double fallback);
+
 }  // namespace mobius

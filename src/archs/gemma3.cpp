@@ -15,7 +15,8 @@
 //     full layers and, within the window, the sliding ones (blocks/attention_overlay.h
 //     image_block_overlay; transformers' token_type_ids are 1 exactly at the image tokens, which
 //     onnxruntime-genai 0.18 feeds only to a vision graph, so the mask is derived in the graph
-//     from the decoder's input_ids).
+//     from the decoder's input_ids); lm_head's logits without text_config.final_logit_softcapping
+//     (Gemma3ForConditionalGeneration does not cap; Gemma3ForCausalLM does).
 // config.json: image_token_index (alias image_token_id, default 262144), mm_tokens_per_image
 // (256), tie_word_embeddings (true). Checkpoint keys as transformers 5 saves them:
 // vision_tower.*, multi_modal_projector.*, language_model.model.*, language_model.lm_head.
@@ -81,6 +82,9 @@ class Gemma3 : public ImageTextToText {
     s.names.model = "language_model.model";
     s.names.lm_head = "language_model.lm_head";
     s.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true);
+    // Gemma3ForConditionalGeneration.forward returns lm_head's logits uncapped: only
+    // Gemma3ForCausalLM applies text_config.final_logit_softcapping
+    s.final_logit_softcapping = 0.0f;
     hidden_size_ = s.hidden_size;
     image_token_id_ = cfg.int_or("image_token_index", 262144);
 
