@@ -94,6 +94,11 @@ float read_softcap(const HfConfig& c, const char* key, double fallback) {
   return static_cast<float>(v);
 }
 
+Value* gemma_vlm_token_ids(Ops& op, Value* input_ids, int64_t image_token_id, int64_t vocab_size) {
+  if (image_token_id < vocab_size) return input_ids;
+  return op.Where(op.Equal(input_ids, static_cast<double>(image_token_id)), op.builder().scalar_i64(0), input_ids);
+}
+
 DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type) {
   if (type == "gemma") {
     std::string act = read_activation(c, "hidden_act", "gelu_pytorch_tanh");

@@ -20,4 +20,9 @@ DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::str
 // class default). Throws mobius::FieldError on a negative value.
 float read_softcap(const HfConfig& c, const char* key, double fallback);
 
+// Gemma3Model / PaliGemmaModel.forward: an image_token_id outside the text vocabulary
+// (>= vocab_size) is embedded as token 0 ("Replace image id with PAD if the image token is OOV");
+// inside it, ids are unchanged. input_ids int64 [batch, seq] -> the ids to embed.
+Value* gemma_vlm_token_ids(Ops& op, Value* input_ids, int64_t image_token_id, int64_t vocab_size);
+
 }  // namespace mobius

@@ -270,3 +270,18 @@ def test_vlm_head_options(model_type, tmp_path_factory):
                      full=False)
     assert not failures, "\n".join(failures)
 
+
+@pytest.mark.parametrize("model_type", ["gemma3", "paligemma"])
+def test_gemma_image_token_outside_vocabulary(model_type, tmp_path):
+    """Gemma3Model and PaliGemmaModel embed an image_token_index outside the text vocabulary as
+    token 0: a text-only prompt holding it and a decode step on it equal transformers'
+    (vlm_harness.check_text_only), where the embedding's table lookup would be out of range."""
+    row = V.base_row(model_type)
+    config = V.AutoConfig.for_model(model_type, **dict(row.config, image_token_index=V.VOCAB))
+    V.write_model(config, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "onnx")
+    ref = V.AutoModelForImageTextToText.from_pretrained(tmp_path / "hf", dtype=V.torch.float32,
+                                                        attn_implementation="eager").eval()
+    assert ref.config.image_token_id >= ref.config.text_config.vocab_size
+    failures = V.check_text_only(ref, V.OnnxVLM(tmp_path / "onnx"), [], [])
+    assert not failures, "\n".join(failures)
