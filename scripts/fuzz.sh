@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, clang with AddressSanitizer and UndefinedBehaviorSanitizer)
-# into build-fuzz/ and runs each for SECONDS (default 600), seeded from the checked-in corpus
-# fuzz/corpus/<target>/ (new inputs go to build-fuzz/corpus/<target>/, crashes to
+# into build-fuzz/ (scripts/build_sanitized.sh) and runs each for SECONDS (default 600), seeded
+# from the checked-in corpus fuzz/corpus/<target>/ (new inputs go to build-fuzz/corpus/<target>/, crashes to
 # build-fuzz/findings/). Prints one line per target: executions, coverage (cov: edges, ft:
 # features), corpus size. Exits 1 when a target crashes, leaks, times out or runs out of memory.
 #
@@ -15,9 +15,7 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(fuzz_safetensors fuzz_safetensors_index fuzz_config fuzz_gguf fuzz_side_files)
 
-CC=clang-16 CXX=clang++-16 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DMOBIUS_FUZZ=ON \
-  -DMOBIUS_BUILD_TESTS=OFF >/dev/null
-cmake --build build-fuzz --parallel "$(nproc)" --target "${targets[@]}"
+bash scripts/build_sanitized.sh "${targets[@]}"
 
 # symbolized stack traces in the reports
 ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)

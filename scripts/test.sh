@@ -10,6 +10,8 @@ bash scripts/build.sh
 (cd build && ctest --output-on-failure --parallel "$(nproc)")
 # Every fuzz target for 20 s from the checked-in corpus (a crash, hang or runaway memory fails).
 bash scripts/fuzz.sh 20
+# The unit tests over the same sanitized library (ASan + UBSan): undefined behaviour on ordinary inputs.
+bash scripts/sanitize.sh
 # The pytest run needs about 6 GB free under the temp directory at its peak (the over-2-GiB package:
 # a 2.7 GB checkpoint and its 2.7 GB build): a warning up front explains builds failing on ENOSPC.
 tmp="${TMPDIR:-/tmp}"

@@ -46,8 +46,10 @@
 // model.shared is unused). Fields: d_model, encoder_/decoder_layers,
 // encoder_/decoder_attention_heads, encoder_/decoder_ffn_dim, activation_function,
 // max_position_embeddings, scale_embedding; LayerNorm eps 1e-5 (nn.LayerNorm's default).
-// Marian: only share_encoder_decoder_embeddings (the default) with decoder_vocab_size unset or
-// equal to vocab_size.
+// marian: share_encoder_decoder_embeddings (the default: model.shared, decoder_vocab_size unset or
+// equal to vocab_size), or false: separate source and target vocabularies, no model.shared, the
+// encoder embeds vocab_size tokens, the decoder decoder_vocab_size (its embed_tokens, the LM
+// head, tied to model.decoder.embed_tokens with tie_word_embeddings, and final_logits_bias).
 #include <cmath>
 #include <vector>
 
@@ -357,12 +359,23 @@ std::unique_ptr<Architecture> create_plbart(const HfConfig& c, DataType dtype) {
 }
 
 std::unique_ptr<Architecture> create_marian(const HfConfig& c, DataType dtype) {
-  if (!c.bool_or("share_encoder_decoder_embeddings", true))
-    c.fail("share_encoder_decoder_embeddings", "false (separate source and target vocabularies) is not supported yet");
-  if (c.has("decoder_vocab_size") && c.get_int("decoder_vocab_size") != c.get_int("vocab_size"))
-    c.fail("decoder_vocab_size", "must equal vocab_size (separate target vocabularies are not supported yet)");
-  return std::make_unique<BartForConditionalGeneration>(
-      bart_spec(c, dtype, {NormPlacement::post, Positions::sinusoidal, EmbeddingNorm::none, EmbeddingNorm::none, false}));
+  BartSpec s =
+      bart_spec(c, dtype, {NormPlacement::post, Positions::sinusoidal, EmbeddingNorm::none, EmbeddingNorm::none, false});
+  // MarianConfig: decoder_vocab_size or vocab_size (absent, null or 0: vocab_size)
+  const int64_t given = c.int_or("decoder_vocab_size", 0);
+  if (given < 0) c.fail("decoder_vocab_size", "must be positive");
+  const int64_t target = given ? given : s.vocab_size;
+  if (c.bool_or("share_encoder_decoder_embeddings", true)) {
+    if (target != s.vocab_size)
+      c.fail("decoder_vocab_size", "must equal vocab_size with share_encoder_decoder_embeddings (one shared table; "
+                                   "set share_encoder_decoder_embeddings false for a target vocabulary of its own)");
+  } else {
+    // MarianMTModel: no model.shared; the decoder's embed_tokens, the LM head (tied to it with
+    // tie_word_embeddings) and final_logits_bias have decoder_vocab_size rows
+    s.shared = false;
+    s.vocab_size = s.decoder_embedding.vocab_size = target;
+  }
+  return std::make_unique<BartForConditionalGeneration>(s);
 }
 
 std::unique_ptr<Architecture> create_pegasus(const HfConfig& c, DataType dtype) {

@@ -7,7 +7,10 @@
 //   Dinov2Model: pooler_output = last_hidden_state[:, 0]
 //   Dinov2ForImageClassification (weights under dinov2. / dinov2_with_registers.):
 //     logits = classifier(concat(x[:, 0], x[:, 1 + num_register_tokens:].mean(1)))
-// embeddings.mask_token (masked image modelling only) is not read. use_swiglu_ffn is refused.
+// With use_swiglu_ffn (DINOv2 giant) each layer's mlp is Dinov2SwiGLUFFN: down_proj(silu(gate_proj(x))
+// * up_proj(x)), biases on, (hidden_size * mlp_ratio * 2 / 3 + 7) / 8 * 8 wide (hidden_act is not
+// read there); the checkpoint holds gate_proj and up_proj fused as mlp.weights_in (gate rows first)
+// and down_proj as mlp.weights_out. embeddings.mask_token (masked image modelling only) is not read.
 #include "archs/archs.h"
 #include "archs/vision_towers.h"
 #include "registry/config_defaults.h"
@@ -16,12 +19,19 @@ namespace mobius {
 namespace {
 
 VisionTransformerOptions dinov2_options(const HfConfig& c, DataType dtype, int64_t registers) {
-  if (c.bool_or("use_swiglu_ffn", false))
-    c.fail("use_swiglu_ffn", "the SwiGLU feed-forward (DINOv2 giant) is not supported yet");
   VisionTransformerOptions o = vit_options(c, dtype);
   const int64_t ratio = c.int_or("mlp_ratio", 4);
   if (ratio < 1 || ratio > 64) c.fail("mlp_ratio", "expected a value in [1, 64]");
   o.layer.intermediate_size = o.layer.hidden_size * ratio;
+  if (c.bool_or("use_swiglu_ffn", false)) {
+    // Dinov2SwiGLUFFN: two thirds of hidden_size * mlp_ratio, rounded up to a multiple of 8
+    const int64_t width = (o.layer.intermediate_size * 2 / 3 + 7) / 8 * 8;
+    // as checkpoints hold it: mlp.weights_in [2 * width, hidden] (gate rows, then up rows: the
+    // Chunk(dim=0) of transformers' conversion_mapping) and mlp.weights_out (down_proj)
+    o.layer.mlp = MLPOptions{.hidden_size = o.layer.hidden_size, .intermediate_size = width, .hidden_act = "silu",
+                             .bias = true, .dtype = dtype, .gated = true, .fused_gate_up = true,
+                             .gated_down_name = "mlp.weights_out", .gate_up_name = "mlp.weights_in"};
+  }
   o.embedding.patch = "patch_embeddings.projection";
   o.embedding.tokens = {"cls_token"};
   o.embedding.position = "position_embeddings";

@@ -43,13 +43,6 @@ DecoderSpec gemma_spec(const HfConfig& c, DataType dtype, std::string hidden_act
   return s;
 }
 
-// A softcapping field: none when null, `fallback` when absent (the config class default).
-float read_softcap(const HfConfig& c, const char* key, double fallback) {
-  const double v = c.json().contains(key) ? c.float_or(key, 0.0) : fallback;
-  if (v < 0) c.fail(key, "must be positive or null");
-  return static_cast<float>(v);
-}
-
 // gemma2 / gemma3: what gemma lacks, and the layer types (default `fallback`).
 DecoderSpec gemma2_spec(const HfConfig& c, DataType dtype, const std::vector<std::string>& fallback) {
   DecoderSpec s = gemma_spec(c, dtype, read_activation(c, "hidden_activation", "gelu_pytorch_tanh"), 4);
@@ -94,6 +87,17 @@ std::unique_ptr<Architecture> causal_gemma(const HfConfig& c, DataType dtype, co
 }
 
 }  // namespace
+
+float read_softcap(const HfConfig& c, const char* key, double fallback) {
+  const double v = c.json().contains(key) ? c.float_or(key, 0.0) : fallback;
+  if (v < 0) c.fail(key, "must be positive or null");
+  return static_cast<float>(v);
+}
+
+Value* gemma_vlm_token_ids(Ops& op, Value* input_ids, int64_t image_token_id, int64_t vocab_size) {
+  if (image_token_id < vocab_size) return input_ids;
+  return op.Where(op.Equal(input_ids, static_cast<double>(image_token_id)), op.builder().scalar_i64(0), input_ids);
+}
 
 DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type) {
   if (type == "gemma") {

@@ -16,4 +16,13 @@ namespace mobius {
 // mobius::Error naming the field on a missing or inconsistent one.
 DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type);
 
+// The softcapping field `key` of `c`: 0 (none) when null, `fallback` when absent (the config
+// class default). Throws mobius::FieldError on a negative value.
+float read_softcap(const HfConfig& c, const char* key, double fallback);
+
+// Gemma3Model / PaliGemmaModel.forward: an image_token_id outside the text vocabulary
+// (>= vocab_size) is embedded as token 0 ("Replace image id with PAD if the image token is OOV");
+// inside it, ids are unchanged. input_ids int64 [batch, seq] -> the ids to embed.
+Value* gemma_vlm_token_ids(Ops& op, Value* input_ids, int64_t image_token_id, int64_t vocab_size);
+
 }  // namespace mobius

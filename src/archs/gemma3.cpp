@@ -15,7 +15,10 @@
 //     full layers and, within the window, the sliding ones (blocks/attention_overlay.h
 //     image_block_overlay; transformers' token_type_ids are 1 exactly at the image tokens, which
 //     onnxruntime-genai 0.18 feeds only to a vision graph, so the mask is derived in the graph
-//     from the decoder's input_ids).
+//     from the decoder's input_ids); lm_head's logits without text_config.final_logit_softcapping
+//     (Gemma3ForConditionalGeneration does not cap; Gemma3ForCausalLM does).
+//   embedding: an image_token_index outside the text vocabulary is embedded as token 0
+//     (Gemma3Model.forward; archs/gemma.h gemma_vlm_token_ids).
 // config.json: image_token_index (alias image_token_id, default 262144), mm_tokens_per_image
 // (256), tie_word_embeddings (true). Checkpoint keys as transformers 5 saves them:
 // vision_tower.*, multi_modal_projector.*, language_model.model.*, language_model.lm_head.
@@ -81,7 +84,11 @@ class Gemma3 : public ImageTextToText {
     s.names.model = "language_model.model";
     s.names.lm_head = "language_model.lm_head";
     s.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true);
+    // Gemma3ForConditionalGeneration.forward returns lm_head's logits uncapped: only
+    // Gemma3ForCausalLM applies text_config.final_logit_softcapping
+    s.final_logit_softcapping = 0.0f;
     hidden_size_ = s.hidden_size;
+    vocab_size_ = s.vocab_size;
     image_token_id_ = cfg.int_or("image_token_index", 262144);
 
     const HfConfig vision_cfg = sub_config(cfg, "vision_config");
@@ -107,7 +114,9 @@ class Gemma3 : public ImageTextToText {
   }
 
   const CausalLM& text() const override { return *text_; }
-  Value* embed_tokens(Ops& op, Value* input_ids) const override { return text_->embed(op, input_ids); }
+  Value* embed_tokens(Ops& op, Value* input_ids) const override {
+    return text_->embed(op, gemma_vlm_token_ids(op, input_ids, image_token_id_, vocab_size_));
+  }
   int64_t hidden_size() const override { return hidden_size_; }
   int64_t image_token_id() const override { return image_token_id_; }
   std::vector<GraphInput> vision_inputs() const override {
@@ -132,7 +141,7 @@ class Gemma3 : public ImageTextToText {
   DecoderCausalLM* text_;
   VisionTransformer* tower_;
   Gemma3Projector* projector_;
-  int64_t hidden_size_, image_token_id_, image_size_, num_channels_;
+  int64_t hidden_size_, vocab_size_, image_token_id_, image_size_, num_channels_;
 };
 
 }  // namespace

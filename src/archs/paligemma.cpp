@@ -9,7 +9,11 @@
 //     given with an empty cache attends in both directions over all its tokens (image and text:
 //     token_type_ids 0, the prefix, as PaliGemmaProcessor makes them without a suffix), later
 //     steps causally (blocks/attention_overlay.h prompt_prefix_overlay). Its positions are
-//     1-based: position_ids = transformers' (the index among the row's tokens) + 1.
+//     1-based: position_ids = transformers' (the index among the row's tokens) + 1. Its logits
+//     are capped by text_config's final_logit_softcapping when the text config has one
+//     (PaliGemmaForConditionalGeneration; c * tanh(logits / c)).
+//   embedding: an image_token_index outside the text vocabulary is embedded as token 0
+//     (PaliGemmaModel.forward; archs/gemma.h gemma_vlm_token_ids).
 // config.json: image_token_index (alias image_token_id, default 256000), projection_dim (2048),
 // tie_word_embeddings (true); a text_config or vision_config left out takes PaliGemmaConfig's
 // sub-config defaults (paligemma-3b-224's sizes). Checkpoint keys as transformers 5 saves them:
@@ -54,7 +58,12 @@ class PaliGemma : public ImageTextToText {
     s.names.model = "language_model.model";
     s.names.lm_head = "language_model.lm_head";
     s.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true);
+    // PaliGemmaForConditionalGeneration.forward caps the logits with the text config's
+    // final_logit_softcapping when it has one (GemmaConfig keeps the key as an attribute, though
+    // GemmaForCausalLM never reads it); absent or null: none
+    s.final_logit_softcapping = read_softcap(text_cfg, "final_logit_softcapping", 0.0);
     hidden_size_ = s.hidden_size;
+    vocab_size_ = s.vocab_size;
     image_token_id_ = cfg.int_or("image_token_index", 256000);
     const int64_t projection_dim = cfg.int_or("projection_dim", 2048);
     if (projection_dim != hidden_size_)
@@ -75,7 +84,9 @@ class PaliGemma : public ImageTextToText {
   }
 
   const CausalLM& text() const override { return *text_; }
-  Value* embed_tokens(Ops& op, Value* input_ids) const override { return text_->embed(op, input_ids); }
+  Value* embed_tokens(Ops& op, Value* input_ids) const override {
+    return text_->embed(op, gemma_vlm_token_ids(op, input_ids, image_token_id_, vocab_size_));
+  }
   int64_t hidden_size() const override { return hidden_size_; }
   int64_t image_token_id() const override { return image_token_id_; }
   std::vector<GraphInput> vision_inputs() const override {
@@ -96,7 +107,7 @@ class PaliGemma : public ImageTextToText {
   DecoderCausalLM* text_;
   VisionTransformer* tower_;
   Linear* linear_;
-  int64_t hidden_size_, image_token_id_, image_size_, num_channels_;
+  int64_t hidden_size_, vocab_size_, image_token_id_, image_size_, num_channels_;
 };
 
 }  // namespace

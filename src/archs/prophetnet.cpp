@@ -134,7 +134,8 @@ Value* relative_buckets(Ops& op, Value* relative, int64_t num_buckets, int64_t m
 // ProphetNetNgramSelfAttention for the main stream and the first predict stream.
 class NgramSelfAttention : public Module {
  public:
-  explicit NgramSelfAttention(const ProphetNetSpec& s) : s_(s), heads_(s.decoder_heads), head_dim_(s.hidden_size / heads_) {
+  explicit NgramSelfAttention(const ProphetNetSpec& s)
+      : num_buckets_(s.num_buckets), heads_(s.decoder_heads), head_dim_(s.hidden_size / heads_) {
     const auto linear = [&](const char* name, int64_t out) {
       return child<Linear>(name, LinearOptions{s.hidden_size, out, true, s.dtype});
     };
@@ -175,15 +176,15 @@ class NgramSelfAttention : public Module {
   // get_*_relative_pos_embeddings: relative_pos_embeddings(x) viewed [batch, seq, buckets, heads],
   // gathered at `buckets` [seq, keys] -> [batch, heads, seq, keys].
   Value* bias(Ops& op, Value* x, Value* buckets) const {
-    Value* table = op.Transpose(op.Reshape(relative_pos_embeddings->forward(op, x), {0, 0, s_.num_buckets, heads_}),
+    Value* table = op.Transpose(op.Reshape(relative_pos_embeddings->forward(op, x), {0, 0, num_buckets_, heads_}),
                                 {.perm = {0, 3, 1, 2}});  // [batch, heads, seq, buckets]
     Value* shape = op.Concat({op.Shape(table, {.start = 0, .end = 3}), op.Shape(buckets, {.start = 1, .end = 2})},
                              {.axis = 0});
     Value* index = op.Expand(op.Unsqueeze(buckets, {0, 1}), shape);
     return op.builder().add_node("GatherElements", {table, index}, {{"axis", int64_t{3}}}, {table->dtype})[0];
   }
-  const ProphetNetSpec& s_;
-  int64_t heads_, head_dim_;
+  // values, not a reference to the spec: the spec given to the constructor is a temporary
+  int64_t num_buckets_, heads_, head_dim_;
 };
 
 class ProphetNetEncoderLayer : public Module {

@@ -15,7 +15,7 @@ GatedMLP::GatedMLP(const MLPOptions& o) : intermediate_size_(o.intermediate_size
   init_activation(o.hidden_act, o.dtype);
   const int64_t h = o.hidden_size, i = o.intermediate_size;
   if (o.fused_gate_up) {
-    gate_up_proj = child<Linear>("gate_up_proj", LinearOptions{h, 2 * i, o.bias, o.dtype, o.conv1d});
+    gate_up_proj = child<Linear>(o.gate_up_name, LinearOptions{h, 2 * i, o.bias, o.dtype, o.conv1d});
   } else {
     gate_proj = child<Linear>(o.gate_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
     up_proj = child<Linear>(o.gated_up_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});

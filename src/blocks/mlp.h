@@ -28,6 +28,7 @@ struct MLPOptions {
   std::string up_name = "fc1", down_name = "fc2";  // MLP's two projections
   // GatedMLP's three projections (T5DenseGatedActDense: wi_0, wi_1, wo)
   std::string gate_name = "gate_proj", gated_up_name = "up_proj", gated_down_name = "down_proj";
+  std::string gate_up_name = "gate_up_proj";  // fused_gate_up's (DINOv2's SwiGLU: mlp.weights_in)
   bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
 };
 

@@ -72,14 +72,19 @@ AttentionOptions vision_attention(int64_t hidden, int64_t heads, const Attention
   return a;
 }
 
-VisionEncoderLayer::VisionEncoderLayer(const VisionLayerOptions& o) : act_(o.hidden_act) {
+MLPOptions VisionLayerOptions::feed_forward() const {
+  if (mlp) return *mlp;
+  return MLPOptions{.hidden_size = hidden_size, .intermediate_size = intermediate_size, .hidden_act = hidden_act,
+                    .bias = true, .dtype = dtype, .gated = false, .up_name = names.fc1, .down_name = names.fc2};
+}
+
+VisionEncoderLayer::VisionEncoderLayer(const VisionLayerOptions& o) {
   const VisionLayerNames& n = o.names;
   const NormOptions norm{.dim = o.hidden_size, .eps = o.layer_norm_eps, .dtype = o.dtype};
   norm1 = child<LayerNorm>(n.norm1, norm);
   attention = child<Attention>(n.attention, o.attention);
   norm2 = child<LayerNorm>(n.norm2, norm);
-  fc1 = child<Linear>(n.fc1, LinearOptions{o.hidden_size, o.intermediate_size, true, o.dtype});
-  fc2 = child<Linear>(n.fc2, LinearOptions{o.intermediate_size, o.hidden_size, true, o.dtype});
+  mlp = adopt("", make_mlp(o.feed_forward()));
   if (!n.layer_scale1.empty()) layer_scale1 = param(n.layer_scale1, {o.hidden_size}, o.dtype);
   if (!n.layer_scale2.empty()) layer_scale2 = param(n.layer_scale2, {o.hidden_size}, o.dtype);
 }
@@ -90,7 +95,7 @@ Value* VisionEncoderLayer::forward(Ops& op, Value* x, Value* mask) const {
   const AttentionContext ctx{mask};
   Value* a = attention->forward(op, norm1->forward(op, x), ctx, nullptr, nullptr).hidden;
   Value* h = op.Add(x, scaled(a, layer_scale1));
-  Value* f = fc2->forward(op, activation(op, act_, fc1->forward(op, norm2->forward(op, h))));
+  Value* f = mlp->forward(op, norm2->forward(op, h));
   return op.Add(h, scaled(f, layer_scale2));
 }
 

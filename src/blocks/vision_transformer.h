@@ -3,17 +3,20 @@
 //   embeddings : Conv2d patch embedding (kernel = stride = patch_size) -> [batch, patches, hidden],
 //                learned tokens (class, distillation) prepended, learned position embeddings added,
 //                register tokens (DINOv2 with registers) inserted after the prepended tokens
-//   each layer : h = x + ls1 * attention(norm1(x)); out = h + ls2 * fc2(act(fc1(norm2(h))))
+//   each layer : h = x + ls1 * attention(norm1(x)); out = h + ls2 * mlp(norm2(h)), mlp =
+//                fc2(act(fc1(.))) or a feed-forward of the options' own (DINOv2's SwiGLU)
 //                (pre-norm; ls = DINOv2's LayerScale, 1 elsewhere); bidirectional, no mask
 // Only the config's image_size is accepted: pixel_values is [batch, num_channels, image_size,
 // image_size] with static channel and spatial dims, so onnxruntime refuses another size at the
 // input (no position interpolation).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "blocks/attention.h"
+#include "blocks/mlp.h"
 
 namespace mobius {
 
@@ -97,6 +100,12 @@ struct VisionLayerOptions {
   AttentionOptions attention;  // biases on, num_key_value_heads = num_attention_heads
   VisionLayerNames names;
   DataType dtype = DataType::FLOAT;
+  // The feed-forward when it is not fc2(hidden_act(fc1(x))) with biases under names.fc1 / fc2
+  // (intermediate_size wide): DINOv2's SwiGLU, down_proj(silu(gate_proj(x)) * up_proj(x)) with
+  // gate and up fused (blocks/mlp.h; its names relative to the layer).
+  std::optional<MLPOptions> mlp;
+
+  MLPOptions feed_forward() const;  // `mlp`, or the fc1 / fc2 MLP
 };
 
 // The options of a multi-head self-attention of width `hidden` with q/k/v/o biases, the
@@ -113,12 +122,9 @@ class VisionEncoderLayer : public Module {
 
   LayerNorm *norm1, *norm2;
   Attention* attention;
-  Linear *fc1, *fc2;
+  FeedForward* mlp;
   Parameter* layer_scale1 = nullptr;
   Parameter* layer_scale2 = nullptr;
-
- private:
-  std::string act_;
 };
 
 struct VisionTransformerOptions {

@@ -35,13 +35,18 @@ Model ImageTextToText::build_speech() const {
 
 namespace {
 
-// embeds [batch, seq, hidden] with row k + 1 of [0; features] at the k-th `token` of ids (row-major),
-// as transformers' masked_scatter / index_put.
+// embeds [batch, seq, hidden] with row k of features at the k-th `token` of ids (row-major), as
+// transformers' masked_scatter / index_put. With no feature rows (a decode step whose token is
+// `token`, a text-only prompt containing it) every token keeps its table embedding, as
+// transformers without pixel_values; with rows, a count that differs from the tokens' is a Gather
+// out of bounds (transformers: "Image features and image tokens do not match").
 Value* scatter_features(Ops& op, Value* ids, Value* embeds, Value* features, int64_t token, int64_t hidden,
                         DataType dt) {
   GraphBuilder& b = op.builder();
-  Value* is_token = op.Equal(ids, static_cast<double>(token));  // [batch, seq]
+  Value* rows_given = op.Greater(op.Shape(features, {.start = 0, .end = 1}), 0);  // bool [1]
+  Value* is_token = op.And(op.Equal(ids, static_cast<double>(token)), rows_given);  // [batch, seq]
   Value* flat = op.Reshape(op.Cast(is_token, {.to = DataType::INT64}), std::vector<int64_t>{-1});
+  // 1-based row of each token (0 elsewhere) into [0; features]
   Value* rows = op.Mul(op.CumSum(flat, b.scalar_i64(0)), flat);
   Value* padded = op.Concat({b.constant_float(std::vector<float>(static_cast<size_t>(hidden), 0.0f), {1, hidden}, dt),
                              features},

@@ -81,6 +81,12 @@ ROWS = [
     Row("mbart", "base", dict(BART, scale_embedding=True)),
     Row("plbart", "base", dict(BART, scale_embedding=True)),
     Row("marian", "base", dict(BART, scale_embedding=True)),
+    # separate source (256) and target (300) vocabularies: no model.shared, the decoder's embed_tokens,
+    # the LM head (tied to it, or its own) and final_logits_bias of decoder_vocab_size rows
+    Row("marian", "unshared-tgt-300", dict(BART, scale_embedding=True, share_encoder_decoder_embeddings=False,
+                                           decoder_vocab_size=300)),
+    Row("marian", "unshared-untied", dict(BART, scale_embedding=True, share_encoder_decoder_embeddings=False,
+                                          decoder_vocab_size=300, tie_word_embeddings=False)),
     Row("pegasus", "base", dict(BART, scale_embedding=True)),
     # 3 global tokens, local blocks of 8 over 20 tokens (transformers pads to 24), the second encoder
     # layer staggered by 4; decoder_layers 2 with its own heads (PegasusXConfig has no

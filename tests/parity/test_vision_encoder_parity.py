@@ -44,7 +44,6 @@ def test_vision_int4(row, tmp_path_factory):
 @pytest.mark.parametrize("model_type,fields,needle", [
     ("vit", dict(image_size=[32, 32]), "image_size"),             # transformers allows [h, w]: refused here
     ("vit", dict(patch_size=5), "patch_size"),                    # does not divide image_size
-    ("dinov2", dict(use_swiglu_ffn=True), "use_swiglu_ffn"),      # DINOv2 giant's SwiGLU
     ("siglip2_vision_model", dict(num_patches=15), "num_patches"),  # the position table is not a square grid
     ("clip", dict(text_config=dict(V.TEXT, hidden_act="nope")), "text_config.hidden_act"),
     # sizes whose graphs would not fit: more than 1024 patches per side, a BEiT relative position

@@ -242,3 +242,46 @@ def test_tower_layers_past_the_features_are_not_reported_unused(tmp_path):
     r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "out", "--runtime", "none")
     assert r.returncode == 0, r.stderr
     assert f"vision_tower.encoder.layers.{layers - 1}." not in r.stderr, r.stderr
+
+
+# The head options of the text types (Gemma's final_logit_softcapping, Cohere's logit_scale,
+# Granite's logits_scaling) set in every multimodal type's text config: each multimodal class
+# applies the head steps of its own transformers forward, not its text type's causal LM
+# (Gemma3ForConditionalGeneration: none; PaliGemmaForConditionalGeneration: the text config's
+# final_logit_softcapping; the others: none).
+HEAD_OPTIONS = dict(final_logit_softcapping=2.0, logit_scale=0.25, logits_scaling=4.0)
+
+
+def with_head_options(row: V.Row) -> V.Row:
+    config = dict(row.config)
+    if "text_config" in config:
+        config["text_config"] = dict(config["text_config"], **HEAD_OPTIONS)
+    else:  # phi4_multimodal: the text fields at the top level
+        config.update(HEAD_OPTIONS)
+    return V.Row(row.model_type, "head-options", config)
+
+
+@pytest.mark.parametrize("model_type", sorted(V.types()))
+def test_vlm_head_options(model_type, tmp_path_factory):
+    """The image batch's prefill and decode steps equal transformers' with HEAD_OPTIONS in the text
+    config (a cap of 2 moves the tiny models' logits far beyond harness.TOL)."""
+    rec: dict = {}
+    failures = V.run(with_head_options(V.base_row(model_type)), tmp_path_factory.mktemp(f"{model_type}-head"), rec,
+                     full=False)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("model_type", ["gemma3", "paligemma"])
+def test_gemma_image_token_outside_vocabulary(model_type, tmp_path):
+    """Gemma3Model and PaliGemmaModel embed an image_token_index outside the text vocabulary as
+    token 0: a text-only prompt holding it and a decode step on it equal transformers'
+    (vlm_harness.check_text_only), where the embedding's table lookup would be out of range."""
+    row = V.base_row(model_type)
+    config = V.AutoConfig.for_model(model_type, **dict(row.config, image_token_index=V.VOCAB))
+    V.write_model(config, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "onnx")
+    ref = V.AutoModelForImageTextToText.from_pretrained(tmp_path / "hf", dtype=V.torch.float32,
+                                                        attn_implementation="eager").eval()
+    assert ref.config.image_token_id >= ref.config.text_config.vocab_size
+    failures = V.check_text_only(H.float64(ref), {}, V.OnnxVLM(tmp_path / "onnx"), [], [])
+    assert not failures, "\n".join(failures)

@@ -70,6 +70,10 @@ ROWS = [
     Row("dinov2", "classification", dict(VIT, mlp_ratio=3, **LABELS), CLS),
     Row("dinov2_with_registers", "base", dict(VIT, num_register_tokens=3)),
     Row("dinov2_with_registers", "classification", dict(VIT, num_register_tokens=3, **LABELS), CLS),
+    # use_swiglu_ffn (DINOv2 giant): Dinov2SwiGLUFFN, 64 * 5 * 2 / 3 = 213 rounded up to 216 wide
+    Row("dinov2", "swiglu-ratio-5", dict(VIT, mlp_ratio=5, use_swiglu_ffn=True)),
+    Row("dinov2_with_registers", "swiglu-classification", dict(VIT, num_register_tokens=3, mlp_ratio=5,
+                                                               use_swiglu_ffn=True, **LABELS), CLS),
     # BEiT: relative position bias per layer, mean pooling (no final norm), layer scale
     Row("beit", "base", dict(VIT, use_relative_position_bias=True)),
     # absolute positions, the shared bias, the class token pooled after the final norm, no layer scale

@@ -12,7 +12,8 @@ Rows are typed (Row: model type, variant, config kwargs). Each row checks:
   - GEN_NEW-token greedy generation equal to transformers' generate on the same batch
     (no_repeat_ngram_size 1 on both sides, as seq2seq_harness: tiny random models otherwise
     repeat one token);
-  - a text-only prompt (embedding graph fed 0 image_features rows): prefill and one decode step;
+  - a text-only prompt holding the image token (embedding graph fed 0 image_features rows):
+    prefill and one decode step whose token is the image token;
   - onnxruntime-genai's multimodal pipeline (og.MultiModalProcessor on a PNG and a prompt, with
     the package's genai_config.json, processor_config.json and tokenizer) generating
     transformers' greedy tokens from the same processed inputs (check_genai; the Qwen types and
@@ -299,7 +300,7 @@ def token_types(config, ids: np.ndarray) -> dict:
     """transformers' token_type_ids for a prompt of the Gemma families (gemma3: 1 at the image
     tokens; paligemma: 0, the whole prompt is the prefix), as their processors make them."""
     if config.model_type == "gemma3":
-        return {"token_type_ids": torch.from_numpy((ids == IMAGE).astype(np.int64))}
+        return {"token_type_ids": torch.from_numpy((ids == config.image_token_id).astype(np.int64))}
     if config.model_type == "paligemma":
         return {"token_type_ids": torch.zeros(ids.shape, dtype=torch.int64)}
     return {}
@@ -852,11 +853,24 @@ def check_pan_and_scan(work: Path, rec: dict) -> list[str]:
     return failures
 
 
+def placeholder_tokens(config) -> list[int]:
+    """The tokens the embedding graph scatters features at: the image token (and
+    Phi-4-multimodal's audio token)."""
+    if config.model_type == "phi4_multimodal":
+        return [config.vision_config.image_token_id, config.audio_config.audio_token_id]
+    return [config.image_token_id]
+
+
 def check_text_only(ref, rec: dict, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
-    """A text-only prompt of one row (the embedding fed 0 feature rows): prefill and one step,
-    with transformers' positions for a text-only prompt (0..S-1 in all three rows)."""
+    """A text-only prompt of one row (the embedding fed 0 feature rows) that holds the image token
+    (a run of two, and Phi-4-multimodal's audio token) with no images: prefill, then one decode step
+    whose token is the image token. transformers embeds them from the table without pixel_values
+    (docs/vlm.md); positions as transformers' for a text-only prompt (0..S-1 in all three rows)."""
     failures: list[str] = []
     ids = np.random.default_rng(2).integers(3, 240, size=(1, TEXT_ONLY_LEN)).astype(np.int64)
+    tokens = placeholder_tokens(ref.config)
+    ids[0, 3:5] = tokens[0]
+    ids[0, 7:8] = tokens[-1]
     mask = np.ones_like(ids)
     pos = np.arange(TEXT_ONLY_LEN)[None] + first_position(ref.config)
     if is_mrope(ref.config):
@@ -866,14 +880,14 @@ def check_text_only(ref, rec: dict, vlm: OnnxVLM, prefill: list, decode: list) -
         out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True,
                   **pos_kw, **token_types(ref.config, ids))
         logits, state = vlm.step(vlm.embed(ids), mask, pos, None, ids)
-        compare(rec, failures, "text-only prefill logits", logits, out.logits.numpy(), prefill)
-        nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+        compare(rec, failures, "text-only prefill logits (image tokens, no images)", logits, out.logits.numpy(), prefill)
+        nxt = torch.full((1, 1), tokens[0], dtype=torch.int64)
         mask2 = np.ones((1, TEXT_ONLY_LEN + 1), np.int64)
         pos2 = step_positions(pos, 0)
         out2 = ref(input_ids=nxt, attention_mask=torch.from_numpy(mask2), position_ids=torch.from_numpy(pos2),
                    past_key_values=out.past_key_values, use_cache=True)
         logits2, _ = vlm.step(vlm.embed(nxt.numpy()), mask2, pos2, state, nxt.numpy())
-        compare(rec, failures, "text-only decode logits", logits2, out2.logits.numpy(), decode)
+        compare(rec, failures, "text-only decode logits (the image token)", logits2, out2.logits.numpy(), decode)
     return failures
 
 
