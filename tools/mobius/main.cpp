@@ -114,7 +114,8 @@ std::string thousands(uint64_t n) {
 // either way.
 int print_info(const std::string& path, const std::string& dtype, mobius::BuildOptions o) {
   namespace fs = std::filesystem;
-  (fs::is_regular_file(path) || fs::path(path).extension() == ".gguf" ? o.gguf_file : o.config_dir) = path;
+  std::error_code ec;  // a name too long for the file system is not a file: no exception
+  (fs::is_regular_file(path, ec) || fs::path(path).extension() == ".gguf" ? o.gguf_file : o.config_dir) = path;
   const mobius::CheckpointInfo info = mobius::inspect_checkpoint(o);
   std::cout << "source:      " << info.source << " (" << info.format << ")\n";
   std::cout << "model type:  " << info.model_type;
