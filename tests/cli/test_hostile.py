@@ -530,7 +530,8 @@ def test_apply_weights_metadata_out_of_range(ckpt, no_weights_package, field, va
     ("qwen2_vl", "vision_config.patch_size", 2**31), ("qwen2_vl", "vision_config.spatial_merge_size", 2**31),
     ("qwen2_vl", "vision_config.patch_size", 0), ("t5", "d_kv", 0), ("llava", "image_token_index", 2**40),
     ("llava", "vision_config.image_size", 2**30), ("llava", "vision_feature_layer", [-1] * 2_000_000),
-    ("llava", "vision_feature_layer", [-1] * 200),
+    ("llava", "vision_feature_layer", [-1] * 200), ("llava", "vision_feature_layer", [1e30]),
+    ("wav2vec2", "conv_stride", [1e30, 2, 2]),  # fuzz_config's finding: converted before its range check
 ])
 def test_field_of_a_new_family_out_of_range(tmp_path, model_type, path, value):
     hf = tmp_path / "hf"
