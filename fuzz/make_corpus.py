@@ -1,7 +1,10 @@
 """Writes the fuzz targets' seed corpus into fuzz/corpus/<target>/ (checked in; rerun after adding a
-model type): one valid tiny config.json per parity row (tests/parity/harness.py, every registered
-model type), a tiny llama and gemma3 GGUF (tests/gguf/gguf_testlib.py, as llama.cpp converts them),
-a safetensors file, a model.safetensors.index.json and a generation_config.json.
+model type): one valid tiny config.json per parity row of every task (tests/parity: the decoder and
+encoder rows of harness.py, vision encoders, seq2seq, speech-to-text, audio encoders,
+vision-language models), a tiny llama and gemma3 GGUF (tests/gguf/gguf_testlib.py, as llama.cpp
+converts them), GGUF tokenizer metadata of each kind gguf_tokenizer reads (gpt2 with merges,
+llama with merges or with scores only, gemma), a safetensors file, a
+model.safetensors.index.json and a generation_config.json.
 
     .venv/bin/python fuzz/make_corpus.py
 """
@@ -20,8 +23,14 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
 
+import audio_harness  # noqa: E402
+import gguf  # noqa: E402
 import harness as H  # noqa: E402
+import moonshine_harness  # noqa: E402
+import seq2seq_harness  # noqa: E402
+import speech_harness  # noqa: E402
 import vision_harness as V  # noqa: E402
+import vlm_harness  # noqa: E402
 from gguf_testlib import write_gguf  # noqa: E402
 
 CORPUS = ROOT / "fuzz" / "corpus"
@@ -46,7 +55,11 @@ def configs() -> None:
             if "_json" in overrides:
                 H._edit_json(d / "config.json", overrides["_json"])
             put("config", json.dumps(json.loads((d / "config.json").read_text()), separators=(",", ":")).encode())
-        for row in V.ROWS:  # vision encoders, text towers, dual models (tests/parity/vision_harness.py)
+        # vision encoders, text towers and dual models; seq2seq; speech-to-text; audio encoders;
+        # vision-language models: rows of AutoConfig.for_model kwargs
+        task_rows = (V.ROWS + seq2seq_harness.ROWS + speech_harness.ROWS + moonshine_harness.ROWS +
+                     audio_harness.ROWS + vlm_harness.ROWS)
+        for row in task_rows:
             d = Path(tmp) / f"{row.model_type}-{row.variant}"
             AutoConfig.for_model(row.model_type, **row.config).save_pretrained(d)
             put("config", json.dumps(json.loads((d / "config.json").read_text()), separators=(",", ":")).encode())
@@ -66,6 +79,39 @@ def ggufs() -> None:
             put("gguf", path.read_bytes())
 
 
+def gguf_tokenizers() -> None:
+    """Metadata-only GGUF files with a tokenizer of each kind (fuzz_gguf_tokenizer)."""
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    words = ["a", "b", "ab", "abc", "\u2581a", "\u2581ab", "c", "bc"]
+    kinds = {
+        "gpt2-merges": ("llama", "gpt2", ["a", "b", "c", "ab", "bc", "abc", "Ġ", "Ġa"], ["a b", "b c", "ab c", "Ġ a"]),
+        "llama-merges": ("llama", "llama", ["<unk>", "<s>", "</s>"] + byte_tokens + words, ["a b", "ab c", "b c"]),
+        "llama-scores": ("llama", "llama", ["<unk>", "<s>", "</s>"] + byte_tokens + words, None),
+        "gemma-scores": ("gemma3", "llama", ["<pad>", "<eos>", "<bos>", "<unk>"] + byte_tokens + words, None),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (arch, model, tokens, merges) in kinds.items():
+            path = Path(tmp) / f"{name}.gguf"
+            w = gguf.GGUFWriter(str(path), arch)
+            w.add_tokenizer_model(model)
+            w.add_token_list(tokens)
+            w.add_token_scores([-float(i) for i in range(len(tokens))])
+            w.add_token_types([3 if t.startswith("<") and len(t) <= 5 and not t.startswith("<0x") else
+                               6 if t.startswith("<0x") else 1 for t in tokens])
+            if merges:
+                w.add_token_merges(merges)
+            w.add_bos_token_id(1 if model == "llama" else 0)
+            w.add_eos_token_id(2 if model == "llama" else 1)
+            w.add_unk_token_id(0)
+            w.add_add_bos_token(True)
+            w.add_chat_template("{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}")
+            w.write_header_to_file()
+            w.write_kv_data_to_file()
+            w.write_tensors_to_file()
+            w.close()
+            put("gguf_tokenizer", path.read_bytes())
+
+
 def safetensors() -> bytes:
     data = np.arange(6, dtype=np.float32).tobytes() + np.arange(4, dtype=np.float16).tobytes()
     header = {"__metadata__": {"format": "pt"},
@@ -78,6 +124,7 @@ def safetensors() -> bytes:
 if __name__ == "__main__":
     configs()
     ggufs()
+    gguf_tokenizers()
     put("safetensors", safetensors())
     put("safetensors_index", json.dumps({"metadata": {"total_size": 16},
                                          "weight_map": {"a": "a.safetensors", "b": "b.safetensors"}}).encode())

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_safetensors fuzz_safetensors_index fuzz_config fuzz_gguf fuzz_side_files)
+((${#targets[@]})) || targets=(fuzz_safetensors fuzz_safetensors_index fuzz_config fuzz_gguf fuzz_gguf_tokenizer fuzz_side_files)
 
 bash scripts/build_sanitized.sh "${targets[@]}"
 

@@ -348,7 +348,8 @@ def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str
 
     config_renames: {their config field: the base's field}, e.g. {"d_model": "hidden_size"}.
     key_renames: [(regex, replacement)] (or a dict, in its order) applied in order to every
-    checkpoint tensor name, each replacing every match (C++ std::regex, ECMAScript syntax; the
+    checkpoint tensor name, each replacing every match (src/util/linear_regex.h: the common part
+    of ECMAScript and Python re, matched in linear time; no backreferences or lookaround; the
     replacement says ``$1`` where Python's re.sub says ``\1``), e.g. a prefix
     [(r"^transformer\.h\.", "model.layers.")] or an expert rename
     [(r"\.moe\.expert_(\d+)\.gate\.", r".block_sparse_moe.experts.$1.w1.")].
@@ -356,8 +357,9 @@ def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str
     renames into q_proj, k_proj, v_proj by the base config's head counts and head_dim;
     fused_gate_up: that of a fused [gate | up] one (e.g. "gate_up_proj"), split in halves into
     gate_proj, up_proj.
-    Raises MobiusValueError for a model_type that is built in, a base that is not registered or a
-    pattern that is not a valid regular expression. ``mobius build --register FILE`` takes the
+    Raises MobiusValueError for a model_type that is built in, a base that is not registered, a
+    pattern outside that syntax or over its limits (1,024 bytes), or a replacement taking a group
+    the pattern does not have. ``mobius build --register FILE`` takes the
     same as JSON.
     """
     t = _core.CustomType()

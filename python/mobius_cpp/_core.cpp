@@ -2,7 +2,7 @@
 // CLI uses (driver/build.h build_package, driver/info.h inspect_checkpoint, registry/registry.h),
 // returning plain dicts that python/mobius_cpp/__init__.py turns into typed objects.
 // nanobind (https://nanobind.readthedocs.io): see docs/python.md for why.
-#include <fstream>
+#include <filesystem>
 #include <string>
 
 #include <nanobind/nanobind.h>
@@ -19,6 +19,7 @@
 #include "registry/custom.h"
 #include "registry/registry.h"
 #include "util/error.h"
+#include "util/input_files.h"
 #include "util/progress_hook.h"
 
 namespace nb = nanobind;
@@ -135,11 +136,16 @@ nb::list values(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& 
   return out;
 }
 
-// The I/O contract of a written model.onnx (its weights are external: the file is small).
+// The I/O contract of a written model.onnx (its weights are external: the file is small), read
+// as untrusted input (util/input_files.h): inside its package directory after links, a regular
+// file (a FIFO does not block), within protobuf's 2 GiB, parsed with protobuf's nesting limit.
 nb::dict io_contract(const std::string& model_path) {
+  const std::filesystem::path p(model_path);
+  const std::string text = mobius::read_regular_file(
+      mobius::checkpoint_file(p.parent_path().empty() ? "." : p.parent_path(), p.filename().string()).string(),
+      mobius::kMaxOnnxModelBytes);
   onnx::ModelProto model;
-  std::ifstream f(model_path, std::ios::binary);
-  if (!f || !model.ParseFromIstream(&f)) throw mobius::Error(model_path + ": not a readable ONNX model");
+  if (!model.ParseFromString(text)) throw mobius::Error(model_path + ": not a readable ONNX model");
   nb::dict metadata;
   for (const auto& p : model.metadata_props()) metadata[p.key().c_str()] = p.value();
   return kw("inputs"_a = values(model.graph().input()), "outputs"_a = values(model.graph().output()),

@@ -62,7 +62,13 @@ LlavaVisionFeatures::LlavaVisionFeatures(const HfConfig& cfg, DataType dtype, co
     else if (f->is_array() && !f->empty()) picks = cfg.float_list("vision_feature_layer");
     else cfg.fail("vision_feature_layer", "expected an integer or a non-empty list of integers");
   }
+  if (picks.size() > static_cast<size_t>(num_layers + 1))
+    cfg.fail("vision_feature_layer", "a list of " + std::to_string(picks.size()) + " layers, more than the tower's " +
+                                         std::to_string(num_layers + 1) + " hidden states");
   for (double p : picks) {
+    if (!(p >= -static_cast<double>(num_layers + 1) && p <= static_cast<double>(num_layers)))  // before converting
+      cfg.fail("vision_feature_layer", "index " + nlohmann::json(p).dump() + " is outside the tower's " +
+                                           std::to_string(num_layers + 1) + " hidden states");
     const int64_t k = static_cast<int64_t>(p) < 0 ? static_cast<int64_t>(p) + num_layers + 1 : static_cast<int64_t>(p);
     if (p != static_cast<double>(static_cast<int64_t>(p)) || k < 0 || k > num_layers)
       cfg.fail("vision_feature_layer", "index " + nlohmann::json(p).dump() + " is outside the tower's " +

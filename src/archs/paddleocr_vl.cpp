@@ -20,6 +20,8 @@
 // The text fields are text_config's, or the top level's in checkpoints saved flat (the Hub's
 // config.json; PaddleOCRVLConfig.__post_init__ pops them from there). onnxruntime-genai 0.18 has no
 // paddleocr_vl model type: no genai_config.json is written.
+#include <cmath>
+
 #include "archs/archs.h"
 #include "archs/llama.h"
 #include "archs/mrope_decoder.h"
@@ -152,7 +154,11 @@ class PaddleOCRVL : public ImageTextToText {
     std::vector<int64_t> section;
     if (auto p = RopeConfig::params(text))
       if (p->has("mrope_section"))
-        for (double v : p->float_list("mrope_section")) section.push_back(static_cast<int64_t>(v));
+        for (double v : p->float_list("mrope_section")) {
+          if (!(v >= 0 && v <= static_cast<double>(kMaxHeadDim)) || v != std::trunc(v))  // before converting
+            p->fail("mrope_section", "expected integers in [0, " + std::to_string(kMaxHeadDim) + "]");
+          section.push_back(static_cast<int64_t>(v));
+        }
     if (section.empty()) section = {16, 24, 24};  // PaddleOCRRotaryEmbedding's default
     if (section.size() != 3 || section[0] < 0 || section[1] < 0 || section[2] < 0 ||
         section[0] + section[1] + section[2] != s.rope.rotary_dim() / 2)

@@ -320,7 +320,11 @@ class Qwen2VL : public ImageTextToText {
     std::vector<int64_t> section;
     if (auto p = RopeConfig::params(text))
       if (p->has("mrope_section"))
-        for (double v : p->float_list("mrope_section")) section.push_back(static_cast<int64_t>(v));
+        for (double v : p->float_list("mrope_section")) {
+          if (!(v >= 0 && v <= static_cast<double>(kMaxHeadDim)) || v != std::trunc(v))  // before converting
+            p->fail("mrope_section", "expected integers in [0, " + std::to_string(kMaxHeadDim) + "]");
+          section.push_back(static_cast<int64_t>(v));
+        }
     if (section.empty()) section = q3 ? std::vector<int64_t>{24, 20, 20} : std::vector<int64_t>{16, 24, 24};
     if (section.size() != 3 || section[0] < 0 || section[1] < 0 || section[2] < 0 ||
         section[0] + section[1] + section[2] != s.rope.rotary_dim() / 2)

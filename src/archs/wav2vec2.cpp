@@ -24,6 +24,8 @@
 // position conv of hubert.
 #include "archs/wav2vec2.h"
 
+#include <cmath>
+
 #include "archs/archs.h"
 #include "blocks/activation.h"
 #include "blocks/audio_encoder.h"
@@ -41,7 +43,8 @@ std::vector<int64_t> size_list(const HfConfig& c, const std::string& key, std::v
   if (!c.has(key)) return fallback;
   std::vector<int64_t> out;
   for (double v : c.float_list(key)) {
-    if (v != static_cast<double>(static_cast<int64_t>(v)) || v < 1 || v > static_cast<double>(kMaxHiddenSize))
+    // the range before the conversion (a float beyond int64, 1e30, is undefined behaviour to convert)
+    if (!(v >= 1 && v <= static_cast<double>(kMaxHiddenSize)) || v != std::trunc(v))
       c.fail(key, "expected integers in [1, " + std::to_string(kMaxHiddenSize) + "]");
     out.push_back(static_cast<int64_t>(v));
   }

@@ -99,6 +99,17 @@ Value* GraphBuilder::constant_i64(const std::vector<int64_t>& values, Shape shap
 Value* GraphBuilder::weight(const std::string& name, DataType dtype, Shape shape, WeightRef ref) {
   auto it = weights_.find(name);
   if (it != weights_.end()) return it->second;
+  // Every weight's shape comes from config fields: checked here, where every weight is created,
+  // before anything is allocated, streamed or written for it.
+  int64_t elements = 1;
+  for (const Dim& d : shape) {
+    MOBIUS_ASSERT(!d.is_symbolic(), "weight " + name + " with a symbolic dimension");
+    if (d.value < 1 || __builtin_mul_overflow(elements, d.value, &elements) || elements > kMaxWeightElements)
+      throw Error("the config gives weight '" + name + "' the shape " + shape_str(shape) + ", " +
+                  (d.value < 1 ? std::string("with a dimension below 1")
+                               : "more than mobius' limit of 2^36 elements per weight") +
+                  ": a size field of config.json is out of the range any real model has");
+  }
   Value* v = graph_.new_value(name, dtype, std::move(shape));
   Initializer init;
   init.value = v;

@@ -12,6 +12,9 @@
 
 namespace mobius {
 
+// Elements of one weight: 64 x the largest released (a 256k x 16k embedding takes 2^32).
+constexpr int64_t kMaxWeightElements = int64_t{1} << 36;
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(Graph& graph) : graph_(graph) {}
@@ -55,6 +58,9 @@ class GraphBuilder {
   Value* ints(const std::vector<int64_t>& v) { return constant_i64(v, {static_cast<int64_t>(v.size())}); }
 
   // A weight initializer named `name` with bytes from the checkpoint; created once per name.
+  // Throws mobius::Error naming it and its shape when a dimension is below 1 or it has more than
+  // kMaxWeightElements elements (shapes come from config fields: this bounds every product of
+  // them that a weight takes).
   Value* weight(const std::string& name, DataType dtype, Shape shape, WeightRef ref);
 
  private:

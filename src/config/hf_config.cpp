@@ -51,6 +51,39 @@ const Range* field_range(const std::string& key) {
     for (const char* k : {"rope_theta", "rotary_emb_base", "rope_local_base_freq", "factor"})
       t[k] = {0, 1e300, true};
     for (const char* k : {"partial_rotary_factor", "rotary_pct"}) t[k] = {0, 1, true};
+    t["d_kv"].min = 1;  // T5's per-head width: the projections are [heads * d_kv, d_model]
+    // Widths the vision, audio and projector towers spell their own way.
+    for (const char* k : {"embed_dim", "projection_dim", "projection_size", "out_hidden_size", "pooler_output_size",
+                          "feature_projection_input_dim", "input_size", "vision_embed_dim", "text_embed_dim",
+                          "nemo_conv_channels", "output_hidden_size"})
+      t[k] = {1, double(kMaxHiddenSize)};
+    // Lengths of learned or computed position tables and of token sequences.
+    for (const char* k : {"max_source_positions", "max_target_positions", "num_position_embeddings",
+                          "max_encoder_position_embeddings", "max_decoder_position_embeddings",
+                          "left_max_position_embeddings", "right_max_position_embeddings", "relative_max_distance",
+                          "max_bucket_distance", "bias_max_distance", "num_patches", "mm_tokens_per_image",
+                          "num_buckets", "attention_window"})
+      t[k] = {1, double(kMaxPositions)};
+    for (const char* k : {"decoder_vocab_size", "src_vocab_size", "tgt_vocab_size"}) t[k] = {1, double(kMaxVocabSize)};
+    for (const char* k : {"image_size", "crop_size"}) t[k] = {1, double(kMaxImageSize)};
+    // Kernels, patches, strides, ratios and group counts: small integers in every real model.
+    for (const char* k : {"patch_size", "spatial_merge_size", "temporal_patch_size", "kernel_size", "conv_kernel_size",
+                          "conv_pos_kernel_size", "conv_depthwise_kernel_size", "num_conv_pos_embeddings",
+                          "num_conv_pos_embedding_groups", "conv_groups", "mlp_ratio", "squeeze_factor",
+                          "time_reduction", "downsample_rate", "depthwise_multiplier", "scale_factor", "ngram",
+                          "num_channels", "in_channels", "num_register_tokens", "n_group", "topk_group",
+                          "num_mel_bins", "num_ln_in_parallel_attn", "decoder_sparse_step", "encoder_sparse_step",
+                          "no_rope_layer_interval", "sliding_window_pattern"})
+      t[k] = {0, double(kMaxSmallSize)};
+    for (const char* k : {"patch_size", "spatial_merge_size", "temporal_patch_size", "kernel_size", "conv_kernel_size",
+                          "conv_pos_kernel_size", "conv_depthwise_kernel_size", "num_conv_pos_embeddings",
+                          "num_conv_pos_embedding_groups", "conv_groups", "squeeze_factor", "time_reduction",
+                          "downsample_rate", "depthwise_multiplier", "scale_factor", "ngram", "num_channels",
+                          "in_channels", "num_mel_bins"})
+      t[k].min = 1;  // a divisor or a width
+    t["expert_capacity"] = {0, double(kMaxPositions)};
+    t["mlp_ratio"].min_open = true;
+    t["mlp_ratio"].min = 0;  // a float in some towers (4.0)
     return t;
   }();
   auto it = table.find(key);
@@ -62,9 +95,15 @@ const Range* field_range(const std::string& key) {
   return nullptr;
 }
 
-// Throws unless `v` is in the range of `key` (when it has one).
-void check_range(const HfConfig& c, const std::string& key, double v) {
+// Every other integer field (token ids, counts no table names): within +-2^24, so that a size or
+// product formed from it cannot overflow and nothing is sized from a field a new type forgot to
+// name.
+const Range kDefaultIntRange{-double(kMaxPositions), double(kMaxPositions)};
+
+// Throws unless `v` is in the range of `key` (when it has one; an integer always has one).
+void check_range(const HfConfig& c, const std::string& key, double v, bool integer = false) {
   const Range* r = field_range(key);
+  if (!r && integer) r = &kDefaultIntRange;
   if (!r) return;
   if (v > r->max || v < r->min || (r->min_open && v == r->min)) {
     char bound[96];
@@ -76,6 +115,18 @@ void check_range(const HfConfig& c, const std::string& key, double v) {
   }
 }
 
+// Every list in the file (at any depth) within kMaxConfigList entries: a field read as a list
+// sizes graph parts per entry (vision_feature_layer, layer_types, conv_dim).
+void check_list_lengths(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  if (j.is_array() && j.size() > kMaxConfigList)
+    throw Error(file + ": field '" + path + "': a list of " + std::to_string(j.size()) +
+                " entries, more than mobius' limit of " + std::to_string(kMaxConfigList));
+  if (j.is_object())
+    for (const auto& [k, v] : j.items()) check_list_lengths(v, file, path + (path.empty() ? "" : ".") + escaped(k));
+  else if (j.is_array())
+    for (size_t i = 0; i < j.size(); ++i) check_list_lengths(j[i], file, path + "[" + std::to_string(i) + "]");
+}
+
 }  // namespace
 
 HfConfig HfConfig::load(const std::string& path) {
@@ -84,6 +135,7 @@ HfConfig HfConfig::load(const std::string& path) {
     throw Error(path + ": cannot open (is this a Hugging Face checkpoint directory?)");
   nlohmann::json j = read_json_file(path, kMaxConfigBytes);
   if (!j.is_object()) throw Error(path + ": expected a JSON object");
+  check_list_lengths(j, path, "");
   return HfConfig(std::move(j), path);
 }
 
@@ -110,7 +162,7 @@ int64_t HfConfig::get_int(const std::string& key) const {
   if (!v->is_number_integer()) fail(key, "expected an integer, got " + type_of(*v));
   if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
     fail(key, "integer out of range");
-  check_range(*this, key, static_cast<double>(v->get<int64_t>()));
+  check_range(*this, key, static_cast<double>(v->get<int64_t>()), true);
   return v->get<int64_t>();
 }
 
@@ -162,6 +214,9 @@ std::vector<double> HfConfig::float_list(const std::string& key) const {
   const auto* v = find(key);
   if (!v) fail(key, "missing");
   if (!v->is_array()) fail(key, "expected a list of numbers, got " + type_of(*v));
+  if (v->size() > kMaxConfigList)
+    fail(key, "a list of " + std::to_string(v->size()) + " entries, more than mobius' limit of " +
+                  std::to_string(kMaxConfigList));
   std::vector<double> out;
   for (const auto& x : *v) {
     if (!x.is_number()) fail(key, "expected a list of numbers, found " + type_of(x));

@@ -24,6 +24,11 @@ constexpr int64_t kMaxHeadDim = int64_t{1} << 14;
 constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
 constexpr int64_t kMaxLayers = int64_t{1} << 10;
 constexpr int64_t kMaxPositions = int64_t{1} << 24;
+// Image sides in pixels (the largest processors take 4k), kernels, patches, strides, ratios and
+// group counts (patch_size 14, spatial_merge_size 2, num_mel_bins 128), and list lengths.
+constexpr int64_t kMaxImageSize = int64_t{1} << 16;
+constexpr int64_t kMaxSmallSize = int64_t{1} << 12;
+constexpr size_t kMaxConfigList = size_t{1} << 14;
 
 // Every getter checks the type and, for the fields HF configs use for sizes, epsilons and RoPE
 // (hidden_size, intermediate_size, *_heads, head_dim, vocab_size, num_hidden_layers,
@@ -32,6 +37,13 @@ constexpr int64_t kMaxPositions = int64_t{1} << 24;
 // optional sizes such as sliding_window) and the caps above, eps in (0, 1], rope_theta and
 // scaling factors > 0, partial_rotary_factor in (0, 1]; every float finite, every integer in
 // int64. Out of range is an error "file: field 'key': expected a value in [min, max], got v".
+// Fields of the vision, audio and seq2seq families have theirs: widths (embed_dim, projection_dim,
+// out_hidden_size) the hidden cap, position tables (max_source_positions, num_position_embeddings)
+// the positions cap, image_size kMaxImageSize, kernels / patches / ratios (patch_size,
+// spatial_merge_size, mlp_ratio, num_mel_bins) kMaxSmallSize, d_kv at least 1. The table is by
+// field name at any depth, so vision_config.hidden_size has hidden_size's range. Every integer
+// field the table does not name is still within +-2^24 (kMaxPositions): a new type cannot read an
+// unbounded integer. Every list in a loaded file has at most kMaxConfigList entries.
 class HfConfig {
  public:
   // Reads `path` (a config.json) through util/input_files.h (a regular file, JSON size and nesting

@@ -73,7 +73,7 @@ void require_all_used(const std::vector<std::string>& unused, const Checkpoint& 
   const TensorInfo* t = ckpt.find(unused.front());
   const std::string file = t && t->file ? *t->file : "checkpoint";
   std::string more = unused.size() > 1 ? " (and " + std::to_string(unused.size() - 1) + " more)" : "";
-  throw Error(file + ": tensor '" + unused.front() + "'" + more + " is not used by the generic Llama decoder: " +
+  throw Error(file + ": tensor '" + escaped(unused.front()) + "'" + more + " is not used by the generic Llama decoder: " +
               "the checkpoint of model type '" + type + "' is not Llama-shaped");
 }
 
@@ -258,6 +258,7 @@ BuildReport build_package(const BuildOptions& o) {
   std::vector<std::string> inputs = {input_path(o)};
   if (!o.lora_dir.empty()) inputs.push_back(o.lora_dir);
   inputs.insert(inputs.end(), o.lora_runtime.begin(), o.lora_runtime.end());
+  if (!o.expect_model.empty()) inputs.push_back(fs::path(o.expect_model).parent_path().string());  // apply-weights' PACKAGE
   check_output_dir(o.output_dir, o.force, inputs);  // before the input is read
   BuildSource src = open_source(o);
   if (o.precision == "keep" && !src.config_dir.empty())

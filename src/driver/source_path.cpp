@@ -1,10 +1,9 @@
 #include "driver/source_path.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <regex>
 #include <string_view>
 #include <vector>
 
@@ -34,19 +33,52 @@ std::string hf_hub_cache_dir() {
   return (xdg / "huggingface" / "hub").string();
 }
 
+namespace {
+
+// A name part of a model id or a revision: a letter or digit, then letters, digits, '.', '_', '-'
+// (huggingface_hub's repo-id rule), at most 96 bytes; so never '..', '/' or empty.
+bool is_name_part(std::string_view s, size_t max = 96) {
+  if (s.empty() || s.size() > max || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+std::string shown_argument(const std::string& arg) {
+  if (arg.size() <= 256) return escaped(arg);
+  return escaped(arg.substr(0, 128)) + "... (" + std::to_string(arg.size()) + " bytes)";
+}
+
 std::string resolve_checkpoint_dir(const std::string& arg) {
-  if (fs::is_directory(arg)) return arg;
-  static const std::regex id(R"([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)");
-  if (fs::exists(arg) || !std::regex_match(arg, id)) throw Error(arg + ": not a directory");
-  const fs::path repo = fs::path(hf_hub_cache_dir()) / ("models--" + std::regex_replace(arg, std::regex("/"), "--"));
-  std::string revision;
-  std::ifstream(repo / "refs" / "main") >> revision;
+  std::error_code ec;  // a name too long for the file system is "not a directory", not an exception
+  if (fs::is_directory(arg, ec)) return arg;
+  const size_t slash = arg.find('/');
+  const bool id = slash != std::string::npos && is_name_part(std::string_view(arg).substr(0, slash)) &&
+                  is_name_part(std::string_view(arg).substr(slash + 1));
+  if (fs::exists(arg, ec) || !id) throw Error(shown_argument(arg) + ": not a directory");
+  const fs::path repo = fs::path(hf_hub_cache_dir()) / ("models--" + arg.substr(0, slash) + "--" + arg.substr(slash + 1));
+  const fs::path ref = repo / "refs" / "main";
+  auto missing = [&](const fs::path& what) {
+    return Error(arg + ": not a directory, and not in the Hugging Face cache (no " + what.string() +
+                 "): download it with `hf download " + arg + "` (huggingface_hub's CLI; HF_HUB_CACHE or HF_HOME "
+                 "choose the cache) or pass a checkpoint directory");
+  };
+  if (!fs::exists(ref, ec)) throw missing(ref);
+  // refs/main holds a commit hash (huggingface_hub writes 40 hex digits): read as untrusted input,
+  // so that it cannot name a snapshot outside the repository ('../..', an absolute path).
+  std::string revision = read_regular_file(ref.string(), 1024);
+  while (!revision.empty() && std::isspace(static_cast<unsigned char>(revision.back()))) revision.pop_back();
+  if (!is_name_part(revision, 256))
+    throw Error(ref.string() + ": expected a revision (a commit hash: letters, digits, '.', '_', '-'), got " +
+                std::to_string(revision.size()) + " bytes that are not one");
   const fs::path snapshot = repo / "snapshots" / revision;
-  if (revision.empty() || !fs::is_directory(snapshot))
-    throw Error(arg + ": not a directory, and not in the Hugging Face cache (no " +
-                (revision.empty() ? (repo / "refs" / "main").string() : snapshot.string()) +
-                "): download it with `hf download " + arg + "` (huggingface_hub's CLI; HF_HUB_CACHE or HF_HOME "
-                "choose the cache) or pass a checkpoint directory");
+  if (!fs::is_directory(snapshot, ec)) throw missing(snapshot);
+  const fs::path real = fs::canonical(snapshot, ec), snapshots = fs::canonical(repo / "snapshots", ec);
+  if (ec || !is_within(real, snapshots) || real == snapshots)
+    throw Error(snapshot.string() + ": resolves to " + real.string() + ", outside the cache's " +
+                (repo / "snapshots").string() + "; refusing to read it");
   return snapshot.string();
 }
 
@@ -65,24 +97,25 @@ bool has_gguf_magic(const std::string& path) {
 
 SourceArg classify_source(const std::string& arg) {
   const fs::path p(arg);
-  if (fs::is_directory(p)) {
-    if (!fs::exists(p / "config.json") && !fs::exists(p / "model_index.json")) {
+  std::error_code ec;  // a name too long for the file system is neither, not an exception
+  if (fs::is_directory(p, ec)) {
+    if (!fs::exists(p / "config.json", ec) && !fs::exists(p / "model_index.json", ec)) {
       std::vector<std::string> ggufs;
-      for (const auto& e : fs::directory_iterator(p))
+      for (const auto& e : fs::directory_iterator(p, ec))
         if (e.path().extension() == ".gguf") ggufs.push_back(e.path().filename().string());
       std::sort(ggufs.begin(), ggufs.end());
       if (!ggufs.empty())
-        throw Error(arg + ": a directory without config.json that holds " + escaped(ggufs.front()) +
+        throw Error(shown_argument(arg) + ": a directory without config.json that holds " + escaped(ggufs.front()) +
                     (ggufs.size() > 1 ? " and " + std::to_string(ggufs.size() - 1) + " more .gguf files" : "") +
                     ": pass the .gguf file itself as the source");
     }
     return {arg, false};
   }
-  if (fs::is_regular_file(p)) {
+  if (fs::is_regular_file(p, ec)) {
     if (has_gguf_magic(arg)) return {arg, true};
     if (p.extension() == ".gguf") return {arg, true};  // the reader names what is wrong with it
     if (p.filename() == "config.json") return {p.has_parent_path() ? p.parent_path().string() : ".", false};
-    throw Error(arg + ": neither a GGUF file (no GGUF magic) nor a checkpoint directory: pass the directory "
+    throw Error(shown_argument(arg) + ": neither a GGUF file (no GGUF magic) nor a checkpoint directory: pass the directory "
                 "holding config.json and *.safetensors, a Hugging Face id (ORG/NAME) or a .gguf file");
   }
   return {arg, p.extension() == ".gguf"};

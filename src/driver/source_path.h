@@ -15,10 +15,16 @@ std::string hf_hub_cache_dir();
 // A --config argument: an existing directory is returned as it is; otherwise an argument spelled
 // as a model id (ORG/NAME: letters, digits, '.', '_', '-') is the snapshot that the cache's
 // refs/main names: <cache>/models--ORG--NAME/snapshots/<refs/main>/ (huggingface_hub's cache
-// layout, file_download.py). Throws mobius::Error: "not a directory" for anything else; for an id
-// that is not in the cache, the directory looked in and the command that downloads it
-// (`hf download ORG/NAME`).
+// layout, file_download.py). refs/main is read as untrusted input (util/input_files.h: a regular
+// file of at most 1 KiB) and must be a revision name (no '/', no '..'), and the snapshot must
+// resolve inside the repository's snapshots/. Throws mobius::Error: "not a directory" for anything
+// else; for an id that is not in the cache, the directory looked in and the command that
+// downloads it (`hf download ORG/NAME`); a refs/main that is not a revision or leads outside.
 std::string resolve_checkpoint_dir(const std::string& arg);
+
+// `arg` (a command-line argument) as a message shows it: escaped, and cut to its first 128 bytes
+// and its length when longer than 256.
+std::string shown_argument(const std::string& arg);
 
 // How a source argument (positional, --config or --gguf: synonyms) is read. `gguf` is true for a
 // GGUF file: a regular file that starts with the magic "GGUF", or a name ending ".gguf" that is not

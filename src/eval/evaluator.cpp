@@ -2,10 +2,11 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <unordered_map>
 
 #include "eval/op_util.h"
+#include "util/error.h"
+#include "util/input_files.h"
 #include "weights/safetensors.h"  // MappedFile
 
 namespace fs = std::filesystem;
@@ -37,7 +38,10 @@ struct Evaluator::Impl {
 
   const MappedFile& external_file(const std::string& location) {
     auto& f = files[location];
-    if (!f) f = std::make_unique<MappedFile>((fs::path(path).parent_path() / location).string());
+    if (!f) {  // the location a model names: inside its directory, a regular file (util/input_files.h)
+      const fs::path dir = fs::path(path).parent_path();
+      f = std::make_unique<MappedFile>(checkpoint_file(dir.empty() ? "." : dir, location, path).string());
+    }
     return *f;
   }
 
@@ -109,9 +113,8 @@ Tensor Evaluator::Impl::load_initializer(const onnx::TensorProto& t) {
 
 Evaluator::Evaluator(const std::string& model_path) : impl_(std::make_unique<Impl>()) {
   impl_->path = model_path;
-  std::ifstream f(model_path, std::ios::binary);
-  if (!f) throw Error(model_path + ": cannot open");
-  if (!impl_->model.ParseFromIstream(&f)) throw Error(model_path + ": not an ONNX ModelProto");
+  if (!impl_->model.ParseFromString(read_regular_file(model_path, kMaxOnnxModelBytes)))
+    throw Error(model_path + ": not an ONNX ModelProto");
   for (const auto& t : impl_->model.graph().initializer()) impl_->initializers[t.name()] = impl_->load_initializer(t);
 }
 

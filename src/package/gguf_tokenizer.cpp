@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "util/error.h"
+#include "util/input_files.h"
 
 namespace mobius {
 namespace {
@@ -151,16 +152,28 @@ struct Metadata {
     if (v->type() != GgufValueType::BOOL) fail(key, "expected a bool, got " + gguf_value_type_name(v->type()));
     return v->as_bool();
   }
-  // tokens[tokenizer.ggml.<key>], or null when the key is absent.
-  json special_token(const std::string& key) const {
+  // The integer `v` of `key` (an element of it: `what`), refused beyond int64 (a uint64 2^64 - 1).
+  int64_t integer(const std::string& key, const GgufValue& v, const std::string& what = "") const {
+    if (v.type() == GgufValueType::UINT64 && v.to_json().get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      fail(key, what + "the integer " + std::to_string(v.to_json().get<uint64_t>()) + " is out of range");
+    return v.as_int();
+  }
+  // The id tokenizer.ggml.<key> names, checked to be in [0, tokens); nullopt when the key is absent.
+  std::optional<int64_t> special_id(const std::string& key) const {
     const std::string k = "tokenizer.ggml." + key;
     const GgufValue* v = file.find_key(k);
-    if (!v) return nullptr;
+    if (!v) return std::nullopt;
     if (!v->is_integer()) fail(k, "expected an integer, got " + gguf_value_type_name(v->type()));
-    if (v->as_int() < 0 || v->as_int() >= static_cast<int64_t>(tokens.size()))
-      fail(k, "token id " + std::to_string(v->as_int()) + " is outside the vocabulary of " +
-                  std::to_string(tokens.size()) + " tokens");
-    return tokens[static_cast<size_t>(v->as_int())];
+    const int64_t id = integer(k, *v);
+    if (id < 0 || id >= static_cast<int64_t>(tokens.size()))
+      fail(k, "token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(tokens.size()) +
+                  " tokens");
+    return id;
+  }
+  // tokens[tokenizer.ggml.<key>], or null when the key is absent.
+  json special_token(const std::string& key) const {
+    const std::optional<int64_t> id = special_id(key);
+    return id ? json(tokens[static_cast<size_t>(*id)]) : json(nullptr);
   }
 };
 
@@ -187,7 +200,25 @@ using Merge = std::pair<std::string, std::string>;
 // (score of the token, length of the left piece, of the right piece) descending, lengths in code
 // points. `score(i)` is the score of the token whose (last) index is i.
 template <typename Score>
-std::vector<Merge> generate_merges(const std::vector<std::string>& tokens, const Vocab& vocab, Score score) {
+std::vector<Merge> generate_merges(const Metadata& m, const std::vector<std::string>& tokens, const Vocab& vocab,
+                                   Score score) {
+  // The work (bytes hashed looking the splits up, and at most as many bytes of merges) grows with
+  // the square of a token's length: bound it by the vocabulary's own size, so that a small file
+  // of long tokens ('a' x k for every k) cannot take gigabytes and minutes. Real vocabularies
+  // (tokens of a few bytes) take a few times their size.
+  uint64_t vocab_bytes = 0, work = 0;
+  for (size_t i : vocab.first) {
+    const uint64_t n = tokens[i].size();
+    vocab_bytes += n;
+    work += n * (n > 0 ? n - 1 : 0);
+  }
+  const uint64_t budget = 64 * vocab_bytes + (uint64_t{1} << 26);
+  if (work > budget)
+    m.fail("tokenizer.ggml.tokens", "deriving the merges from these tokens takes " + std::to_string(work) +
+                                        " bytes of work, more than mobius' limit of " + std::to_string(budget) +
+                                        " for a vocabulary of " + std::to_string(vocab_bytes) +
+                                        " bytes (tokens this long are no real vocabulary; a file with "
+                                        "tokenizer.ggml.merges needs no derivation)");
   struct Candidate {
     const std::string* token;
     size_t split;  // byte offset
@@ -225,13 +256,13 @@ std::vector<Merge> generate_merges(const std::vector<std::string>& tokens, const
 template <typename Score>
 std::vector<Merge> file_or_generated_merges(const Metadata& m, const std::vector<std::string>& tokens,
                                             const Vocab& vocab, Score score) {
-  if (!m.merges) return generate_merges(tokens, vocab, score);
+  if (!m.merges) return generate_merges(m, tokens, vocab, score);
   std::vector<Merge> out;
   out.reserve(m.merges->size());
   for (const std::string& s : *m.merges) {
     const size_t sp = s.find(' ');
     if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-      m.fail("tokenizer.ggml.merges", "merge '" + s + "' is not two tokens separated by one space");
+      m.fail("tokenizer.ggml.merges", "merge '" + escaped(s) + "' is not two tokens separated by one space");
     out.emplace_back(s.substr(0, sp), s.substr(sp + 1));
   }
   return out;
@@ -346,7 +377,8 @@ Metadata read_metadata(const GgufFile& file, std::string model) {
   };
   if (const GgufValue* t = m.array("tokenizer.ggml.token_type", true, false, false)) {
     same_length("tokenizer.ggml.token_type", *t);
-    for (const GgufValue& e : t->elements()) m.types.push_back(e.as_int());
+    for (const GgufValue& e : t->elements())
+      m.types.push_back(m.integer("tokenizer.ggml.token_type", e, "element " + std::to_string(m.types.size()) + ": "));
   }
   if (const GgufValue* s = m.array("tokenizer.ggml.scores", false, true, false)) {
     same_length("tokenizer.ggml.scores", *s);
@@ -424,7 +456,7 @@ std::optional<GgufTokenizer> gguf_tokenizer(const GgufFile& file) {
   auto id_of = [&](const json& t, const char* key) {  // the vocabulary's id, as convert_tokens_to_ids
     if (t.is_null()) return int64_t{-1};
     auto it = b.vocab.id.find(t.get<std::string>());
-    return it != b.vocab.id.end() ? it->second : file.find_key(std::string("tokenizer.ggml.") + key)->as_int();
+    return it != b.vocab.id.end() ? it->second : *m.special_id(key);
   };
 
   GgufTokenizer out;

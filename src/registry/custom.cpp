@@ -2,16 +2,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cctype>
 #include <deque>
-#include <fstream>
+#include <filesystem>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 
 #include "registry/registry.h"
 #include "util/error.h"
 #include "util/input_files.h"
+#include "util/linear_regex.h"
 #include "weights/weight_plan.h"
 
 namespace mobius {
@@ -32,17 +33,25 @@ bool is_builtin(const std::string& model_type) {
 class RenamedCheckpoint : public Checkpoint {
  public:
   RenamedCheckpoint(const CustomType& t, std::unique_ptr<Checkpoint> inner) : inner_(std::move(inner)) {
-    std::vector<std::pair<std::regex, std::string>> rules;
-    for (const auto& [pattern, replacement] : t.key_renames) rules.emplace_back(std::regex(pattern), replacement);
+    std::vector<std::pair<LinearRegex, std::string>> rules;
+    for (const auto& [pattern, replacement] : t.key_renames) rules.emplace_back(LinearRegex(pattern), replacement);
     for (const std::string& name : inner_->names()) {
       std::string renamed = name;
-      for (const auto& [re, replacement] : rules) renamed = std::regex_replace(renamed, re, replacement);
+      for (const auto& [re, replacement] : rules) {
+        renamed = re.replace_all(renamed, replacement);
+        if (renamed.size() > kMaxNameBytes) {  // each rule may double it
+          const TensorInfo* a = inner_->find(name);
+          throw Error((a && a->file ? *a->file : std::string("checkpoint")) + ": tensor '" + escaped(name) +
+                      "': the key_renames of model type '" + escaped(t.model_type) + "' make a name of more than " +
+                      std::to_string(kMaxNameBytes) + " bytes");
+        }
+      }
       auto [it, fresh] = original_.emplace(renamed, name);
       if (!fresh) {
         const TensorInfo* a = inner_->find(it->second);
-        throw Error((a && a->file ? *a->file : std::string("checkpoint")) + ": tensors '" + it->second + "' and '" +
-                    name + "' are both renamed to '" + renamed + "' by the key_renames of model type '" +
-                    t.model_type + "'");
+        throw Error((a && a->file ? *a->file : std::string("checkpoint")) + ": tensors '" + escaped(it->second) +
+                    "' and '" + escaped(name) + "' are both renamed to '" + escaped(renamed) +
+                    "' by the key_renames of model type '" + escaped(t.model_type) + "'");
       }
     }
   }
@@ -191,12 +200,23 @@ void register_custom_type(const CustomType& t) {
     throw Error("custom model type '" + t.model_type + "': base '" + t.base + "' is not a registered model type "
                 "(nearest: " + near + "; see `mobius list models`)");
   }
-  for (const auto& [pattern, replacement] : t.key_renames) {
-    try {
-      std::regex re(pattern);
-    } catch (const std::regex_error& e) {
-      throw Error("custom model type '" + t.model_type + "': key_renames pattern '" + pattern +
-                  "' is not a valid regular expression: " + e.what());
+  for (size_t i = 0; i < t.key_renames.size(); ++i) {
+    const auto& [pattern, replacement] = t.key_renames[i];
+    const std::string at = "custom model type '" + escaped(t.model_type) + "': key_renames[" + std::to_string(i) + "]";
+    const LinearRegex re = with_context(at, [&] { return LinearRegex(pattern); });
+    if (replacement.size() > kMaxNameBytes)
+      throw Error(at + ": a replacement of more than " + std::to_string(kMaxNameBytes) + " bytes");
+    for (size_t k = 0; k + 1 < replacement.size(); ++k) {  // $n / $nn as LinearRegex::replace_all reads them
+      if (replacement[k] == '$' && replacement[k + 1] == '$') {
+        ++k;
+      } else if (replacement[k] == '$' && std::isdigit(static_cast<unsigned char>(replacement[k + 1]))) {
+        int g = replacement[k + 1] - '0';
+        if (k + 2 < replacement.size() && std::isdigit(static_cast<unsigned char>(replacement[k + 2])))
+          g = g * 10 + (replacement[k + 2] - '0');
+        if (g > re.groups())
+          throw Error(at + ": the replacement '" + escaped(replacement) + "' takes group $" + std::to_string(g) +
+                      ", but the pattern has " + std::to_string(re.groups()) + " groups");
+      }
     }
   }
   std::lock_guard lock(registry_mutex);
@@ -204,14 +224,10 @@ void register_custom_type(const CustomType& t) {
 }
 
 void register_custom_types_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open (--register takes a JSON file of custom model types)");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + ": invalid JSON: " + e.what());
-  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw Error(path + ": cannot open: no such file (--register takes a JSON file of custom model types)");
+  const nlohmann::json j = read_json_file(path, kMaxConfigBytes);
   auto entries = j.is_array() ? j : nlohmann::json::array({j});
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string at = j.is_array() ? "[" + std::to_string(i) + "]." : "";

@@ -8,8 +8,9 @@
 // (or a JSON array of such objects). A build of a config.json whose model_type is a custom one
 // reads it with each config_renames field renamed (their name -> the base's name) and model_type
 // set to `base`, and reads the checkpoint with every tensor name rewritten by key_renames: each
-// [pattern, replacement] in order, std::regex_replace (ECMAScript; $1 ... in the replacement) on
-// the name as the previous ones left it. Prefix strips, per-layer and per-expert renames are
+// [pattern, replacement] in order, LinearRegex::replace_all (util/linear_regex.h: std::regex_replace's
+// result in linear time, the ECMAScript subset it documents; $1 ... in the replacement) on the
+// name as the previous ones left it. Prefix strips, per-layer and per-expert renames are
 // such rewrites. Fused tensors are split after the renames (the seeds' preprocess_weights):
 //   "fused_qkv": "qkv_proj"         <m>.qkv_proj.{weight,bias} -> <m>.q_proj, <m>.k_proj, <m>.v_proj
 //                                   (rows [q | k | v]: num_attention_heads * head_dim, then
@@ -40,12 +41,14 @@ struct CustomType {
 
 // Registers `t` for this process (a later registration of the same model_type replaces it).
 // Throws mobius::Error: an empty model_type, a model_type that is registered (built in), a base
-// that is not registered (naming the nearest ones), a pattern that is not a valid regex.
+// that is not registered (naming the nearest ones), a pattern LinearRegex refuses (naming
+// key_renames[i]), a replacement over 4,096 bytes or taking a group ($n) the pattern does not have.
 void register_custom_type(const CustomType& t);
 
 // Reads and registers the custom types of a JSON file (one object or an array of them, the format
-// above). Throws mobius::Error naming the file and field: not readable, not JSON, a field missing
-// or of the wrong type, or what register_custom_type throws.
+// above), read as untrusted input (util/input_files.h: a regular file of at most 16 MiB, JSON
+// nesting 64). Throws mobius::Error naming the file and field: not readable, not JSON, a field
+// missing or of the wrong type, or what register_custom_type throws.
 void register_custom_types_file(const std::string& path);
 
 // The registration of `model_type`, or nullptr.

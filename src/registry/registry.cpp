@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/error.h"
+#include "util/input_files.h"
 #include "weights/weight_plan.h"
 
 namespace mobius {
@@ -203,7 +204,7 @@ std::string described(const HfModelType& hf) {
 
 std::string explain_unregistered(const std::string& model_type, const std::string& text_model_type) {
   const HfModelType* hf = find_hf_model_type(model_type);
-  if (!hf) return "unknown model type '" + model_type + "'" + nearest_registered(model_type);
+  if (!hf) return "unknown model type '" + escaped(model_type) + "'" + nearest_registered(model_type);
   const std::string kind = hf->kind;
   if (std::string(hf->mechanism) == "state-space")
     return described(*hf) + " is a state-space / hybrid recurrent model: not supported yet, planned (issue "

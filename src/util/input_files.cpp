@@ -144,18 +144,46 @@ nlohmann::json parse_json(std::span<const uint8_t> text, const std::string& file
     throw Error(file + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   // A key twice in one object: nlohmann keeps the last silently; refuse the ambiguity instead.
   std::vector<std::set<std::string>> keys;  // of each open object
+  // Where the parser is, for a message about a value: per open object or array, the current key
+  // or the index of the next element.
+  struct Level {
+    bool array;
+    std::string key;
+    size_t index = 0;
+  };
+  std::vector<Level> path;
+  auto next_element = [&] {
+    if (!path.empty() && path.back().array) ++path.back().index;
+  };
   auto unique_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
-    if (event == E::object_start) keys.emplace_back();
-    else if (event == E::object_end) keys.pop_back();
-    else if (event == E::key && !keys.back().insert(parsed.get<std::string>()).second)
-      throw Error(file + ": key '" + escaped(parsed.get<std::string>()) + "' appears twice in one JSON object");
+    if (event == E::object_start) {
+      keys.emplace_back();
+      path.push_back({false, ""});
+    } else if (event == E::array_start) {
+      path.push_back({true, ""});
+    } else if (event == E::object_end || event == E::array_end) {
+      if (event == E::object_end) keys.pop_back();
+      path.pop_back();
+      next_element();
+    } else if (event == E::key) {
+      if (!keys.back().insert(parsed.get<std::string>()).second)
+        throw Error(file + ": key '" + escaped(parsed.get<std::string>()) + "' appears twice in one JSON object");
+      path.back().key = parsed.get<std::string>();
+    } else if (event == E::value) {
+      next_element();
+    }
     return true;
   };
   try {
     return nlohmann::json::parse(text.begin(), text.end(), unique_keys);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(file + ": invalid JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::out_of_range&) {  // a number beyond a double: 1e999
+    std::string field;
+    for (const Level& l : path)
+      field += l.array ? "[" + std::to_string(l.index) + "]" : (field.empty() ? "" : ".") + escaped(l.key);
+    throw Error(file + ": field '" + field + "': a number out of range (beyond a 64-bit float, e.g. 1e999)");
   } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": invalid JSON");
   }

@@ -29,6 +29,12 @@ constexpr size_t kMaxJsonBytes = 100'000'000;
 constexpr size_t kMaxIndexBytes = size_t{64} << 20;
 constexpr size_t kMaxConfigBytes = size_t{16} << 20;
 constexpr int kMaxJsonDepth = 64;
+// A model.onnx read back (apply-weights' PACKAGE, mobius_cpp.Package.open): protobuf's own limit.
+// mobius writes the weights to model.onnx.data, so its model.onnx files take kilobytes to megabytes.
+constexpr size_t kMaxOnnxModelBytes = (size_t{2} << 30) - 1;
+// Tensor names of a safetensors file (the GGUF spec caps them at 64 bytes): a name is matched
+// against patterns (util/linear_regex.h, in time proportional to its length) and printed in errors.
+constexpr size_t kMaxNameBytes = 4096;
 
 // `name` with every control byte written as \n, \t, \0 or \xHH, so a name from a file cannot
 // split or cut an error line (bytes from 0x80 up, UTF-8, are kept).

@@ -1,6 +1,7 @@
 #include "weights/gguf.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 
 #include "util/error.h"
@@ -328,9 +329,13 @@ GgufFile::GgufFile(const std::string& path) : file_(path) {
     order[i] = i;
   }
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors_[a].offset < tensors_[b].offset; });
-  for (size_t k = 1; k < order.size(); ++k) {
-    const GgufTensor& prev = tensors_[order[k - 1]];
+  const GgufTensor* last = nullptr;  // the previous tensor with data: an empty one overlaps nothing
+  for (size_t k = 0; k < order.size(); ++k) {
     const GgufTensor& cur = tensors_[order[k]];
+    if (cur.data.empty()) continue;
+    const GgufTensor* before = std::exchange(last, &cur);
+    if (!before) continue;
+    const GgufTensor& prev = *before;
     if (cur.offset < prev.offset + prev.data.size())
       r.fail("tensor " + in_quotes(cur.name) + " (offset " + std::to_string(cur.offset) +
              ") overlaps tensor " + in_quotes(prev.name) + " (offset " + std::to_string(prev.offset) +

@@ -115,6 +115,17 @@ json common_config(const Meta& m) {
   } else {
     m.fail(m.key("vocab_size"), "missing, and neither tokenizer.ggml.tokens nor token_embd.weight gives it");
   }
+  // Every token id the tokenizer gives must index a row of the embedding.
+  if (const GgufValue* t = m.file().find_key("tokenizer.ggml.tokens"); t && t->type() == GgufValueType::ARRAY) {
+    const GgufTensor* e = m.file().find_tensor("token_embd.weight");
+    const int64_t rows = e && e->ne.size() == 2 ? static_cast<int64_t>(e->ne[1]) : c["vocab_size"].get<int64_t>();
+    const int64_t vocab = std::min(rows, c["vocab_size"].get<int64_t>());
+    if (t->size() > static_cast<uint64_t>(vocab))
+      m.fail("tokenizer.ggml.tokens", std::to_string(t->size()) + " tokens for a vocabulary of " +
+                                          std::to_string(vocab) + " (" +
+                                          (vocab == rows && e ? "token_embd.weight's rows" : m.key("vocab_size")) +
+                                          "): ids from " + std::to_string(vocab) + " up would index no embedding row");
+  }
   c["tie_word_embeddings"] = m.file().find_tensor("output.weight") == nullptr;
   for (const char* id : {"bos", "eos", "pad"}) {
     const std::string k = std::string("tokenizer.ggml.") + (std::strcmp(id, "pad") ? id : "padding") + "_token_id";

@@ -1,12 +1,13 @@
 #include "weights/lora.h"
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <map>
-#include <regex>
 
 #include "util/error.h"
 #include "util/input_files.h"
+#include "util/linear_regex.h"
 #include "weights/convert.h"
 #include "weights/safetensors.h"
 #include "weights/weight_plan.h"
@@ -17,6 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Limits on adapter_config.json: ranks and alphas far above any trained adapter's (r <= 1024,
+// alpha a small multiple of r); a pattern per module of the largest models.
+constexpr int64_t kMaxRank = kMaxHiddenSize;
+constexpr double kMaxAlpha = 1e6;
+constexpr size_t kMaxPatterns = 65536;
+
 // The adapter_config.json fields the merge reads (peft LoraConfig), checked.
 struct LoraConfig {
   std::string file;
@@ -24,23 +31,26 @@ struct LoraConfig {
   double alpha = 0;
   bool rslora = false;
   bool fan_in_fan_out = false;
-  std::vector<std::pair<std::string, int64_t>> rank_pattern;  // in the file's order
-  std::vector<std::pair<std::string, double>> alpha_pattern;
+  // peft's keys compiled as peft matches them, `(.*\.)?(key)$` from the start of the module name
+  // (util/linear_regex.h: linear time whatever the key), in the file's order.
+  std::vector<std::pair<LinearRegex, int64_t>> rank_pattern;
+  std::vector<std::pair<LinearRegex, double>> alpha_pattern;
 
-  // peft get_pattern_key: the first pattern k for which `(.*\.)?(k)$` matches the module name.
+  // peft get_pattern_key: the value of the first pattern that matches the module name.
   template <typename T>
-  T pick(const std::vector<std::pair<std::string, T>>& patterns, const std::string& module, T fallback) const {
-    for (const auto& [pattern, value] : patterns) {
-      try {
-        if (std::regex_match(module, std::regex("(.*\\.)?(" + pattern + ")"))) return value;
-      } catch (const std::regex_error&) {
-        throw Error(file + ": field 'rank_pattern' / 'alpha_pattern': key '" + escaped(pattern) +
-                    "' is not a valid regular expression");
-      }
-    }
+  static T pick(const std::vector<std::pair<LinearRegex, T>>& patterns, const std::string& module, T fallback) {
+    for (const auto& [pattern, value] : patterns)
+      if (pattern.full_match(module)) return value;
     return fallback;
   }
 };
+
+// A rank_pattern / alpha_pattern key as peft matches it: re.match(rf"(.*\.)?({key})$", module).
+// The key alone must be a pattern (so that it cannot close peft's group and open another).
+LinearRegex module_pattern(const std::string& key) {
+  LinearRegex alone(key);
+  return LinearRegex("(.*\\.)?(" + key + ")");
+}
 
 LoraConfig read_config(const std::string& path, const HfConfig& model_config) {
   const nlohmann::json j = read_json_file(path, kMaxConfigBytes);
@@ -73,10 +83,12 @@ LoraConfig read_config(const std::string& path, const HfConfig& model_config) {
   LoraConfig c;
   c.file = path;
   const nlohmann::json* r = value("r");
-  if (!r || !r->is_number_integer() || r->get<int64_t>() <= 0) fail("r", "expected a positive integer");
+  if (!r || !r->is_number_integer() || r->get<int64_t>() <= 0 || r->get<int64_t>() > kMaxRank)
+    fail("r", "expected an integer in [1, " + std::to_string(kMaxRank) + "]");
   c.r = r->get<int64_t>();
   const nlohmann::json* alpha = value("lora_alpha");
-  if (!alpha || !alpha->is_number()) fail("lora_alpha", "expected a number");
+  if (!alpha || !alpha->is_number() || !std::isfinite(alpha->get<double>()) || std::abs(alpha->get<double>()) > kMaxAlpha)
+    fail("lora_alpha", "expected a number in [-1e6, 1e6] (peft's default is 8; the merge scales by alpha / r)");
   c.alpha = alpha->get<double>();
   c.rslora = flag("use_rslora");
   c.fan_in_fan_out = flag("fan_in_fan_out");
@@ -84,12 +96,19 @@ LoraConfig read_config(const std::string& path, const HfConfig& model_config) {
     const nlohmann::json* v = value(field);
     if (!v) continue;
     if (!v->is_object()) fail(field, "expected an object {module pattern: value}");
+    if (v->size() > kMaxPatterns)
+      fail(field, "more than " + std::to_string(kMaxPatterns) + " patterns (peft writes one per module at most)");
     for (const auto& [pattern, x] : v->items()) {
       const bool rank = std::string(field) == "rank_pattern";
-      if (rank ? !x.is_number_integer() || x.get<int64_t>() <= 0 : !x.is_number())
-        fail(std::string(field) + "." + escaped(pattern), rank ? "expected a positive integer" : "expected a number");
-      if (rank) c.rank_pattern.emplace_back(pattern, x.get<int64_t>());
-      else c.alpha_pattern.emplace_back(pattern, x.get<double>());
+      const std::string key = std::string(field) + "." + escaped(pattern);
+      if (rank ? !x.is_number_integer() || x.get<int64_t>() <= 0 || x.get<int64_t>() > kMaxRank
+               : !x.is_number() || !std::isfinite(x.get<double>()) || std::abs(x.get<double>()) > kMaxAlpha)
+        fail(key, rank ? "expected an integer in [1, " + std::to_string(kMaxRank) + "]"
+                       : "expected a number in [-1e6, 1e6]");
+      LinearRegex re = with_context(path + ": field '" + std::string(field) + "'",
+                                    [&] { return module_pattern(pattern); });
+      if (rank) c.rank_pattern.emplace_back(std::move(re), x.get<int64_t>());
+      else c.alpha_pattern.emplace_back(std::move(re), x.get<double>());
     }
   }
   // The class the adapter was trained on, against the checkpoint's architectures.
@@ -127,19 +146,21 @@ LoraAdapter::LoraAdapter(const std::string& dir, const Checkpoint& base, const H
                      : std::string(" (the adapter's weights, as peft's save_pretrained writes them)")));
   file_ = std::make_unique<SafetensorsFile>(weights_path.string());
   const std::string& file = file_->path();
-  static const std::regex key(R"(base_model\.model\.(.+)\.lora_([AB])\.weight)");
   std::map<std::string, LoraModule> modules;
   for (const auto& [name, view] : file_->tensors()) {
-    std::smatch m;
-    if (!std::regex_match(name, m, key)) {
+    // base_model.model.<module>.lora_A.weight or .lora_B.weight, <module> not empty.
+    static const std::string prefix = "base_model.model.", a = ".lora_A.weight", b = ".lora_B.weight";
+    const bool is_a = name.ends_with(a), is_b = name.ends_with(b);
+    if (!name.starts_with(prefix) || !(is_a || is_b) || name.size() <= prefix.size() + a.size()) {
       const bool embedding = name.find("lora_embedding_") != std::string::npos;
       throw Error(file + ": tensor '" + escaped(name) + "': " +
                   (embedding ? "LoRA on an embedding is not supported (LoRA on nn.Linear weights only)"
                              : "not a LoRA weight (expected base_model.model.<module>.lora_A.weight or lora_B.weight)"));
     }
-    LoraModule& lm = modules[m[1]];
-    lm.module = m[1];
-    (m[2] == "A" ? lm.a : lm.b) = &view;
+    const std::string module = name.substr(prefix.size(), name.size() - prefix.size() - a.size());
+    LoraModule& lm = modules[module];
+    lm.module = module;
+    (is_a ? lm.a : lm.b) = &view;
   }
   if (modules.empty()) throw Error(file + ": no LoRA weights (lora_A / lora_B tensors)");
   for (auto& [module, pair] : modules) {  // sorted by name
@@ -229,6 +250,14 @@ class LoraCheckpoint : public Checkpoint {
         for (int64_t c = 0; c < cols; ++c) row[c] += s * r[c];
       }
     }
+    // The merge must not poison the package: a large alpha / r or adapter values can take the
+    // weight past float32, or past float16 when that is the output dtype.
+    const float limit = dst == DataType::FLOAT16 ? 65504.0f : std::numeric_limits<float>::max();
+    for (int64_t i = 0; i < n * cols; ++i)
+      if (!(std::abs(w[i]) <= limit))
+        throw Error(adapter_.file() + ": merging the adapter into '" + escaped(t.name) + "' gives " +
+                    (std::isfinite(w[i]) ? "values beyond float16" : "non-finite values (inf or NaN)") +
+                    " (scale lora_alpha / r = " + std::to_string(p.scale) + "): the adapter does not fit this model");
     if (dst != DataType::FLOAT)
       convert_kernel(DataType::FLOAT, dst, best_isa())(reinterpret_cast<const uint8_t*>(merged.data()), out.data(),
                                                          merged.size());

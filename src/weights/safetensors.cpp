@@ -104,6 +104,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
         if (v.is_string()) metadata_[k] = v.get<std::string>();
       continue;
     }
+    if (name.size() > kMaxNameBytes)
+      fail("tensor '" + escaped(name.substr(0, 64)) + "...': a name of " + std::to_string(name.size()) +
+           " bytes, longer than mobius' limit of " + std::to_string(kMaxNameBytes) + " (real names take under 200)");
     auto tfail = [&](const std::string& msg) { fail("tensor '" + escaped(name) + "': " + msg); };
     if (!info.is_object()) tfail("entry is not an object");
     if (!info.contains("dtype") || !info["dtype"].is_string()) tfail("missing dtype");

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "util/error.h"
+#include "util/input_files.h"
 #include "weights/convert.h"
 #include "weights/quantize.h"
 
@@ -265,11 +266,11 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
     std::string found = key;
     if (!t && !(found = legacy_key(key)).empty()) t = ckpt.find(found);
     if (!t) {
-      std::string msg = "missing tensor '" + key + "' in the checkpoint";
+      std::string msg = "missing tensor '" + escaped(key) + "' in the checkpoint";
       auto near = nearest_names(key, ckpt.names());
       if (!near.empty()) {
         msg += " (nearest:";
-        for (const auto& n : near) msg += " " + n;
+        for (const auto& n : near) msg += " " + escaped(n);  // names from the file: a NUL must not cut the line
         msg += ")";
       }
       throw Error(msg);

@@ -278,6 +278,27 @@ def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
     return model
 
 
+def write_raw_lora_adapter(hf_dir: Path, out: Path, rank: int = 2, extra_tensors: dict | None = None,
+                           **config) -> Path:
+    """A PEFT LoRA adapter directory written by hand for the checkpoint in `hf_dir` (no peft: its
+    tensors and config may be hostile): lora_A [rank, in] / lora_B [out, rank] of every q_proj,
+    small values of a fixed seed, adapter_config.json r = rank, lora_alpha 4; `config` edits
+    adapter_config.json (r too), `extra_tensors` (name -> array) adds tensors."""
+    from safetensors.numpy import load_file, save_file  # noqa: PLC0415
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    tensors = {}
+    for name, w in load_file(hf_dir / "model.safetensors").items():
+        if name.endswith("q_proj.weight"):
+            module = name[: -len(".weight")]
+            a, b = rng.standard_normal((rank, w.shape[1])), rng.standard_normal((w.shape[0], rank))
+            tensors[f"base_model.model.{module}.lora_A.weight"] = (a * 0.1).astype(np.float32)
+            tensors[f"base_model.model.{module}.lora_B.weight"] = (b * 0.1).astype(np.float32)
+    save_file({**tensors, **(extra_tensors or {})}, out / "adapter_model.safetensors")
+    (out / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 4, **config}))
+    return out
+
+
 def attn_implementation(overrides: dict) -> str:
     return overrides.get("_attn_implementation", "eager")
 
