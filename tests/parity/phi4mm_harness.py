@@ -350,12 +350,12 @@ def write_wav(path: Path, seconds: float = 1.3, rate: int = 16000) -> None:
         w.writeframes((x * 32767).astype(np.int16).tobytes())
 
 
-def compare_og(ref, ids: np.ndarray, kw: dict, og_logits, og_tokens, what: str, rec: dict) -> list[str]:
+def compare_og(ref, ref64, ids: np.ndarray, kw: dict, og_logits, og_tokens, what: str, rec: dict) -> list[str]:
     """transformers' forward and generate on the processor's input_ids and tensors `kw` against
     onnxruntime-genai's prompt logits (max|Δ| <= harness.TOL) and tokens."""
     t = torch.from_numpy(ids)
     with torch.no_grad():
-        want_logits = H.float64(ref)(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
+        want_logits = ref64(input_ids=t, attention_mask=torch.ones_like(t), **kw).logits.numpy()
         want = ref.generate(input_ids=t, attention_mask=torch.ones_like(t), **kw, max_new_tokens=V.GEN_NEW,
                             do_sample=False, num_beams=1, eos_token_id=ref.config.eos_token_id)[0, ids.shape[1]:].tolist()
     failures = []
@@ -384,6 +384,7 @@ def check_genai(work: Path, rec: dict) -> list[str]:
     write_model(config, work / "hf")
     write_genai_tokenizer(work / "hf")
     ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32, attn_implementation="eager").eval()
+    ref64 = H.float64(ref)  # the reference of both prompts' logits; `ref` of the tokens
     H.build(work / "hf", work / "onnx")
     png = work / "image.png"
     V.write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
@@ -398,7 +399,7 @@ def check_genai(work: Path, rec: dict) -> list[str]:
         return [f"genai: {int((ids == IMAGE_TOKEN).sum())} image tokens, the processor counts {tokens}"]
     kw = dict(image_pixel_values=image["pixel_values"], image_attention_mask=image["image_attention_mask"],
               image_sizes=image["image_sizes"].long())
-    failures = compare_og(ref, ids, kw, *V.og_generate(og, model, inputs, ids.shape[1]), "image", rec)
+    failures = compare_og(ref, ref64, ids, kw, *V.og_generate(og, model, inputs, ids.shape[1]), "image", rec)
     wav = work / "audio.wav"
     write_wav(wav)
     inputs = proc(GENAI_AUDIO_PROMPT, audios=og.Audios.open(str(wav)))
@@ -410,4 +411,4 @@ def check_genai(work: Path, rec: dict) -> list[str]:
                            f"{audio['audio_sizes'].tolist()}"]
     kw = dict(audio_input_features=audio["audio_embeds"], audio_embed_sizes=audio["audio_sizes"].long(),
               audio_attention_mask=audio["audio_attention_mask"])
-    return failures + compare_og(ref, ids, kw, *V.og_generate(og, model, inputs, ids.shape[1]), "audio", rec)
+    return failures + compare_og(ref, ref64, ids, kw, *V.og_generate(og, model, inputs, ids.shape[1]), "audio", rec)

@@ -655,13 +655,13 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True) -> list[str]:
     failures += check_text_only(ref64, rec, vlm, prefill, decode)
     rec["prefill"], rec["decode"] = max(prefill), max(decode)
     if is_mistral3(ref.config):
-        return failures + check_genai_mistral3(ref, work / "onnx", work / "image.png", rec)
+        return failures + check_genai_mistral3(ref, ref64, work / "onnx", work / "image.png", rec)
     if not has_genai(ref.config):  # onnxruntime-genai 0.18 has no llava (nor llava_next, vipllava), idefics3, smolvlm,
         # paddleocr_vl or paligemma type
         rec["genai"] = "n/a"
         return failures + ([] if not (work / "onnx" / "genai_config.json").exists()
                            else ["genai_config.json written for a type onnxruntime-genai does not run"])
-    return failures + check_genai(ref, work / "onnx", work / "image.png", rec)
+    return failures + check_genai(ref, ref64, work / "onnx", work / "image.png", rec)
 
 
 def write_png(path: Path, rgb: np.ndarray) -> None:
@@ -695,7 +695,7 @@ def og_generate(og, model, inputs, prompt_len: int) -> tuple[np.ndarray, list[in
     return logits, [int(x) for x in gen.get_sequence(0)[prompt_len:]]
 
 
-def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
+def check_genai(ref, ref64, out_dir: Path, png: Path, rec: dict) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json,
     processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT (gemma3:
     GEMMA3_GENAI_PROMPT) through og.MultiModalProcessor, then greedy generation; transformers'
@@ -717,7 +717,7 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     image_kw = dict(pixel_values=torch.from_numpy(pixels), image_grid_thw=torch.from_numpy(grid.astype(np.int64)),
                     mm_token_type_ids=(ids == IMAGE).long())
     with torch.no_grad():
-        want_logits = H.float64(ref)(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
+        want_logits = ref64(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
         want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw, max_new_tokens=GEN_NEW,
                             do_sample=False, num_beams=1,
                             eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
@@ -733,7 +733,7 @@ def check_genai(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
 MISTRAL3_PROMPT = "[INST]Compare [IMG] and [IMG] now."
 
 
-def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
+def check_genai_mistral3(ref, ref64, out_dir: Path, png: Path, rec: dict) -> list[str]:
     """check_genai for Mistral 3, on two images of different sizes (48 x 64 and 32 x 24 pixels):
     og.MultiModalProcessor expands each [IMG] to the image's rows of [IMG] tokens, each row ending
     [IMG_BREAK] (the last [IMG_END]), and gives pixel_values [2, 3, 48, 64] zero-padded with
@@ -758,7 +758,7 @@ def check_genai_mistral3(ref, out_dir: Path, png: Path, rec: dict) -> list[str]:
     ids = torch.from_numpy(ids.astype(np.int64))
     image_kw = dict(pixel_values=torch.from_numpy(pixels), image_sizes=torch.from_numpy(sizes.astype(np.int64)))
     with torch.no_grad():
-        want_logits = H.float64(ref)(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
+        want_logits = ref64(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw).logits.numpy()
         want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **image_kw, max_new_tokens=GEN_NEW,
                             do_sample=False, num_beams=1,
                             eos_token_id=ref.config.text_config.eos_token_id)[0, ids.shape[1]:].tolist()
