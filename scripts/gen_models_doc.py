@@ -25,13 +25,8 @@ def registry() -> list[dict]:
     return rows
 
 
-MARGIN = 0.5  # tests/parity/harness.py MARGIN: the largest max|Δ| / tolerance a row may have
+MARGIN = 0.5  # the largest max|Δ| / tolerance (harness.TOL) a row may have
 SCALE = 64.0  # the largest |value| a row may compare: tiny models are made well-conditioned
-
-
-def cpu_line(cpu: dict) -> str:
-    return (f"{cpu['model']} ({cpu['machine']}; {' '.join(cpu['flags']) or 'no SIMD flags read'}; "
-            f"torch {cpu['torch_capability']})")
 
 
 def fmt(x, spec: str = ".1e") -> str:
@@ -71,7 +66,7 @@ def main() -> int:
     n_ok = sum(t["verified"] for t in table)
     summary = (f"{n_ok} of {len(table)} registered model types verified against transformers "
                f"{v['transformers']} (torch {v['torch']}, onnxruntime {v['onnxruntime']}) on "
-               f"{cpu_line(results['cpu'])}. max |Δ| is the largest difference of mobius' float32 "
+               f"{results['cpu']['line']}. max |Δ| is the largest difference of mobius' float32 "
                f"outputs (logits, hidden states, caches) from transformers' float64 forward over all "
                f"parity rows of the type, tolerance {tol:g}; scale is the largest |value| compared "
                f"(the reference's), at most {SCALE:g}; margin is max |Δ| / tolerance, at most {MARGIN} "

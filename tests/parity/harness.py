@@ -35,7 +35,6 @@ RESULTS_DIR = REPO / "build" / "parity-results"
 ROWS_DIR = RESULTS_DIR / "rows"
 
 TOL = 1e-4  # max |Δ| of float32 logits against the float64 reference; no per-model overrides
-MARGIN = 0.5  # the largest max|Δ| / TOL a row may have in the generated table (scripts/gen_models_doc.py)
 PREFILL_LEN = 48  # longer than every threshold below (windows 16, original max positions 24-32)
 PAD = 7  # left padding of batch row 1
 GEN_PROMPT = 20  # greedy prompt: shorter than the thresholds, so generation crosses them

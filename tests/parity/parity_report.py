@@ -87,6 +87,6 @@ def pytest_terminal_summary(terminalreporter, config):
             tr.write_line(f"{'':<14}! {f[:200]}")
     passed = sum(r["status"] == "pass" for r in rows)
     tr.write_line(f"{passed}/{len(rows)} rows pass")
-    out = {"versions": versions, "cpu": cpu, "tolerance": 1e-4, "reference": "transformers float64",
+    out = {"versions": versions, "cpu": dict(cpu, line=cpu_line(cpu)), "tolerance": 1e-4, "reference": "transformers float64",
            "rows": [{k: v for k, v in r.items() if k != "index"} for r in rows]}
     (RESULTS_DIR / "results.json").write_text(json.dumps(out, indent=1) + "\n")
