@@ -287,7 +287,8 @@ class Info:
     ({"model.onnx.data": bytes}, or one entry per graph of a multi-graph task, in the task's order:
     the external data files of the build with the given options), peak_bytes (its predicted peak
     resident set, checked against measured builds within 25 %; a GGUF's synthesized tokenizer aside),
-    eps ([{ep, passes, refused}] for every --ep)."""
+    disk_bytes (the disk its package takes: graphs, external data and copied files; a build refuses
+    to start when the output's file system has less free), eps ([{ep, passes, refused}] for every --ep)."""
 
     source: str
     format: str
@@ -300,6 +301,7 @@ class Info:
     stored: dict[str, dict[str, int]]
     data_files: dict[str, int]
     peak_bytes: int
+    disk_bytes: int
     eps: list[dict[str, Any]]
 
 

@@ -108,7 +108,8 @@ nb::dict inspect(const mobius::BuildOptions& options) {
   return kw("source"_a = info.source, "format"_a = info.format, "model_type"_a = info.model_type,
                   "task"_a = info.task, "not_registered"_a = info.not_registered, "llama_like"_a = info.llama_like,
                   "no_weights"_a = info.no_weights, "parameters"_a = info.parameters, "stored"_a = stored,
-                  "data_files"_a = data_files, "peak_bytes"_a = info.peak_bytes, "eps"_a = eps,
+                  "data_files"_a = data_files, "peak_bytes"_a = info.peak_bytes, "disk_bytes"_a = info.disk_bytes,
+                  "eps"_a = eps,
                   "failure"_a = mobius::build_failure(info, options.ep));
 }
 

@@ -363,6 +363,7 @@ BuildReport build_package(const BuildOptions& o) {
   w.progress = o.progress;
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
   if (o.runtime == "ort-genai") {
+    w.extra_bytes = tokenizer_files_bytes(config_dir);
     w.extra_files = [&](const std::string& dir) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))

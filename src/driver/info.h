@@ -44,6 +44,10 @@ struct CheckpointInfo {
   // tensor the checkpoint cannot stream. Not the tokenizer synthesized from a GGUF after the
   // weights. Checked against measured builds within 25 % (tests/cli/test_info_memory.py).
   uint64_t peak_bytes = 0;
+  // The disk that build's package takes (package/writer.h graph_disk_bytes over its graphs, and
+  // the tokenizer and config files it copies; not a tokenizer synthesized from a GGUF): the build
+  // refuses to start when OUTPUT_DIR's file system has less free (check_free_space).
+  uint64_t disk_bytes = 0;
   std::vector<EpReport> eps;  // every --ep value
 };
 

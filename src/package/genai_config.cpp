@@ -427,4 +427,15 @@ int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& o
   return n;
 }
 
+uint64_t tokenizer_files_bytes(const std::string& checkpoint_dir) {
+  uint64_t total = 0;
+  if (checkpoint_dir.empty()) return total;
+  for (const char* f : kTokenizerFiles) {
+    std::error_code ec;
+    const uintmax_t n = fs::file_size(fs::path(checkpoint_dir) / f, ec);
+    if (!ec) total += n;
+  }
+  return total;
+}
+
 }  // namespace mobius

@@ -98,4 +98,8 @@ inline constexpr const char* kTokenizerFiles[] = {
 // error) of at most 1 GiB; throws mobius::Error naming the file otherwise or on an I/O error.
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
 
+// The bytes copy_tokenizer_files would copy from `checkpoint_dir`: the sizes of the kTokenizerFiles
+// present there (0 for one it could not read: the copy names it), 0 when `checkpoint_dir` is empty.
+uint64_t tokenizer_files_bytes(const std::string& checkpoint_dir);
+
 }  // namespace mobius

@@ -1,6 +1,7 @@
 #include "package/writer.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -287,11 +288,11 @@ std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const 
   return serialized;
 }
 
-// Writes `g` into `dir` as g.name.onnx + g.name.onnx.data; errors name the paths under `shown`
-// (the package directory once it is in place).
-void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const WriteOptions& options) {
+// Writes `g` into `dir` as g.name.onnx (`serialized`) + g.name.onnx.data; errors name the paths
+// under `shown` (the package directory once it is in place).
+void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const GraphLayout& layout,
+                 const std::string& serialized, const WriteOptions& options) {
   const std::string data_file = g.name + ".onnx.data";
-  const GraphLayout layout = layout_of(g);
   DataWriter data(dir / data_file, shown / data_file);
   if (g.plan) {
     MOBIUS_ASSERT(g.plan->num_initializers() == layout.weights.size(), "plan does not cover every weight");
@@ -303,10 +304,29 @@ void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph&
     data.resize(layout.total);  // --no-weights: a sparse file of zeros
   }
   data.close();
-  write_file_synced((dir / (g.name + ".onnx")).string(), serialized_model(g, layout, shown));
+  write_file_synced((dir / (g.name + ".onnx")).string(), serialized);
 }
 
 }  // namespace
+
+uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights) {
+  const PackageGraph g{name, &model, nullptr};
+  const GraphLayout l = layout_of(g);
+  return serialized_model(g, l, name).size() + (weights ? l.total : 0);
+}
+
+void check_free_space(const std::string& output_dir, uint64_t need) {
+  fs::path at = fs::absolute(output_dir).lexically_normal();
+  std::error_code ec;
+  while (!at.empty() && !fs::exists(at, ec) && at != at.parent_path()) at = at.parent_path();  // the file system it will be on
+  struct statvfs st{};
+  if (::statvfs(at.c_str(), &st) != 0) return;  // no figure to compare: the writes say ENOSPC if it comes to that
+  const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  if (free < need)
+    throw Error(output_dir + ": the package needs about " + mib(need) + " and the file system of " + at.string() +
+                " has " + mib(free) + " free: free some space or choose an output directory on another file system "
+                "(nothing was written)");
+}
 
 uint64_t external_data_bytes(const Graph& graph) {
   uint64_t offset = 0;
@@ -379,8 +399,17 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
   check_output_dir(output_dir, options.force, options.inputs);
   fs::path out = fs::absolute(output_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
+  std::vector<GraphLayout> layouts;
+  std::vector<std::string> serialized;
+  uint64_t need = options.extra_bytes;
+  for (const PackageGraph& g : graphs) {
+    layouts.push_back(layout_of(g));
+    serialized.push_back(serialized_model(g, layouts.back(), out));
+    need += serialized.back().size() + (g.plan ? layouts.back().total : 0);  // --no-weights: a sparse data file
+  }
   if (options.check_graph)
-    for (const PackageGraph& g : graphs) options.check_graph(g.name, serialized_model(g, layout_of(g), out));
+    for (size_t i = 0; i < graphs.size(); ++i) options.check_graph(graphs[i].name, serialized[i]);
+  check_free_space(out.string(), need);  // a previous package in OUTPUT_DIR is removed only after the new one is in place
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
   // A name no one else uses: mkdtemp(3) creates it (mode 0700, widened below) or fails.
@@ -392,7 +421,7 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
   fs::permissions(tmp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                 fs::perms::others_read | fs::perms::others_exec, ec);
 
-  for (const PackageGraph& g : graphs) write_graph(tmp.path, out, g, options);
+  for (size_t i = 0; i < graphs.size(); ++i) write_graph(tmp.path, out, graphs[i], layouts[i], serialized[i], options);
 
   if (options.extra_files) options.extra_files(tmp.path.string());
   if (options.check) options.check(tmp.path.string());

@@ -39,6 +39,9 @@ struct WriteOptions {
   // throwing aborts the write with nothing written and no weight read.
   std::function<void(const std::string& name, const std::string& serialized)> check_graph;
   size_t chunk_bytes = size_t{8} << 20;  // output bytes per streamed chunk (whole rows, at least one)
+  // What extra_files will write, as far as known beforehand (the copied tokenizer and config
+  // files): counted with the graphs in the free-space check (check_free_space).
+  uint64_t extra_bytes = 0;
 };
 
 // One graph of the package: written as `name`.onnx + `name`.onnx.data. `plan` null = --no-weights.
@@ -66,7 +69,9 @@ inline constexpr const char* kRuntimeFiles[] = {"genai_config.json", "processor_
 // with remove_on_interrupt (util/interrupt.h). Throws mobius::Error when check_output_dir refuses
 // OUTPUT_DIR, or on any I/O error (naming the path), among them a file system without room for a
 // data file, which fails before any weight is converted; a failed write of any graph leaves
-// nothing behind.
+// nothing behind. Before anything is written, the package's size (the graphs and
+// options.extra_bytes) is checked against the free space of OUTPUT_DIR's file system
+// (check_free_space).
 void write_package(const std::string& output_dir, const std::vector<PackageGraph>& graphs,
                    const WriteOptions& options);
 
@@ -74,6 +79,18 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
 // sparse model.onnx.data of the right size (zeros). Errors as above.
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
+
+// The bytes graph `name` of a package takes on disk: <name>.onnx as serialized and, with weights,
+// <name>.onnx.data (a --no-weights data file is sparse: no blocks). `mobius info` reports their
+// sum with the copied files (driver/info.h disk_bytes).
+uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights);
+
+// Throws mobius::Error "<output_dir>: the package needs about N MiB and the file system of P has
+// M MiB free: ..." when the file system that will hold `output_dir` (its nearest existing
+// ancestor P) has fewer than `need` bytes available to this user (statvfs(3) f_bavail); nothing
+// when statvfs fails. write_package calls it with the whole package's size before it writes
+// anything.
+void check_free_space(const std::string& output_dir, uint64_t need);
 
 // The size write_package gives model.onnx.data for `graph`: every weight initializer in graph order,
 // each at a 64-byte aligned offset.

@@ -8,6 +8,12 @@
 
 namespace mobius {
 
+std::string mib(uint64_t bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return s;
+}
+
 Progress::Progress(std::string label, uint64_t total, bool enabled, std::chrono::steady_clock::duration line_interval)
     : label_(std::move(label)),
       total_(total),

@@ -9,6 +9,9 @@
 
 namespace mobius {
 
+// `bytes` as "12.3 MiB" (one decimal, 2^20 bytes), as progress lines and reports show sizes.
+std::string mib(uint64_t bytes);
+
 class Progress {
  public:
   static constexpr std::chrono::seconds kLineInterval{5};

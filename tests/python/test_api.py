@@ -183,6 +183,7 @@ def test_inspect_is_mobius_info(tiny):
     out = H.run_mobius("info", tiny, "--ep", "cpu", "--precision", "int4").stdout
     assert list(info.data_files) == ["model.onnx.data"]
     assert f"{info.parameters:,}" in out and f"model.onnx.data {info.data_files['model.onnx.data'] / 2**20:.1f} MiB" in out
+    assert f"the package takes about {info.disk_bytes / 2**20:.1f} MiB ({info.disk_bytes} bytes;" in out
     assert [e["ep"] for e in info.eps] == ["default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"]
 
 

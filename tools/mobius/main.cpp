@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/input_files.h"
 #include "util/interrupt.h"
+#include "util/progress.h"
 #include "weights/weight_plan.h"
 
 namespace {
@@ -83,12 +84,6 @@ std::string describe(const std::vector<mobius::PassReport>& passes) {
   return words;
 }
 
-std::string mib(uintmax_t bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return s;
-}
-
 // The human summary of a build on stdout.
 void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) {
   namespace fs = std::filesystem;
@@ -121,7 +116,7 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
   std::cout << "  files:";
   for (const auto& f : files) std::cout << " " << f;
   for (const auto& f : files)  // each graph's weights: model.onnx.data, or encoder.onnx.data and decoder.onnx.data
-    if (f.ends_with(".onnx.data")) std::cout << " (" << f << " " << mib(fs::file_size(fs::path(o.output_dir) / f)) << ")";
+    if (f.ends_with(".onnx.data")) std::cout << " (" << f << " " << mobius::mib(fs::file_size(fs::path(o.output_dir) / f)) << ")";
   std::cout << "\n";
 }
 
@@ -154,7 +149,7 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
   std::cout << "parameters:  " << thousands(info.parameters) << "\n";
   for (const auto& [dtype, s] : info.stored)
     std::cout << "  " << dtype << ": " << s.tensors << " tensors, " << thousands(s.elements) << " elements, "
-              << mib(s.bytes) << "\n";
+              << mobius::mib(s.bytes) << "\n";
   if (info.task.empty()) return 1;
   std::cout << "build --dtype " << dtype << " --ep " << o.ep << (o.precision.empty() ? "" : " --precision " + o.precision)
             << ": ";
@@ -164,9 +159,11 @@ int print_info(const std::string& path, const std::string& dtype, mobius::BuildO
     std::cout << "refused: " << chosen->refused << "\n";
   else {
     for (size_t i = 0; i < info.data_files.size(); ++i)
-      std::cout << (i ? " + " : "") << info.data_files[i].first << " " << mib(info.data_files[i].second);
-    std::cout << ", peak memory about " << mib(info.peak_bytes) << " (the build's resident set"
+      std::cout << (i ? " + " : "") << info.data_files[i].first << " " << mobius::mib(info.data_files[i].second);
+    std::cout << ", peak memory about " << mobius::mib(info.peak_bytes) << " (the build's resident set"
               << (info.format == "GGUF" ? ", before the tokenizer synthesized from the GGUF" : "") << ")\n";
+    std::cout << "disk:        the package takes about " << mobius::mib(info.disk_bytes) << " (" << info.disk_bytes
+              << " bytes; the build refuses to start when the output's file system has less free)\n";
   }
   std::cout << "execution providers (--ep):\n";
   for (const auto& e : info.eps) {
