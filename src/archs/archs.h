@@ -22,6 +22,7 @@ std::unique_ptr<Architecture> create_roberta(const HfConfig&, DataType);
 // archs/gemma.cpp
 std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_vaultgemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma3_text(const HfConfig&, DataType);
 
 // archs/llama.cpp
@@ -61,6 +62,7 @@ std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phimoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);

@@ -1,4 +1,4 @@
-// Gemma decoders: gemma, gemma2, gemma3_text. One DecoderSpec filled from config.json; the types
+// Gemma decoders: gemma, gemma2, gemma3_text, vaultgemma. One DecoderSpec filled from config.json; the types
 // differ only in fields (transformers/models/{gemma,gemma2,gemma3}/modeling_*.py and
 // configuration_*.py, whose class defaults apply to fields config.json leaves out):
 //   all      RMSNorm scaled by (1 + weight) in float32, embeddings scaled by hidden_size**0.5,
@@ -14,6 +14,9 @@
 //            default from sliding_window_pattern (6: every 6th layer full); RoPE per layer type:
 //            rope_parameters {"full_attention": …, "sliding_attention": …}, or in older configs
 //            rope_theta (1e6) + rope_scaling for full and rope_local_base_freq (1e4) for sliding
+//   vaultgemma  gemma2 without the post_attention_layernorm / post_feedforward_layernorm
+//            (VaultGemmaDecoderLayer deletes them); always causal (its config drops
+//            use_bidirectional_attention, so the field is not read)
 #include <cmath>
 
 #include "archs/archs.h"
@@ -132,6 +135,14 @@ std::unique_ptr<Architecture> create_gemma(const HfConfig& c, DataType dtype) {
 
 std::unique_ptr<Architecture> create_gemma2(const HfConfig& c, DataType dtype) {
   return causal_gemma(c, dtype, "gemma2");
+}
+
+std::unique_ptr<Architecture> create_vaultgemma(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = gemma_decoder_spec(c, dtype, "gemma2");
+  s.topology = LayerTopology::sequential;  // input_layernorm, pre_feedforward_layernorm only
+  s.names.attn_output_norm.clear();
+  s.names.mlp_output_norm.clear();
+  return std::make_unique<DecoderCausalLM>(s);
 }
 
 std::unique_ptr<Architecture> create_gemma3_text(const HfConfig& c, DataType dtype) {

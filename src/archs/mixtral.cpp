@@ -13,6 +13,9 @@
 //   granitemoe  block_sparse_moe: router.layer, top-k logits then softmax; input_linear /
 //               output_linear stacked experts; embedding_multiplier, residual_multiplier,
 //               attention_multiplier (the softmax scale), logits_scaling
+//   granitemoeshared  granitemoe plus, when shared_intermediate_size > 0, the layer's shared_mlp
+//               (input_linear [2 * shared, hidden] chunked into gate | up, output_linear) added to
+//               block_sparse_moe's output before the residual scaling
 #include <algorithm>
 
 #include "archs/archs.h"
@@ -44,6 +47,23 @@ std::unique_ptr<Architecture> make_block_sparse_moe(DecoderSpec s, MoEOptions m)
   m.down_name = "w2";
   s.names.mlp = "block_sparse_moe";
   return make(s, m);
+}
+
+// GraniteMoE's decoder and MoE (also GraniteMoeShared's).
+std::pair<DecoderSpec, MoEOptions> granitemoe_parts(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  s.attention.scale = static_cast<float>(c.float_or("attention_multiplier", 1.0));
+  s.embed_scale = static_cast<float>(c.float_or("embedding_multiplier", 1.0));
+  s.residual_multiplier = static_cast<float>(c.float_or("residual_multiplier", 1.0));
+  const double logits_scaling = c.float_or("logits_scaling", 1.0);
+  if (logits_scaling == 0.0) c.fail("logits_scaling", "must be nonzero");
+  s.logit_scale = static_cast<float>(1.0 / logits_scaling);  // GraniteMoeForCausalLM: logits / logits_scaling
+  MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
+  m.router.kind = RouterKind::topk_softmax;
+  m.router_name = "router.layer";
+  m.layout = ExpertLayout::stacked;
+  s.names.mlp = "block_sparse_moe";
+  return {s, m};
 }
 
 }  // namespace
@@ -116,19 +136,27 @@ std::unique_ptr<Architecture> create_phimoe(const HfConfig& c, DataType dtype) {
 }
 
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = llama_spec(c, dtype);
-  s.attention.scale = static_cast<float>(c.float_or("attention_multiplier", 1.0));
-  s.embed_scale = static_cast<float>(c.float_or("embedding_multiplier", 1.0));
-  s.residual_multiplier = static_cast<float>(c.float_or("residual_multiplier", 1.0));
-  const double logits_scaling = c.float_or("logits_scaling", 1.0);
-  if (logits_scaling == 0.0) c.fail("logits_scaling", "must be nonzero");
-  s.logit_scale = static_cast<float>(1.0 / logits_scaling);  // GraniteMoeForCausalLM: logits / logits_scaling
-  MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
-  m.router.kind = RouterKind::topk_softmax;
-  m.router_name = "router.layer";
-  m.layout = ExpertLayout::stacked;
-  s.names.mlp = "block_sparse_moe";
+  auto [s, m] = granitemoe_parts(c, dtype);
   return make(s, m);
+}
+
+std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig& c, DataType dtype) {
+  auto [s, m] = granitemoe_parts(c, dtype);
+  const int64_t shared = c.int_or("shared_intermediate_size", 0);
+  if (shared < 0) c.fail("shared_intermediate_size", "must not be negative");
+  if (shared == 0) return make(s, m);  // GraniteMoeSharedDecoderLayer: shared_mlp None
+  MLPOptions shared_mlp{s.hidden_size, shared, s.mlp.hidden_act, false, dtype};
+  shared_mlp.fused_gate_up = true;  // input_linear [2 * shared, hidden]: act(first half) * second half
+  shared_mlp.gate_up_name = "input_linear";
+  shared_mlp.gated_down_name = "output_linear";
+  s.names.mlp = "";  // block_sparse_moe and shared_mlp are the layer's children
+  s.make_feed_forward = [m, shared_mlp](int64_t) {
+    auto sum = std::make_unique<FeedForwardSum>();
+    sum->add("block_sparse_moe", std::make_unique<SparseMoE>(m));
+    sum->add("shared_mlp", std::make_unique<GatedMLP>(shared_mlp));
+    return sum;
+  };
+  return std::make_unique<DecoderCausalLM>(s);
 }
 
 }  // namespace mobius

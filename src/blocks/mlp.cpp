@@ -1,5 +1,7 @@
 #include "blocks/mlp.h"
 
+#include "util/error.h"
+
 namespace mobius {
 
 void FeedForward::init_activation(const std::string& hidden_act, DataType dtype) {
@@ -41,6 +43,17 @@ MLP::MLP(const MLPOptions& o) {
   init_activation(o.hidden_act, o.dtype);
   up = child<Linear>(o.up_name, LinearOptions{o.hidden_size, o.intermediate_size, o.bias, o.dtype, o.conv1d});
   down = child<Linear>(o.down_name, LinearOptions{o.intermediate_size, o.hidden_size, o.bias, o.dtype, o.conv1d});
+}
+
+void FeedForwardSum::add(const std::string& name, std::unique_ptr<FeedForward> part) {
+  parts_.push_back(adopt(name, std::move(part)));
+}
+
+Value* FeedForwardSum::forward(Ops& op, Value* x) const {
+  MOBIUS_ASSERT(!parts_.empty(), "FeedForwardSum without parts");
+  Value* sum = parts_.front()->forward(op, x);
+  for (size_t i = 1; i < parts_.size(); ++i) sum = op.Add(sum, parts_[i]->forward(op, x));
+  return sum;
 }
 
 Value* MLP::forward(Ops& op, Value* x) const {

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "blocks/activation.h"
 #include "blocks/linear.h"
@@ -62,6 +63,20 @@ class MLP : public FeedForward {
   explicit MLP(const MLPOptions& o);
   Value* forward(Ops& op, Value* x) const override;
   Linear *up, *down;
+};
+
+// The sum of sibling feed-forwards on the same input, each registered under its own name:
+// adopted under the name "" by a decoder layer, they bind at the layer's level, e.g.
+// block_sparse_moe(x) + shared_mlp(x) (GraniteMoeSharedDecoderLayer,
+// transformers/models/granitemoeshared/modeling_granitemoeshared.py).
+class FeedForwardSum : public FeedForward {
+ public:
+  // Registers `part` as the child `name`; parts are summed in the order added.
+  void add(const std::string& name, std::unique_ptr<FeedForward> part);
+  Value* forward(Ops& op, Value* x) const override;
+
+ private:
+  std::vector<FeedForward*> parts_;
 };
 
 // GatedMLP or MLP as o.gated says (register it with Module::adopt).

@@ -1,4 +1,4 @@
-"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text."""
+"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text, vaultgemma."""
 
 from harness import DROP
 
@@ -27,6 +27,12 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("no-layer-types", dict(sliding_window=16, _json=dict(layer_types=DROP))),  # default pattern
         ("old-schema", dict(sliding_window=16, rope_theta=1000.0,
                             rope_scaling=dict(type="linear", factor=2.0))),
+    ],
+    "vaultgemma": [
+        ("default", {}),  # gemma2 without the post-attention / post-feedforward norms
+        ("softcap-window-16", dict(sliding_window=16, **SOFTCAPS)),
+        ("full-sliding-untied", dict(layer_types=SLIDING_FULL[::-1], sliding_window=12, tie_word_embeddings=False,
+                                     attn_logit_softcapping=None, final_logit_softcapping=None)),
     ],
     "gemma3_text": [
         ("default", {}),  # q/k norms; 2 layers with the default pattern 6: both sliding

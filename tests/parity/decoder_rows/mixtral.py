@@ -1,4 +1,5 @@
-"""The text-generation parity rows of the mixtral family: mixtral, qwen2_moe, qwen3_moe, olmoe, phimoe, granitemoe."""
+"""The text-generation parity rows of the mixtral family: mixtral, qwen2_moe, qwen3_moe, olmoe, phimoe, granitemoe,
+granitemoeshared."""
 
 VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "mixtral": [
@@ -36,5 +37,11 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("multipliers", dict(embedding_multiplier=2.0, residual_multiplier=0.5,
                              attention_multiplier=0.2, logits_scaling=3.0)),
         ("attention-bias", dict(attention_bias=True)),
+    ],
+    "granitemoeshared": [
+        ("default", dict(shared_intermediate_size=48)),  # + shared_mlp (input_linear chunked gate | up)
+        ("no-shared-mlp", dict(shared_intermediate_size=0)),  # the class default: GraniteMoe's layers
+        ("multipliers", dict(shared_intermediate_size=32, embedding_multiplier=2.0, residual_multiplier=0.5,
+                             attention_multiplier=0.2, logits_scaling=3.0)),
     ],
 }
