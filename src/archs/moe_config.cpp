@@ -38,4 +38,38 @@ std::vector<bool> read_sparse_layers(const HfConfig& c, int64_t num_hidden_layer
   return sparse;
 }
 
+std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpec& s) {
+  // a config where every layer is dense (first_k_dense_replace >= num_hidden_layers) reads no MoE
+  // field at all
+  const int64_t first_sparse = c.int_or("first_k_dense_replace", 0);
+  if (first_sparse < 0) c.fail("first_k_dense_replace", "must not be negative");
+  if (first_sparse >= s.num_hidden_layers) return std::nullopt;
+  DeepseekMoE out;
+  for (int64_t i = 0; i < s.num_hidden_layers; ++i) out.sparse.push_back(i >= first_sparse);
+  MoEOptions& m = out.moe = read_moe_options(c, s, "n_routed_experts", "moe_intermediate_size");
+  m.router.routed_scaling_factor = static_cast<float>(c.float_or("routed_scaling_factor", 1.0));
+  const int64_t shared = c.get_int("n_shared_experts");
+  if (shared < 1) c.fail("n_shared_experts", "must be positive");
+  m.shared_expert_name = "shared_experts";
+  m.shared_expert = s.mlp;
+  m.shared_expert.intermediate_size = m.intermediate_size * shared;
+  return out;
+}
+
+void read_groups(const HfConfig& c, RouterOptions& r) {
+  r.n_group = c.get_int("n_group");
+  r.topk_group = c.get_int("topk_group");
+  if (r.n_group < 1 || r.num_experts % r.n_group != 0) c.fail("n_group", "must divide n_routed_experts");
+  if (r.topk_group < 1 || r.topk_group > r.n_group) c.fail("topk_group", "must be between 1 and n_group");
+}
+
+void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob) {
+  m.shared_expert.bias = false;
+  RouterOptions& r = m.router;
+  r.kind = RouterKind::sigmoid_groups;
+  r.norm_topk_prob = c.bool_or("norm_topk_prob", norm_topk_prob);
+  read_groups(c, r);
+  if (r.num_experts / r.n_group < 2) c.fail("n_group", "needs at least two experts per group");
+}
+
 }  // namespace mobius

@@ -2,6 +2,7 @@
 // gpt_oss.cpp), under their transformers 5.23 names.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,27 @@ MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::
 // Qwen2-MoE / Qwen3-MoE: layer i is sparse unless listed in mlp_only_layers, and when
 // (i + 1) % decoder_sparse_step == 0. Throws mobius::Error naming the field on a bad value.
 std::vector<bool> read_sparse_layers(const HfConfig& c, int64_t num_hidden_layers);
+
+// DeepSeek's layer plan (DeepseekV{2,3}DecoderLayer; Dots1, GLM-4-MoE reuse it): the layers
+// from first_k_dense_replace on hold the MoE (n_routed_experts experts of moe_intermediate_size,
+// num_experts_per_tok, * routed_scaling_factor) with shared_experts (a gated MLP of
+// n_shared_experts * moe_intermediate_size, s.mlp's bias); the first ones keep s.mlp. Softmax top-k
+// router, to be set by the type. nullopt when every layer is dense (then no MoE field is read).
+// Throws mobius::Error naming the field on a bad value.
+struct DeepseekMoE {
+  MoEOptions moe;
+  std::vector<bool> sparse;  // per layer
+};
+std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpec& s);
+
+// n_group / topk_group of a group-limited router (n_group divides the experts; 1 <= topk_group <=
+// n_group). Throws mobius::Error naming the field.
+void read_groups(const HfConfig& c, RouterOptions& r);
+
+// The DeepSeek-V3 router and experts (DeepseekV3TopkRouter "noaux_tc", DeepseekV3MLP): sigmoid
+// scores + e_score_correction_bias over n_group groups (topk_group kept), norm_topk_prob (the
+// config class default `norm_topk_prob`), shared experts without bias. Throws mobius::Error naming
+// the field.
+void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob);
 
 }  // namespace mobius
