@@ -384,7 +384,7 @@ BuildReport build_package(const BuildOptions& o) {
                           .filename = "decoder.onnx"};
           nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
           write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
-          write_file_synced((fs::path(dir) / "processor_config.json").string(), processor_config(*mm).dump(4) + "\n");
+          write_file_synced((fs::path(dir) / "vision_processor.json").string(), processor_config(*mm).dump(4) + "\n");
           if (!vlm->speech_inputs().empty())
             write_file_synced((fs::path(dir) / "speech_processor.json").string(),
                               speech_processor_config(*mm).dump(4) + "\n");

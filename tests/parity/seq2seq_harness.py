@@ -182,7 +182,8 @@ def reference_fix(model_type: str):
 FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
 # the checkpoint's files every package gets a copy of (src/package/genai_config.h kTokenizerFiles)
 COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
-          "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja")
+          "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja",
+          "chat_template.json", "processor_config.json", "video_preprocessor_config.json")
 
 
 def types() -> set[str]:
