@@ -80,7 +80,10 @@ Model SpeechToText::build_decoder() const {
   if (optimum)
     in.encoder_hidden_states =
         b.input("encoder_hidden_states", dt, {"batch_size", "encoder_hidden_sequence_length", hidden_size()});
-  if (samples_mask) in.encoder_attention_mask = frame_mask(op, samples_mask, in.encoder_hidden_states);
+  if (samples_mask) {
+    in.encoder_attention_mask = frame_mask(op, samples_mask, in.encoder_hidden_states);
+    MOBIUS_ASSERT(in.encoder_attention_mask, "a waveform model gives its frame_mask");
+  }
   for (size_t i = 0; i < states.size(); ++i) {
     in.past.emplace_back();
     for (const LayerState& s : states[i]) {
