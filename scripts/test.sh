@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: GoogleTest unit tests (ctest), a short run of every fuzz
 # target (scripts/fuzz.sh), then the pytest suites (parity against transformers, bad-input and
-# hostile-input CLI tests, the Python module) on all cores, then the wheel: `pip install .` into a
+# hostile-input CLI tests, the Python module) on all cores, then the packages in Optimum's ORT
+# classes (bench/test_optimum.py, its own environment), then the wheel: `pip install .` into a
 # fresh virtual environment and tests/python against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +21,8 @@ if (( free_gb < 6 )); then
   echo "scripts/test.sh: warning: only ${free_gb} GB free under $tmp; the tests need about 6 GB" >&2
 fi
 .venv/bin/python -m pytest tests -n "$(nproc)" -q "$@"
+# The packages in Optimum's ORT classes, in their own pinned environment (bench/requirements-optimum.txt:
+# optimum-onnx 0.1.0 needs transformers < 4.58), one row per task family (bench/test_optimum.py).
+bash bench/setup_bench.sh optimum
+bench/.venv-optimum/bin/python -m pytest bench/test_optimum.py -q
 bash scripts/test_wheel.sh -n "$(nproc)"

@@ -218,7 +218,7 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     The keyword options are the CLI's, with the CLI's defaults: dtype "f32" | "f16" | "bf16";
     ep "default" | "onnx-standard" | "cpu" | "cuda" | "dml" | "webgpu"; precision None | "int4" |
     "int8" with block_size, quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings;
-    runtime "ort-genai" | "none"; weights=False is --no-weights; force replaces a non-empty
+    runtime "ort-genai" | "optimum" | "none"; weights=False is --no-weights; force replaces a non-empty
     output_dir; try_generic is --try-generic (README.md); lora is --lora: a PEFT LoRA adapter
     directory merged into the weights as they stream; lora_runtime is --lora-runtime: adapter
     directories written into the package as <name>.onnx_adapter files for og.Adapters, the graph

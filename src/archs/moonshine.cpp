@@ -147,6 +147,16 @@ class EncoderLayer : public Module {
   LayerNorm *input_layernorm, *post_attention_layernorm;
 };
 
+// The frame mask of the samples' attention_mask int64 [batch, samples] for hidden [batch, frames,
+// hidden]: attention_mask[:, ::384][:, :frames] (MoonshineEncoder.forward; MoonshineDecoder.forward
+// of transformers 4.x reduced the mask it was given the same way: Optimum's decoder contract).
+Value* moonshine_frame_mask(Ops& op, Value* attention_mask, Value* hidden) {
+  GraphBuilder& b = op.builder();
+  Value* frames = op.Squeeze(op.Shape(hidden, {.start = 1, .end = 2}), {0});
+  Value* index = op.Mul(op.Range(b.scalar_i64(0), frames, b.scalar_i64(1)), static_cast<double>(kDownsample));
+  return op.Gather(attention_mask, index, {.axis = 1});
+}
+
 // MoonshineEncoder: input_values [batch, samples], attention_mask int64 [batch, samples]
 // -> hidden [batch, frames, hidden], the frame mask int64 [batch, frames].
 class Encoder : public Module {
@@ -175,9 +185,7 @@ class Encoder : public Module {
     x = op.Gelu(conv3->forward(op, x));
     Value* h = op.Transpose(x, {.perm = {0, 2, 1}});  // [batch, frames, hidden]
     Value* frames = op.Shape(h, {.start = 1, .end = 2});
-    Value* index = op.Mul(op.Range(b.scalar_i64(0), op.Squeeze(frames, {0}), b.scalar_i64(1)),
-                          static_cast<double>(kDownsample));
-    Value* frame_mask = op.Gather(attention_mask, index, {.axis = 1});  // attention_mask[:, ::384][:, :frames]
+    Value* frame_mask = moonshine_frame_mask(op, attention_mask, h);
     Value* batch_frames = op.Concat({op.Shape(h, {.start = 0, .end = 1}), frames}, {.axis = 0});
     Value* positions = op.Expand(op.Unsqueeze(op.Range(b.scalar_i64(0), op.Squeeze(frames, {0}), b.scalar_i64(1)), {0}),
                                  batch_frames);
@@ -218,17 +226,22 @@ class DecoderLayer : public Module {
     post_attention_layernorm = child<LayerNorm>("post_attention_layernorm", norm_options(s));
     final_layernorm = child<LayerNorm>("final_layernorm", norm_options(s));
   }
-  // past: {self, cross}; returns the output and the self cache's present.
-  std::pair<Value*, KVPair> forward(Ops& op, Value* h, const AttentionContext& self_ctx, Value* cross_mask,
-                                    const std::vector<KVPair>& past) const {
+  // past: {self, cross}; encoder_hidden_states: the cross states' source (CrossAttention::forward),
+  // or null (the cross cache is the encoder's). Returns the output and the presents: the self
+  // cache's, and with encoder_hidden_states the cross cache's.
+  std::pair<Value*, std::vector<KVPair>> forward(Ops& op, Value* h, const AttentionContext& self_ctx,
+                                                 Value* encoder_hidden_states, Value* cross_mask,
+                                                 const std::vector<KVPair>& past) const {
     auto sc = enter(op);
     AttentionResult a = self_attn->forward(op, input_layernorm->forward(op, h), self_ctx, past[0].key, past[0].value);
     h = op.Add(h, a.hidden);
-    AttentionResult c = encoder_attn->forward(op, post_attention_layernorm->forward(op, h), nullptr, cross_mask,
-                                              past[1].key, past[1].value);
+    AttentionResult c = encoder_attn->forward(op, post_attention_layernorm->forward(op, h), encoder_hidden_states,
+                                              cross_mask, past[1].key, past[1].value);
     h = op.Add(h, c.hidden);
     h = op.Add(h, mlp->forward(op, final_layernorm->forward(op, h)));
-    return {h, KVPair{a.present_key, a.present_value}};
+    std::vector<KVPair> present{{a.present_key, a.present_value}};
+    if (encoder_hidden_states) present.push_back({c.present_key, c.present_value});
+    return {h, present};
   }
   Attention* self_attn;
   CrossAttention* encoder_attn;
@@ -270,11 +283,20 @@ class MoonshineForConditionalGeneration : public SpeechToText {
   SpeechEncoderOutputs encode(Ops& op, Value* input_values, Value* attention_mask) const override {
     SpeechEncoderOutputs out;
     std::tie(out.encoder_hidden_states, out.encoder_attention_mask) = encoder->forward(op, input_values, attention_mask);
+    return out;
+  }
+
+  std::vector<std::vector<KVPair>> project_cross(Ops& op, Value* encoder_hidden_states) const override {
+    std::vector<std::vector<KVPair>> cross;
     for (const DecoderLayer* l : decoder->layers) {
       auto sc = op.builder().scope(l->path());  // the layer's nodes under its own name
-      out.present.push_back({l->encoder_attn->project(op, out.encoder_hidden_states)});
+      cross.push_back({l->encoder_attn->project(op, encoder_hidden_states)});
     }
-    return out;
+    return cross;
+  }
+
+  Value* frame_mask(Ops& op, Value* attention_mask, Value* encoder_hidden_states) const override {
+    return moonshine_frame_mask(op, attention_mask, encoder_hidden_states);
   }
 
   SpeechDecoderOutputs decode(Ops& op, const SpeechDecoderInputs& in) const override {
@@ -291,9 +313,9 @@ class MoonshineForConditionalGeneration : public SpeechToText {
     Value* cross_mask = cross_attention_mask(op, in.encoder_attention_mask, in.input_ids, s_.dtype);
     Value* h = decoder->embed_tokens->forward(op, in.input_ids);
     for (size_t i = 0; i < decoder->layers.size(); ++i) {
-      auto [y, present] = decoder->layers[i]->forward(op, h, self_ctx, cross_mask, in.past[i]);
+      auto [y, present] = decoder->layers[i]->forward(op, h, self_ctx, in.encoder_hidden_states, cross_mask, in.past[i]);
       h = y;
-      out.present.push_back({present});
+      out.present.push_back(present);
     }
     out.logits = proj_out->forward(op, decoder->norm->forward(op, h));
     return out;

@@ -156,11 +156,16 @@ class WhisperForConditionalGeneration : public SpeechToText {
   SpeechEncoderOutputs encode(Ops& op, Value* audio_features, Value*) const override {
     SpeechEncoderOutputs out;
     out.encoder_hidden_states = encoder->forward(op, audio_features);
+    return out;
+  }
+
+  std::vector<std::vector<KVPair>> project_cross(Ops& op, Value* encoder_hidden_states) const override {
+    std::vector<std::vector<KVPair>> cross;
     for (const Seq2SeqDecoderLayer* l : decoder->layers) {
       auto sc = op.builder().scope(l->path());  // the layer's nodes under its own name
-      out.present.push_back({l->encoder_attn->project(op, out.encoder_hidden_states)});
+      cross.push_back({l->encoder_attn->project(op, encoder_hidden_states)});
     }
-    return out;
+    return cross;
   }
 
   SpeechDecoderOutputs decode(Ops& op, const SpeechDecoderInputs& in) const override {
@@ -169,9 +174,11 @@ class WhisperForConditionalGeneration : public SpeechToText {
     Value* h = decoder->embed(op, in.input_ids, past);
     Value* self_mask = decoder_causal_mask(op, in.input_ids, past, s_.dtype);
     for (size_t i = 0; i < decoder->layers.size(); ++i) {
-      auto [y, present] = decoder->layers[i]->forward(op, h, self_mask, nullptr, nullptr, in.past[i]);
+      auto [y, present] = decoder->layers[i]->forward(op, h, self_mask, in.encoder_hidden_states, nullptr, in.past[i]);
       h = y;
-      out.present.push_back({present[0]});  // the self cache; the cross cache is the encoder's
+      // the self cache; the cross cache is the encoder's, or (Optimum's contract) carried here
+      if (!in.encoder_hidden_states) present.resize(1);
+      out.present.push_back(present);
     }
     out.logits = proj_out->forward(op, decoder->finish(op, h));
     return out;

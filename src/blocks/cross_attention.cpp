@@ -23,9 +23,17 @@ AttentionResult CrossAttention::forward(Ops& op, Value* x, Value* encoder_hidden
   Value* q = heads(op, q_proj->forward(op, x));
   Value *k = past_key, *v = past_value;
   if (encoder_hidden_states) {
+    // The cross length: the cache's once it is filled (Optimum and transformers.js pass the
+    // encoder's output again at every step: its projection is dropped), else the states'.
+    // Where, not Max: a caller may pass states longer than the cache.
+    Value* zero = op.builder().ints({0});
+    Value* past_len = op.Shape(past_key, {.start = 2, .end = 3});
+    Value* new_len = op.Shape(encoder_hidden_states, {.start = 1, .end = 2});
+    Value* len = op.Where(op.Equal(past_len, zero), new_len, past_len);
+    Value* axis = op.builder().ints({2});
     const KVPair kv = project_heads(op, encoder_hidden_states);
-    k = op.Concat({past_key, kv.key}, {.axis = 2});
-    v = op.Concat({past_value, kv.value}, {.axis = 2});
+    k = op.Slice(op.Concat({past_key, kv.key}, {.axis = 2}), zero, len, axis);
+    v = op.Slice(op.Concat({past_value, kv.value}, {.axis = 2}), zero, len, axis);
   }
   const float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
   AttentionOutputs a = op.Attention(q, k, v, mask, nullptr, nullptr, {.scale = scale});

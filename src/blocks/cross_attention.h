@@ -15,12 +15,14 @@ class CrossAttention : public Module {
   // Uses hidden_size, num_attention_heads (= the key/value heads), head_dim, qkv_bias, k_bias,
   // o_bias, scale, names and dtype of `o`.
   explicit CrossAttention(const AttentionOptions& o);
-  // x: [batch, seq, hidden_size]; encoder_hidden_states: [batch, new, hidden_size] (new = 0 once
-  // the cache holds them), or null when another graph computed the whole cache (project(), the
-  // speech-to-text encoder); past_key/past_value: [batch, heads, past, head_dim];
-  // mask: additive [batch, 1 or heads, seq, past + new] (cross_attention_mask), or null (none).
-  // present = Concat(past, the projected heads of encoder_hidden_states) on the sequence axis
-  // (past itself when encoder_hidden_states is null).
+  // x: [batch, seq, hidden_size]; encoder_hidden_states: [batch, new, hidden_size], or null when
+  // another graph computed the whole cache (project(), the speech-to-text encoder);
+  // past_key/past_value: [batch, heads, past, head_dim]; mask: additive [batch, 1 or heads, seq,
+  // cross] (cross_attention_mask), or null (none). present = the projected heads of
+  // encoder_hidden_states while the cache is empty (past = 0), else past unchanged: the states
+  // passed with a filled cache are ignored, as Optimum and transformers.js pass them at every
+  // step (computed without control flow: Slice(Concat(past, projected), 0, past ? past : new)
+  // on the sequence axis; past itself when encoder_hidden_states is null).
   AttentionResult forward(Ops& op, Value* x, Value* encoder_hidden_states, Value* mask, Value* past_key,
                           Value* past_value) const;
   // The keys and values of encoder_hidden_states [batch, len, hidden_size]:

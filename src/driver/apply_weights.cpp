@@ -86,7 +86,7 @@ BuildOptions recorded_options(const std::string& model, const std::string& text)
   if (const auto level = integer("accuracy_level", 0, 4)) o.accuracy_level = static_cast<int>(*level);
   o.quantize_lm_head = flag("quantize_lm_head");
   o.quantize_embeddings = flag("quantize_embeddings");
-  o.runtime = one_of("runtime", {"ort-genai", "none"});
+  o.runtime = one_of("runtime", {"ort-genai", "optimum", "none"});
   return o;
 }
 

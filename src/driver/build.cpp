@@ -255,6 +255,8 @@ BuildReport build_package(const BuildOptions& o) {
   const ExecutionProvider ep = parse_execution_provider(o.ep);
   check_bfloat16(o, ep, report.warnings);
   quantize_options(o, ep, false);  // checks the options before anything is read
+  if (o.runtime != "ort-genai" && o.runtime != "optimum" && o.runtime != "none")
+    throw Error("unknown --runtime '" + o.runtime + "' (expected ort-genai, optimum or none)");
   std::vector<std::string> inputs = {input_path(o)};
   if (!o.lora_dir.empty()) inputs.push_back(o.lora_dir);
   inputs.insert(inputs.end(), o.lora_runtime.begin(), o.lora_runtime.end());
@@ -293,6 +295,8 @@ BuildReport build_package(const BuildOptions& o) {
   std::vector<WeightPlan> plans;
   try {
     arch = create(*cfg, o.dtype);
+    if (auto* speech = dynamic_cast<SpeechToText*>(arch.get()); speech && o.runtime == "optimum")
+      speech->set_contract(SpeechContract::optimum);
     report.task = arch->task();  // a vision type's image-classification checkpoint
     LoweredGraphs lowered = lower_graphs(*arch, *cfg, o, ep, ckpt.get());
     graphs = std::move(lowered.graphs);
@@ -362,12 +366,13 @@ BuildReport build_package(const BuildOptions& o) {
   w.inputs = inputs;
   w.progress = o.progress;
   const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
-  if (o.runtime == "ort-genai") {
+  if (o.runtime != "none") {
     w.extra_bytes = tokenizer_files_bytes(config_dir);
     w.extra_files = [&](const std::string& dir) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
         report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
+      if (o.runtime != "ort-genai") return;  // optimum: no onnxruntime-genai files
       if (const auto* speech = dynamic_cast<const SpeechToText*>(arch.get())) {
         if (genai_type != "whisper") return;  // moonshine: no onnxruntime-genai model type (docs/speech.md)
         write_file_synced((fs::path(dir) / "audio_processor_config.json").string(),
@@ -385,7 +390,7 @@ BuildReport build_package(const BuildOptions& o) {
                           .filename = "decoder.onnx"};
           nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
           write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
-          write_file_synced((fs::path(dir) / "processor_config.json").string(), processor_config(*mm).dump(4) + "\n");
+          write_file_synced((fs::path(dir) / "vision_processor.json").string(), processor_config(*mm).dump(4) + "\n");
           if (!vlm->speech_inputs().empty())
             write_file_synced((fs::path(dir) / "speech_processor.json").string(),
                               speech_processor_config(*mm).dump(4) + "\n");

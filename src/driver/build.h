@@ -28,7 +28,9 @@ struct BuildOptions {
   bool weights = true;      // false = --no-weights
   bool force = false;
   bool progress = false;
-  std::string runtime = "ort-genai";  // ort-genai: also write genai_config.json + tokenizer files
+  // ort-genai: also write genai_config.json + tokenizer files; optimum: the tokenizer files, and
+  // the speech-to-text graphs in Optimum's contract (tasks/speech_to_text.h); none: the graphs only
+  std::string runtime = "ort-genai";
   // --ep: the execution-provider lowering (passes/passes.h) and the provider named in
   // genai_config.json: default, onnx-standard, cpu, cuda, dml or webgpu.
   std::string ep = "default";

@@ -161,7 +161,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
       if (name == o.ep) {
         info.data_files.clear();
         info.peak_bytes = 0;
-        info.disk_bytes = o.runtime == "ort-genai" ? tokenizer_files_bytes(src.config_dir) : 0;
+        info.disk_bytes = o.runtime != "none" ? tokenizer_files_bytes(src.config_dir) : 0;
         for (const NamedGraph& g : lowered.graphs) {  // written one after the other
           info.data_files.emplace_back(g.name + ".onnx.data", external_data_bytes(g.model.graph));
           info.disk_bytes += graph_disk_bytes(g.name, g.model, o.weights);

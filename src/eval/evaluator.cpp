@@ -124,6 +124,7 @@ std::map<std::string, Tensor> Evaluator::run(const std::map<std::string, Tensor>
   const onnx::GraphProto& g = impl_->model.graph();
   for (const auto& vi : g.input()) {
     auto it = inputs.find(vi.name());
+    if (it == inputs.end() && impl_->initializers.count(vi.name())) continue;  // its default
     if (it == inputs.end()) throw Error(impl_->path + ": graph input '" + vi.name() + "' was not given");
     const auto want = static_cast<DataType>(vi.type().tensor_type().elem_type());
     if (it->second.dtype != want)

@@ -34,6 +34,18 @@ Value* Graph::new_value(std::string name, DataType dtype, std::optional<Shape> s
   return v;
 }
 
+Value* Graph::add_optional_input(std::string name, DataType dtype, Shape shape, Shape empty) {
+  MOBIUS_ASSERT(empty.size() == shape.size(), "optional input " + name + ": default of another rank");
+  Value* v = new_value(std::move(name), dtype, std::move(shape));
+  inputs.push_back(v);
+  Initializer init;
+  init.value = v;
+  init.data_shape = std::move(empty);
+  MOBIUS_ASSERT(init.nbytes() == 0, "optional input " + v->name + ": default not empty");
+  initializers.push_back(std::move(init));
+  return v;
+}
+
 Value* Graph::find_value(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -100,6 +100,10 @@ class Graph {
   // Renames a value (nodes refer to values by pointer, so every use follows).
   void rename(Value* v, const std::string& new_name);
   const Initializer* find_initializer(const std::string& name) const;
+  // A graph input that a caller may leave out: `shape` (with a symbolic dim), whose default is
+  // the empty tensor of `empty` (the same dims with that one 0): an inline initializer of the
+  // same name (ONNX: an initializer that is also an input is an overridable default).
+  Value* add_optional_input(std::string name, DataType dtype, Shape shape, Shape empty);
 
  private:
   std::deque<std::unique_ptr<Value>> values_;

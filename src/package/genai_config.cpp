@@ -263,7 +263,7 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   for (const GraphInput& in : model.vision_inputs())  // phi4mm's image_attention_mask is its "attention_mask"
     vision_inputs[in.name == "image_attention_mask" ? "attention_mask" : in.name] = in.name;
   m["vision"] = {{"filename", "vision.onnx"},
-                 {"config_filename", "processor_config.json"},
+                 {"config_filename", "vision_processor.json"},
                  {"inputs", vision_inputs},
                  {"outputs", {{"image_features", "image_features"}}}};
   if (mm.patch_size) {

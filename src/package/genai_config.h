@@ -61,18 +61,19 @@ nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins);
 // pipeline runs (model.genai_multimodal() set; docs/vlm.md): genai_config() of the text decoder
 // (`options.filename` its graph; the text fields from config.json's text_config, else its top
 // level) with model.type, the model-level token ids, decoder.inputs.inputs_embeds and the vision
-// and embedding sections (vision.onnx, embedding.onnx, processor_config.json). Throws
+// and embedding sections (vision.onnx, embedding.onnx, vision_processor.json). Throws
 // mobius::Error as genai_config().
 nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfConfig& config,
                                        const std::string& checkpoint_dir, const GenaiOptions& options);
 
-// The processor_config.json of onnxruntime-extensions' image processor for model.type
+// The vision_processor.json of onnxruntime-extensions' image processor for model.type
 // `m.type` (qwen2_5_vl, qwen3_vl: decode, RGB, smart resize, rescale, normalization (CLIP's;
 // qwen3_vl 0.5), patches; the sizes from `m`, the pixel bounds of Qwen2VLImageProcessor;
 // mistral3: pixtral_image_processor, ending in PixtralImageSizes; gemma3: decode, RGB, bilinear
 // resize to the m.image_size square, rescale, normalization 0.5, channels first, as
 // Gemma3ImageProcessor; phi4mm: phi_4_vision_processor, the HD crops of m.image_size), as
-// onnxruntime-genai 0.18 reads it. The vision section of
+// onnxruntime-genai 0.18 reads it (named by vision.config_filename: not processor_config.json,
+// which is transformers' processor file, copied from the checkpoint). The vision section of
 // genai_config_multimodal names the vision graph's inputs (model.vision_inputs()) and, where
 // m.patch_size is set (Qwen, Mistral 3), the patch sizes.
 nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m);
@@ -87,10 +88,14 @@ nlohmann::json speech_processor_config(const ImageTextToText::GenaiMultimodal& m
 
 // The config, tokenizer and generation files copied next to the model, for every task (a
 // feature-extraction package is usable alone).
+// The processor files are transformers' (its ProcessorMixin / image, video and feature-extractor
+// save_pretrained: processor_config.json is transformers 5's processor settings, e.g. LLaVA's
+// image_token and patch_size), which Optimum and transformers.js read.
 inline constexpr const char* kTokenizerFiles[] = {
-    "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model", "vocab.json",
-    "merges.txt",     "added_tokens.json",     "generation_config.json",  "chat_template.jinja",
-    "preprocessor_config.json"};
+    "config.json",         "tokenizer.json",     "tokenizer_config.json",    "special_tokens_map.json",
+    "tokenizer.model",     "vocab.json",         "merges.txt",               "added_tokens.json",
+    "generation_config.json", "chat_template.jinja", "chat_template.json",   "preprocessor_config.json",
+    "processor_config.json",  "video_preprocessor_config.json"};
 
 // Copies the kTokenizerFiles present in `checkpoint_dir` into `out_dir` (write_file_synced).
 // Returns how many were copied (none when `checkpoint_dir` is empty). Each must be a regular file

@@ -30,13 +30,7 @@ Value* optional_input(Graph& g, const std::string& name, DataType dtype, int64_t
   Shape shape{rows, cols}, empty{rows, cols};
   shape[symbolic_axis] = Dim(kRank);
   empty[symbolic_axis] = Dim(int64_t{0});
-  Value* v = g.new_value(name, dtype, shape);
-  g.inputs.push_back(v);
-  Initializer init;
-  init.value = v;
-  init.data_shape = empty;
-  g.initializers.push_back(std::move(init));
-  return v;
+  return g.add_optional_input(name, dtype, shape, empty);
 }
 
 // The FlatBuffer of onnxruntime's adapter format (adapter_schema.fbs), laid out front to back:

@@ -58,7 +58,9 @@ inline constexpr const char* kGraphNames[] = {"model", "encoder", "decoder", "vi
 
 // The runtime files a build writes besides the graphs and the copied kTokenizerFiles
 // (driver/build.cpp: onnxruntime-genai's configs for whisper and the multimodal pipeline).
-inline constexpr const char* kRuntimeFiles[] = {"genai_config.json", "processor_config.json", "speech_processor.json",
+// (processor_config.json, which mobius wrote for onnxruntime-genai's image processor before it
+// was vision_processor.json, is a kTokenizerFiles name: an old package is still recognized.)
+inline constexpr const char* kRuntimeFiles[] = {"genai_config.json", "vision_processor.json", "speech_processor.json",
                                                 "audio_processor_config.json"};
 
 // Runs check_graph on every graph, then writes every graph of the package, in order, then

@@ -64,14 +64,22 @@ Model ImageTextToText::build_embedding() const {
   const DataType dt = text().dtype();
   const int64_t hidden = hidden_size();
   Value* ids = b.input("input_ids", DataType::INT64, {"batch_size", "sequence_length"});
-  Value* features = b.input("image_features", dt, {"num_image_tokens", hidden});
+  // The feature inputs: optional with no rows as the default (callable with input_ids alone, as
+  // transformers.js calls embed_tokens), except in a family onnxruntime-genai runs: 0.18 binds
+  // only graph inputs that are not initializers ("Model input was not found: image_features").
+  const bool genai = genai_multimodal().has_value();
+  auto features_input = [&](const char* name, const char* rows) {
+    return genai ? b.input(name, dt, {rows, hidden})
+                 : model.graph.add_optional_input(name, dt, {rows, hidden}, {int64_t{0}, hidden});
+  };
+  Value* features = features_input("image_features", "num_image_tokens");
   Value* embeds = embed_tokens(op, ids);
   {
     auto s = b.scope("merge_image_features");
     embeds = scatter_features(op, ids, embeds, features, image_token_id(), hidden, dt);
   }
   if (!speech_inputs().empty()) {
-    Value* audio = b.input("audio_features", dt, {"num_audio_tokens", hidden});
+    Value* audio = features_input("audio_features", "num_audio_tokens");
     auto s = b.scope("merge_audio_features");
     embeds = scatter_features(op, ids, embeds, audio, audio_token_id(), hidden, dt);
   }

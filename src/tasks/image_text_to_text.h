@@ -8,7 +8,11 @@
 //           -> inputs_embeds [batch_size, sequence_length, hidden_size]: the text decoder's token
 //              embeddings with image_features row k in place of the k-th image_token_id() token
 //              (row-major over the batch), as transformers' masked_scatter; zero rows are allowed
-//              (a text-only prompt or a decode step: onnxruntime-genai feeds [0, hidden_size])
+//              (a text-only prompt or a decode step: onnxruntime-genai feeds [0, hidden_size]),
+//              and, in a family onnxruntime-genai does not run (genai_multimodal() unset),
+//              image_features is optional with that as its default (an initializer of the same
+//              name): transformers.js calls the graph with input_ids alone (onnxruntime-genai
+//              0.18 refuses such an input: "Model input was not found")
 //   decoder:   the text-generation contract (tasks/text_generation.h) with
 //              inputs_embeds [batch_size, sequence_length, hidden_size] in place of input_ids
 //              (input_ids too when decoder_input_ids(), for the attention_overlay hook) and
@@ -16,7 +20,7 @@
 //              M-RoPE) -> logits, present.{i}.key|value
 //   speech:    (a family with speech_inputs(): Phi-4-multimodal) its audio inputs
 //           -> audio_features [num_audio_tokens, hidden_size]; the embedding graph then also takes
-//              audio_features, scattered at audio_token_id()
+//              audio_features (optional as image_features), scattered at audio_token_id()
 // The decoder is a registered text architecture (text()), started from inputs_embeds.
 #pragma once
 

@@ -25,6 +25,19 @@
 // row j sits at position past_sequence_length + j. Float tensors are in the model dtype.
 // The cache inputs and outputs are derived from decoder_states(): a self_kv state is "self", a
 // cross_kv state "cross" (tasks/layer_state.h).
+// With SpeechContract::optimum (--runtime optimum), the two graphs of Optimum's
+// ORTModelForSpeechSeq2Seq and transformers.js (optimum-onnx exporters/onnx/model_configs.py
+// WhisperOnnxConfig, MoonshineOnnxConfig; the names of the text2text-generation decoder):
+//   encoder: input_features [batch_size, num_mel_bins, num_frames] (log_mel), or input_values
+//            and attention_mask (waveform) -> last_hidden_state [batch_size,
+//            encoder_sequence_length, hidden_size]
+//   decoder: input_ids, encoder_attention_mask (waveform: the samples' attention_mask, reduced to
+//            the frames as the encoder does), encoder_hidden_states [batch_size,
+//            encoder_sequence_length, hidden_size], past_key_values.{i}.decoder|encoder.key|value
+//         -> logits, present.{i}.decoder|encoder.key|value
+//            The cross cache is projected from encoder_hidden_states while it is empty and carried
+//            once filled, encoder_hidden_states then ignored (CrossAttention::forward): the clients
+//            pass it at every step.
 #pragma once
 
 #include <vector>
@@ -40,9 +53,11 @@ enum class SpeechInput {
   waveform,  // input_values [batch, samples] + attention_mask (Moonshine)
 };
 
+// The I/O contract of the two graphs (above).
+enum class SpeechContract { ort_genai, optimum };
+
 struct SpeechEncoderOutputs {
   Value* encoder_hidden_states;               // [batch, encoder_sequence_length, hidden_size]
-  std::vector<std::vector<KVPair>> present;   // [layer][state]: the cross_kv states of decoder_states()
   Value* encoder_attention_mask = nullptr;    // int64 [batch, encoder_sequence_length]: waveform only
 };
 
@@ -50,11 +65,16 @@ struct SpeechDecoderInputs {
   Value* input_ids;
   std::vector<std::vector<KVPair>> past;  // [layer][state], as decoder_states()
   Value* encoder_attention_mask = nullptr;  // int64 [batch, encoder_sequence_length]: waveform only
+  // [batch, encoder_sequence_length, hidden_size] (optimum): the cross states' source while their
+  // cache is empty; null (ort_genai): the cross caches are the encoder's.
+  Value* encoder_hidden_states = nullptr;
 };
 
 struct SpeechDecoderOutputs {
   Value* logits;
-  std::vector<std::vector<KVPair>> present;  // [layer][state]: the self_kv states of decoder_states()
+  // [layer][state]: the self_kv states of decoder_states(), and with encoder_hidden_states the
+  // cross_kv states too, in decoder_states() order
+  std::vector<std::vector<KVPair>> present;
 };
 
 class SpeechToText : public Architecture {
@@ -62,6 +82,8 @@ class SpeechToText : public Architecture {
   std::string task() const override { return "speech-to-text"; }
   // "encoder", then "decoder".
   std::vector<NamedGraph> build_graphs() const override;
+  // The contract build_graphs() writes (default ort_genai).
+  void set_contract(SpeechContract c) { contract_ = c; }
 
   virtual DataType dtype() const = 0;
   virtual int64_t hidden_size() const = 0;
@@ -76,12 +98,19 @@ class SpeechToText : public Architecture {
   // input_values [batch, samples] with attention_mask int64 [batch, samples] (waveform)
   // -> the encoder's outputs.
   virtual SpeechEncoderOutputs encode(Ops& op, Value* audio, Value* attention_mask) const = 0;
+  // Every decoder layer's cross-attention keys and values of encoder_hidden_states [batch,
+  // encoder_sequence_length, hidden_size]: [layer][state], the cross_kv states of decoder_states().
+  virtual std::vector<std::vector<KVPair>> project_cross(Ops& op, Value* encoder_hidden_states) const = 0;
+  // waveform: the frame mask int64 [batch, encoder_sequence_length] of the samples' attention_mask
+  // [batch, samples] for encoder_hidden_states (what encode() outputs as encoder_attention_mask).
+  virtual Value* frame_mask(Ops& op, Value* attention_mask, Value* encoder_hidden_states) const { return nullptr; }
   // One decoder step (prefill or decode) as the contract above says.
   virtual SpeechDecoderOutputs decode(Ops& op, const SpeechDecoderInputs& in) const = 0;
 
  private:
   Model build_encoder() const;
   Model build_decoder() const;
+  SpeechContract contract_ = SpeechContract::ort_genai;
 };
 
 }  // namespace mobius

@@ -126,7 +126,7 @@ def test_force_replaces_only_a_previous_package(ckpt):
 @pytest.mark.parametrize("model_type", ["qwen2_5_vl", "phi4_multimodal"])
 def test_force_replaces_a_previous_multi_graph_package(model_type, tmp_path):
     """A vision-language package (vision, embedding, decoder graphs; phi4_multimodal's speech
-    graph; processor_config.json, genai_config.json for the types onnxruntime-genai runs) is a
+    graph; vision_processor.json, genai_config.json for the types onnxruntime-genai runs) is a
     previous mobius package: --force replaces it, and leaves nothing else behind."""
     import vlm_harness as V  # noqa: PLC0415
 
@@ -140,7 +140,7 @@ def test_force_replaces_a_previous_multi_graph_package(model_type, tmp_path):
     graphs = {"vision", "embedding", "decoder"} | ({"speech"} if model_type == "phi4_multimodal" else set())
     assert {n.split(".")[0] for n in names if ".onnx" in n} == graphs, names
     if model_type == "qwen2_5_vl":
-        assert {"genai_config.json", "processor_config.json"} <= set(names), names
+        assert {"genai_config.json", "vision_processor.json"} <= set(names), names
     assert [p.name for p in tmp_path.iterdir() if ".mobius-tmp" in p.name] == []
 
 

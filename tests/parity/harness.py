@@ -421,11 +421,18 @@ def ort_session(path: Path) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-def io_problems(sess: ort.InferenceSession, expected_inputs: set, expected_outputs: set) -> list[str]:
-    """The I/O contract: the graph's input and output names are exactly the expected ones."""
+def io_problems(sess: ort.InferenceSession, expected_inputs: set, expected_outputs: set,
+                optional_inputs: frozenset = frozenset()) -> list[str]:
+    """The I/O contract: the graph's input and output names are exactly the expected ones, and its
+    optional inputs (graph inputs with a default: onnxruntime's overridable initializers) exactly
+    `optional_inputs`."""
     got_in = {i.name for i in sess.get_inputs()}
     got_out = {o.name for o in sess.get_outputs()}
+    got_opt = {i.name for i in sess.get_overridable_initializers()}
     out = []
+    if got_opt != set(optional_inputs):
+        out.append(f"optional inputs: missing {sorted(set(optional_inputs) - got_opt)}, "
+                   f"extra {sorted(got_opt - set(optional_inputs))}")
     if got_in != expected_inputs:
         out.append(f"inputs: missing {sorted(expected_inputs - got_in)}, "
                    f"extra {sorted(got_in - expected_inputs)}")

@@ -293,3 +293,14 @@ def check_int4(row: S.Row, work: Path) -> list[str]:
     if not d <= H.TOL:
         failures.append(f"int4 encoder outputs and logits vs onnxruntime's quantizer: max|Δ| {d:.3g} > {H.TOL}")
     return failures
+
+
+def run_optimum(row: S.Row, work: Path, rec: dict) -> list[str]:
+    """speech_harness.check_optimum for a Moonshine row on audio() (row 0 padded: the decoder reduces
+    the samples' encoder_attention_mask to the frames)."""
+    write_checkpoint(row, work / "hf")
+    ref = MoonshineForConditionalGeneration.from_pretrained(work / "hf", dtype=torch.float32,
+                                                            attn_implementation="eager").eval()
+    values, mask = audio()
+    return SH.check_optimum(ref, work / "hf", work / "onnx", {"input_values": values, "attention_mask": mask},
+                            prompt_ids(ref.config), reference_tokens(ref, values, mask, GEN_NEW), rec)

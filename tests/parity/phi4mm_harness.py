@@ -238,8 +238,10 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     if not build_args:
         failures = (H.io_problems(vlm.vision, set(feeds), {"image_features"})
                     + H.io_problems(speech, set(SPEECH_INPUTS), {"audio_features"})
-                    + H.io_problems(vlm.embedding, {"input_ids", "image_features", "audio_features"},
-                                    {"inputs_embeds"})
+                    + (H.io_problems(vlm.embedding, {"input_ids", "image_features", "audio_features"},
+                                     {"inputs_embeds"}) if vlm.genai else
+                       H.io_problems(vlm.embedding, {"input_ids"}, {"inputs_embeds"},
+                                     {"image_features", "audio_features"}))
                     + H.io_problems(vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past,
                                     {"logits"} | present))
     if failures:
@@ -370,7 +372,7 @@ def compare_og(ref, ref64, ids: np.ndarray, kw: dict, og_logits, og_tokens, what
 
 def check_genai(work: Path, rec: dict) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json type
-    phi4mm, processor_config.json, speech_processor.json, tokenizer): a 64 x 48 RGB PNG with
+    phi4mm, vision_processor.json, speech_processor.json, tokenizer): a 64 x 48 RGB PNG with
     GENAI_PROMPT, and a 1.3 s 16 kHz WAV with GENAI_AUDIO_PROMPT, through og.MultiModalProcessor
     (each expanded to its num_img_tokens x 200010 / audio_sizes x 200011), then greedy generation;
     transformers' forward on the processor's tensors (input_ids, pixel_values, image_attention_mask,

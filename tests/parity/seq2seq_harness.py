@@ -182,7 +182,8 @@ def reference_fix(model_type: str):
 FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
 # the checkpoint's files every package gets a copy of (src/package/genai_config.h kTokenizerFiles)
 COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
-          "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja")
+          "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja",
+          "chat_template.json", "processor_config.json", "video_preprocessor_config.json")
 
 
 def types() -> set[str]:
@@ -250,7 +251,8 @@ def decoder_session_io(layers: int) -> tuple[set, set]:
 
 class OnnxSeq2Seq:
     """Runs the decoder graph as the contract says: the first step with the encoder's output and
-    empty caches, later ones with encoder_hidden_states of length 0 and the presents."""
+    empty caches, later ones with the presents and either encoder_hidden_states of length 0 or the
+    encoder's output again (as Optimum and transformers.js call it; the graph ignores it then)."""
 
     def __init__(self, out_dir: Path):
         """The cache shapes come from the decoder graph's inputs (heads, head_dim per state)."""
@@ -266,15 +268,16 @@ class OnnxSeq2Seq:
         return self.encoder.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})[0]
 
     def step(self, ids, enc_mask, enc_states, state, dtype=np.float32):
-        """Returns (logits, state); state None = the first step (caches and states in `dtype`)."""
+        """Returns (logits, state); state None = the first step (caches and states in `dtype`);
+        enc_states None on a later step = encoder_hidden_states of length 0."""
         b = ids.shape[0]
         feeds = {"input_ids": ids, "encoder_attention_mask": enc_mask}
+        if enc_states is None:
+            enc_states = np.zeros((b, 0, self.d_model), dtype)
+        feeds["encoder_hidden_states"] = enc_states
         if state is None:
-            feeds["encoder_hidden_states"] = enc_states
             state = {"present." + n[len("past_key_values."):]: np.zeros((b, s[1], 0, s[3]), dtype)
                      for n, s in self.past.items()}
-        else:
-            feeds["encoder_hidden_states"] = np.zeros((b, 0, self.d_model), dtype)
         for name, v in state.items():
             feeds["past_key_values." + name[len("present."):]] = v
         got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
@@ -283,7 +286,8 @@ class OnnxSeq2Seq:
 
 def greedy(onnx: OnnxSeq2Seq, ids, mask, start: int, n: int, never=()) -> np.ndarray:
     """n greedy tokens per row after `start`, no token repeated (NO_REPEAT_NGRAM_SIZE 1) and none of
-    the tokens `never` picked."""
+    the tokens `never` picked; every step is passed the encoder's output, as Optimum and
+    transformers.js do."""
     enc = onnx.encode(ids, mask)
     seqs = np.full((ids.shape[0], 1), start, np.int64)
     logits, state = onnx.step(seqs, mask, enc, None)
@@ -293,7 +297,7 @@ def greedy(onnx: OnnxSeq2Seq, ids, mask, start: int, n: int, never=()) -> np.nda
         scores[:, list(never)] = -np.inf
         nxt = scores.argmax(-1)[:, None].astype(np.int64)
         seqs = np.concatenate([seqs, nxt], axis=1)
-        logits, state = onnx.step(nxt, mask, None, state)
+        logits, state = onnx.step(nxt, mask, enc, state)
     return seqs[:, 1:]
 
 
@@ -355,7 +359,9 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
     """The encoder's last_hidden_state on the non-padding tokens, a decoder prefill and
     `decode_steps` one-token steps (logits), then both caches after the last step, against `ref`
     (transformers' float64 model, harness.float64; EncoderDecoderCache; the cross-attention cache at the encoder's tokens, not its
-    padding). Sets rec prefill / decode (max|Δ|)."""
+    padding). Each step runs twice: with encoder_hidden_states of length 0, and with the encoder's
+    output again (Optimum's and transformers.js' call: the filled cross cache wins); the second's
+    presents are carried. Sets rec prefill / decode (max|Δ|)."""
     cfg = ref.config
     ids, mask = encoder_batch(cfg.vocab_size)
     t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
@@ -391,7 +397,9 @@ def check_steps(ref, model, onnx: OnnxSeq2Seq, rec: dict, decode_steps: int) -> 
         hf = ref(encoder_outputs=hf_enc_out, attention_mask=t_mask, decoder_input_ids=torch.from_numpy(nxt),
                  past_key_values=cache, use_cache=True)
         cache = hf.past_key_values
-        logits, state = onnx.step(nxt, mask, None, state)
+        logits, _ = onnx.step(nxt, mask, None, state)
+        deltas["decode"].append(H.delta(rec, logits, hf.logits.numpy()))
+        logits, state = onnx.step(nxt, mask, enc, state)
         deltas["decode"].append(H.delta(rec, logits, hf.logits.numpy()))
     # both caches after the last step; the cross-attention cache at the encoder's tokens only, as
     # its output above (at padding it projects hidden states that every mask hides, and LED's

@@ -330,3 +330,121 @@ def check_int4(row: S.Row, work: Path) -> list[str]:
     if not d <= H.TOL:
         failures.append(f"int4 encoder outputs and logits vs onnxruntime's quantizer: max|Δ| {d:.3g} > {H.TOL}")
     return failures
+
+
+# --runtime optimum: Optimum's speech contract (docs/speech.md "Optimum and transformers.js")
+
+class OnnxOptimumSpeech:
+    """Runs the two graphs of Optimum's speech contract as ORTModelForSpeechSeq2Seq
+    (optimum-onnx modeling_seq2seq.py ORTDecoderForSeq2Seq.forward) and transformers.js do: the
+    encoder once (last_hidden_state); the decoder at every step with encoder_hidden_states (and a
+    waveform model's encoder_attention_mask: the samples' attention_mask), empty caches first, then
+    the presents of both caches."""
+
+    def __init__(self, out_dir: Path):
+        self.encoder = H.ort_session(out_dir / "encoder.onnx")
+        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.past = {i.name: i.shape for i in self.decoder.get_inputs() if i.name.startswith("past_key_values.")}
+        self.layers = sum(n.endswith(".decoder.key") for n in self.past)
+        self.outputs = [o.name for o in self.decoder.get_outputs()]
+
+    def encode(self, feeds: dict) -> np.ndarray:
+        return self.encoder.run(["last_hidden_state"], feeds)[0]
+
+    def step(self, ids, enc, state, mask=None):
+        """Returns (logits, state); state None = the first step (caches of length 0)."""
+        feeds = {"input_ids": ids, "encoder_hidden_states": enc}
+        if mask is not None:
+            feeds["encoder_attention_mask"] = mask
+        if state is None:
+            state = {"present." + n[len("past_key_values."):]: np.zeros((ids.shape[0], s[1], 0, s[3]), enc.dtype)
+                     for n, s in self.past.items()}
+        feeds.update({"past_key_values." + n[len("present."):]: v for n, v in state.items()})
+        got = dict(zip(self.outputs, self.decoder.run(self.outputs, feeds)))
+        return got.pop("logits"), got
+
+
+def optimum_io_names(layers: int, encoder_inputs: set, waveform: bool) -> tuple[set, set, set, set]:
+    """(encoder inputs, encoder outputs, decoder inputs, decoder outputs) of Optimum's contract."""
+    caches = {f"{i}.{part}.{kv}" for i in range(layers) for part in ("decoder", "encoder") for kv in ("key", "value")}
+    dec_in = {"input_ids", "encoder_hidden_states", *("past_key_values." + c for c in caches)}
+    return (encoder_inputs, {"last_hidden_state"}, dec_in | ({"encoder_attention_mask"} if waveform else set()),
+            {"logits", *("present." + c for c in caches)})
+
+
+@torch.no_grad()
+def check_optimum(ref, hf_dir: Path, out_dir: Path, enc_feeds: dict, prompt: np.ndarray, want_tokens: np.ndarray,
+                  rec: dict) -> list[str]:
+    """`mobius build --runtime optimum` of hf_dir into out_dir, run as OnnxOptimumSpeech says, against
+    `ref` (transformers' model, float32; compared in float64): the package files (the graphs and the
+    copied checkpoint files, no genai_config.json), the I/O names, the encoder's last_hidden_state,
+    a prefill on `prompt` plus 2 random tokens and DECODE_STEPS one-token steps (logits), both
+    caches after the last step, and greedy generation (no token repeated) equal to `want_tokens`
+    (transformers' generate from the same prompt). enc_feeds: the encoder's inputs (input_features,
+    or input_values and attention_mask). Sets rec prefill / decode / tokens."""
+    H.build(hf_dir, out_dir, "--runtime", "optimum")
+    files = {p.name for p in out_dir.iterdir()}
+    copied = {f for f in COPIED if (hf_dir / f).is_file()}
+    graphs = {f"{g}.onnx{e}" for g in ("encoder", "decoder") for e in ("", ".data")}
+    if files != graphs | copied:
+        return [f"package files {sorted(files)}, expected {sorted(graphs | copied)}"]
+    failures = [f"{g}: {f}" for g in ("encoder", "decoder") for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+    onnx = OnnxOptimumSpeech(out_dir)
+    mask = enc_feeds.get("attention_mask")
+    names = optimum_io_names(onnx.layers, set(enc_feeds), mask is not None)
+    failures += [f"encoder I/O: {p}" for p in H.io_problems(onnx.encoder, *names[:2])]
+    failures += [f"decoder I/O: {p}" for p in H.io_problems(onnx.decoder, *names[2:])]
+    if failures:
+        return failures
+    ref64 = H.float64(ref)
+    main = "input_features" if "input_features" in enc_feeds else "input_values"
+    hf_enc = ref64.get_encoder()(**{k: torch.from_numpy(v) for k, v in enc_feeds.items()})
+    enc = onnx.encode(enc_feeds)
+    deltas = {"encoder": [H.delta(rec, enc, hf_enc.last_hidden_state.numpy())], "prefill": [], "decode": []}
+    rng = np.random.default_rng(2)
+    dec = np.concatenate([prompt, rng.integers(4, ref.config.vocab_size, size=(2, 2), dtype=np.int64)], axis=1)
+    cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+    hf = ref64(encoder_outputs=hf_enc, decoder_input_ids=torch.from_numpy(dec), past_key_values=cache, use_cache=True)
+    logits, state = onnx.step(dec, enc, None, mask)
+    deltas["prefill"].append(H.delta(rec, logits, hf.logits.numpy()))
+    cache = hf.past_key_values
+    for _ in range(DECODE_STEPS):
+        nxt = rng.integers(4, ref.config.vocab_size, size=(2, 1), dtype=np.int64)
+        hf = ref64(encoder_outputs=hf_enc, decoder_input_ids=torch.from_numpy(nxt), past_key_values=cache,
+                   use_cache=True)
+        cache = hf.past_key_values
+        logits, state = onnx.step(nxt, enc, state, mask)
+        deltas["decode"].append(H.delta(rec, logits, hf.logits.numpy()))
+    for i in range(onnx.layers):  # both caches after the last step
+        for part, c in (("decoder", cache.self_attention_cache), ("encoder", cache.cross_attention_cache)):
+            deltas["decode"].append(H.delta(rec, state[f"present.{i}.{part}.key"], c.layers[i].keys.numpy()))
+            deltas["decode"].append(H.delta(rec, state[f"present.{i}.{part}.value"], c.layers[i].values.numpy()))
+    rec["prefill"] = max(deltas["encoder"] + deltas["prefill"])
+    rec["decode"] = max(deltas["decode"])
+    failures = [f"{main} {what} max|Δ| {max(d):.3g} > {H.TOL}" for what, d in deltas.items() if not max(d) <= H.TOL]
+    enc = onnx.encode(enc_feeds)  # greedy, float32
+    seqs = prompt.copy()
+    logits, state = onnx.step(seqs, enc, None, mask)
+    for _ in range(want_tokens.shape[1]):
+        scores = logits[:, -1].copy()
+        np.put_along_axis(scores, seqs, -np.inf, axis=1)
+        nxt = scores.argmax(-1)[:, None].astype(np.int64)
+        seqs = np.concatenate([seqs, nxt], axis=1)
+        logits, state = onnx.step(nxt, enc, state, mask)
+    got = seqs[:, prompt.shape[1]:]
+    matched = int((got == want_tokens).all(axis=0).cumprod().sum())
+    rec["tokens"] = f"{matched}/{want_tokens.shape[1]}"
+    if not np.array_equal(got, want_tokens):
+        failures.append(f"optimum contract: {matched}/{want_tokens.shape[1]} greedy tokens match transformers' "
+                        f"generate (got {got.tolist()}, transformers {want_tokens.tolist()})")
+    return failures
+
+
+def run_optimum(row: S.Row, work: Path, rec: dict) -> list[str]:
+    """check_optimum for a Whisper row on features() (3000 frames)."""
+    write_checkpoint(row, work / "hf")
+    ref = WhisperForConditionalGeneration.from_pretrained(work / "hf", dtype=torch.float32,
+                                                          attn_implementation="eager").eval()
+    feats = features(ref.config.num_mel_bins)
+    return check_optimum(ref, work / "hf", work / "onnx", {"input_features": feats}, prompt_ids(),
+                         reference_tokens(ref, feats, GEN_NEW), rec)

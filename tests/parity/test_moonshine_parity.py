@@ -35,3 +35,12 @@ def test_moonshine_f16(row, tmp_path_factory):
 def test_moonshine_int4(row, tmp_path_factory):
     failures = M.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-int4"))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("row", M.ROWS, ids=IDS)
+def test_moonshine_optimum(row, tmp_path_factory):
+    """--runtime optimum: Optimum's speech contract (ORTModelForMoonshine, transformers.js), the
+    decoder passed encoder_hidden_states and the samples' encoder_attention_mask at every step
+    (speech_harness.check_optimum)."""
+    failures = M.run_optimum(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-optimum"), {})
+    assert not failures, "\n".join(failures)

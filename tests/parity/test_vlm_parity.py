@@ -194,7 +194,7 @@ def test_vlm_config_errors(model_type, edit, needle, tmp_path):
 def test_phi4mm_genai(tmp_path):
     """onnxruntime-genai 0.18's phi4mm pipeline (og.MultiModalProcessor on a PNG with an
     <|image_1|> prompt and on a WAV with an <|audio_1|> prompt; the package's genai_config.json,
-    processor_config.json and speech_processor.json) on a tiny model of the released 448 / 14 crop
+    vision_processor.json and speech_processor.json) on a tiny model of the released 448 / 14 crop
     layout: its prompt logits and 24 greedy tokens equal transformers' (phi4mm_harness.check_genai)."""
     failures = phi4mm_harness.check_genai(tmp_path, {})
     assert not failures, "\n".join(failures)

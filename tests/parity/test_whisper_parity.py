@@ -45,3 +45,11 @@ def test_whisper_f16(row, tmp_path_factory):
 def test_whisper_int4(row, tmp_path_factory):
     failures = W.check_int4(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-int4"))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("row", W.ROWS, ids=IDS)
+def test_whisper_optimum(row, tmp_path_factory):
+    """--runtime optimum: Optimum's speech contract (ORTModelForSpeechSeq2Seq, transformers.js), the
+    decoder passed encoder_hidden_states at every step (speech_harness.check_optimum)."""
+    failures = W.run_optimum(row, tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-optimum"), {})
+    assert not failures, "\n".join(failures)

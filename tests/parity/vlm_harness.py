@@ -15,7 +15,7 @@ Rows are typed (Row: model type, variant, config kwargs). Each row checks:
   - a text-only prompt holding the image token (embedding graph fed 0 image_features rows):
     prefill and one decode step whose token is the image token;
   - onnxruntime-genai's multimodal pipeline (og.MultiModalProcessor on a PNG and a prompt, with
-    the package's genai_config.json, processor_config.json and tokenizer) generating
+    the package's genai_config.json, vision_processor.json and tokenizer) generating
     transformers' greedy tokens from the same processed inputs (check_genai; the Qwen types and
     gemma3).
 LLaVA-NeXT's images come from transformers' LlavaNextImageProcessorPil (anyres tiles, image_sizes)
@@ -477,12 +477,19 @@ def step_positions(pos: np.ndarray, k: int) -> np.ndarray:
     return last + 1 + k
 
 
+NO_ROWS = np.zeros((0, 0), np.float32)  # OnnxVLM.embed: zero feature rows (sized to the graph's hidden)
+
+
 class OnnxVLM:
     def __init__(self, out_dir: Path):
         self.vision = H.ort_session(out_dir / "vision.onnx")
         self.embedding = H.ort_session(out_dir / "embedding.onnx")
         self.decoder = H.ort_session(out_dir / "decoder.onnx")
         self.vision_inputs = {i.name for i in self.vision.get_inputs()}
+        # a package onnxruntime-genai runs (ImageTextToText::genai_multimodal: genai_config.json
+        # written): the embedding graph's feature inputs are required (genai 0.18 binds no
+        # optional input); else optional (transformers.js calls embed_tokens with input_ids alone)
+        self.genai = (out_dir / "genai_config.json").is_file()
         inputs = {i.name: i.shape for i in self.decoder.get_inputs()}
         self.hidden = inputs["inputs_embeds"][2]
         self.reads_ids = "input_ids" in inputs  # Gemma 3's decoder
@@ -501,11 +508,17 @@ class OnnxVLM:
 
     def embed(self, ids, features=None, audio=None) -> np.ndarray:
         """inputs_embeds of ids with image_features `features` (and, for an embedding graph that
-        reads them, Phi-4-multimodal's audio_features `audio`); None: no rows."""
-        none = np.zeros((0, self.hidden), np.float32)
-        feeds = {"input_ids": ids, "image_features": none if features is None else features}
-        if "audio_features" in {i.name for i in self.embedding.get_inputs()}:
-            feeds["audio_features"] = none if audio is None else audio
+        reads them, Phi-4-multimodal's audio_features `audio`); None: the input left out where it is
+        optional, as transformers.js calls the graph (its default: no rows), else zero rows;
+        NO_ROWS: zero rows, as onnxruntime-genai feeds them."""
+        required = {i.name for i in self.embedding.get_inputs()}
+        declared = required | {i.name for i in self.embedding.get_overridable_initializers()}
+        feeds = {"input_ids": ids}
+        for name, x in (("image_features", features), ("audio_features", audio)):
+            if x is NO_ROWS or (x is None and name in required):
+                x = np.zeros((0, self.hidden), np.float32)
+            if x is not None and name in declared:
+                feeds[name] = x
         return self.embedding.run(["inputs_embeds"], feeds)[0]
 
     def step(self, embeds, mask, pos, state, ids):
@@ -546,7 +559,9 @@ def check_io(onnx_vlm: OnnxVLM, config, vision_inputs: set) -> list[str]:
     present = {f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")}
     ids = {"input_ids"} if config.model_type == "gemma3" else set()
     return (H.io_problems(onnx_vlm.vision, vision_inputs, {"image_features"})
-            + H.io_problems(onnx_vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
+            + (H.io_problems(onnx_vlm.embedding, {"input_ids", "image_features"}, {"inputs_embeds"})
+               if onnx_vlm.genai else
+               H.io_problems(onnx_vlm.embedding, {"input_ids"}, {"inputs_embeds"}, {"image_features"}))
             + H.io_problems(onnx_vlm.decoder, {"inputs_embeds", "attention_mask", "position_ids"} | past | ids,
                             {"logits"} | present))
 
@@ -697,7 +712,7 @@ def og_generate(og, model, inputs, prompt_len: int) -> tuple[np.ndarray, list[in
 
 def check_genai(ref, ref64, out_dir: Path, png: Path, rec: dict) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json,
-    processor_config.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT (gemma3:
+    vision_processor.json, tokenizer): a 64 x 48 RGB PNG and GENAI_PROMPT (gemma3:
     GEMMA3_GENAI_PROMPT) through og.MultiModalProcessor, then greedy generation; transformers'
     generate on the processor's input_ids, pixel_values and image_grid_thw (gemma3: token_type_ids
     1 at the image tokens) must give the same tokens; for the Qwen types og's prompt logits must
@@ -862,9 +877,10 @@ def placeholder_tokens(config) -> list[int]:
 
 
 def check_text_only(ref, rec: dict, vlm: OnnxVLM, prefill: list, decode: list) -> list[str]:
-    """A text-only prompt of one row (the embedding fed 0 feature rows) that holds the image token
-    (a run of two, and Phi-4-multimodal's audio token) with no images: prefill, then one decode step
-    whose token is the image token. transformers embeds them from the table without pixel_values
+    """A text-only prompt of one row (the embedding fed 0 feature rows, as onnxruntime-genai feeds
+    it) that holds the image token (a run of two, and Phi-4-multimodal's audio token) with no
+    images: prefill, then one decode step whose token is the image token (the feature inputs left
+    out, as transformers.js calls it). transformers embeds them from the table without pixel_values
     (docs/vlm.md); positions as transformers' for a text-only prompt (0..S-1 in all three rows)."""
     failures: list[str] = []
     ids = np.random.default_rng(2).integers(3, 240, size=(1, TEXT_ONLY_LEN)).astype(np.int64)
@@ -879,7 +895,7 @@ def check_text_only(ref, rec: dict, vlm: OnnxVLM, prefill: list, decode: list) -
         pos_kw = {} if is_mrope(ref.config) else {"position_ids": torch.from_numpy(pos)}
         out = ref(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), use_cache=True,
                   **pos_kw, **token_types(ref.config, ids))
-        logits, state = vlm.step(vlm.embed(ids), mask, pos, None, ids)
+        logits, state = vlm.step(vlm.embed(ids, NO_ROWS, NO_ROWS), mask, pos, None, ids)
         compare(rec, failures, "text-only prefill logits (image tokens, no images)", logits, out.logits.numpy(), prefill)
         nxt = torch.full((1, 1), tokens[0], dtype=torch.int64)
         mask2 = np.ones((1, TEXT_ONLY_LEN + 1), np.int64)

@@ -259,8 +259,10 @@ int main(int argc, char** argv) {
   build->add_flag("--force", opts.force, "Replace a non-empty output directory (mobius output only)");
   build->add_option("--runtime", opts.runtime,
                     "Target runtime: ort-genai (also copies config.json and the tokenizer files, and for "
-                    "text-generation writes genai_config.json) or none (the ONNX files only)")
-      ->check(CLI::IsMember({"ort-genai", "none"}))
+                    "text-generation writes genai_config.json), optimum (copies those files; Whisper and Moonshine "
+                    "in Optimum's speech contract, for ORTModelForSpeechSeq2Seq and transformers.js) or none "
+                    "(the ONNX files only)")
+      ->check(CLI::IsMember({"ort-genai", "optimum", "none"}))
       ->capture_default_str();
   build->add_flag("--try-generic", opts.try_generic,
                   "An unregistered text-generation model_type whose config.json is Llama-like: build it with the "

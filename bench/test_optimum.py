@@ -1,0 +1,171 @@
+"""mobius packages in Optimum's ONNX Runtime classes (optimum-onnx 0.1.0, optimum 2.1.0, transformers
+4.57.3: bench/requirements-optimum.txt, made by `bash bench/setup_bench.sh optimum`), one row per task
+family against transformers' outputs on the same tiny checkpoint (made here, with that transformers,
+seed 0, every parameter re-randomized). Run: bench/.venv-optimum/bin/python -m pytest bench/test_optimum.py
+(scripts/test.sh does). Uses build/mobius of this checkout.
+
+Each row: `mobius build` (text2text and speech: `--runtime optimum` for speech), Optimum's
+from_pretrained on the package directory, then transformers' and Optimum's outputs on the same
+inputs: float tensors max|Δ| <= 1e-4 and greedy generation (no token repeated) token for token.
+Until mobius writes the Hugging Face layout (issue 26, step 4) the multi-graph rows give the graphs
+the names Optimum looks for (encoder_model.onnx, decoder_model_merged.onnx: ONNX_ENCODER_NAME,
+ONNX_DECODER_MERGED_NAME); nothing else of the package is touched (the data files keep the names
+the graphs record).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import transformers as T
+from optimum.onnxruntime import (ORTModelForCausalLM, ORTModelForCTC, ORTModelForFeatureExtraction,
+                                 ORTModelForImageClassification, ORTModelForSeq2SeqLM, ORTModelForSpeechSeq2Seq)
+
+MOBIUS = Path(__file__).resolve().parent.parent / "build" / "mobius"
+TOL = 1e-4
+NEW = 16
+GREEDY = dict(max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False, num_beams=1, no_repeat_ngram_size=1)
+
+
+def rerandomize(model) -> None:
+    """Every parameter from a seed-0 normal (matrices scaled by 1/sqrt(fan-in)), so that no row is a
+    freshly initialized zero bias or unit norm."""
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            scale = p.shape[-1] ** -0.5 if p.dim() > 1 else 0.1
+            p.copy_(torch.randn(p.shape, generator=g) * scale)
+
+
+def make(model_class, config, hf: Path):
+    torch.manual_seed(0)
+    model = model_class(config).eval()
+    rerandomize(model)
+    model.save_pretrained(hf)
+    return model
+
+
+def build(hf: Path, out: Path, *args: str) -> Path:
+    r = subprocess.run([str(MOBIUS), "build", str(hf), str(out), *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def optimum_names(pkg: Path) -> Path:
+    """The two graphs of a text2text or speech package under Optimum's file names (module docstring)."""
+    (pkg / "encoder.onnx").rename(pkg / "encoder_model.onnx")
+    (pkg / "decoder.onnx").rename(pkg / "decoder_model_merged.onnx")
+    return pkg
+
+
+def close(got, want, what: str) -> None:
+    d = float((torch.as_tensor(got) - torch.as_tensor(want)).abs().max())
+    assert d <= TOL, f"{what}: max|Δ| {d:.3g} > {TOL}"
+
+
+BART = dict(vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=96, max_position_embeddings=64,
+            pad_token_id=0, bos_token_id=2, eos_token_id=1, decoder_start_token_id=2, forced_eos_token_id=None)
+
+
+def test_feature_extraction(tmp_path):
+    cfg = T.BertConfig(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       intermediate_size=128, max_position_embeddings=64)
+    ref = make(T.BertModel, cfg, tmp_path / "hf")
+    ort = ORTModelForFeatureExtraction.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"))
+    ids = torch.randint(3, 256, (2, 12), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    mask[1, 8:] = 0
+    with torch.no_grad():
+        want = ref(input_ids=ids, attention_mask=mask).last_hidden_state
+    got = ort(input_ids=ids, attention_mask=mask).last_hidden_state
+    close(got[mask.bool()], want[mask.bool()], "last_hidden_state")
+
+
+def test_causal_lm(tmp_path):
+    cfg = T.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    ref = make(T.LlamaForCausalLM, cfg, tmp_path / "hf")
+    ort = ORTModelForCausalLM.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"), use_io_binding=False)
+    ids = torch.randint(3, 256, (1, 10), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        close(ort(input_ids=ids, attention_mask=torch.ones_like(ids)).logits, ref(input_ids=ids).logits, "logits")
+        want = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **GREEDY)
+    got = ort.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **GREEDY)
+    assert torch.equal(got, want), f"tokens {got.tolist()} != transformers {want.tolist()}"
+
+
+@pytest.mark.parametrize("model_type", ["bart", "t5"])
+def test_seq2seq_lm(model_type, tmp_path):
+    """The decoder passed encoder_hidden_states at every step (ORTDecoderForSeq2Seq)."""
+    if model_type == "bart":
+        ref = make(T.BartForConditionalGeneration, T.BartConfig(**BART), tmp_path / "hf")
+    else:
+        cfg = T.T5Config(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
+                         decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+        ref = make(T.T5ForConditionalGeneration, cfg, tmp_path / "hf")
+    ort = ORTModelForSeq2SeqLM.from_pretrained(optimum_names(build(tmp_path / "hf", tmp_path / "pkg")),
+                                               use_io_binding=False)
+    ids = torch.randint(3, 256, (2, 12), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    ids[1, :4], mask[1, :4] = 0, 0
+    with torch.no_grad():
+        want = ref.generate(input_ids=ids, attention_mask=mask, **GREEDY)
+        close(ort(input_ids=ids, attention_mask=mask, decoder_input_ids=want[:, :8]).logits,
+              ref(input_ids=ids, attention_mask=mask, decoder_input_ids=want[:, :8]).logits, "logits")
+    got = ort.generate(input_ids=ids, attention_mask=mask, **GREEDY)
+    assert torch.equal(got, want), f"tokens {got.tolist()} != transformers {want.tolist()}"
+
+
+@pytest.mark.parametrize("model_type", ["whisper", "moonshine"])
+def test_speech_seq2seq(model_type, tmp_path):
+    """`--runtime optimum` (docs/speech.md): ORTModelForWhisper / ORTModelForMoonshine generate."""
+    gen = torch.Generator().manual_seed(1)
+    if model_type == "whisper":
+        cfg = T.WhisperConfig(vocab_size=320, d_model=64, encoder_layers=2, decoder_layers=3, encoder_attention_heads=4,
+                              decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=96, num_mel_bins=80,
+                              max_source_positions=1500, max_target_positions=64, pad_token_id=0, bos_token_id=1,
+                              eos_token_id=2, decoder_start_token_id=3, suppress_tokens=None, begin_suppress_tokens=None)
+        ref = make(T.WhisperForConditionalGeneration, cfg, tmp_path / "hf")
+        inputs = {"input_features": torch.rand(2, 80, 3000, generator=gen) * 2 - 1,
+                  "decoder_input_ids": torch.tensor([[3, 7, 8, 9]] * 2)}
+    else:
+        cfg = T.MoonshineConfig(vocab_size=320, hidden_size=64, intermediate_size=96, encoder_num_hidden_layers=2,
+                                decoder_num_hidden_layers=3, encoder_num_attention_heads=4,
+                                decoder_num_attention_heads=4, max_position_embeddings=64, pad_token_id=0,
+                                bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+        ref = make(T.MoonshineForConditionalGeneration, cfg, tmp_path / "hf")
+        values, mask = torch.rand(2, 16000, generator=gen) * 2 - 1, torch.ones(2, 16000, dtype=torch.long)
+        values[0, 11000:], mask[0, 11000:] = 0, 0  # row 0 padded: the decoder reduces the mask to frames
+        inputs = {"input_values": values, "attention_mask": mask}
+    ort = ORTModelForSpeechSeq2Seq.from_pretrained(
+        optimum_names(build(tmp_path / "hf", tmp_path / "pkg", "--runtime", "optimum")), use_io_binding=False)
+    with torch.no_grad():
+        want = ref.generate(**inputs, **GREEDY)
+    got = ort.generate(**inputs, **GREEDY)
+    assert torch.equal(got, want), f"tokens {got.tolist()} != transformers {want.tolist()}"
+
+
+def test_image_classification(tmp_path):
+    cfg = T.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      intermediate_size=128, num_labels=5)
+    ref = make(T.ViTForImageClassification, cfg, tmp_path / "hf")
+    ort = ORTModelForImageClassification.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"))
+    pixels = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        close(ort(pixel_values=pixels).logits, ref(pixel_values=pixels).logits, "logits")
+
+
+def test_ctc(tmp_path):
+    cfg = T.Wav2Vec2Config(vocab_size=32, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=128, conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
+                           num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+    ref = make(T.Wav2Vec2ForCTC, cfg, tmp_path / "hf")
+    ort = ORTModelForCTC.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"))
+    values = torch.randn(2, 4000, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        close(ort(input_values=values).logits, ref(input_values=values).logits, "logits")
