@@ -3,7 +3,7 @@
 // n_groups, state_size, conv_kernel, expand (hidden_size * expand = num_heads * head_dim, its
 // validate_architecture), use_bias, use_conv_bias, hidden_act, layer_norm_epsilon (also the gated
 // norm's), time_step_limit ([min, max]; transformers writes infinity as {"__float__": "Infinity"}).
-// chunk_size is not read: the quadratic SSD form computes what the chunked one does.
+// chunk_size (the SSD chunk, blocks/mamba2.h).
 // transformers' decode step (mamba2_selective_state_update) does not clamp dt to time_step_limit
 // while its prefill does; the graph clamps both (the default limit, [0, inf), clamps nothing).
 #include <cmath>
@@ -31,6 +31,7 @@ std::unique_ptr<Architecture> create_mamba2(const HfConfig& c, DataType dtype) {
   Mamba2Options m{.hidden_size = c.get_int("hidden_size"), .num_heads = c.get_int("num_heads"),
                   .head_dim = c.int_or("head_dim", 64), .n_groups = c.int_or("n_groups", 8),
                   .state_size = c.int_or("state_size", 128), .conv_kernel = c.int_or("conv_kernel", 4),
+                  .chunk_size = c.int_or("chunk_size", 256),
                   .use_bias = c.bool_or("use_bias", false), .use_conv_bias = c.bool_or("use_conv_bias", true),
                   .hidden_act = c.string_or("hidden_act", "silu"),
                   .layer_norm_epsilon = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5)), .dtype = dtype};

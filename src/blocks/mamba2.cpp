@@ -66,24 +66,54 @@ MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std
   if (o_.time_step_max < std::numeric_limits<float>::infinity()) dt = op.Min(dt, o_.time_step_max);
   Value* dt_h = op.Transpose(dt, {.perm = {0, 2, 1}});                                      // [batch, H, seq]
   Value* a = op.Mul(dt_h, op.Unsqueeze(op.Neg(op.Exp(to_float(op, A_log->value(op)))), {1}));  // dt * A
-  Value* cum = op.CumSum(a, b.scalar_i64(2));  // S [batch, H, seq]
-
-  // decay[t, s] = exp(S_t - S_s) for s <= t, else 0 (masked before the exponential)
-  Value* steps = op.Range(0, op.Squeeze(op.Shape(x, {.start = 1, .end = 2}), {0}), 1);
-  Value* causal = op.GreaterOrEqual(op.Unsqueeze(steps, {1}), op.Unsqueeze(steps, {0}));  // [seq, seq]
-  Value* seg = op.Sub(op.Unsqueeze(cum, {3}), op.Unsqueeze(cum, {2}));
-  Value* decay = op.Exp(op.Where(causal, seg, -std::numeric_limits<double>::infinity()));  // [batch, H, seq, seq]
-
   Value* xdt = op.Mul(op.Transpose(xh, {.perm = {0, 2, 1, 3}}), op.Unsqueeze(dt_h, {3}));  // dt x [batch, H, seq, P]
-  Value* scores = op.Mul(op.MatMul(ch, op.Transpose(bh, {.perm = {0, 1, 3, 2}})), decay);  // [batch, H, seq, seq]
   Value* h0 = to_float(op, past[1]);                                                         // [batch, H, P, N]
-  Value* y = op.Add(op.MatMul(scores, xdt),
-                    op.Mul(op.MatMul(ch, op.Transpose(h0, {.perm = {0, 1, 3, 2}})), op.Unsqueeze(op.Exp(cum), {3})));
-  // the state after the last token: exp(S_L) h0 + sum_s exp(S_L - S_s) (dt x)_s B_s^T
-  Value* last = op.Slice(cum, {-1}, {std::numeric_limits<int64_t>::max()}, {2});  // [batch, H, 1]
-  Value* to_end = op.Unsqueeze(op.Exp(op.Sub(last, cum)), {3});                    // [batch, H, seq, 1]
-  Value* h = op.Add(op.MatMul(op.Transpose(op.Mul(xdt, to_end), {.perm = {0, 1, 3, 2}}), bh),
-                    op.Mul(h0, op.Unsqueeze(op.Exp(last), {3})));                   // [batch, H, P, N]
+
+  // the step's tokens zero-padded to nc chunks of Q along axis 2, then [batch, H, nc, Q, ...]
+  const int64_t Q = o_.chunk_size;
+  Value* seq = op.Shape(x, {.start = 1, .end = 2});                    // [1]
+  const double q = static_cast<double>(Q);
+  Value* padded = op.Mul(op.Div(op.Add(seq, q - 1.0), q), q);          // nc * Q
+  Value* pad = op.Sub(padded, seq);
+  auto chunks = [&](Value* v, std::vector<int64_t> tail) {
+    Value* zeros_shape = op.Concat({op.Shape(v, {.start = 0, .end = 2}), pad, op.Shape(v, {.start = 3})}, {.axis = 0});
+    v = op.Concat({v, op.Expand(b.constant_f32({0.0f}, {}), zeros_shape)}, {.axis = 2});
+    std::vector<int64_t> shape{0, 0, -1, Q};
+    shape.insert(shape.end(), tail.begin(), tail.end());
+    return op.Reshape(v, shape);
+  };
+  Value* ac = chunks(a, {});         // [batch, H, nc, Q]
+  Value* xc = chunks(xdt, {P});      // [batch, H, nc, Q, P]
+  Value* bc = chunks(bh, {N});
+  Value* cc = chunks(ch, {N});
+  Value* cum = op.CumSum(ac, b.scalar_i64(3));  // S within each chunk
+
+  // masked exp(row - column) of a cumulative sum's last axis: [..., n] -> [..., n, n]
+  auto segment_decay = [&](Value* s, Value* n) {
+    Value* steps = op.Range(0, n, 1);
+    Value* causal = op.GreaterOrEqual(op.Unsqueeze(steps, {1}), op.Unsqueeze(steps, {0}));
+    Value* seg = op.Sub(op.Unsqueeze(s, {-1}), op.Unsqueeze(s, {-2}));
+    return op.Exp(op.Where(causal, seg, -std::numeric_limits<double>::infinity()));
+  };
+  Value* scores = op.Mul(op.MatMul(cc, op.Transpose(bc, {.perm = {0, 1, 2, 4, 3}})),
+                         segment_decay(cum, b.scalar_i64(Q)));                        // [batch, H, nc, Q, Q]
+  Value* y = op.MatMul(scores, xc);                                                   // [batch, H, nc, Q, P]
+  Value* last = op.Slice(cum, {-1}, {std::numeric_limits<int64_t>::max()}, {3});      // [batch, H, nc, 1]
+  Value* own = op.MatMul(op.Transpose(op.Mul(xc, op.Unsqueeze(op.Exp(op.Sub(last, cum)), {4})),
+                                      {.perm = {0, 1, 2, 4, 3}}),
+                         bc);                                                         // [batch, H, nc, P, N]
+  // the states at the chunk starts (and after the last): from h0 and the chunks' own states
+  Value* totals = op.Squeeze(last, {3});                                              // [batch, H, nc]
+  Value* starts = op.Concat({op.Mul(op.Slice(totals, {0}, {1}, {2}), 0.0), totals}, {.axis = 2});
+  Value* chunk_decay = segment_decay(op.CumSum(starts, b.scalar_i64(2)),
+                                     op.Squeeze(op.Shape(starts, {.start = 2, .end = 3}), {0}));  // [batch, H, nc + 1, nc + 1]
+  Value* carried = op.MatMul(chunk_decay, op.Reshape(op.Concat({op.Unsqueeze(h0, {2}), own}, {.axis = 2}),
+                                                     std::vector<int64_t>{0, 0, 0, P * N}));
+  carried = op.Reshape(carried, std::vector<int64_t>{0, 0, 0, P, N});                 // [batch, H, nc + 1, P, N]
+  Value* h = op.Squeeze(op.Slice(carried, {-1}, {std::numeric_limits<int64_t>::max()}, {2}), {2});  // [batch, H, P, N]
+  Value* at_start = op.Slice(carried, {0}, {-1}, {2});                                // [batch, H, nc, P, N]
+  y = op.Add(y, op.Mul(op.MatMul(cc, op.Transpose(at_start, {.perm = {0, 1, 2, 4, 3}})), op.Unsqueeze(op.Exp(cum), {4})));
+  y = op.Slice(op.Reshape(y, std::vector<int64_t>{0, 0, -1, P}), op.builder().ints({0}), seq, b.ints({2}));  // [batch, H, seq, P]
 
   y = op.Add(op.Transpose(y, {.perm = {0, 2, 1, 3}}), op.Mul(xh, op.Unsqueeze(to_float(op, D->value(op)), {1})));
   y = op.Reshape(y, std::vector<int64_t>{0, 0, I});  // [batch, seq, I]

@@ -11,11 +11,16 @@
 // G = n_groups, N = state_size.
 // States (tasks/layer_state.h, replaced every step, in the model dtype):
 //   conv_state [batch_size, I + 2 G N, K - 1]; recurrent_state [batch_size, H, P, N].
-// The scan is SSD's quadratic ("attention") form over the step's tokens, with S = cumsum(a):
-//   y_t = sum_{s<=t} (C_t . B_s) exp(S_t - S_s) dt_s x_s + exp(S_t) h0 C_t + D x_t
-//   h_L = exp(S_L) h0 + sum_s exp(S_L - S_s) dt_s x_s B_s^T
-// (exp of a difference masked to s <= t before the exponential, as transformers' segment_sum):
-// standard ops, one graph run for a prompt of any length (docs/design.md "The state model").
+// The scan is SSD's chunked form (transformers' mamba2_chunk_scan), with S = cumsum(a) within each
+// chunk of chunk_size tokens (the step's tokens zero-padded to a multiple of it: a padded token has
+// a = 0 and x = 0, so it changes nothing):
+//   within a chunk: y_t = sum_{s<=t} (C_t . B_s) exp(S_t - S_s) dt_s x_s (exp of a difference
+//     masked to s <= t before the exponential, as transformers' segment_sum);
+//   a chunk's own state: sum_s exp(S_Q - S_s) dt_s x_s B_s^T; the states at the chunk starts from
+//     h0 and those by one product with exp(T_c - T_z), T the cumulative chunk decays;
+//   y_t += exp(S_t) C_t . (the state at the chunk's start);  y_t += D x_t.
+// Standard ops, one graph run for a prompt of any length (docs/design.md "The state model"):
+// [batch, heads, seq, chunk] scores per layer, not [seq, seq].
 #pragma once
 
 #include <limits>
@@ -34,6 +39,7 @@ struct Mamba2Options {
   int64_t n_groups;    // G, divides H
   int64_t state_size;  // N
   int64_t conv_kernel;  // K, at least 2
+  int64_t chunk_size = 256;  // tokens per SSD chunk
   bool use_bias = false;
   bool use_conv_bias = true;
   std::string hidden_act = "silu";

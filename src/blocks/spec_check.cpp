@@ -72,6 +72,7 @@ void check_mamba2(const Mamba2Options& o) {
     fail("n_groups", std::to_string(o.n_groups) + " does not divide num_heads " + std::to_string(o.num_heads));
   check_size("state_size", o.state_size, kMaxHeadDim);
   check_size("conv_kernel", o.conv_kernel, kMaxSmallSize, 2);
+  check_size("chunk_size", o.chunk_size, kMaxSmallSize);
   // each bounded above: the products below fit in int64
   check_size("num_heads * head_dim (the intermediate size)", o.intermediate_size(), kMaxFfnSize);
   check_size("the conv width (intermediate size + 2 * n_groups * state_size)", o.conv_dim(), kMaxFfnSize);

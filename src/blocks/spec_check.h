@@ -35,7 +35,7 @@ void check_spec(const EncoderSpec& spec);
 // conv state keeps kernel - 1 inputs), a known hidden_act, mixer_rms_eps in (0, 1].
 void check_mamba(const MambaOptions& o);
 // The sizes of a Mamba-2 mixer (blocks/mamba2.h): num_heads, head_dim, n_groups (dividing
-// num_heads and the intermediate size), state_size, conv_kernel (2 to kMaxSmallSize) within the
+// num_heads and the intermediate size), state_size, conv_kernel (2 to kMaxSmallSize), chunk_size within the
 // caps, the projection and conv widths too; a known hidden_act, layer_norm_epsilon in (0, 1].
 void check_mamba2(const Mamba2Options& o);
 

@@ -43,8 +43,10 @@ TYPE_BASE = {
     "smollm3": dict(pad_token_id=None),  # SmolLM3Config: 128004, outside the vocabulary
     # Mamba2Config: num_heads * head_dim must equal hidden_size * expand (128); its default
     # time_step_limit (0, inf) is saved as [0.0, {"__float__": "Infinity"}], which transformers
-    # 5.23 refuses to load again: a finite bound that no dt reaches
-    "mamba2": dict(num_heads=8, head_dim=16, n_groups=2, state_size=16, time_step_limit=[0.0, 1000.0]),
+    # 5.23 refuses to load again: a finite bound that no dt reaches; chunks of 16 tokens, so that a
+    # prompt spans several and the state handoff's chunks end inside one (default 256)
+    "mamba2": dict(num_heads=8, head_dim=16, n_groups=2, state_size=16, time_step_limit=[0.0, 1000.0],
+                   chunk_size=16),
 }
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (

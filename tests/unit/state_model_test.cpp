@@ -125,8 +125,8 @@ TEST(StateModel, MambaSizesAreChecked) {
   EXPECT_THROW(MambaCausalLM{tiny_mamba(m)}, FieldError);
 }
 
-// Mamba-2: the conv window spans x, B and C; the SSM state is per head; no Scan (SSD's quadratic
-// form: CumSum, MatMul).
+// Mamba-2: the conv window spans x, B and C; the SSM state is per head; no Scan (SSD's chunked
+// form: a CumSum within the chunks and one over them).
 TEST(StateModel, Mamba2StatesAndOps) {
   const Mamba2Options o{.hidden_size = 8, .num_heads = 4, .head_dim = 4, .n_groups = 2, .state_size = 3,
                         .conv_kernel = 3};
@@ -140,7 +140,7 @@ TEST(StateModel, Mamba2StatesAndOps) {
   std::map<std::string, int> ops;
   for (const Node& n : g.nodes) ++ops[n.op_type];
   EXPECT_EQ(ops["Scan"], 0);
-  EXPECT_EQ(ops["CumSum"], 1);
+  EXPECT_EQ(ops["CumSum"], 2);
   EXPECT_EQ(ops["Gather"], 3);  // the embedding, B and C to heads (2 groups of 4 heads)
   Mamba2Options bad = o;
   bad.n_groups = 3;  // does not divide num_heads
