@@ -27,7 +27,7 @@ import transformers
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "src" / "registry" / "config_defaults.inc"
 ACCESSOR = re.compile(r'\b(?:int_or|float_or|string_or|bool_or|opt_int|opt_float)\("([A-Za-z_0-9]+)"')
-REGISTRY_ROW = re.compile(r'^\s*\{"([a-z0-9_-]+)", "[a-z0-9_-]+", "[a-z0-9-]+", create_\w+(?:, "[a-z0-9_]+")?\},', re.M)
+REGISTRY_ROW = re.compile(r'^\s*\{"([a-z0-9_-]+)", "[a-z0-9_-]+", "[a-z0-9-]+", create_\w+(?:, "[a-z0-9_]*")?\},', re.M)
 
 
 def fields_read() -> set[str]:

@@ -85,6 +85,11 @@ std::unique_ptr<Architecture> create_jais2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ministral(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ministral3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nanochat(const HfConfig&, DataType);
+// archs/mamba.cpp, falcon_mamba.cpp, mamba2.cpp: selective state-space models (blocks/mamba.h,
+// blocks/mamba2.h)
+std::unique_ptr<Architecture> create_mamba(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_falcon_mamba(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mamba2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);

@@ -115,7 +115,7 @@ class PaddleVisionTower : public Module {
     x = op.Unsqueeze(x, {0});
     const AttentionContext ctx{frame_mask(op, raster.frame_start, nullptr, nullptr, dt),
                                axial_rope(op, raster.row, raster.col, s_.layer.attention.head_dim, s_.rope_theta, dt)};
-    for (const DecoderLayer* layer : layers) x = layer->forward(op, x, ctx, nullptr, nullptr).hidden;
+    for (const DecoderLayer* layer : layers) x = layer->forward(op, x, ctx, {}).hidden;
     x = post_layernorm->forward(op, op.Squeeze(x, {0}));
 
     auto scope = op.builder().scope("mlp_AR");

@@ -127,7 +127,7 @@ Value* PixtralVisionTower::forward_packed(Ops& op, Value* pixel_values, Value* i
   x = ln_pre->forward(op, op.Unsqueeze(x, {0}));  // [1, patches, hidden]
   // generate_block_attention_mask: a patch attends to the patches of its image
   const AttentionContext ctx{frame_mask(op, image, nullptr, nullptr, dtype_), rope_at(op, row, col)};
-  for (const DecoderLayer* layer : layers_) x = layer->forward(op, x, ctx, nullptr, nullptr).hidden;
+  for (const DecoderLayer* layer : layers_) x = layer->forward(op, x, ctx, {}).hidden;
   return x;
 }
 
@@ -138,7 +138,7 @@ std::vector<Value*> PixtralVisionTower::forward(Ops& op, Value* pixel_values, in
   const AttentionContext ctx{nullptr, rope(op, pixel_values)};
   std::vector<Value*> hidden_states = {x};
   for (int64_t i = 0; i < n; ++i) {
-    x = layers_[static_cast<size_t>(i)]->forward(op, x, ctx, nullptr, nullptr).hidden;
+    x = layers_[static_cast<size_t>(i)]->forward(op, x, ctx, {}).hidden;
     hidden_states.push_back(x);
   }
   return hidden_states;

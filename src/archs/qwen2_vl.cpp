@@ -230,7 +230,7 @@ class VisionTower : public Module {
     }
     std::vector<Value*> features(1 + deepstack.size());
     for (size_t i = 0, level = 0; i < blocks.size(); ++i) {
-      x = blocks[i]->forward(op, x, s_.full_attention[i] ? full : windowed, nullptr, nullptr).hidden;
+      x = blocks[i]->forward(op, x, s_.full_attention[i] ? full : windowed, {}).hidden;
       if (level < deepstack.size() && s_.deepstack[level].block == static_cast<int64_t>(i)) {
         features[1 + level] = deepstack[level]->forward(op, op.Squeeze(x, {0}));
         ++level;

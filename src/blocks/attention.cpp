@@ -82,6 +82,13 @@ Value* Attention::to_heads(Ops& op, Value* x, const Norm* norm, const RopeTables
   return after_rope ? norm->forward(op, x) : x;
 }
 
+MixerResult SelfAttention::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {
+  MOBIUS_ASSERT(past.empty() || past.size() == 2, "a self-attention takes its past {key, value} or none");
+  if (past.empty()) return {forward(op, x, ctx, nullptr, nullptr).hidden, {}};
+  AttentionResult a = forward(op, x, ctx, past[0], past[1]);
+  return {a.hidden, {a.present_key, a.present_value}};
+}
+
 AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                    Value* past_key, Value* past_value) const {
   auto s = enter(op);

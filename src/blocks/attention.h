@@ -14,6 +14,7 @@
 #include "blocks/linear.h"
 #include "blocks/norms.h"
 #include "blocks/rope.h"
+#include "blocks/token_mixer.h"
 #include "tasks/layer_state.h"
 
 namespace mobius {
@@ -91,15 +92,6 @@ struct AttentionOptions {
   int64_t sliding_window = 0;
 };
 
-// Per-graph inputs shared by all layers.
-struct AttentionContext {
-  // additive float mask [batch, 1 or num_attention_heads, seq, total_seq]: causal, padding and
-  // any position bias (ALiBi, blocks/alibi.h)
-  Value* mask;
-  RopeTables rope = {};  // cos == nullptr: no RoPE (absolute-position models, Cohere2 full layers)
-  Value* query_scale = nullptr;  // [batch, 1, seq, 1] multiplying q after RoPE (Ministral 3)
-};
-
 struct AttentionResult {
   Value* hidden;         // [batch, seq, hidden_size]
   Value* present_key;    // [batch, kv_heads, total_seq, head_dim]; null without a cache
@@ -108,7 +100,8 @@ struct AttentionResult {
 
 // The self-attention of a decoder layer: Attention below, MultiHeadLatentAttention (blocks/mla.h),
 // MixtureOfAttentionHeads (blocks/moa.h).
-class SelfAttention : public Module {
+// As a token mixer it takes and returns the pair {key, value} (tasks/layer_state.h state_tensors).
+class SelfAttention : public TokenMixer {
  public:
   // x: [batch, seq, hidden_size]; past_key/past_value: the layer's cache,
   // [batch, kv_heads, past_seq, key / value head size].
@@ -116,7 +109,10 @@ class SelfAttention : public Module {
                                   Value* past_value) const = 0;
   // The cache the layer carries (kind self_kv, or sliding_kv with its window): the heads and head
   // sizes of its keys and values.
-  virtual LayerState state() const = 0;
+  LayerState state() const override = 0;
+  // forward() with past = {past_key, past_value}; present = {present_key, present_value}. An empty
+  // past: attention without a cache (forward's nulls), an empty present.
+  MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const final;
 };
 
 class Attention : public SelfAttention {

@@ -69,21 +69,21 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   mlp = adopt(n.mlp, s.make_feed_forward ? s.make_feed_forward(layer_index) : make_mlp(s.mlp));
 }
 
-AttentionResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx,
-                                      Value* past_key, Value* past_value) const {
+MixerResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx,
+                                  std::span<Value* const> past) const {
   auto s = enter(op);
   auto scaled = [&](Value* y) { return residual_multiplier_ == 1.0f ? y : op.Mul(y, residual_multiplier_); };
   auto apply = [&](const Norm* n, Value* y) { return n ? n->forward(op, y) : y; };
   using T = LayerTopology;
   if (topology_ == T::norm_after_residual) {
-    AttentionResult a = self_attn->forward(op, x, ctx, past_key, past_value);
+    MixerResult a = self_attn->mix(op, x, ctx, past);
     Value* h = apply(input_layernorm, op.Add(x, scaled(a.hidden)));
     a.hidden = apply(post_attention_layernorm, op.Add(h, scaled(mlp->forward(op, h))));
     return a;
   }
   const bool from_norm = topology_ == T::residual_from_norm;
   Value* attn_in = apply(input_layernorm, x);
-  AttentionResult a = self_attn->forward(op, attn_in, ctx, past_key, past_value);
+  MixerResult a = self_attn->mix(op, attn_in, ctx, past);
   Value* h = op.Add(from_norm ? attn_in : x, scaled(apply(attn_output_norm, a.hidden)));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
   Value* mlp_in = topology_ == T::parallel_shared_norm
@@ -176,10 +176,9 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
         ropes[rope] = t;
       }
       AttentionContext ctx{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
-      AttentionResult r = model->layers[i]->forward(op, h, ctx, in.past.key[i], in.past.value[i]);
+      MixerResult r = model->layers[i]->forward(op, h, ctx, in.past.at(i));
       h = layer_output(op, i, r.hidden, in);
-      out.present.key.push_back(r.present_key);
-      out.present.value.push_back(r.present_value);
+      out.present.push_back(std::move(r.present));
     }
     h = head_input(op, h);
   }

@@ -122,9 +122,9 @@ FeedForwardFactory sparse_moe(const MoEOptions& m, const MLPOptions& dense, std:
 class DecoderLayer : public Module {
  public:
   DecoderLayer(const DecoderSpec& s, int64_t layer_index);
-  // Returns the layer output and the layer's present key/value.
-  AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
-                          Value* past_value) const;
+  // x: [batch, seq, hidden]; past: the mixer's state tensors (TokenMixer::mix). Returns the
+  // layer output and the mixer's present state.
+  MixerResult forward(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const;
   Norm *input_layernorm = nullptr, *post_attention_layernorm = nullptr;
   Norm *attn_output_norm = nullptr, *mlp_output_norm = nullptr;
   SelfAttention* self_attn;
@@ -148,7 +148,7 @@ class DecoderCausalLM : public CausalLM {
   explicit DecoderCausalLM(const DecoderSpec& s);
   DataType dtype() const override { return spec_.dtype; }
   int64_t vocab_size() const override { return spec_.vocab_size; }
-  std::vector<LayerStates> layer_states() const override;  // each layer's attention part's state
+  std::vector<LayerStates> layer_states() const override;  // each layer's token mixer's state
   // Starts from in.inputs_embeds when set, else from embed(in.input_ids); every layer's mask is
   // causal_mask with in.attention_overlay (blocks/attention.h).
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "blocks/activation.h"
 #include "config/hf_config.h"
 #include "util/error.h"
 
@@ -49,6 +50,34 @@ void check_attention(const AttentionOptions& a) {
   check_size("head_dim", a.head_dim, kMaxHeadDim);
   if (a.scale) check_finite("attention scale (query_pre_attn_scalar, attention_multiplier)", *a.scale);
   check_finite("attn_logit_softcapping", a.softcap);
+}
+
+void check_mamba(const MambaOptions& o) {
+  check_size("hidden_size", o.hidden_size, kMaxHiddenSize);
+  check_size("intermediate_size (expand * hidden_size)", o.intermediate_size, kMaxFfnSize);
+  check_size("state_size", o.state_size, kMaxHeadDim);
+  check_size("conv_kernel", o.conv_kernel, kMaxSmallSize, 2);
+  check_size("time_step_rank", o.time_step_rank, kMaxHiddenSize);
+  if (!is_known_activation(o.hidden_act)) fail("hidden_act", "unknown activation '" + o.hidden_act + "'");
+  if (o.dt_b_c_rms_eps && !(*o.dt_b_c_rms_eps > 0.0f && *o.dt_b_c_rms_eps <= 1.0f))
+    fail("mixer_rms_eps", "expected a value in (0, 1]");
+}
+
+void check_mamba2(const Mamba2Options& o) {
+  check_size("hidden_size", o.hidden_size, kMaxHiddenSize);
+  check_size("num_heads", o.num_heads, kMaxHeads);
+  check_size("head_dim", o.head_dim, kMaxHeadDim);
+  check_size("n_groups", o.n_groups, o.num_heads);
+  if (o.num_heads % o.n_groups != 0)
+    fail("n_groups", std::to_string(o.n_groups) + " does not divide num_heads " + std::to_string(o.num_heads));
+  check_size("state_size", o.state_size, kMaxHeadDim);
+  check_size("conv_kernel", o.conv_kernel, kMaxSmallSize, 2);
+  check_size("chunk_size", o.chunk_size, kMaxSmallSize);
+  // each bounded above: the products below fit in int64
+  check_size("num_heads * head_dim (the intermediate size)", o.intermediate_size(), kMaxFfnSize);
+  check_size("the conv width (intermediate size + 2 * n_groups * state_size)", o.conv_dim(), kMaxFfnSize);
+  if (!is_known_activation(o.hidden_act)) fail("hidden_act", "unknown activation '" + o.hidden_act + "'");
+  if (!(o.layer_norm_epsilon > 0.0f && o.layer_norm_epsilon <= 1.0f)) fail("layer_norm_epsilon", "expected a value in (0, 1]");
 }
 
 void check_position_table(const std::string& field, int64_t rows) {

@@ -15,6 +15,8 @@
 
 #include "blocks/decoder.h"
 #include "blocks/encoder.h"
+#include "blocks/mamba.h"
+#include "blocks/mamba2.h"
 
 namespace mobius {
 
@@ -28,5 +30,13 @@ void check_attention(const AttentionOptions& a);
 // A learned position table of `rows` rows, read from config field `field`, within the cap.
 void check_position_table(const std::string& field, int64_t rows);
 void check_spec(const EncoderSpec& spec);
+// The sizes of a Mamba mixer (blocks/mamba.h): hidden_size, intermediate_size (expand *
+// hidden_size), state_size, time_step_rank within the caps, conv_kernel 2 to kMaxSmallSize (the
+// conv state keeps kernel - 1 inputs), a known hidden_act, mixer_rms_eps in (0, 1].
+void check_mamba(const MambaOptions& o);
+// The sizes of a Mamba-2 mixer (blocks/mamba2.h): num_heads, head_dim, n_groups (dividing
+// num_heads and the intermediate size), state_size, conv_kernel (2 to kMaxSmallSize), chunk_size within the
+// caps, the projection and conv widths too; a known hidden_act, layer_norm_epsilon in (0, 1].
+void check_mamba2(const Mamba2Options& o);
 
 }  // namespace mobius

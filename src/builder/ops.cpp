@@ -150,6 +150,15 @@ Value* Ops::ReduceMax(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a)
 Value* Ops::ReduceSum(Value* x, const std::vector<int64_t>& axes, ReduceAttrs a) {
   return reduce("ReduceSum", x, axes, a);
 }
+std::vector<Value*> Ops::Scan(std::vector<Value*> inputs, std::shared_ptr<const Graph> body, ScanAttrs a) {
+  MOBIUS_ASSERT(body->inputs.size() == inputs.size(), "Scan: one body input per input");
+  std::vector<DataType> out;
+  for (const Value* v : body->outputs) out.push_back(v->dtype);
+  std::vector<Attribute> attrs{{"body", std::move(body)}, {"num_scan_inputs", a.num_scan_inputs}};
+  if (!a.scan_input_axes.empty()) attrs.push_back({"scan_input_axes", a.scan_input_axes});
+  if (!a.scan_output_axes.empty()) attrs.push_back({"scan_output_axes", a.scan_output_axes});
+  return b_.add_node("Scan", std::move(inputs), std::move(attrs), out);
+}
 Value* Ops::CumSum(Value* x, Value* axis, CumSumAttrs a) {
   return one("CumSum", {x, axis}, {{"exclusive", a.exclusive}, {"reverse", a.reverse}}, x->dtype);
 }

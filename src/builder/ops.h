@@ -50,6 +50,8 @@ struct NormAttrs { int64_t axis = -1; float epsilon = 1e-5f; };
 struct RotaryEmbeddingAttrs { int64_t interleaved = 0; int64_t rotary_embedding_dim = 0; };
 // Conv attributes; an empty list or group 1: the operator's default (kernel_shape from w).
 struct ConvAttrs { std::vector<int64_t> kernel_shape; std::vector<int64_t> strides; std::vector<int64_t> pads; int64_t group = 1; };
+// Scan attributes besides the body: the scan inputs' and outputs' iterated axes (empty: axis 0).
+struct ScanAttrs { int64_t num_scan_inputs; std::vector<int64_t> scan_input_axes; std::vector<int64_t> scan_output_axes; };
 struct AttentionAttrs { std::optional<float> scale; float softcap = 0.0f; int64_t is_causal = 0; };
 
 class Ops {
@@ -151,6 +153,12 @@ class Ops {
   // present_key/present_value are null.
   AttentionOutputs Attention(Value* q, Value* k, Value* v, Value* attn_mask, Value* past_key,
                              Value* past_value, AttentionAttrs a = {});
+
+  // Scan (opset 21+): `inputs` are the N initial states then the a.num_scan_inputs sequences;
+  // `body` (a self-contained graph, ir.h AttributeValue) maps N states and one slice of each
+  // sequence to N states and K per-step outputs. Returns the N final states then the K stacked
+  // outputs, in the dtypes of body's outputs.
+  std::vector<Value*> Scan(std::vector<Value*> inputs, std::shared_ptr<const Graph> body, ScanAttrs a);
 
  private:
   Value* unary(const char* op, Value* x);

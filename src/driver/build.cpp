@@ -298,6 +298,10 @@ BuildReport build_package(const BuildOptions& o) {
     if (auto* speech = dynamic_cast<SpeechToText*>(arch.get()); speech && o.runtime == "optimum")
       speech->set_contract(SpeechContract::optimum);
     report.task = arch->task();  // a vision type's image-classification checkpoint
+    if (o.runtime == "ort-genai" && genai_type.empty() && report.task == "text-generation")
+      throw Error("onnxruntime-genai cannot run this model: " + report.model_type + " has no onnxruntime-genai 0.18 "
+                  "model type (its layers carry a recurrent state); build with --runtime none: the package runs in "
+                  "onnxruntime with the I/O of docs/design.md \"The state model\"");
     LoweredGraphs lowered = lower_graphs(*arch, *cfg, o, ep, ckpt.get());
     graphs = std::move(lowered.graphs);
     report.quantize = std::move(lowered.quantize);

@@ -40,8 +40,11 @@ struct Value {
   std::optional<Shape> shape;
 };
 
+class Graph;
+// A graph attribute (the body of Scan) holds its own graph: its values, nodes and inline constants,
+// self-contained (it reads no value of the outer graph but through the node's inputs).
 using AttributeValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                                    std::vector<float>>;
+                                    std::vector<float>, std::shared_ptr<const Graph>>;
 struct Attribute {
   std::string name;
   AttributeValue value;

@@ -24,8 +24,11 @@ void set_value_info(onnx::ValueInfoProto* info, const Value& v) {
   set_type(info->mutable_type(), v);
 }
 
+void write_graph(onnx::GraphProto* graph, const Graph& g, const std::map<std::string, ExternalLocation>& external);
+
 struct AttrWriter {
   onnx::AttributeProto* a;
+  const std::map<std::string, ExternalLocation>& external;
   void operator()(int64_t i) const {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(i);
@@ -46,6 +49,10 @@ struct AttrWriter {
     a->set_type(onnx::AttributeProto::FLOATS);
     for (float x : v) a->add_floats(x);
   }
+  void operator()(const std::shared_ptr<const Graph>& g) const {
+    a->set_type(onnx::AttributeProto::GRAPH);
+    write_graph(a->mutable_g(), *g, external);
+  }
 };
 
 void add_external(onnx::TensorProto* t, const std::string& key, const std::string& value) {
@@ -54,26 +61,7 @@ void add_external(onnx::TensorProto* t, const std::string& key, const std::strin
   e->set_value(value);
 }
 
-}  // namespace
-
-onnx::ModelProto to_model_proto(const Model& model,
-                                const std::map<std::string, ExternalLocation>& external) {
-  onnx::ModelProto proto;
-  proto.set_ir_version(model.ir_version);
-  proto.set_producer_name(model.producer_name);
-  proto.set_producer_version(model.producer_version);
-  for (const auto& op : model.opsets) {
-    auto* o = proto.add_opset_import();
-    o->set_domain(op.domain);
-    o->set_version(op.version);
-  }
-  for (const auto& [k, v] : model.metadata) {
-    auto* p = proto.add_metadata_props();
-    p->set_key(k);
-    p->set_value(v);
-  }
-  const Graph& g = model.graph;
-  auto* graph = proto.mutable_graph();
+void write_graph(onnx::GraphProto* graph, const Graph& g, const std::map<std::string, ExternalLocation>& external) {
   graph->set_name(g.name);
   for (const Value* v : g.inputs) set_value_info(graph->add_input(), *v);
   for (const Value* v : g.outputs) set_value_info(graph->add_output(), *v);
@@ -104,9 +92,30 @@ onnx::ModelProto to_model_proto(const Model& model,
     for (const Attribute& attr : n.attributes) {
       auto* a = node->add_attribute();
       a->set_name(attr.name);
-      std::visit(AttrWriter{a}, attr.value);
+      std::visit(AttrWriter{a, external}, attr.value);
     }
   }
+}
+
+}  // namespace
+
+onnx::ModelProto to_model_proto(const Model& model,
+                                const std::map<std::string, ExternalLocation>& external) {
+  onnx::ModelProto proto;
+  proto.set_ir_version(model.ir_version);
+  proto.set_producer_name(model.producer_name);
+  proto.set_producer_version(model.producer_version);
+  for (const auto& op : model.opsets) {
+    auto* o = proto.add_opset_import();
+    o->set_domain(op.domain);
+    o->set_version(op.version);
+  }
+  for (const auto& [k, v] : model.metadata) {
+    auto* p = proto.add_metadata_props();
+    p->set_key(k);
+    p->set_value(v);
+  }
+  write_graph(proto.mutable_graph(), model.graph, external);
   return proto;
 }
 

@@ -80,6 +80,10 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
+        // state-space models (archs/mamba.cpp, falcon_mamba.cpp, mamba2.cpp): no onnxruntime-genai model type
+        {"mamba", "mamba", "text-generation", create_mamba, ""},
+        {"falcon_mamba", "mamba", "text-generation", create_falcon_mamba, ""},
+        {"mamba2", "mamba", "text-generation", create_mamba2, ""},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

@@ -20,8 +20,9 @@ StateNames state_names(StateKind kind) {
       return {"decoder", "past_decoder_sequence_length", "total_decoder_sequence_length"};
     case StateKind::cross_kv:
       return {"encoder", "past_encoder_sequence_length", "encoder_sequence_length"};
-    case StateKind::sliding_kv:
-      break;  // no encoder-decoder layer has a window
+    case StateKind::sliding_kv:  // no encoder-decoder layer has a window
+    case StateKind::recurrent:   // nor a recurrent state
+      break;
   }
   MOBIUS_ASSERT(false, "a text2text-generation decoder layer carries self_kv and cross_kv states");
   return {};

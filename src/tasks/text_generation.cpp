@@ -8,34 +8,52 @@ namespace {
 
 // The one self-attention cache state (self_kv or sliding_kv) of layer `i`.
 const LayerState& self_kv(const std::vector<LayerStates>& states, size_t i) {
-  MOBIUS_ASSERT(states[i].size() == 1 && is_self_attention_cache(states[i][0]),
-                "text-generation layer " + std::to_string(i) + " carries one self-attention cache");
+  if (states[i].size() != 1 || !is_self_attention_cache(states[i][0]))
+    throw Error("onnxruntime-genai cannot run this model: layer " + std::to_string(i) + " carries a state other than "
+                "one self-attention cache (a recurrent or convolutional state); build with --runtime none (the "
+                "package runs in onnxruntime with the I/O of docs/design.md \"The state model\")");
   return states[i][0];
 }
 
 int64_t value_head_dim(const LayerState& s) { return s.value_head_dim ? s.value_head_dim : s.head_dim; }
 
+std::string layer_name(const char* prefix, size_t i, const StateTensor& t) {
+  return prefix + std::to_string(i) + "." + t.name;
+}
+
+// The tensors of layer i's states, in order; their names are unique within the layer.
+std::vector<StateTensor> layer_tensors(const LayerStates& states, size_t i) {
+  std::vector<StateTensor> out;
+  for (const LayerState& s : states)
+    for (StateTensor& t : state_tensors(s)) {
+      for (const StateTensor& u : out)
+        MOBIUS_ASSERT(u.name != t.name, "layer " + std::to_string(i) + " declares state tensor " + t.name + " twice");
+      out.push_back(std::move(t));
+    }
+  return out;
+}
+
 }  // namespace
 
-KVCache past_inputs(GraphBuilder& b, DataType dt, const std::vector<LayerStates>& states) {
-  KVCache past;
-  for (size_t i = 0; i < states.size(); ++i) {
-    const LayerState& s = self_kv(states, i);
-    const std::string p = "past_key_values." + std::to_string(i);
-    past.key.push_back(b.input(p + ".key", dt, {"batch_size", s.num_heads, "past_sequence_length", s.head_dim}));
-    past.value.push_back(
-        b.input(p + ".value", dt, {"batch_size", s.num_heads, "past_sequence_length", value_head_dim(s)}));
-  }
+LayerStateValues past_inputs(GraphBuilder& b, DataType dt, const std::vector<LayerStates>& states) {
+  LayerStateValues past(states.size());
+  for (size_t i = 0; i < states.size(); ++i)
+    for (const StateTensor& t : layer_tensors(states[i], i))
+      past[i].push_back(b.input(layer_name("past_key_values.", i, t),
+                                t.dtype == DataType::UNDEFINED ? dt : t.dtype, t.shape));
   return past;
 }
 
-void present_outputs(GraphBuilder& b, const KVCache& present, const std::vector<LayerStates>& states) {
-  MOBIUS_ASSERT(present.key.size() == states.size() && present.value.size() == states.size(), "present count");
+void present_outputs(GraphBuilder& b, const LayerStateValues& present, const std::vector<LayerStates>& states) {
+  MOBIUS_ASSERT(present.size() == states.size(), "present count");
   for (size_t i = 0; i < states.size(); ++i) {
-    const LayerState& s = self_kv(states, i);
-    const std::string p = "present." + std::to_string(i);
-    b.output(present.key[i], p + ".key", {"batch_size", s.num_heads, "total_sequence_length", s.head_dim});
-    b.output(present.value[i], p + ".value", {"batch_size", s.num_heads, "total_sequence_length", value_head_dim(s)});
+    const std::vector<StateTensor> tensors = layer_tensors(states[i], i);
+    MOBIUS_ASSERT(present[i].size() == tensors.size(), "layer " + std::to_string(i) + "'s present count");
+    for (size_t j = 0; j < tensors.size(); ++j) {
+      Shape shape = tensors[j].shape;
+      if (tensors[j].update == StateUpdate::append) shape.at(static_cast<size_t>(tensors[j].axis)) = "total_sequence_length";
+      b.output(present[i][j], layer_name("present.", i, tensors[j]), shape);
+    }
   }
 }
 

@@ -1,15 +1,23 @@
-// Task text-generation: a causal LM with KV cache under ONNX Runtime GenAI's default names.
+// Task text-generation: a causal LM with its layers' states under ONNX Runtime GenAI's default names.
 //   inputs : input_ids [batch_size, sequence_length] int64
 //            attention_mask [batch_size, total_sequence_length] int64
 //            position_ids [batch_size, sequence_length] int64
-//            past_key_values.{i}.key|value [batch_size, num_key_value_heads, past_sequence_length, head_dim]
+//            past_key_values.{i}.{name}: each state tensor of layer i (tasks/layer_state.h), e.g.
+//              past_key_values.{i}.key|value [batch_size, num_key_value_heads, past_sequence_length, head_dim]
+//              past_key_values.{i}.conv_state [batch_size, channels, kernel - 1] (a Mamba layer)
+//              past_key_values.{i}.recurrent_state [batch_size, channels, d_state]
 //   outputs: logits [batch_size, sequence_length, vocab_size]
-//            present.{i}.key|value [batch_size, num_key_value_heads, total_sequence_length, head_dim]
-// Float tensors are in the model dtype. The cache inputs and outputs are derived from the layers'
-// states (layer_states(): one self_kv or sliding_kv each, its heads and head sizes; a sliding
-// layer's cache holds every position too, its mask applying the window; the values' last axis is
-// LayerState::value_head_dim where it differs from the keys', DeepSeek multi-head latent
-// attention, blocks/mla.h).
+//            present.{i}.{name}: the same tensors after the step (an appended state's sequence axis
+//              is total_sequence_length: present.{i}.key|value [batch_size, num_key_value_heads,
+//              total_sequence_length, head_dim]; a replaced state keeps its shape)
+// Float tensors are in the model dtype unless the state tensor names its own. The state inputs and
+// outputs are derived from the layers' states (layer_states(), state_tensors: a self-attention
+// layer's self_kv or sliding_kv, its heads and head sizes; a sliding layer's cache holds every
+// position too, its mask applying the window; the values' last axis is LayerState::value_head_dim
+// where it differs from the keys', DeepSeek multi-head latent attention, blocks/mla.h; a recurrent
+// layer's own tensors). The names are onnxruntime-genai's: it reads past_key_values.%d.key|value
+// and, for its recurrent models, past_key_values.%d.conv_state|recurrent_state (transformers'
+// cache attributes conv_states / recurrent_states).
 #pragma once
 
 #include <vector>
@@ -19,15 +27,15 @@
 
 namespace mobius {
 
-struct KVCache {
-  std::vector<Value*> key, value;  // one per layer
-};
+// The state tensors of every layer: [layer][tensor], each layer's in the order of state_tensors()
+// over its LayerStates (a self-attention layer: {key, value}).
+using LayerStateValues = std::vector<std::vector<Value*>>;
 
 struct CausalLMInputs {
   Value* input_ids;
   Value* attention_mask;
   Value* position_ids;
-  KVCache past;
+  LayerStateValues past;
   // [batch, sequence_length, hidden_size] in the model dtype: the decoder starts from these
   // embeddings instead of looking up input_ids (null then; tasks/image_text_to_text.h)
   Value* inputs_embeds = nullptr;
@@ -39,7 +47,7 @@ struct CausalLMInputs {
 
 struct CausalLMOutputs {
   Value* logits;
-  KVCache present;
+  LayerStateValues present;
 };
 
 // The one cache layout every layer shares, as onnxruntime-genai's config and the --try-generic
@@ -51,11 +59,11 @@ struct CacheLayout {
   int64_t v_head_dim = 0;  // of the values, when it differs from head_dim; 0 = head_dim
 };
 
-// The graph inputs past_key_values.{i}.key|value [batch_size, heads, past_sequence_length, head
-// size] of the layers' self_kv / sliding_kv states, in the model dtype `dt`.
-KVCache past_inputs(GraphBuilder& b, DataType dt, const std::vector<LayerStates>& states);
-// The graph outputs present.{i}.key|value [batch_size, heads, total_sequence_length, head size].
-void present_outputs(GraphBuilder& b, const KVCache& present, const std::vector<LayerStates>& states);
+// The graph inputs past_key_values.{i}.{name} of the layers' state tensors (state_tensors), in
+// their dtype (the model dtype `dt` where they name none).
+LayerStateValues past_inputs(GraphBuilder& b, DataType dt, const std::vector<LayerStates>& states);
+// The graph outputs present.{i}.{name}: `present` holds one value per state tensor of each layer.
+void present_outputs(GraphBuilder& b, const LayerStateValues& present, const std::vector<LayerStates>& states);
 
 class CausalLM : public Architecture {
  public:
@@ -68,10 +76,11 @@ class CausalLM : public Architecture {
 
   virtual DataType dtype() const = 0;
   virtual int64_t vocab_size() const = 0;
-  // Each layer's states (a self_kv or sliding_kv each), from which the cache inputs and outputs
-  // and the runtime config (package/genai_config.h) are derived.
+  // Each layer's states (a self_kv or sliding_kv; a recurrent state), from which the state
+  // inputs and outputs and the runtime config (package/genai_config.h) are derived.
   virtual std::vector<LayerStates> layer_states() const = 0;
-  // The layout all layers share; throws mobius::Error when the layers' caches differ.
+  // The layout all layers share; throws mobius::Error when the layers' caches differ or a layer
+  // carries a state other than one self-attention cache.
   CacheLayout cache_layout() const;
   virtual CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const = 0;
 };

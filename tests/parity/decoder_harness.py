@@ -41,6 +41,12 @@ TYPE_BASE = {
     "gemma2": dict(head_dim=16, query_pre_attn_scalar=24),
     "gemma3_text": dict(head_dim=16, query_pre_attn_scalar=24),
     "smollm3": dict(pad_token_id=None),  # SmolLM3Config: 128004, outside the vocabulary
+    # Mamba2Config: num_heads * head_dim must equal hidden_size * expand (128); its default
+    # time_step_limit (0, inf) is saved as [0.0, {"__float__": "Infinity"}], which transformers
+    # 5.23 refuses to load again: a finite bound that no dt reaches; chunks of 16 tokens, so that a
+    # prompt spans several and the state handoff's chunks end inside one (default 256)
+    "mamba2": dict(num_heads=8, head_dim=16, n_groups=2, state_size=16, time_step_limit=[0.0, 1000.0],
+                   chunk_size=16),
 }
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
@@ -194,6 +200,21 @@ def check_prefill_decode(pair: Pair, row: dict) -> list[str]:
     return failures
 
 
+def check_handoff(pair: Pair, row: dict) -> list[str]:
+    """(e) state handoff, for a model whose layers carry a recurrent state: a prompt prefilled in
+    two chunks, the second starting from the state the first returns, gives the logits of one
+    prefill of the whole prompt (the float64 reference's); fills row["handoff"]."""
+    cfg = pair.ref.config
+    ids = np.random.RandomState(4).randint(0, cfg.vocab_size, size=(1, H.PREFILL_LEN)).astype(np.int64)
+    pos = np.arange(H.PREFILL_LEN)[None, :]
+    want, _ = H.hf_forward(pair.ref64, ids, np.ones_like(ids), pos)
+    k = H.PREFILL_LEN // 2 + 1  # chunks of unequal lengths
+    first, state = pair.lm(ids[:, :k], np.ones((1, k), np.int64), pos[:, :k])
+    second, _ = pair.lm(ids[:, k:], np.ones_like(ids), pos[:, k:], state)
+    row["handoff"] = H.delta(row, np.concatenate([first, second], axis=1), want)
+    return [] if row["handoff"] <= TOL else [f"state handoff max|Δ| {row['handoff']:.3g} > {TOL}"]
+
+
 def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
     """Fills `row` with measurements; returns the failed checks (empty list = pass).
     build_args: further `mobius build` options (--ep ...), for every build of the row; with --ep
@@ -202,6 +223,8 @@ def run_parity(model_type: str, overrides: dict, work: Path, row: dict, build_ar
     if pair is None:
         return failures
     failures += check_prefill_decode(pair, row)
+    if H.is_recurrent(model_type):
+        failures += check_handoff(pair, row)
     ref, lm, cfg, hf_dir, out_dir, genai = (pair.ref, pair.lm, pair.ref.config, pair.hf_dir,
                                              pair.out_dir, pair.genai)
 

@@ -403,6 +403,37 @@ def kv_shape(config) -> tuple[int, int, int, int]:
     return config.num_hidden_layers, kv_heads, head_dim, head_dim
 
 
+def _mamba_states(c) -> dict:
+    """blocks/mamba.h: the conv window of the last conv_kernel - 1 inputs and the SSM state."""
+    return {"conv_state": (c.intermediate_size, c.conv_kernel - 1),
+            "recurrent_state": (c.intermediate_size, c.state_size)}
+
+
+def _mamba2_states(c) -> dict:
+    """blocks/mamba2.h: the conv window over x, B and C, and the SSM state per head."""
+    return {"conv_state": (c.num_heads * c.head_dim + 2 * c.n_groups * c.state_size, c.conv_kernel - 1),
+            "recurrent_state": (c.num_heads, c.head_dim, c.state_size)}
+
+
+# The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
+# layer_state.h), per name their dims after the batch (replaced every step); their transformers
+# models take and return the state as cache_params.
+RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states}
+
+
+def is_recurrent(model_type: str) -> bool:
+    return model_type in RECURRENT_STATES
+
+
+def state_layout(config) -> dict:
+    """A layer's state tensors in the I/O contract (past_key_values.{i}.<name>, present.{i}.<name>):
+    per name its dims after the batch, None where the sequence grows (a KV cache's axis 2)."""
+    if is_recurrent(config.model_type):
+        return RECURRENT_STATES[config.model_type](config)
+    _, kv_heads, key_dim, value_dim = kv_shape(config)
+    return {"key": (kv_heads, None, key_dim), "value": (kv_heads, None, value_dim)}
+
+
 @functools.lru_cache(maxsize=None)
 def _reads_head_dim(model_type: str) -> bool:
     """Whether the type's config class declares head_dim or its modeling code reads it (a head_dim
@@ -447,10 +478,10 @@ class OnnxLM:
         """position_ids_optional: the model may lack the position_ids input (an --ep lowering that
         computes positions from the attention mask drops it); it is then not fed."""
         self.sess = ort_session(path)
-        self.layers, self.kv_heads, self.key_dim, self.value_dim = kv_shape(config)
+        self.layers, self.states = config.num_hidden_layers, state_layout(config)
         self.vocab = config.vocab_size
         self.dtype = dtype
-        past = [f"past_key_values.{i}.{kv}" for i in range(self.layers) for kv in ("key", "value")]
+        past = [f"past_key_values.{i}.{name}" for i in range(self.layers) for name in self.states]
         has_pos = any(i.name == "position_ids" for i in self.sess.get_inputs())
         self.feeds_position_ids = has_pos or not position_ids_optional
         self.expected_inputs = {"input_ids", "attention_mask", *past}
@@ -461,12 +492,10 @@ class OnnxLM:
     def io_problems(self) -> list[str]:
         return io_problems(self.sess, self.expected_inputs, self.expected_outputs)
 
-    def head_dims(self) -> dict:
-        return {"key": self.key_dim, "value": self.value_dim}
-
     def empty_past(self, batch: int) -> dict:
-        return {f"past_key_values.{i}.{kv}": np.zeros((batch, self.kv_heads, 0, d), self.dtype)
-                for i in range(self.layers) for kv, d in self.head_dims().items()}
+        """The state before the first token: empty KV caches, zero recurrent states."""
+        return {f"past_key_values.{i}.{name}": np.zeros((batch, *(d or 0 for d in dims)), self.dtype)
+                for i in range(self.layers) for name, dims in self.states.items()}
 
     def __call__(self, ids, mask, pos, past=None):
         """Returns (logits, past for the next step)."""
@@ -481,11 +510,11 @@ class OnnxLM:
         total = feeds["attention_mask"].shape[1]
         nxt = {}
         for i in range(self.layers):
-            for kv, d in self.head_dims().items():
-                t = res[f"present.{i}.{kv}"]
-                want = (b, self.kv_heads, total, d)
-                assert t.shape == want, f"present.{i}.{kv} has shape {t.shape}, expected {want}"
-                nxt[f"past_key_values.{i}.{kv}"] = t
+            for name, dims in self.states.items():
+                t = res[f"present.{i}.{name}"]
+                want = (b, *(total if d is None else d for d in dims))
+                assert t.shape == want, f"present.{i}.{name} has shape {t.shape}, expected {want}"
+                nxt[f"past_key_values.{i}.{name}"] = t
         assert res["logits"].shape == (b, s, self.vocab), f"logits shape {res['logits'].shape}"
         return res["logits"], nxt
 
@@ -523,6 +552,12 @@ def delta(rec: dict, got, want) -> float:
 
 @torch.no_grad()
 def hf_forward(model, ids, mask, pos, cache=None):
+    if is_recurrent(model.config.model_type):
+        # the state is cache_params; with a state the step's tokens are unpadded and the mask is
+        # not passed (as in transformers' generate: MambaMixer masks [batch, seq] columns only)
+        out = model(input_ids=torch.as_tensor(ids), attention_mask=None if cache is not None else torch.as_tensor(mask),
+                    cache_params=cache, use_cache=True)
+        return out.logits.double().numpy(), out.cache_params
     out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                 position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
     return out.logits.double().numpy(), out.past_key_values

@@ -1,0 +1,63 @@
+// Mamba causal LMs (transformers/models/mamba/modeling_mamba.py MambaForCausalLM; FalconMamba,
+// models/falcon_mamba, and Mamba-2, models/mamba2 Mamba2ForCausalLM, share the model and change
+// the mixer, archs/falcon_mamba.cpp, archs/mamba2.cpp):
+//   backbone.embeddings -> backbone.layers.{i}: h = h + mixer(norm(h)) (RMSNorm; blocks/mamba.h,
+//   blocks/mamba2.h) -> backbone.norm_f -> lm_head (tied to the embeddings where configured)
+// Every layer carries its mixer's {conv_state, recurrent_state}, named
+// past_key_values.{i}.conv_state|recurrent_state and present.{i}.* (tasks/text_generation.h);
+// position_ids is an input of the contract that the model does not read. onnxruntime-genai 0.18
+// has no model type for it: build with --runtime none.
+// Mamba's residual_in_fp32 (the residual stream in float32 under a float16 model) is not
+// reproduced: the stream is in the model dtype.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "blocks/linear.h"
+#include "blocks/mamba.h"
+#include "config/hf_config.h"
+#include "tasks/text_generation.h"
+
+namespace mobius {
+
+// The token mixer of layer `layer` (backbone.layers.{layer}.mixer); it checks its own sizes.
+using MixerFactory = std::function<std::unique_ptr<TokenMixer>(int64_t layer)>;
+
+struct MambaSpec {
+  int64_t vocab_size;
+  int64_t hidden_size;
+  int64_t num_hidden_layers;
+  float layer_norm_epsilon = 1e-5f;
+  bool tie_word_embeddings = true;
+  MixerFactory make_mixer = {};
+  DataType dtype = DataType::FLOAT;
+};
+
+// The fields of the model around the mixers (vocab_size, hidden_size, num_hidden_layers,
+// layer_norm_epsilon, tie_word_embeddings); make_mixer is left to the caller.
+MambaSpec mamba_backbone_spec(const HfConfig& c, DataType dtype);
+// MambaConfig's mixer fields (configuration_mamba.py: state_size, expand, conv_kernel, use_bias,
+// use_conv_bias, hidden_act, time_step_rank "auto" = ceil(hidden_size / 16); FalconMambaConfig
+// adds mixer_rms_eps). Throws mobius::Error naming the field.
+MambaOptions mamba_options(const HfConfig& c, DataType dtype);
+
+class MambaCausalLM : public CausalLM {
+ public:
+  // Throws mobius::FieldError for vocab_size or num_hidden_layers out of range, and what the
+  // mixers throw.
+  explicit MambaCausalLM(const MambaSpec& s);
+  DataType dtype() const override { return s_.dtype; }
+  int64_t vocab_size() const override { return s_.vocab_size; }
+  std::vector<LayerStates> layer_states() const override;
+  CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
+
+ private:
+  class Layer;
+  class Backbone;
+  MambaSpec s_;
+  Backbone* backbone_;
+  LMHead* lm_head_;
+};
+
+}  // namespace mobius
