@@ -2,8 +2,8 @@
 # Sets up, builds and runs every test: GoogleTest unit tests (ctest), a short run of every fuzz
 # target (scripts/fuzz.sh), then the pytest suites (parity against transformers, bad-input and
 # hostile-input CLI tests, the Python module) on all cores, then the packages in Optimum's ORT
-# classes (bench/test_optimum.py, its own environment), then the wheel: `pip install .` into a
-# fresh virtual environment and tests/python against it.
+# classes (bench/test_optimum.py, its own environment), then the wheel (scripts/test_wheel.sh):
+# `pip wheel .` over build/, repaired, installed into a fresh virtual environment, tests/python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -11,7 +11,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include "driver/apply_weights.h"
 #include "driver/build.h"

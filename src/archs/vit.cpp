@@ -26,7 +26,7 @@ namespace {
 
 enum class Head { first_token, cls_and_distillation, mean };
 
-struct Member {
+struct VitMember {
   const char* prefix;               // the backbone's weights in a classification checkpoint
   std::vector<std::string> tokens;  // prepended learned tokens
   bool pooler;                      // *Model has the dense + activation pooler
@@ -34,7 +34,7 @@ struct Member {
   bool encoder_at_root = false;     // classification checkpoint: encoder.layer outside `prefix`
 };
 
-VisionTransformerOptions vit_family_options(const HfConfig& c, DataType dtype, const Member& m) {
+VisionTransformerOptions vit_family_options(const HfConfig& c, DataType dtype, const VitMember& m) {
   VisionTransformerOptions o = vit_options(c, dtype);
   o.layer.intermediate_size = c.get_int("intermediate_size");
   o.embedding.patch = "patch_embeddings.projection";
@@ -53,7 +53,7 @@ VisionTransformerOptions vit_family_options(const HfConfig& c, DataType dtype, c
 
 class VitModel : public TowerModel<ImageEncoder> {
  public:
-  VitModel(const HfConfig& c, DataType dtype, const Member& m) {
+  VitModel(const HfConfig& c, DataType dtype, const VitMember& m) {
     set_tower("", std::make_unique<VisionTransformer>(vit_family_options(c, dtype, m)));
     if (!m.pooler) return;
     pooler_size_ = c.opt_int("pooler_output_size").value_or(hidden_size());
@@ -78,7 +78,7 @@ class VitModel : public TowerModel<ImageEncoder> {
 
 class VitClassifier : public TowerModel<ImageClassifier> {
  public:
-  VitClassifier(const HfConfig& c, DataType dtype, const Member& m) : head_(m.head), labels_(label_count(c)) {
+  VitClassifier(const HfConfig& c, DataType dtype, const VitMember& m) : head_(m.head), labels_(label_count(c)) {
     VisionTransformerOptions o = vit_family_options(c, dtype, m);
     const std::string prefix = m.prefix;
     if (m.encoder_at_root) {
@@ -112,7 +112,7 @@ class VitClassifier : public TowerModel<ImageClassifier> {
   int64_t labels_;
 };
 
-std::unique_ptr<Architecture> make(const HfConfig& c, DataType dtype, const Member& m) {
+std::unique_ptr<Architecture> make(const HfConfig& c, DataType dtype, const VitMember& m) {
   if (is_image_classification(c)) return std::make_unique<VitClassifier>(c, dtype, m);
   return std::make_unique<VitModel>(c, dtype, m);
 }

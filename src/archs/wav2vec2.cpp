@@ -60,7 +60,7 @@ std::string checked_activation(const HfConfig& c, const std::string& key, std::s
 }
 
 // What differs between the members.
-struct Member {
+struct Wav2Vec2Member {
   const char* base_model_prefix;
   // data2vec-audio: LayerNorm conv layers, the post-norm encoder and the stacked position conv
   // (its config class has no feat_extract_norm or do_stable_layer_norm: such fields are foreign)
@@ -72,7 +72,7 @@ struct Sizes : Wav2Vec2Sizes {
   int64_t pos_conv_layers = 0;  // StackedConvEmbedding (data2vec-audio)
 };
 
-Sizes read_sizes(const HfConfig& c, DataType dtype, const Member& m, const ConvLayout& conv) {
+Sizes read_sizes(const HfConfig& c, DataType dtype, const Wav2Vec2Member& m, const ConvLayout& conv) {
   Sizes s;
   if (c.bool_or("add_adapter", false))
     c.fail("add_adapter", "the adapter after the encoder is not supported (only add_adapter false)");
@@ -192,7 +192,7 @@ class Wav2Vec2Family : public AudioEncoder {
   Wav2Vec2Sizes s_;
 };
 
-std::unique_ptr<Architecture> make(const HfConfig& c, DataType dtype, const Member& m) {
+std::unique_ptr<Architecture> make(const HfConfig& c, DataType dtype, const Wav2Vec2Member& m) {
   Sizes s = read_sizes(c, dtype, m, wav2vec2_conv_layout());
   std::unique_ptr<PositionConvEmbedding> pos;
   if (m.data2vec_audio_layout) pos = std::make_unique<StackedConvEmbedding>(s.pos_conv, s.pos_conv_layers);

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include "util/error.h"
 #include "util/input_files.h"

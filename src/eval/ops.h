@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include "eval/evaluator.h"
 

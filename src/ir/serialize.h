@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include "ir/ir.h"
 

@@ -14,7 +14,7 @@ namespace mobius {
 namespace {
 
 std::mutex mutex;
-std::string registered;  // guarded by mutex
+std::string registered_dir;  // guarded by mutex
 
 // Removes `dir` while the writer threads may still be creating files in it: renamed aside first,
 // so that no new file can be created under its name, then removed until it is gone (a file
@@ -44,9 +44,9 @@ void install_interrupt_cleanup() {
     while (sigwait(&set, &sig) != 0) {
     }
     std::lock_guard lock(mutex);  // held until exit: the writer cannot register or commit
-    if (!registered.empty()) remove_while_written(registered);
+    if (!registered_dir.empty()) remove_while_written(registered_dir);
     std::fprintf(stderr, "mobius: error: interrupted by signal %d%s\n", sig,
-                 registered.empty() ? "" : "; the partial package was removed");
+                 registered_dir.empty() ? "" : "; the partial package was removed");
     std::_Exit(128 + sig);
   }).detach();
 }
@@ -54,19 +54,19 @@ void install_interrupt_cleanup() {
 std::string make_temp_dir_removed_on_interrupt(std::string pattern) {
   std::lock_guard lock(mutex);
   if (!::mkdtemp(pattern.data())) return "";
-  registered = pattern;
+  registered_dir = pattern;
   return pattern;
 }
 
 void remove_on_interrupt(const std::string& dir) {
   std::lock_guard lock(mutex);
-  registered = dir;
+  registered_dir = dir;
 }
 
 void commit_uninterrupted(const std::function<void()>& commit) {
   std::lock_guard lock(mutex);
   commit();
-  registered.clear();
+  registered_dir.clear();
 }
 
 void hold_interrupts() {

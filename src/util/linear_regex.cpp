@@ -17,21 +17,21 @@ constexpr int kMaxCount = 1000;  // n and m of {n,m}
 
 bool is_word(unsigned char c) { return std::isalnum(c) || c == '_'; }
 
-struct Node {
+struct SyntaxNode {
   enum Kind { kEmpty, kByte, kAny, kClass, kAssert, kGroup, kConcat, kAlt, kRepeat } kind = kEmpty;
   uint8_t byte = 0;
   int index = -1;                             // kClass: class; kGroup: group (-1 non-capturing)
   LinearRegex::Inst::Op assertion = LinearRegex::Inst::kBegin;
   int min = 0, max = 0;                       // kRepeat; max -1 = unbounded
   bool greedy = true;
-  std::vector<std::unique_ptr<Node>> kids;
+  std::vector<std::unique_ptr<SyntaxNode>> kids;
 };
 
 class Parser {
  public:
   Parser(std::string_view p, std::vector<std::vector<bool>>& classes) : p_(p), classes_(classes) {}
 
-  std::unique_ptr<Node> parse() {
+  std::unique_ptr<SyntaxNode> parse() {
     if (p_.size() > kMaxPatternBytes)
       fail("longer than " + std::to_string(kMaxPatternBytes) + " bytes (" + std::to_string(p_.size()) + ")");
     auto n = alternation(0);
@@ -50,12 +50,12 @@ class Parser {
   bool more() const { return i_ < p_.size(); }
   char peek() const { return p_[i_]; }
 
-  std::unique_ptr<Node> alternation(int depth) {
+  std::unique_ptr<SyntaxNode> alternation(int depth) {
     if (depth > kMaxDepth) fail("groups nested deeper than " + std::to_string(kMaxDepth));
     auto first = concatenation(depth);
     if (!more() || peek() != '|') return first;
-    auto alt = std::make_unique<Node>();
-    alt->kind = Node::kAlt;
+    auto alt = std::make_unique<SyntaxNode>();
+    alt->kind = SyntaxNode::kAlt;
     alt->kids.push_back(std::move(first));
     while (more() && peek() == '|') {
       ++i_;
@@ -64,9 +64,9 @@ class Parser {
     return alt;
   }
 
-  std::unique_ptr<Node> concatenation(int depth) {
-    auto cat = std::make_unique<Node>();
-    cat->kind = Node::kConcat;
+  std::unique_ptr<SyntaxNode> concatenation(int depth) {
+    auto cat = std::make_unique<SyntaxNode>();
+    cat->kind = SyntaxNode::kConcat;
     while (more() && peek() != '|' && peek() != ')') cat->kids.push_back(repetition(depth));
     return cat;
   }
@@ -99,7 +99,7 @@ class Parser {
     return true;
   }
 
-  std::unique_ptr<Node> repetition(int depth) {
+  std::unique_ptr<SyntaxNode> repetition(int depth) {
     auto atom_node = atom(depth);
     bool quantified = false;
     while (more()) {
@@ -115,10 +115,10 @@ class Parser {
         break;
       }
       if (quantified) fail("a quantifier after a quantifier");
-      if (atom_node->kind == Node::kAssert || atom_node->kind == Node::kEmpty) fail("a quantifier with nothing to repeat");
+      if (atom_node->kind == SyntaxNode::kAssert || atom_node->kind == SyntaxNode::kEmpty) fail("a quantifier with nothing to repeat");
       quantified = true;
-      auto rep = std::make_unique<Node>();
-      rep->kind = Node::kRepeat;
+      auto rep = std::make_unique<SyntaxNode>();
+      rep->kind = SyntaxNode::kRepeat;
       rep->min = min;
       rep->max = max;
       if (more() && peek() == '?') {
@@ -179,8 +179,8 @@ class Parser {
     }
   }
 
-  std::unique_ptr<Node> atom(int depth) {
-    auto n = std::make_unique<Node>();
+  std::unique_ptr<SyntaxNode> atom(int depth) {
+    auto n = std::make_unique<SyntaxNode>();
     const char c = p_[i_++];
     switch (c) {
       case '(': {
@@ -195,7 +195,7 @@ class Parser {
           if (groups_ >= kMaxGroups) fail("more than " + std::to_string(kMaxGroups) + " capturing groups");
           index = ++groups_;
         }
-        n->kind = Node::kGroup;
+        n->kind = SyntaxNode::kGroup;
         n->index = index;
         n->kids.push_back(alternation(depth + 1));
         if (!more() || peek() != ')') fail("unbalanced '('");
@@ -204,11 +204,11 @@ class Parser {
       }
       case '[': return char_class(std::move(n));
       case '.':
-        n->kind = Node::kAny;
+        n->kind = SyntaxNode::kAny;
         return n;
       case '^':
       case '$':
-        n->kind = Node::kAssert;
+        n->kind = SyntaxNode::kAssert;
         n->assertion = c == '^' ? LinearRegex::Inst::kBegin : LinearRegex::Inst::kEnd;
         return n;
       case '*':
@@ -226,29 +226,29 @@ class Parser {
         if (!more()) fail("a trailing backslash");
         const char e = p_[i_++];
         if (e == 'b' || e == 'B') {
-          n->kind = Node::kAssert;
+          n->kind = SyntaxNode::kAssert;
           n->assertion = e == 'b' ? LinearRegex::Inst::kWordB : LinearRegex::Inst::kNotWordB;
           return n;
         }
         n->index = new_class();
         if (class_escape(e, classes_[n->index])) {
-          n->kind = Node::kClass;
+          n->kind = SyntaxNode::kClass;
           return n;
         }
         classes_.pop_back();
-        n->kind = Node::kByte;
+        n->kind = SyntaxNode::kByte;
         n->byte = escape_byte(e);
         return n;
       }
       default:
-        n->kind = Node::kByte;
+        n->kind = SyntaxNode::kByte;
         n->byte = static_cast<uint8_t>(c);
         return n;
     }
   }
 
-  std::unique_ptr<Node> char_class(std::unique_ptr<Node> n) {
-    n->kind = Node::kClass;
+  std::unique_ptr<SyntaxNode> char_class(std::unique_ptr<SyntaxNode> n) {
+    n->kind = SyntaxNode::kClass;
     n->index = new_class();
     std::vector<bool> set(256, false);
     const bool negated = more() && peek() == '^';
@@ -296,23 +296,23 @@ class Compiler {
  public:
   explicit Compiler(std::vector<LinearRegex::Inst>& prog) : prog_(prog) {}
 
-  void emit(const Node& n) {
+  void emit(const SyntaxNode& n) {
     using I = LinearRegex::Inst;
     switch (n.kind) {
-      case Node::kEmpty: return;
-      case Node::kByte: add({I::kByte, n.byte}); return;
-      case Node::kAny: add({I::kAny}); return;
-      case Node::kClass: add({I::kClass, 0, n.index}); return;
-      case Node::kAssert: add({n.assertion}); return;
-      case Node::kGroup:
+      case SyntaxNode::kEmpty: return;
+      case SyntaxNode::kByte: add({I::kByte, n.byte}); return;
+      case SyntaxNode::kAny: add({I::kAny}); return;
+      case SyntaxNode::kClass: add({I::kClass, 0, n.index}); return;
+      case SyntaxNode::kAssert: add({n.assertion}); return;
+      case SyntaxNode::kGroup:
         if (n.index >= 0) add({I::kSave, 0, 2 * n.index});
         emit(*n.kids[0]);
         if (n.index >= 0) add({I::kSave, 0, 2 * n.index + 1});
         return;
-      case Node::kConcat:
+      case SyntaxNode::kConcat:
         for (const auto& k : n.kids) emit(*k);
         return;
-      case Node::kAlt: {
+      case SyntaxNode::kAlt: {
         std::vector<size_t> jumps;
         for (size_t k = 0; k < n.kids.size(); ++k) {
           size_t split = 0;
@@ -327,8 +327,8 @@ class Compiler {
         for (size_t j : jumps) prog_[j].x = static_cast<int>(prog_.size());
         return;
       }
-      case Node::kRepeat: {
-        const Node& body = *n.kids[0];
+      case SyntaxNode::kRepeat: {
+        const SyntaxNode& body = *n.kids[0];
         for (int k = 0; k < n.min; ++k) emit(body);
         if (n.max < 0) {  // L: split body, out; body; jmp L
           const size_t loop = add({I::kSplit});
@@ -369,7 +369,7 @@ class Compiler {
 
 LinearRegex::LinearRegex(std::string_view pattern) {
   Parser parser(pattern, classes_);
-  const std::unique_ptr<Node> root = parser.parse();
+  const std::unique_ptr<SyntaxNode> root = parser.parse();
   groups_ = parser.groups();
   Compiler c(prog_);
   try {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include "eval/evaluator.h"
 #include "eval/self_check.h"

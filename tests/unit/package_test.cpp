@@ -2,7 +2,7 @@
 // output directory (refuse non-empty without force, replace with force, leave nothing on failure).
 #include "package/writer.h"
 
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include <set>
 

@@ -1,7 +1,7 @@
 // Multi-graph packages (package/writer.h) and the text2text-generation task
 // (tasks/text2text_generation.h): each graph written with its own data file, nothing left behind
 // on failure, and the decoder's cache I/O derived from the layers' declared states.
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx.pb.h>
 
 #include <algorithm>
 #include <cmath>
