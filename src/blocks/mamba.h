@@ -39,6 +39,9 @@ struct MambaOptions {
   DataType dtype = DataType::FLOAT;
 };
 
+// `x` in float32 (a Cast unless it is already): the mixers' scans run in float32, as transformers'.
+Value* to_float(Ops& op, Value* x);
+
 // The causal depthwise conv1d of the Mamba mixers (transformers' causal_conv1d_fn / _update):
 // x [batch, seq, channels] after the window `past` [batch, channels, kernel - 1] of the previous
 // inputs, weight [channels, 1, kernel], bias [channels] or null. Returns act(conv) [batch, seq,
