@@ -63,6 +63,8 @@ std::unique_ptr<Architecture> create_olmoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phimoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_dots1(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_glm4_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);

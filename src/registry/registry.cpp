@@ -47,6 +47,8 @@ const std::vector<RegistryEntry>& registry() {
         {"granitemoeshared", "mixtral", "text-generation", create_granitemoeshared},
         {"deepseek_v2", "deepseek", "text-generation", create_deepseek_v2},
         {"deepseek_v3", "deepseek", "text-generation", create_deepseek_v3},
+        {"dots1", "dots1", "text-generation", create_dots1},
+        {"glm4_moe", "glm4_moe", "text-generation", create_glm4_moe},
         {"gpt_oss", "gpt_oss", "text-generation", create_gpt_oss, "gptoss"},
         {"jetmoe", "jetmoe", "text-generation", create_jetmoe},
         {"gpt2", "gpt2", "text-generation", create_gpt2},

@@ -40,6 +40,7 @@ TYPE_BASE = {
     "gemma": dict(head_dim=16),
     "gemma2": dict(head_dim=16, query_pre_attn_scalar=24),
     "gemma3_text": dict(head_dim=16, query_pre_attn_scalar=24),
+    "vaultgemma": dict(head_dim=16, query_pre_attn_scalar=24),
     "smollm3": dict(pad_token_id=None),  # SmolLM3Config: 128004, outside the vocabulary
     # Mamba2Config: num_heads * head_dim must equal hidden_size * expand (128); its default
     # time_step_limit (0, inf) is saved as [0.0, {"__float__": "Infinity"}], which transformers
@@ -59,6 +60,8 @@ TYPE_BASE.update({t: dict(head_dim=16) for t in (
 MLA = dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=16,
            qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=8, num_experts_per_tok=2,
            moe_intermediate_size=32, n_shared_experts=1, first_k_dense_replace=1)
+DEEPSEEK_MOE = dict(n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, n_shared_experts=1,
+                    first_k_dense_replace=1, n_group=4, topk_group=2)
 TYPE_BASE.update({
     "mixtral": dict(num_local_experts=4, num_experts_per_tok=2),
     "qwen2_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
@@ -69,6 +72,10 @@ TYPE_BASE.update({
     "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "deepseek_v2": dict(MLA),
     "deepseek_v3": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
+    # DeepSeek-V3's MoE plan without MLA: layer 0 dense, 8 experts in 4 groups, 2 groups kept
+    "dots1": dict(DEEPSEEK_MOE),
+    "glm4_moe": dict(DEEPSEEK_MOE),
+    "granitemoeshared": dict(num_local_experts=4, num_experts_per_tok=2),
     # sliding_window below the prefill; swiglu_limit low enough to clamp (HF default 7)
     "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16, sliding_window=16,
                     swiglu_limit=1.0),

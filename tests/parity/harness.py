@@ -440,8 +440,9 @@ def _reads_head_dim(model_type: str) -> bool:
     in config.json is otherwise a foreign field that changes nothing, e.g. OPT's)."""
     if _declared(model_type, {"head_dim": None}):
         return True
-    module = importlib.import_module(f"transformers.models.{model_type.replace('-', '_')}.modeling_"
-                                     f"{model_type.replace('-', '_')}")
+    # the modeling module beside the config class' (gpt-sw3's config class is GPT2Config)
+    config_module = transformers.CONFIG_MAPPING[model_type].__module__
+    module = importlib.import_module(config_module.replace(".configuration_", ".modeling_"))
     return re.search(r'config\.head_dim|"head_dim"', inspect.getsource(module)) is not None
 
 
