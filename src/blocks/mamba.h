@@ -39,12 +39,20 @@ struct MambaOptions {
   DataType dtype = DataType::FLOAT;
 };
 
+// `x` in float32 (a Cast unless it is already): the mixers' scans run in float32, as transformers'.
+Value* to_float(Ops& op, Value* x);
+
 // The causal depthwise conv1d of the Mamba mixers (transformers' causal_conv1d_fn / _update):
 // x [batch, seq, channels] after the window `past` [batch, channels, kernel - 1] of the previous
 // inputs, weight [channels, 1, kernel], bias [channels] or null. Returns act(conv) [batch, seq,
 // channels] and the new window [batch, channels, kernel - 1] (the last kernel - 1 inputs).
 std::pair<Value*, Value*> causal_conv1d(Ops& op, Value* x, Value* past, Value* weight, Value* bias, int64_t channels,
                                         int64_t kernel, const std::string& act);
+
+// AttentionContext::token_mask, which the Mamba mixers read: the step's columns of attention_mask
+// (int64 [batch, total_seq]), the last seq = tokens.shape[1] of them, as [batch, seq] in `dtype`
+// (1 at the step's tokens, 0 at padding). tokens: input_ids [batch, seq] or inputs_embeds.
+Value* step_token_mask(Ops& op, Value* attention_mask, Value* tokens, DataType dtype);
 
 class MambaMixer : public TokenMixer {
  public:

@@ -8,11 +8,6 @@
 
 namespace mobius {
 
-namespace {
-
-Value* to_float(Ops& op, Value* x) { return x->dtype == DataType::FLOAT ? x : op.Cast(x, {.to = DataType::FLOAT}); }
-
-}  // namespace
 
 Mamba2Mixer::Mamba2Mixer(const Mamba2Options& o) : o_(o) {
   check_mamba2(o);
