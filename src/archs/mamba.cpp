@@ -1,7 +1,5 @@
 #include "archs/mamba.h"
 
-#include <limits>
-
 #include "archs/archs.h"
 #include "util/error.h"
 
@@ -78,11 +76,7 @@ CausalLMOutputs MambaCausalLM::forward(Ops& op, const CausalLMInputs& in) const 
   {
     auto s = op.builder().scope("backbone");
     h = in.inputs_embeds ? in.inputs_embeds : backbone_->embeddings->forward(op, in.input_ids);
-    // the step's columns of attention_mask: [batch, seq], 0 at (left) padding
-    Value* seq = op.Shape(tokens, {.start = 1, .end = 2});
-    Value* step_mask = op.Slice(in.attention_mask, op.Neg(seq), op.builder().ints({std::numeric_limits<int64_t>::max()}),
-                                op.builder().ints({1}));
-    ctx.token_mask = op.Cast(step_mask, {.to = s_.dtype});
+    ctx.token_mask = step_token_mask(op, in.attention_mask, tokens, s_.dtype);  // 0 at (left) padding
     for (size_t i = 0; i < backbone_->layers.size(); ++i) {
       const Layer* l = backbone_->layers[i];
       auto ls = op.builder().scope("layers." + std::to_string(i));

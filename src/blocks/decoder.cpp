@@ -1,5 +1,6 @@
 #include "blocks/decoder.h"
 
+#include "blocks/mamba.h"
 #include "blocks/spec_check.h"
 
 #include <algorithm>
@@ -59,8 +60,12 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
     return name.empty() ? nullptr : adopt(name, make_norm(options));
   };
   input_layernorm = norm(n.input_layernorm);
-  self_attn = s.make_attention ? adopt(n.self_attn, s.make_attention(layer_index))
-                               : child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
+  LayerMixer state_mixer = s.make_mixer ? s.make_mixer(layer_index) : LayerMixer{};
+  if (state_mixer.mixer)
+    mixer = adopt(state_mixer.name, std::move(state_mixer.mixer));
+  else
+    mixer = s.make_attention ? adopt(n.self_attn, s.make_attention(layer_index))
+                             : child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
   if (s.topology != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
   if (s.topology == LayerTopology::sandwich) {
     attn_output_norm = norm(n.attn_output_norm);
@@ -76,14 +81,14 @@ MixerResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx
   auto apply = [&](const Norm* n, Value* y) { return n ? n->forward(op, y) : y; };
   using T = LayerTopology;
   if (topology_ == T::norm_after_residual) {
-    MixerResult a = self_attn->mix(op, x, ctx, past);
+    MixerResult a = mixer->mix(op, x, ctx, past);
     Value* h = apply(input_layernorm, op.Add(x, scaled(a.hidden)));
     a.hidden = apply(post_attention_layernorm, op.Add(h, scaled(mlp->forward(op, h))));
     return a;
   }
   const bool from_norm = topology_ == T::residual_from_norm;
   Value* attn_in = apply(input_layernorm, x);
-  MixerResult a = self_attn->mix(op, attn_in, ctx, past);
+  MixerResult a = mixer->mix(op, attn_in, ctx, past);
   Value* h = op.Add(from_norm ? attn_in : x, scaled(apply(attn_output_norm, a.hidden)));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
   Value* mlp_in = topology_ == T::parallel_shared_norm
@@ -115,7 +120,7 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
 
 std::vector<LayerStates> DecoderCausalLM::layer_states() const {
   std::vector<LayerStates> states;
-  for (const DecoderLayer* layer : model->layers) states.push_back({layer->self_attn->state()});
+  for (const DecoderLayer* layer : model->layers) states.push_back({layer->mixer->state()});
   return states;
 }
 
@@ -158,9 +163,10 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
     }
     std::map<const RopeConfig*, RopeTables> ropes;  // one table per distinct RoPE config in use
     std::map<int64_t, Value*> masks;  // one mask per window the layers' states report (0: none)
-    for (size_t i = 0; i < model->layers.size(); ++i) {
+    Value* token_mask = nullptr;      // the state mixers' (step_token_mask), built once
+    // the context of an attention layer: the mask of its window and its RoPE tables
+    auto attention_context = [&](size_t i, const LayerState& state) {
       const std::string& type = spec_.layer_types[i];
-      const LayerState state = model->layers[i]->self_attn->state();
       const int64_t window = state.kind == StateKind::sliding_kv ? state.window : 0;
       MOBIUS_ASSERT(window == (type == "sliding_attention" ? spec_.sliding_window : 0),
                     "layer " + std::to_string(i) + "'s attention part reports the spec's sliding window");
@@ -175,7 +181,17 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
         if (spec_.rope_negated_sin) t.sin = op.Neg(t.sin);
         ropes[rope] = t;
       }
-      AttentionContext ctx{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
+      return AttentionContext{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
+    };
+    for (size_t i = 0; i < model->layers.size(); ++i) {
+      const LayerState state = model->layers[i]->mixer->state();
+      AttentionContext ctx{nullptr};
+      if (is_self_attention_cache(state)) {
+        ctx = attention_context(i, state);
+      } else {  // a state mixer (DecoderSpec::make_mixer)
+        if (!token_mask) token_mask = step_token_mask(op, in.attention_mask, tokens, spec_.dtype);
+        ctx.token_mask = token_mask;
+      }
       MixerResult r = model->layers[i]->forward(op, h, ctx, in.past.at(i));
       h = layer_output(op, i, r.hidden, in);
       out.present.push_back(std::move(r.present));

@@ -66,6 +66,15 @@ enum class LayerTopology {
 using AttentionFactory = std::function<std::unique_ptr<SelfAttention>(int64_t layer)>;
 using FeedForwardFactory = std::function<std::unique_ptr<FeedForward>(int64_t layer)>;
 
+// A hybrid's token mixer of one layer where it is not self-attention (a state mixer, e.g. Mamba-2's,
+// blocks/mamba2.h) and its module name in the checkpoint (Bamba: "mamba"); a null mixer where
+// the layer is self-attention (names.self_attn, make_attention).
+struct LayerMixer {
+  std::string name;
+  std::unique_ptr<TokenMixer> mixer;
+};
+using LayerMixerFactory = std::function<LayerMixer(int64_t layer)>;
+
 struct DecoderSpec {
   int64_t vocab_size;
   int64_t hidden_size;
@@ -103,6 +112,10 @@ struct DecoderSpec {
   // layer's window and scale) and make_mlp(mlp).
   AttentionFactory make_attention;
   FeedForwardFactory make_feed_forward;
+  // Hybrids: the token mixer of each layer chosen by the config's layer pattern; null (or a null
+  // mixer for a layer): self-attention. A state mixer's layer gets no mask or RoPE table (its
+  // layer_types entry names its kind, e.g. "mamba"); it reads AttentionContext::token_mask.
+  LayerMixerFactory make_mixer;
   // The width of embed_tokens and of the LM head's input when not hidden_size (OPT's
   // word_embed_proj_dim); the architecture projects in and out (archs/gpt2.h). 0: hidden_size.
   int64_t embedding_dim = 0;
@@ -127,7 +140,9 @@ class DecoderLayer : public Module {
   MixerResult forward(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const;
   Norm *input_layernorm = nullptr, *post_attention_layernorm = nullptr;
   Norm *attn_output_norm = nullptr, *mlp_output_norm = nullptr;
-  SelfAttention* self_attn;
+  // The layer's token mixer: its self-attention (names.self_attn) or the state mixer that
+  // DecoderSpec::make_mixer gives it (under the name it gives).
+  TokenMixer* mixer;
   FeedForward* mlp;
 
  private:
@@ -149,8 +164,9 @@ class DecoderCausalLM : public CausalLM {
   DataType dtype() const override { return spec_.dtype; }
   int64_t vocab_size() const override { return spec_.vocab_size; }
   std::vector<LayerStates> layer_states() const override;  // each layer's token mixer's state
-  // Starts from in.inputs_embeds when set, else from embed(in.input_ids); every layer's mask is
-  // causal_mask with in.attention_overlay (blocks/attention.h).
+  // Starts from in.inputs_embeds when set, else from embed(in.input_ids); every attention layer's
+  // mask is causal_mask with in.attention_overlay (blocks/attention.h); the state mixers read
+  // step_token_mask (blocks/mamba.h), built once when a layer has one.
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
   // The token embeddings the layers start from: embed_tokens(input_ids) * embed_scale.
   // input_ids: int64 [batch, seq] -> [batch, seq, embedding dim] in the model dtype.

@@ -10,6 +10,13 @@ namespace mobius {
 
 Value* to_float(Ops& op, Value* x) { return x->dtype == DataType::FLOAT ? x : op.Cast(x, {.to = DataType::FLOAT}); }
 
+Value* step_token_mask(Ops& op, Value* attention_mask, Value* tokens, DataType dtype) {
+  Value* seq = op.Shape(tokens, {.start = 1, .end = 2});
+  Value* step_mask = op.Slice(attention_mask, op.Neg(seq), op.builder().ints({std::numeric_limits<int64_t>::max()}),
+                              op.builder().ints({1}));
+  return op.Cast(step_mask, {.to = dtype});
+}
+
 std::pair<Value*, Value*> causal_conv1d(Ops& op, Value* x, Value* past, Value* weight, Value* bias, int64_t channels,
                                         int64_t kernel, const std::string& act) {
   Value* window = op.Concat({past, op.Transpose(x, {.perm = {0, 2, 1}})}, {.axis = 2});  // [batch, C, K - 1 + seq]

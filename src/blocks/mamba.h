@@ -49,6 +49,11 @@ Value* to_float(Ops& op, Value* x);
 std::pair<Value*, Value*> causal_conv1d(Ops& op, Value* x, Value* past, Value* weight, Value* bias, int64_t channels,
                                         int64_t kernel, const std::string& act);
 
+// AttentionContext::token_mask, which the Mamba mixers read: the step's columns of attention_mask
+// (int64 [batch, total_seq]), the last seq = tokens.shape[1] of them, as [batch, seq] in `dtype`
+// (1 at the step's tokens, 0 at padding). tokens: input_ids [batch, seq] or inputs_embeds.
+Value* step_token_mask(Ops& op, Value* attention_mask, Value* tokens, DataType dtype);
+
 class MambaMixer : public TokenMixer {
  public:
   // Throws mobius::FieldError for sizes out of range (blocks/spec_check.h check_mamba).

@@ -1,10 +1,15 @@
 // The state model (tasks/layer_state.h, tasks/text_generation.h): a layer's state tensors become
 // the graph's past_key_values.{i}.{name} inputs and present.{i}.{name} outputs, appended or
-// replaced; the Mamba mixer (blocks/mamba.h) declares {conv_state, recurrent_state} and scans in
+// replaced; a decoder layer holds self-attention or a state mixer (blocks/decoder.h make_mixer);
+// the Mamba mixer (blocks/mamba.h) declares {conv_state, recurrent_state} and scans in
 // one Scan node whose body is serialized as a graph attribute.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "archs/mamba.h"
+#include "block_fixture.h"
+#include "blocks/decoder.h"
 #include "blocks/mamba2.h"
 #include "blocks/spec_check.h"
 #include "ir/serialize.h"
@@ -146,6 +151,51 @@ TEST(StateModel, Mamba2StatesAndOps) {
   bad.n_groups = 3;  // does not divide num_heads
   s.make_mixer = [bad](int64_t) { return std::make_unique<Mamba2Mixer>(bad); };
   EXPECT_THROW(MambaCausalLM{s}, FieldError);
+}
+
+// A hybrid decoder: layer 1's token mixer is a Mamba-2 mixer under the name make_mixer gives it
+// (Bamba's "mamba"); layer 0 stays self-attention with its KV cache and mask, layer 1 carries
+// {conv_state, recurrent_state} and reads the token mask.
+TEST(StateModel, DecoderLayerHoldsAnyTokenMixer) {
+  DecoderSpec s;
+  s.vocab_size = 32;
+  s.hidden_size = 8;
+  s.num_hidden_layers = 2;
+  s.layer_types = {"full_attention", "mamba"};
+  s.attention.hidden_size = 8;
+  s.attention.num_attention_heads = 2;
+  s.attention.num_key_value_heads = 1;
+  s.attention.head_dim = 4;
+  s.mlp = {.hidden_size = 8, .intermediate_size = 12};
+  s.rope.head_dim = 4;
+  s.rope.max_position_embeddings = 64;
+  const Mamba2Options o{.hidden_size = 8, .num_heads = 4, .head_dim = 4, .n_groups = 1, .state_size = 3,
+                        .conv_kernel = 3};
+  s.make_mixer = [o](int64_t layer) {
+    return layer == 1 ? LayerMixer{"mamba", std::make_unique<Mamba2Mixer>(o)} : LayerMixer{};
+  };
+  DecoderCausalLM m(s);
+  std::set<std::string> names;
+  for (const auto& [name, shape] : test::params(m)) names.insert(name);
+  EXPECT_TRUE(names.count("model.layers.0.self_attn.q_proj.weight"));
+  EXPECT_TRUE(names.count("model.layers.1.mamba.in_proj.weight"));
+  EXPECT_FALSE(names.count("model.layers.1.self_attn.q_proj.weight"));
+  Model model = m.build_model();
+  std::vector<std::string> in, out;
+  for (const Value* v : model.graph.inputs) in.push_back(v->name + " " + shape_str(*v->shape));
+  for (const Value* v : model.graph.outputs) out.push_back(v->name + " " + shape_str(*v->shape));
+  EXPECT_EQ(in, (std::vector<std::string>{
+                    "input_ids [batch_size, sequence_length]", "attention_mask [batch_size, total_sequence_length]",
+                    "position_ids [batch_size, sequence_length]",
+                    "past_key_values.0.key [batch_size, 1, past_sequence_length, 4]",
+                    "past_key_values.0.value [batch_size, 1, past_sequence_length, 4]",
+                    "past_key_values.1.conv_state [batch_size, 22, 2]",  // 16 + 2 * 1 * 3, kernel - 1
+                    "past_key_values.1.recurrent_state [batch_size, 4, 4, 3]"}));
+  EXPECT_EQ(out, (std::vector<std::string>{"logits [batch_size, sequence_length, 32]",
+                                           "present.0.key [batch_size, 1, total_sequence_length, 4]",
+                                           "present.0.value [batch_size, 1, total_sequence_length, 4]",
+                                           "present.1.conv_state [batch_size, 22, 2]",
+                                           "present.1.recurrent_state [batch_size, 4, 4, 3]"}));
 }
 
 }  // namespace
