@@ -228,7 +228,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     if failures:
         return failures
     vlm = V.OnnxVLM(work / "onnx")
-    speech = H.ort_session(work / "onnx" / "speech.onnx")
+    speech = H.ort_session(H.graph_path(work / "onnx", "speech"))
     cfg = ref.config
     ref64 = H.float64(ref)  # the reference of every compared tensor; `ref` of the greedy tokens
     layers = cfg.num_hidden_layers
