@@ -146,12 +146,13 @@ class Package:
         or onnx/model.onnx or onnx/decoder_model_merged.onnx (hf). Raises MobiusFileNotFoundError
         when there is neither."""
         path = Path(path)
+        # exists(), not is_file(): a graph path that is not a regular file is refused by io_contract
         layout = next((lay for lay in ("hf", "flat")
-                       if any((path / _core.graph_files(lay)[g]).is_file() for g in ("model", "decoder"))), None)
+                       if any((path / _core.graph_files(lay)[g]).exists() for g in ("model", "decoder"))), None)
         if layout is None:
             raise MobiusFileNotFoundError(f"{path}: no model.onnx, decoder.onnx, onnx/model.onnx or "
                                           "onnx/decoder_model_merged.onnx (not a mobius package directory)")
-        graph_files = {g: f for g, f in _core.graph_files(layout).items() if (path / f).is_file()}
+        graph_files = {g: f for g, f in _core.graph_files(layout).items() if (path / f).exists()}
         main = "model" if "model" in graph_files else "decoder"
         files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
         graphs = sorted(graph_files)
