@@ -50,7 +50,7 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     assert pkg.peak_memory_bytes > sum(t.nbytes for t in tensors.values())
 
     model = H.float64(H.load_reference(tiny))
-    lm = H.OnnxLM(pkg.path / "model.onnx", model.config, position_ids_optional=True)  # cpu: from the mask
+    lm = H.OnnxLM(H.graph_path(pkg.path, "model"), model.config, position_ids_optional=True)  # cpu: from the mask
     assert lm.io_problems() == []
     ids, mask, pos = H.prefill_batch(model.config.vocab_size)
     got, past = lm(ids, mask, pos)
