@@ -1,6 +1,6 @@
 """The Hugging Face package layout (`mobius build --layout hf`, src/package/layout.h): one row per
 task family through that family's whole parity check (transformers in float64 vs onnxruntime, and
-onnxruntime-genai where it runs the family: decoder, Whisper, Qwen2.5-VL) with the package's graphs
+onnxruntime-genai where it runs the family: decoder, Whisper, Qwen2.5-VL, Phi-4-multimodal) with the package's graphs
 under onnx/ with the Hugging Face file names and their external data as <graph>.onnx_data, and
 genai_config.json naming those files."""
 
@@ -13,6 +13,7 @@ import pytest
 import decoder_harness as D
 import encoder_harness as E
 import harness as H
+import phi4mm_harness
 import seq2seq_harness as S
 import speech_harness as W
 import vlm_harness as V
@@ -85,4 +86,15 @@ def test_vlm(tmp_path):
     failures = V.run(V.base_row("qwen2_5_vl"), tmp_path, rec, HF)
     failures += layout_problems(tmp_path / "onnx", ("vision", "embedding", "decoder"))
     assert rec.get("genai", "n/a") != "n/a", "onnxruntime-genai's multimodal pipeline did not run"
+    assert not failures, "\n".join(failures)
+
+
+def test_phi4mm(tmp_path):
+    """Four graphs, the speech graph as onnx/audio_encoder.onnx (transformers.js' name for it):
+    onnxruntime's parity on the base row, and onnxruntime-genai's phi4mm pipeline (image and audio
+    prompts, phi4mm_harness.check_genai) on its own package."""
+    failures = V.run(V.base_row("phi4_multimodal"), tmp_path / "ort", {}, HF)
+    failures += phi4mm_harness.check_genai(tmp_path / "genai", {}, HF)
+    for work in (tmp_path / "ort", tmp_path / "genai"):
+        failures += layout_problems(work / "onnx", ("vision", "speech", "embedding", "decoder"))
     assert not failures, "\n".join(failures)
