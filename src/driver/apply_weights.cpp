@@ -120,7 +120,8 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
   const PackageLayout layout =
       fs::exists(checkpoint_file(package_dir, graph_file("model", PackageLayout::hf)), ec) ? PackageLayout::hf
                                                                                             : PackageLayout::flat;
-  const std::string model = checkpoint_file(package_dir, graph_file("model", layout)).string();  // inside PACKAGE, regular
+  // inside PACKAGE, a regular file
+  const std::string model = checkpoint_file(package_dir, graph_file("model", layout)).string();
   if (!fs::exists(model, ec) && (fs::exists(fs::path(package_dir) / graph_file("decoder", PackageLayout::flat), ec) ||
                                  fs::exists(fs::path(package_dir) / graph_file("decoder", PackageLayout::hf), ec)))
     throw Error(package_dir + ": a multi-graph package (encoder-decoder, speech-to-text, vision-language): "

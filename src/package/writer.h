@@ -1,10 +1,11 @@
 // Package writer: each graph of the package as its graph file + external-data file, where the
 // package layout puts them (package/layout.h: flat <name>.onnx + <name>.onnx.data, or hf
 // onnx/<hf name>.onnx + onnx/<hf name>.onnx_data), every weight of that graph in its own
-// external-data file at 64-byte aligned offsets (a single-graph package is model.* , a
-// text2text-generation one encoder.* and decoder.* in flat, tasks/text2text_generation.h). Everything is written to a temporary sibling
-// directory first and renamed into place, so a failure leaves no partial output and an existing
-// OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
+// external-data file at 64-byte aligned offsets (a single-graph package is model.*, a
+// text2text-generation one encoder.* and decoder.* in flat, tasks/text2text_generation.h).
+// Everything is written to a temporary sibling directory first and renamed into place, so a
+// failure leaves no partial output and an existing OUTPUT_DIR is untouched.
+// Weights stream from the mapped checkpoint through their conversion
 // into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
 // weight's float source rows), converted on every core (std::thread::hardware_concurrency
 // workers) and written in file order by one thread with large sequential writes (pwrite calls of
