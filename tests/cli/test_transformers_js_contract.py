@@ -13,8 +13,8 @@ lines are read from its sources:
   - a VLM's `embed_tokens` is run with `input_ids` alone (encode_text, modeling_utils.js:1088, 1408)
     and a graph input it did not get is an error (models/session.js:269).
 The file names (`onnx/model.onnx`, `encoder_model.onnx`, `decoder_model_merged.onnx`, `embed_tokens.onnx`,
-...), `<graph>.onnx_data` and config.json's `transformers.js_config` are issue 26's Hugging Face layout,
-not yet written (docs/seq2seq.md, README)."""
+...), `<graph>.onnx_data` and config.json's `transformers.js_config` are `--layout hf`
+(tests/cli/test_layout.py, tests/parity/test_hf_layout.py; README "Run it with")."""
 
 from __future__ import annotations
 
