@@ -105,8 +105,10 @@ class IOValue:
 class Package:
     """A written package: what ``build`` returns (``Package.open`` reads one from disk).
 
-    path: the output directory; files: its file names, sorted; graphs: its ONNX graphs by name
-    ("model"; "encoder", "decoder" or "embedding", "decoder", "vision" for a multi-graph task);
+    path: the output directory; files: its files' paths relative to it, sorted ("onnx/model.onnx"
+    in the hf layout); graphs: its ONNX graphs by role ("model"; "encoder", "decoder" or
+    "embedding", "decoder", "vision" for a multi-graph task; src/package/layout.h), sorted;
+    layout: "hf" or "flat"; graph_files: each graph's file relative to path;
     graph_io: each graph's {"inputs": [...], "outputs": [...]}; inputs/outputs/metadata: the I/O
     contract read back from the written model.onnx, or for a multi-graph package from its
     decoder.onnx (the graph a generation loop runs); the build's report (model_type, task, num_nodes, num_weights bound from the
@@ -123,6 +125,8 @@ class Package:
     inputs: list[IOValue]
     outputs: list[IOValue]
     metadata: dict[str, str]
+    layout: str = "flat"
+    graph_files: dict[str, str] = field(default_factory=dict)
     model_type: str = ""
     task: str = ""
     num_nodes: int = 0
@@ -137,27 +141,33 @@ class Package:
 
     @classmethod
     def open(cls, path: PathLike) -> "Package":
-        """Reads the files and the I/O contract of the package in ``path`` (a directory holding
-        model.onnx, or the graphs of a multi-graph task with decoder.onnx). Raises
-        MobiusFileNotFoundError when there is neither."""
+        """Reads the files and the I/O contract of the package in ``path``, of either layout: a
+        directory holding model.onnx, or the graphs of a multi-graph task with decoder.onnx (flat),
+        or onnx/model.onnx or onnx/decoder_model_merged.onnx (hf). Raises MobiusFileNotFoundError
+        when there is neither."""
         path = Path(path)
-        main = next((g for g in ("model", "decoder") if (path / f"{g}.onnx").is_file()), None)
-        if main is None:
-            raise MobiusFileNotFoundError(f"{path}: no model.onnx or decoder.onnx (not a mobius package directory)")
-        files = sorted(p.name for p in path.iterdir())
-        graphs = [f[:-len(".onnx")] for f in files if f.endswith(".onnx")]
+        # exists(), not is_file(): a graph path that is not a regular file is refused by io_contract
+        layout = next((lay for lay in ("hf", "flat")
+                       if any((path / _core.graph_files(lay)[g]).exists() for g in ("model", "decoder"))), None)
+        if layout is None:
+            raise MobiusFileNotFoundError(f"{path}: no model.onnx, decoder.onnx, onnx/model.onnx or "
+                                          "onnx/decoder_model_merged.onnx (not a mobius package directory)")
+        graph_files = {g: f for g, f in _core.graph_files(layout).items() if (path / f).exists()}
+        main = "model" if "model" in graph_files else "decoder"
+        files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+        graphs = sorted(graph_files)
         values = lambda vs: [IOValue(v["name"], v["dtype"], tuple(v["shape"])) for v in vs]  # noqa: E731
         contracts = {}
-        for g in graphs:
+        for g, f in graph_files.items():
             try:
-                contracts[g] = _core.io_contract(str(path / f"{g}.onnx"))
+                contracts[g] = _core.io_contract(str(path / f))
             except _core.Error as e:
                 raise _error(e) from None
         graph_io = {g: {"inputs": values(c["inputs"]), "outputs": values(c["outputs"])} for g, c in contracts.items()}
         metadata = dict(contracts[main]["metadata"])
         return cls(path=path, files=files, graphs=graphs, graph_io=graph_io, inputs=graph_io[main]["inputs"],
-                   outputs=graph_io[main]["outputs"], metadata=metadata, model_type=metadata.get("model_type", ""),
-                   task=metadata.get("task", ""))
+                   outputs=graph_io[main]["outputs"], metadata=metadata, layout=layout, graph_files=graph_files,
+                   model_type=metadata.get("model_type", ""), task=metadata.get("task", ""))
 
     def session(self, providers: Optional[list[str]] = None, *, graph: Optional[str] = None, **kwargs: Any) -> Any:
         """An ``onnxruntime.InferenceSession`` over the graph named ``graph`` (default: the one
@@ -172,7 +182,7 @@ class Package:
         graph = graph or "model"
         if graph not in self.graphs:
             raise ValueError(f"{self.path}: no graph '{graph}' (graphs: {self.graphs})")
-        return onnxruntime.InferenceSession(str(self.path / f"{graph}.onnx"),
+        return onnxruntime.InferenceSession(str(self.path / self.graph_files[graph]),
                                             providers=providers or ["CPUExecutionProvider"], **kwargs)
 
 
@@ -208,7 +218,8 @@ def _tqdm_progress() -> Optional[ProgressCallback]:
 def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str = "default",
           precision: Optional[str] = None, block_size: int = 32, quant_scheme: str = "sym",
           accuracy_level: Optional[int] = None, quantize_lm_head: Optional[bool] = None,
-          quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", weights: bool = True,
+          quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", layout: str = "flat",
+          weights: bool = True,
           force: bool = False, try_generic: bool = False, lora: Optional[PathLike] = None,
           lora_runtime: Sequence[PathLike] = (), progress: Union[bool, ProgressCallback, None] = None) -> Package:
     """Builds the ONNX package of ``source`` into ``output_dir``: ``mobius build`` as a function.
@@ -218,7 +229,8 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     The keyword options are the CLI's, with the CLI's defaults: dtype "f32" | "f16" | "bf16";
     ep "default" | "onnx-standard" | "cpu" | "cuda" | "dml" | "webgpu"; precision None | "int4" |
     "int8" with block_size, quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings;
-    runtime "ort-genai" | "optimum" | "none"; weights=False is --no-weights; force replaces a non-empty
+    runtime "ort-genai" | "optimum" | "none"; layout "flat" | "hf" is --layout (where the graphs go,
+    README "Run it with"); weights=False is --no-weights; force replaces a non-empty
     output_dir; try_generic is --try-generic (README.md); lora is --lora: a PEFT LoRA adapter
     directory merged into the weights as they stream; lora_runtime is --lora-runtime: adapter
     directories written into the package as <name>.onnx_adapter files for og.Adapters, the graph
@@ -233,7 +245,8 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     callback = _progress_callback(progress)
     options = _options(source, output_dir, dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
                        quant_scheme=quant_scheme, accuracy_level=accuracy_level, quantize_lm_head=quantize_lm_head,
-                       quantize_embeddings=quantize_embeddings, runtime=runtime, weights=weights, force=force,
+                       quantize_embeddings=quantize_embeddings, runtime=runtime, layout=layout, weights=weights,
+                       force=force,
                        try_generic=try_generic, lora_dir=os.fspath(lora) if lora is not None else "",
                        lora_runtime=[os.fspath(d) for d in lora_runtime],
                        progress=progress is True and callback is None)
@@ -305,15 +318,16 @@ class Info:
     eps: list[dict[str, Any]]
 
 
-def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None) -> Info:
+def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None,
+            layout: str = "flat") -> Info:
     """``mobius info SOURCE``: what a build of ``source`` (as for ``build``) with these options
-    would be, from headers only (no weight is read). Raises MobiusError as ``build`` does for a
+    would be (data_files named where ``layout`` puts them), from headers only (no weight is read). Raises MobiusError as ``build`` does for a
     source or config it cannot read, and wherever ``mobius info`` exits 1 (the build it describes
     would fail: an unregistered model_type, tensors that cannot be listed, the build refused for
     ``ep``): the message is the build's error, and the exception's ``info`` attribute holds the
     report (not_registered, no_weights, eps[...]["refused"] say the same)."""
     try:
-        report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or ""))
+        report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "", layout=layout))
     except _core.Error as e:
         raise _error(e) from None
     failure = report.pop("failure")

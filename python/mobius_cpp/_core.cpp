@@ -167,6 +167,9 @@ NB_MODULE(_core, m) {
       .def_prop_rw(
           "dtype", [](const mobius::BuildOptions& o) { return mobius::dtype_name(o.dtype); },
           [](mobius::BuildOptions& o, const std::string& s) { o.dtype = mobius::parse_cli_dtype(s); })
+      .def_prop_rw(
+          "layout", [](const mobius::BuildOptions& o) { return std::string(mobius::layout_word(o.layout)); },
+          [](mobius::BuildOptions& o, const std::string& s) { o.layout = mobius::parse_layout(s); })
       .def_rw("weights", &mobius::BuildOptions::weights)
       .def_rw("force", &mobius::BuildOptions::force)
       .def_rw("progress", &mobius::BuildOptions::progress)
@@ -195,6 +198,16 @@ NB_MODULE(_core, m) {
   m.def("build", &build, "options"_a, "progress"_a.none());
   m.def("apply_weights", &apply_weights, "package_dir"_a, "source"_a, "output_dir"_a, "force"_a, "progress"_a.none());
   m.def("inspect", &inspect, "options"_a);
+  // {role: its graph file relative to the package} in `layout` (package/layout.h kGraphFileNames)
+  m.def(
+      "graph_files",
+      [](const std::string& layout) {
+        nb::dict files;
+        for (const mobius::GraphFileName& g : mobius::kGraphFileNames)
+          files[g.role] = mobius::graph_file(g.role, mobius::parse_layout(layout));
+        return files;
+      },
+      "layout"_a);
   m.def("list_models", &list_models);
   m.def("io_contract", &io_contract, "model_path"_a);
 }

@@ -116,8 +116,14 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
   std::error_code ec;
   if (!fs::is_directory(package_dir, ec))
     throw Error(package_dir + ": not a directory (apply-weights takes a package directory built by mobius --no-weights)");
-  const std::string model = checkpoint_file(package_dir, "model.onnx").string();  // inside PACKAGE, a regular file
-  if (!fs::exists(model, ec) && fs::exists(fs::path(package_dir) / "decoder.onnx", ec))
+  // the package's layout: where its graph lies (an hf package has onnx/model.onnx)
+  const PackageLayout layout =
+      fs::exists(checkpoint_file(package_dir, graph_file("model", PackageLayout::hf)), ec) ? PackageLayout::hf
+                                                                                            : PackageLayout::flat;
+  // inside PACKAGE, a regular file
+  const std::string model = checkpoint_file(package_dir, graph_file("model", layout)).string();
+  if (!fs::exists(model, ec) && (fs::exists(fs::path(package_dir) / graph_file("decoder", PackageLayout::flat), ec) ||
+                                 fs::exists(fs::path(package_dir) / graph_file("decoder", PackageLayout::hf), ec)))
     throw Error(package_dir + ": a multi-graph package (encoder-decoder, speech-to-text, vision-language): "
                 "apply-weights takes single-graph packages for now; build it with the weights instead");
   onnx::ModelProto proto;
@@ -130,6 +136,7 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
   BuildOptions o = recorded_options(model, it->value());
   o.config_dir = source;  // any kind of source (driver/source_path.h classify_source)
   o.output_dir = output_dir;
+  o.layout = layout;  // the graph's external-data locations name the layout's data file
   o.force = force;
   o.progress = progress;
   o.expect_model = model;

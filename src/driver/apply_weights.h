@@ -25,8 +25,8 @@ std::string build_options_metadata(const BuildOptions& options);
 void check_same_model(const std::string& expected, const std::string& serialized);
 
 // Builds `source` (a checkpoint directory, a Hugging Face id or a .gguf file, as `mobius info`
-// tells them apart) into `output_dir` with the options recorded in package_dir/model.onnx,
-// checking that the graph is the package's (check_same_model) before any weight is read or anything
+// tells them apart) into `output_dir` with the options recorded in package_dir/model.onnx (or
+// package_dir/onnx/model.onnx: OUT takes PACKAGE's layout, package/layout.h), checking that the graph is the package's (check_same_model) before any weight is read or anything
 // written. Throws mobius::Error: no
 // package_dir/model.onnx, or one without kBuildOptionsKey (not built by this mobius: rebuild it with
 // --no-weights), and everything build_package throws; nothing is written then.

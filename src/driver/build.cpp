@@ -366,6 +366,7 @@ BuildReport build_package(const BuildOptions& o) {
   }
   Model& model = graphs.front().model;  // the single-graph tasks' "model"
   WriteOptions w;
+  w.layout = o.layout;
   w.force = o.force;
   w.inputs = inputs;
   w.progress = o.progress;
@@ -374,6 +375,7 @@ BuildReport build_package(const BuildOptions& o) {
     w.extra_bytes = tokenizer_files_bytes(config_dir);
     w.extra_files = [&](const std::string& dir) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
+      if (o.layout == PackageLayout::hf) add_transformers_js_config(dir);
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
         report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
       if (o.runtime != "ort-genai") return;  // optimum: no onnxruntime-genai files
@@ -382,7 +384,7 @@ BuildReport build_package(const BuildOptions& o) {
         write_file_synced((fs::path(dir) / "audio_processor_config.json").string(),
                           whisper_audio_processor_config(speech->num_mel_bins()).dump(4) + "\n");
         write_file_synced((fs::path(dir) / "genai_config.json").string(),
-                          whisper_genai_config(*speech, *cfg, config_dir, o.ep).dump(4) + "\n");
+                          whisper_genai_config(*speech, *cfg, config_dir, o.ep, o.layout).dump(4) + "\n");
         return;
       }
       if (const auto* vlm = dynamic_cast<const ImageTextToText*>(arch.get())) {
@@ -391,7 +393,8 @@ BuildReport build_package(const BuildOptions& o) {
           GenaiOptions go{.ep = o.ep, .past_present_share_buffer = caches_only_in_group_query_attention(decoder),
                           .position_ids = std::count(decoder.inputs.begin(), decoder.inputs.end(),
                                                      decoder.find_value("position_ids")) > 0,
-                          .filename = "decoder.onnx"};
+                          .graph = "decoder",
+                          .layout = o.layout};
           nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
           write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
           write_file_synced((fs::path(dir) / "vision_processor.json").string(), processor_config(*mm).dump(4) + "\n");
@@ -407,6 +410,7 @@ BuildReport build_package(const BuildOptions& o) {
                       .position_ids = model.graph.find_value("position_ids") != nullptr &&
                                       std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
                                                  model.graph.find_value("position_ids")) > 0,
+                      .layout = o.layout,
                       .type = genai_type};
       nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
       write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
@@ -443,7 +447,7 @@ BuildReport build_package(const BuildOptions& o) {
     model.metadata["architecture"] = "llama (mobius build --try-generic)";
     w.check = [&](const std::string& dir) {
       eval::SelfCheckResult r =
-          eval::prefill_decode_check((fs::path(dir) / "model.onnx").string(), lm->cache_layout(), lm->vocab_size());
+          eval::prefill_decode_check((fs::path(dir) / graph_file("model", o.layout)).string(), lm->cache_layout(), lm->vocab_size());
       if (!r.passed())
         throw Error("self-check failed for model type '" + report.model_type + "' built as the generic Llama decoder: " +
                     "prefill and decode-step logits disagree, " + eval::describe(r) + "; nothing was written");

@@ -10,6 +10,7 @@
 #include "config/hf_config.h"
 #include "eval/self_check.h"
 #include "ir/dtype.h"
+#include "package/layout.h"
 #include "passes/passes.h"
 #include "registry/custom.h"
 #include "tasks/architecture.h"
@@ -24,6 +25,9 @@ struct BuildOptions {
   std::string config_dir;
   std::string gguf_file;
   std::string output_dir;
+  // --layout: where the graphs go (package/layout.h): hf (onnx/ with the Hugging Face file names)
+  // or flat (<graph>.onnx at the top)
+  PackageLayout layout = PackageLayout::flat;
   DataType dtype = DataType::FLOAT;
   bool weights = true;      // false = --no-weights
   bool force = false;

@@ -35,8 +35,10 @@ struct CheckpointInfo {
   uint64_t parameters = 0;     // elements over every checkpoint tensor
   std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...
   // For a registered type, a build with the options' --dtype, --ep, --precision:
-  // Each graph's external data file and its size (package/writer.h external_data_bytes), in the
-  // task's graph order: {"model.onnx.data", n}, or {"encoder.onnx.data", n}, {"decoder.onnx.data", m}, ...
+  // Each graph's external data file (relative to the package, where the options' --layout puts it,
+  // package/layout.h graph_data_path) and its size (package/writer.h external_data_bytes), in the
+  // task's graph order: {"model.onnx.data", n}, or {"encoder.onnx.data", n}, {"decoder.onnx.data", m},
+  // ... (flat), {"onnx/model.onnx_data", n}, ... (hf)
   std::vector<std::pair<std::string, uint64_t>> data_files;
   // The predicted peak resident set of that build (info.cpp estimated_peak): this process with the
   // graph built, the writer's output slots, the source its workers hold (whole pages of a

@@ -120,7 +120,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 
   nlohmann::json decoder = {
       {"session_options", session_options(o.ep)},
-      {"filename", o.filename},
+      {"filename", graph_file(o.graph, o.layout)},
       {"head_size", c.head_dim},
       {"hidden_size", first_int(config, {"hidden_size", "n_embd", "n_embed", "d_model"}, 0)},
       {"num_attention_heads",
@@ -167,7 +167,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 }
 
 nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config,
-                                    const std::string& checkpoint_dir, const std::string& ep) {
+                                    const std::string& checkpoint_dir, const std::string& ep, PackageLayout layout) {
   const auto [gen, gen_file] = generation_config(checkpoint_dir);
   const std::vector<LayerStates> states = model.decoder_states();
   const LayerState& cross = states.front().back();  // every layer: {self_kv, cross_kv}
@@ -177,7 +177,7 @@ nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& c
                                                    {"num_hidden_layers", "encoder_layers"}});
   nlohmann::json encoder = {
       {"session_options", session_options(ep)},
-      {"filename", "encoder.onnx"},
+      {"filename", graph_file("encoder", layout)},
       {"head_size", cross.head_dim},
       {"hidden_size", model.hidden_size()},
       {"num_attention_heads", enc.get_int("encoder_attention_heads")},
@@ -190,7 +190,7 @@ nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& c
         {"cross_present_value_names", "present_value_cross_%d"}}}};
   nlohmann::json decoder = {
       {"session_options", session_options(ep)},
-      {"filename", "decoder.onnx"},
+      {"filename", graph_file("decoder", layout)},
       {"head_size", cross.head_dim},
       {"hidden_size", model.hidden_size()},
       {"num_attention_heads", cross.num_heads},
@@ -262,7 +262,7 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   nlohmann::json vision_inputs = nlohmann::json::object();
   for (const GraphInput& in : model.vision_inputs())  // phi4mm's image_attention_mask is its "attention_mask"
     vision_inputs[in.name == "image_attention_mask" ? "attention_mask" : in.name] = in.name;
-  m["vision"] = {{"filename", "vision.onnx"},
+  m["vision"] = {{"filename", graph_file("vision", o.layout)},
                  {"config_filename", "vision_processor.json"},
                  {"inputs", vision_inputs},
                  {"outputs", {{"image_features", "image_features"}}}};
@@ -277,12 +277,12 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
     nlohmann::json speech_inputs = nlohmann::json::object();
     for (const GraphInput& in : model.speech_inputs())  // phi4mm's audio_attention_mask is its "attention_mask"
       speech_inputs[in.name == "audio_attention_mask" ? "attention_mask" : in.name] = in.name;
-    m["speech"] = {{"filename", "speech.onnx"},
+    m["speech"] = {{"filename", graph_file("speech", o.layout)},
                    {"config_filename", "speech_processor.json"},
                    {"inputs", speech_inputs},
                    {"outputs", {{"audio_features", "audio_features"}}}};
   }
-  m["embedding"] = {{"filename", "embedding.onnx"},
+  m["embedding"] = {{"filename", graph_file("embedding", o.layout)},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
   if (!model.speech_inputs().empty()) m["embedding"]["inputs"]["audio_features"] = "audio_features";
@@ -425,6 +425,17 @@ int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& o
     ++n;
   }
   return n;
+}
+
+void add_transformers_js_config(const std::string& out_dir) {
+  const fs::path path = fs::path(out_dir) / "config.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  nlohmann::json config = read_json_file(path.string(), kMaxJsonBytes);
+  if (!config.is_object()) throw Error(path.string() + ": not a JSON object");
+  config["transformers.js_config"] = {{"use_external_data_format", true}, {"dtype", "fp32"}};
+  if (!fs::remove(path, ec) || ec) throw Error(path.string() + ": cannot replace: " + ec.message());
+  write_file_synced(path.string(), config.dump(2) + "\n");
 }
 
 uint64_t tokenizer_files_bytes(const std::string& checkpoint_dir) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/hf_config.h"
+#include "package/layout.h"
 #include "tasks/speech_to_text.h"
 #include "tasks/image_text_to_text.h"
 #include "tasks/text_generation.h"
@@ -19,7 +20,11 @@ struct GenaiOptions {
   // one max_length buffer per layer and feeds it as both (the op writes the new keys in place)
   bool past_present_share_buffer = false;
   bool position_ids = true;                 // the model has a position_ids input
-  std::string filename = "model.onnx";
+  // the role of the text decoder's graph (package/layout.h): "model", or "decoder" in an
+  // image-text-to-text package
+  std::string graph = "model";
+  // the package layout: where the graphs the config names lie (package/layout.h graph_file)
+  PackageLayout layout = PackageLayout::flat;
   // model.type: the registry row's onnxruntime-genai type (registry.h genai_model_type)
   std::string type = "decoder";
 };
@@ -47,10 +52,10 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 // make_genai_config, with the graph I/O names of tasks/speech_to_text.h; docs/speech.md): encoder
 // and decoder sections, context_length = max_target_positions, bos/eos/pad token ids as for
 // text-generation (generation_config.json first), greedy search without a shared past/present
-// buffer (the decoder's attention is the plain ONNX op). Throws mobius::Error naming the file and
-// field for a token id outside [0, vocab_size).
+// buffer (the decoder's attention is the plain ONNX op), the graph files where `layout` puts
+// them. Throws mobius::Error naming the file and field for a token id outside [0, vocab_size).
 nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config,
-                                    const std::string& checkpoint_dir, const std::string& ep);
+                                    const std::string& checkpoint_dir, const std::string& ep, PackageLayout layout);
 
 // audio_processor_config.json: the onnxruntime-extensions feature extraction onnxruntime-genai's
 // WhisperProcessor runs (AudioDecoder, STFTNorm n_fft 400 hop 160, LogMelSpectrum of 30 s chunks
@@ -59,9 +64,9 @@ nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins);
 
 // The genai_config.json of an image-text-to-text package that onnxruntime-genai's multimodal
 // pipeline runs (model.genai_multimodal() set; docs/vlm.md): genai_config() of the text decoder
-// (`options.filename` its graph; the text fields from config.json's text_config, else its top
+// (`options.graph` its graph; the text fields from config.json's text_config, else its top
 // level) with model.type, the model-level token ids, decoder.inputs.inputs_embeds and the vision
-// and embedding sections (vision.onnx, embedding.onnx, vision_processor.json). Throws
+// and embedding sections (their graphs where options.layout puts them, vision_processor.json). Throws
 // mobius::Error as genai_config().
 nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfConfig& config,
                                        const std::string& checkpoint_dir, const GenaiOptions& options);
@@ -102,6 +107,16 @@ inline constexpr const char* kTokenizerFiles[] = {
 // inside the checkpoint (util/input_files.h checkpoint_file; a symbolic link out of it is an
 // error) of at most 1 GiB; throws mobius::Error naming the file otherwise or on an I/O error.
 int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
+
+// The hf layout's config.json (package/layout.h): rewrites out_dir/config.json (copied by
+// copy_tokenizer_files; nothing when there is none) with "transformers.js_config" set to
+// {"use_external_data_format": true, "dtype": "fp32"}: transformers.js fetches <graph>.onnx_data
+// only with the first, and its dtype picks the graph file by suffix (src/utils/dtypes.js
+// DEFAULT_DTYPE_SUFFIX_MAPPING: fp32 is the name without a suffix, model.onnx, which mobius writes
+// whatever the weights' type; without it the wasm device asks for q8, model_quantized.onnx). The
+// checkpoint's other fields stay as they were (re-serialized, 2-space indent). Throws mobius::Error
+// naming the file when it is not a JSON object or on an I/O error.
+void add_transformers_js_config(const std::string& out_dir);
 
 // The bytes copy_tokenizer_files would copy from `checkpoint_dir`: the sizes of the kTokenizerFiles
 // present there (0 for one it could not read: the copy names it), 0 when `checkpoint_dir` is empty.

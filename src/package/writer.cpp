@@ -61,12 +61,23 @@ fs::path resolved(const std::string& p) {
   return r;
 }
 
-// Only package files, all regular, model.onnx among them.
+// Only package files, all regular, and at most an onnx/ folder (not a link) of hf-layout graph
+// files, all regular: a graph file among them.
 bool is_previous_package(const fs::path& dir) {
   bool model = false;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
+    if (name == kHfGraphDir && e.is_directory() && !e.is_symlink()) {
+      std::error_code sub_ec;
+      for (const fs::directory_entry& f : fs::directory_iterator(e.path(), sub_ec)) {
+        const std::string file = f.path().filename().string();
+        if (!is_hf_graph_file(file) || !f.is_regular_file() || f.is_symlink()) return false;
+        model = model || file.ends_with(".onnx");
+      }
+      if (sub_ec) return false;
+      continue;
+    }
     if (!is_package_file(name) || !e.is_regular_file() || e.is_symlink()) return false;
     model = model || name.ends_with(".onnx");
   }
@@ -260,16 +271,16 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   if (error) std::rethrow_exception(error);
 }
 
-// Every weight initializer of a graph in its aligned slot of <name>.onnx.data.
+// Every weight initializer of a graph in its aligned slot of its external-data file.
 struct GraphLayout {
   std::map<std::string, ExternalLocation> locations;
   std::vector<const Initializer*> weights;
   uint64_t total = 0;
 };
 
-GraphLayout layout_of(const PackageGraph& g) {
+GraphLayout layout_of(const PackageGraph& g, PackageLayout layout) {
   GraphLayout l;
-  const std::string data_file = g.name + ".onnx.data";
+  const std::string data_file = graph_data_file(g.name, layout);
   for (const Initializer& init : g.model->graph.initializers) {
     if (!init.weight) continue;
     l.total = align_up(l.total);
@@ -280,19 +291,27 @@ GraphLayout layout_of(const PackageGraph& g) {
   return l;
 }
 
-// The bytes of <name>.onnx; errors name it under `shown` (the package directory once in place).
-std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const fs::path& shown) {
+// The bytes of g's graph file; errors name it under `shown` (the package directory once in place).
+std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const fs::path& shown,
+                             PackageLayout layout) {
   std::string serialized;
   if (!to_model_proto(*g.model, l.locations).SerializeToString(&serialized))
-    throw Error((shown / (g.name + ".onnx")).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
+    throw Error((shown / graph_file(g.name, layout)).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
   return serialized;
 }
 
-// Writes `g` into `dir` as g.name.onnx (`serialized`) + g.name.onnx.data; errors name the paths
-// under `shown` (the package directory once it is in place).
+// Writes `g` into `dir` as its graph file (`serialized`) + external-data file, where
+// options.layout puts them (creating onnx/); errors name the paths under `shown` (the package
+// directory once it is in place).
 void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const GraphLayout& layout,
                  const std::string& serialized, const WriteOptions& options) {
-  const std::string data_file = g.name + ".onnx.data";
+  const fs::path graph = graph_file(g.name, options.layout);
+  const fs::path data_file = graph_data_path(g.name, options.layout);
+  if (!graph.parent_path().empty()) {
+    std::error_code ec;
+    fs::create_directory(dir / graph.parent_path(), ec);
+    if (ec) throw Error((shown / graph.parent_path()).string() + ": cannot create: " + ec.message());
+  }
   DataWriter data(dir / data_file, shown / data_file);
   if (g.plan) {
     MOBIUS_ASSERT(g.plan->num_initializers() == layout.weights.size(), "plan does not cover every weight");
@@ -304,15 +323,16 @@ void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph&
     data.resize(layout.total);  // --no-weights: a sparse file of zeros
   }
   data.close();
-  write_file_synced((dir / (g.name + ".onnx")).string(), serialized);
+  write_file_synced((dir / graph).string(), serialized);
+  if (!graph.parent_path().empty()) sync_path(dir / graph.parent_path());
 }
 
 }  // namespace
 
-uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights) {
+uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights, PackageLayout layout) {
   const PackageGraph g{name, &model, nullptr};
-  const GraphLayout l = layout_of(g);
-  return serialized_model(g, l, name).size() + (weights ? l.total : 0);
+  const GraphLayout l = layout_of(g, layout);
+  return serialized_model(g, l, "", layout).size() + (weights ? l.total : 0);
 }
 
 void check_free_space(const std::string& output_dir, uint64_t need) {
@@ -336,11 +356,18 @@ uint64_t external_data_bytes(const Graph& graph) {
 }
 
 bool is_package_file(const std::string& name) {
-  for (const char* graph : kGraphNames)
-    if (name == std::string(graph) + ".onnx" || name == std::string(graph) + ".onnx.data") return true;
+  for (const GraphFileName& g : kGraphFileNames)
+    if (name == graph_file(g.role, PackageLayout::flat) || name == graph_data_file(g.role, PackageLayout::flat))
+      return true;
   if (name.ends_with(".onnx_adapter")) return true;  // --lora-runtime
   if (std::find(std::begin(kRuntimeFiles), std::end(kRuntimeFiles), name) != std::end(kRuntimeFiles)) return true;
   return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), name) != std::end(kTokenizerFiles);
+}
+
+bool is_hf_graph_file(const std::string& name) {
+  for (const GraphFileName& g : kGraphFileNames)
+    if (name == std::string(g.hf_stem) + ".onnx" || name == graph_data_file(g.role, PackageLayout::hf)) return true;
+  return false;
 }
 
 void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs) {
@@ -363,9 +390,9 @@ void check_output_dir(const std::string& output_dir, bool force, const std::vect
     throw Error(output_dir + ": output directory exists and is not empty (use --force to replace a previous mobius "
                 "package)");
   if (!is_previous_package(out))
-    throw Error(output_dir + ": --force replaces only a previous mobius package (its .onnx graphs and .onnx.data, "
-                "genai_config.json, processor and tokenizer files) or an empty directory, and this directory holds "
-                "other files");
+    throw Error(output_dir + ": --force replaces only a previous mobius package (its .onnx graphs and their "
+                "data, at the top or in onnx/, genai_config.json, processor and tokenizer files) or an empty "
+                "directory, and this directory holds other files");
 }
 
 void write_file_synced(const std::string& path, std::string_view bytes) {
@@ -403,8 +430,8 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
   std::vector<std::string> serialized;
   uint64_t need = options.extra_bytes;
   for (const PackageGraph& g : graphs) {
-    layouts.push_back(layout_of(g));
-    serialized.push_back(serialized_model(g, layouts.back(), out));
+    layouts.push_back(layout_of(g, options.layout));
+    serialized.push_back(serialized_model(g, layouts.back(), out, options.layout));
     need += serialized.back().size() + (g.plan ? layouts.back().total : 0);  // --no-weights: a sparse data file
   }
   if (options.check_graph)

@@ -1,9 +1,11 @@
-// Package writer: each graph of the package as OUTPUT_DIR/<name>.onnx + OUTPUT_DIR/<name>.onnx.data
-// (every weight of that graph in its own external-data file, 64-byte aligned offsets; a
-// single-graph package is model.onnx + model.onnx.data, a text2text-generation one encoder.* and
-// decoder.*, tasks/text2text_generation.h). Everything is written to a temporary sibling
-// directory first and renamed into place, so a failure leaves no partial output and an existing
-// OUTPUT_DIR is untouched. Weights stream from the mapped checkpoint through their conversion
+// Package writer: each graph of the package as its graph file + external-data file, where the
+// package layout puts them (package/layout.h: flat <name>.onnx + <name>.onnx.data, or hf
+// onnx/<hf name>.onnx + onnx/<hf name>.onnx_data), every weight of that graph in its own
+// external-data file at 64-byte aligned offsets (a single-graph package is model.*, a
+// text2text-generation one encoder.* and decoder.* in flat, tasks/text2text_generation.h).
+// Everything is written to a temporary sibling directory first and renamed into place, so a
+// failure leaves no partial output and an existing OUTPUT_DIR is untouched.
+// Weights stream from the mapped checkpoint through their conversion
 // into the data file in chunks of whole output rows (8 MiB by default, counting a quantized
 // weight's float source rows), converted on every core (std::thread::hardware_concurrency
 // workers) and written in file order by one thread with large sequential writes (pwrite calls of
@@ -20,11 +22,13 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "package/layout.h"
 #include "weights/weight_plan.h"
 
 namespace mobius {
 
 struct WriteOptions {
+  PackageLayout layout = PackageLayout::flat;  // where the graphs go (package/layout.h)
   bool force = false;     // replace a previous mobius package in OUTPUT_DIR (check_output_dir)
   std::vector<std::string> inputs;  // the checkpoint directory or GGUF file (check_output_dir)
   bool progress = false;  // draw a progress bar on stderr
@@ -34,7 +38,7 @@ struct WriteOptions {
   // Runs on the complete package in the temporary directory, after extra_files, before the
   // rename: throwing aborts the write (the temporary directory is removed, OUTPUT_DIR untouched).
   std::function<void(const std::string& dir)> check;
-  // Runs on each graph's <name>.onnx as it will be written (`serialized`, the ModelProto with its
+  // Runs on each graph's graph file as it will be written (`serialized`, the ModelProto with its
   // external-data locations) before anything is written, the temporary directory included:
   // throwing aborts the write with nothing written and no weight read.
   std::function<void(const std::string& name, const std::string& serialized)> check_graph;
@@ -44,17 +48,13 @@ struct WriteOptions {
   uint64_t extra_bytes = 0;
 };
 
-// One graph of the package: written as `name`.onnx + `name`.onnx.data. `plan` null = --no-weights.
+// One graph of the package: `name` is its role (package/layout.h kGraphFileNames), written as
+// graph_file(name) + graph_data_file(name) of the layout. `plan` null = --no-weights.
 struct PackageGraph {
   std::string name;
   const Model* model;
   const WeightPlan* plan;
 };
-
-// The graph names a package may hold (tasks/: "model" for single-graph tasks, "encoder" and
-// "decoder" for text2text-generation and speech-to-text, "vision", "speech", "embedding" and
-// "decoder" for image-text-to-text): <name>.onnx + <name>.onnx.data are package files.
-inline constexpr const char* kGraphNames[] = {"model", "encoder", "decoder", "vision", "speech", "embedding"};
 
 // The runtime files a build writes besides the graphs and the copied kTokenizerFiles
 // (driver/build.cpp: onnxruntime-genai's configs for whisper and the multimodal pipeline).
@@ -78,14 +78,14 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
                    const WriteOptions& options);
 
 // The single-graph package "model". `plan` null = --no-weights: weight initializers point into a
-// sparse model.onnx.data of the right size (zeros). Errors as above.
+// sparse external-data file of the right size (zeros). Errors as above.
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
 
-// The bytes graph `name` of a package takes on disk: <name>.onnx as serialized and, with weights,
-// <name>.onnx.data (a --no-weights data file is sparse: no blocks). `mobius info` reports their
-// sum with the copied files (driver/info.h disk_bytes).
-uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights);
+// The bytes graph `name` of a package in `layout` takes on disk: its graph file as serialized and,
+// with weights, its external-data file (a --no-weights data file is sparse: no blocks). `mobius
+// info` reports their sum with the copied files (driver/info.h disk_bytes).
+uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights, PackageLayout layout);
 
 // Throws mobius::Error "<output_dir>: the package needs about N MiB and the file system of P has
 // M MiB free: ..." when the file system that will hold `output_dir` (its nearest existing
@@ -94,20 +94,27 @@ uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weig
 // anything.
 void check_free_space(const std::string& output_dir, uint64_t need);
 
-// The size write_package gives model.onnx.data for `graph`: every weight initializer in graph order,
+// The size write_package gives the external-data file of `graph`: every weight initializer in graph order,
 // each at a 64-byte aligned offset.
 uint64_t external_data_bytes(const Graph& graph);
 
 // Throws mobius::Error naming `output_dir` when it is, contains or is inside one of `inputs` (the
 // checkpoint directory or GGUF file, compared after resolving symbolic links), when it exists and
 // is not a directory, or when it is a non-empty directory and either `force` is false or it is not
-// a previous mobius package: a directory holding only regular files named as package files
-// (is_package_file), model.onnx among them. So --force never deletes anything but mobius output.
+// a previous mobius package of either layout: a directory holding only regular files named as
+// package files (is_package_file) and at most an onnx/ folder (not a link) holding only regular
+// files named as hf-layout graph files (is_hf_graph_file), a graph file (.onnx) among them. So
+// --force never deletes anything but mobius output.
 void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs);
 
-// A file name mobius writes into a package: model.onnx, model.onnx.data, genai_config.json or one
-// of the copied tokenizer files (package/genai_config.h kTokenizerFiles).
+// A file name mobius writes at the top of a package: a flat-layout graph or data file
+// (model.onnx, model.onnx.data, ...), genai_config.json or another runtime file, a
+// .onnx_adapter, or one of the copied tokenizer files (package/genai_config.h kTokenizerFiles).
 bool is_package_file(const std::string& name);
+
+// A file name mobius writes into the onnx/ folder of an hf-layout package: a graph file or its
+// external data (model.onnx, model.onnx_data, decoder_model_merged.onnx, ...).
+bool is_hf_graph_file(const std::string& name);
 
 // Writes `bytes` to a new file `path` (refusing to replace one), fsyncs and closes it, checking
 // each call. Throws mobius::Error "<path>: write failed: <strerror>" (ENOSPC, EFBIG, EIO, ...).

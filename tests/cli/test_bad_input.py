@@ -202,7 +202,7 @@ def test_no_weights_builds_without_safetensors(ckpt):
     out = ckpt.parent / "out"
     r = H.run_mobius("build", "--config", ckpt, out, "--no-weights")
     assert r.returncode == 0, r.stderr
-    model = onnx.load(str(out / "model.onnx"), load_external_data=False)
+    model = onnx.load(str(H.graph_path(out, "model")), load_external_data=False)
     inputs = {i.name for i in model.graph.input}
     assert {"input_ids", "attention_mask", "position_ids", "past_key_values.0.key"} <= inputs
     assert {o.name for o in model.graph.output} >= {"logits", "present.1.value"}

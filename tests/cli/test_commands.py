@@ -155,7 +155,7 @@ def test_feature_extraction_package_is_usable_alone(tmp_path):
     sentences = ["w1 w2 w3", "w7 w3 w9 w11 w2 w5"]
     tok = AutoTokenizer.from_pretrained(pkg)  # the README's embedding quickstart, as written there
     enc = tok(sentences, padding=True, return_tensors="np")
-    sess = ort.InferenceSession(str(pkg / "model.onnx"))
+    sess = ort.InferenceSession(str(H.graph_path(pkg, "model")))
     feeds = {i.name: enc[i.name].astype(np.int64) for i in sess.get_inputs()}
     hidden = sess.run(["last_hidden_state"], feeds)[0]
     mask = enc["attention_mask"][..., None]

@@ -100,7 +100,7 @@ def test_bf16_cpu_refused_default_warned(untied, tmp_path):
     assert len(warnings) == 1 and "bf16" in warnings[0] and "CPU" in warnings[0], r.stderr
     # what the warning says: onnxruntime's CPU provider cannot load the package
     with pytest.raises(Exception, match="(?i)bfloat16|NOT_IMPLEMENTED|Could not find an implementation"):
-        ort.InferenceSession(str(tmp_path / "default" / "model.onnx"), providers=["CPUExecutionProvider"])
+        ort.InferenceSession(str(H.graph_path(tmp_path / "default", "model")), providers=["CPUExecutionProvider"])
 
 
 @pytest.mark.parametrize("args,warned", [((), True), (("--ep", "onnx-standard"), True), (("--ep", "cpu"), False),
@@ -114,7 +114,7 @@ def test_int8_without_the_cpu_kernel_is_warned(args, warned, untied, tmp_path):
     assert len(warnings) == int(warned), r.stderr
     if warned:
         assert "accuracy level 0" in warnings[0] and "--ep cpu" in warnings[0] and "--accuracy-level 4" in warnings[0]
-        assert package_facts(tmp_path / "out" / "model.onnx")["accuracy_level"] == 0  # what it warns about
+        assert package_facts(H.graph_path(tmp_path / "out", "model"))["accuracy_level"] == 0  # what it warns about
 
 
 def test_int8_accuracy_level_0_is_the_slow_kernel():

@@ -486,12 +486,12 @@ def test_apply_weights_output_is_or_is_inside_the_package(ckpt, no_weights_packa
     pkg = no_weights_package
     target = pkg if out == "." else pkg / "sub"
     expect_apply_error(pkg, ckpt, target, "the input", extra=("--force",))
-    assert (pkg / "model.onnx").is_file()
+    assert (H.graph_path(pkg, "model")).is_file()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "outside", "huge"])
 def test_apply_weights_reads_model_onnx_as_untrusted_input(ckpt, no_weights_package, kind):
-    pkg, model = no_weights_package, no_weights_package / "model.onnx"
+    pkg, model = no_weights_package, H.graph_path(no_weights_package, "model")
     model.unlink()
     if kind == "fifo":
         fifo(model)
@@ -512,7 +512,7 @@ def test_apply_weights_reads_model_onnx_as_untrusted_input(ckpt, no_weights_pack
                                          ("dtype", "f64"), ("ep", 3), ("quantize_lm_head", "yes")])
 def test_apply_weights_metadata_out_of_range(ckpt, no_weights_package, field, value):
     import onnx  # noqa: PLC0415
-    model_path = no_weights_package / "model.onnx"
+    model_path = H.graph_path(no_weights_package, "model")
     model = onnx.load(model_path, load_external_data=False)
     prop = next(p for p in model.metadata_props if p.key == "mobius.build_options")
     prop.value = json.dumps({**json.loads(prop.value), field: value})

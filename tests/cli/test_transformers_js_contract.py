@@ -13,8 +13,8 @@ lines are read from its sources:
   - a VLM's `embed_tokens` is run with `input_ids` alone (encode_text, modeling_utils.js:1088, 1408)
     and a graph input it did not get is an error (models/session.js:269).
 The file names (`onnx/model.onnx`, `encoder_model.onnx`, `decoder_model_merged.onnx`, `embed_tokens.onnx`,
-...), `<graph>.onnx_data` and config.json's `transformers.js_config` are issue 26's Hugging Face layout,
-not yet written (docs/seq2seq.md, README)."""
+...), `<graph>.onnx_data` and config.json's `transformers.js_config` are `--layout hf`
+(tests/cli/test_layout.py, tests/parity/test_hf_layout.py; README "Run it with")."""
 
 from __future__ import annotations
 
@@ -55,15 +55,15 @@ def test_decoder_cache_and_positions(tmp_path):
 def test_seq2seq_decoder_cache(tmp_path):
     S.write_checkpoint(next(r for r in S.ROWS if r.model_type == "bart"), tmp_path / "hf")
     H.build(tmp_path / "hf", tmp_path / "onnx")
-    assert cache_dim_problems(H.ort_session(tmp_path / "onnx" / "decoder.onnx")) == []
+    assert cache_dim_problems(H.ort_session(H.graph_path(tmp_path / "onnx", "decoder"))) == []
 
 
 def test_whisper_optimum_contract(tmp_path):
     W.write_checkpoint(W.ROWS[0], tmp_path / "hf")
     H.build(tmp_path / "hf", tmp_path / "onnx", "--runtime", "optimum")
-    encoder = H.ort_session(tmp_path / "onnx" / "encoder.onnx")
+    encoder = H.ort_session(H.graph_path(tmp_path / "onnx", "encoder"))
     assert [i.name for i in encoder.get_inputs()] == ["input_features"]
-    assert cache_dim_problems(H.ort_session(tmp_path / "onnx" / "decoder.onnx")) == []
+    assert cache_dim_problems(H.ort_session(H.graph_path(tmp_path / "onnx", "decoder"))) == []
 
 
 @pytest.mark.parametrize("model_type", ["llava", "idefics3"])
@@ -72,7 +72,7 @@ def test_embed_tokens_with_input_ids_alone(model_type, tmp_path):
     input, and the call with it alone gives the token embeddings (image tokens included: no rows)."""
     model = V.write_checkpoint(V.base_row(model_type), tmp_path / "hf")
     H.build(tmp_path / "hf", tmp_path / "onnx")
-    sess = H.ort_session(tmp_path / "onnx" / "embedding.onnx")
+    sess = H.ort_session(H.graph_path(tmp_path / "onnx", "embedding"))
     assert [i.name for i in sess.get_inputs()] == ["input_ids"]
     ids = np.array([[5, 6, model.config.image_token_id, 7]], np.int64)
     got = sess.run(["inputs_embeds"], {"input_ids": ids})[0]

@@ -86,11 +86,11 @@ def test_try_generic_builds_and_matches_transformers(renamed, tmp_path):
     assert delta <= tol and int(m.group(3)) == 8
     assert f"built {TYPE} as the generic Llama decoder" in r.stdout
     assert (out / "genai_config.json").is_file()
-    meta = {p.key: p.value for p in onnx.load(out / "model.onnx", load_external_data=False).metadata_props}
+    meta = {p.key: p.value for p in onnx.load(H.graph_path(out, "model"), load_external_data=False).metadata_props}
     assert meta["model_type"] == TYPE
 
     # the package against transformers' LlamaForCausalLM on the same weights (the harness checks)
-    lm = H.OnnxLM(out / "model.onnx", model.config)
+    lm = H.OnnxLM(H.graph_path(out, "model"), model.config)
     assert not lm.io_problems()
     ids, mask, pos = H.prefill_batch(model.config.vocab_size)
     model64 = H.float64(model)
@@ -108,7 +108,7 @@ def test_try_generic_builds_and_matches_transformers(renamed, tmp_path):
 
     # the evaluator that ran the self-check agrees with onnxruntime on the same package
     feeds = {"input_ids": ids, "attention_mask": mask, "position_ids": pos, **lm.empty_past(2)}
-    assert E.max_rel(E.run(out / "model.onnx", feeds)["logits"][valid], got[valid]) <= 1e-5
+    assert E.max_rel(E.run(H.graph_path(out, "model"), feeds)["logits"][valid], got[valid]) <= 1e-5
 
 
 def test_registered_type_ignores_the_flag(tmp_path):
@@ -202,12 +202,12 @@ def test_self_check_sees_a_perturbed_decode_path(renamed, tmp_path):
     H.build(hf, out, "--try-generic", "--runtime", "none")
     c = model.config
     layout = (c.num_hidden_layers, c.num_key_value_heads, c.hidden_size // c.num_attention_heads, c.vocab_size)
-    clean = E.self_check(out / "model.onnx", *layout)
+    clean = E.self_check(H.graph_path(out, "model"), *layout)
     assert clean["passed"] and clean["max_abs_delta"] <= clean["tolerance"], clean
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
-    perturb_decode(out / "model.onnx", bad_dir / "model.onnx", 1e-2)
-    bad = E.self_check(bad_dir / "model.onnx", *layout)
+    perturb_decode(H.graph_path(out, "model"), H.graph_path(bad_dir, "model"), 1e-2)
+    bad = E.self_check(H.graph_path(bad_dir, "model"), *layout)
     print(f"self-check: clean max|Δ| {clean['max_abs_delta']:.2e}, perturbed {bad['max_abs_delta']:.2e} "
           f"(tolerance {bad['tolerance']:.2e})")
     assert not bad["passed"] and bad["finite"]

@@ -95,7 +95,7 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
     assert "written in float" not in r.stdout and "warning" not in r.stderr, r.stdout + r.stderr
 
     want = gguf_matrices(path, model.config)
-    package = onnx.load(str(tmp_path / "keep" / "model.onnx"))
+    package = onnx.load(str(H.graph_path(tmp_path / "keep", "model")))
     inits = {i.name: numpy_helper.to_array(i) for i in package.graph.initializer}
     for node in package.graph.node:  # a tied embedding reads the head's B through a Reshape
         if node.op_type == "Reshape" and node.input[0] in inits:
@@ -127,8 +127,8 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
 
     ids, mask, pos = H.prefill_batch(model.config.vocab_size)
     valid = mask.astype(bool)
-    kept, _ = H.OnnxLM(tmp_path / "keep" / "model.onnx", model.config)(ids, mask, pos)
-    floats, _ = H.OnnxLM(tmp_path / "float" / "model.onnx", model.config)(ids, mask, pos)
+    kept, _ = H.OnnxLM(H.graph_path(tmp_path / "keep", "model"), model.config)(ids, mask, pos)
+    floats, _ = H.OnnxLM(H.graph_path(tmp_path / "float", "model"), model.config)(ids, mask, pos)
     assert H.max_abs(kept[valid], floats[valid]) <= H.TOL
 
 
@@ -146,7 +146,7 @@ def test_q4_1_stays_float(tmp_path):
     assert (f"mobius: warning: --precision keep: weight matrices written in float ({count} Q4_1): MatMulNBits has a "
             "layout for GGUF's Q4_0 and Q8_0 blocks only; --precision int4 or int8 quantizes every matrix instead"
             in r.stderr), r.stderr
-    package = onnx.load(str(tmp_path / "keep" / "model.onnx"), load_external_data=False)
+    package = onnx.load(str(H.graph_path(tmp_path / "keep", "model")), load_external_data=False)
     assert not [n for n in package.graph.node if n.domain == "com.microsoft"]
     assert filecmp.cmp(tmp_path / "keep" / "model.onnx.data", tmp_path / "float" / "model.onnx.data", shallow=False)
 

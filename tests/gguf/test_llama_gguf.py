@@ -66,8 +66,8 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, qtype, overri
 
     ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
     valid = mask.astype(bool)
-    gguf_logits, _ = H.OnnxLM(tmp_path / "out-gguf" / "model.onnx", ref.config)(ids, mask, pos)
-    config_logits, _ = H.OnnxLM(tmp_path / "out-config" / "model.onnx", ref.config)(ids, mask, pos)
+    gguf_logits, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), ref.config)(ids, mask, pos)
+    config_logits, _ = H.OnnxLM(H.graph_path(tmp_path / "out-config", "model"), ref.config)(ids, mask, pos)
     assert H.max_abs(gguf_logits[valid], config_logits[valid]) <= 1e-5
     hf_logits, _ = H.hf_forward(ref, ids, mask, pos)
     assert H.max_abs(gguf_logits[valid], hf_logits[valid]) <= H.TOL

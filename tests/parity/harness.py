@@ -154,14 +154,77 @@ def scratch(tmp_path_factory, name: str):
         shutil.rmtree(path, ignore_errors=True)
 
 
+# The graph files of a package by role, in its two layouts (src/package/layout.h): flat
+# <role>.onnx + <role>.onnx.data at the top; hf (the Hugging Face layout transformers.js and
+# Optimum read) onnx/<name>.onnx + onnx/<name>.onnx_data with these names (transformers.js
+# src/models.js session names, Optimum's file names). Every test reaches a package's graphs through
+# graph_path / graph_files rather than spelling the file names.
+HF_GRAPH_NAMES = {"model": "model", "encoder": "encoder_model", "decoder": "decoder_model_merged",
+                  "vision": "vision_encoder", "speech": "audio_encoder", "embedding": "embed_tokens"}
+
+
+def layout(package: Path) -> str:
+    """The layout of the package in `package`: "hf" when it has an onnx/ folder, else "flat"."""
+    return "hf" if (Path(package) / "onnx").is_dir() else "flat"
+
+
+def graph_file(role: str, layout: str) -> str:
+    """The graph file of `role` relative to a package of `layout`."""
+    return f"onnx/{HF_GRAPH_NAMES[role]}.onnx" if layout == "hf" else f"{role}.onnx"
+
+
+def data_file(role: str, layout: str) -> str:
+    """The external-data file of `role`'s graph relative to a package of `layout`."""
+    return f"onnx/{HF_GRAPH_NAMES[role]}.onnx_data" if layout == "hf" else f"{role}.onnx.data"
+
+
+def graph_path(package: Path, role: str = "model") -> Path:
+    """The graph file of `role` in the package in `package` (either layout)."""
+    return Path(package) / graph_file(role, layout(package))
+
+
+def graph_files(roles, layout: str) -> set[str]:
+    """The graph and external-data files of `roles` in a package of `layout`, relative to it."""
+    return {f for r in roles for f in (graph_file(r, layout), data_file(r, layout))}
+
+
+def package_files(package: Path) -> set[str]:
+    """Every file of the package in `package`, relative to it ("onnx/model.onnx" in the hf layout)."""
+    return {p.relative_to(package).as_posix() for p in Path(package).rglob("*") if p.is_file()}
+
+
+# What the hf layout adds to the copied config.json (src/package/genai_config.h
+# add_transformers_js_config): transformers.js fetches <graph>.onnx_data only with
+# use_external_data_format, and dtype fp32 names the graph files without a suffix (model.onnx).
+TRANSFORMERS_JS_CONFIG = {"use_external_data_format": True, "dtype": "fp32"}
+
+
+def copy_problems(hf_dir: Path, out_dir: Path, files) -> list[str]:
+    """The files (names) the package in out_dir should hold as copies of hf_dir's that are not: byte
+    for byte, except an hf package's config.json, which is the checkpoint's JSON with
+    "transformers.js_config": TRANSFORMERS_JS_CONFIG added."""
+    problems = []
+    for f in sorted(files):
+        got, want = (out_dir / f).read_bytes(), (hf_dir / f).read_bytes()
+        if f == "config.json" and layout(out_dir) == "hf":
+            config = json.loads(got)
+            if config.pop("transformers.js_config", None) != TRANSFORMERS_JS_CONFIG or config != json.loads(want):
+                problems.append(f"{f}: not the checkpoint's with transformers.js_config {TRANSFORMERS_JS_CONFIG}")
+        elif got != want:
+            problems.append(f"{f}: not a copy of the checkpoint's")
+    return problems
+
+
 def build(hf_dir: Path, out_dir: Path, *extra: str, source: str = "--config") -> Path:
     """Runs `mobius build SOURCE HF_DIR OUT_DIR EXTRA...` (source --config or --gguf); raises with
-    the CLI's stderr on failure; returns the model path."""
+    the CLI's stderr on failure; returns the path of the package's main graph ("model", else
+    "decoder")."""
     r = run_mobius("build", source, hf_dir, out_dir, *extra)
     if r.returncode != 0:
         raise AssertionError(f"mobius build {source} {' '.join(extra)} exited {r.returncode}: "
                              f"{r.stderr.strip()}")
-    return out_dir / "model.onnx"
+    model = graph_path(out_dir, "model")
+    return model if model.is_file() else graph_path(out_dir, "decoder")
 
 
 # ---------------------------------------------------------------------------------------------

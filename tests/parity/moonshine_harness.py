@@ -6,7 +6,7 @@ package has no genai_config.json and onnxruntime runs it.
 
 Rows are seq2seq_harness.Row (model type, variant, config kwargs). Each row checks, for a batch of 2
 waveforms of SAMPLES samples whose row 0 has SHORT samples then zeros, with attention_mask:
-  - the package: exactly FILES plus the copied checkpoint files, onnx.checker, the I/O names;
+  - the package: exactly the GRAPHS' files plus the copied checkpoint files, onnx.checker, the I/O names;
   - the encoder's encoder_hidden_states, encoder_attention_mask (equal to transformers' encoder
     output mask) and every decoder layer's cross keys/values against transformers;
   - a decoder prefill on the prompt plus random tokens (empty self caches) and DECODE_STEPS
@@ -45,7 +45,7 @@ ROWS = [
 SAMPLES, SHORT = 16000, 11000  # 40 frames; row 0's audio covers 29 (frame j: sample 384 j)
 DECODE_STEPS = 3
 GEN_NEW = 24
-FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
+GRAPHS = ("encoder", "decoder")
 
 
 def types() -> set[str]:
@@ -86,8 +86,8 @@ class OnnxMoonshine:
     with the presents; the encoder's cross caches and frame mask at every step."""
 
     def __init__(self, out_dir: Path):
-        self.encoder = H.ort_session(out_dir / "encoder.onnx")
-        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.encoder = H.ort_session(H.graph_path(out_dir, "encoder"))
+        self.decoder = H.ort_session(H.graph_path(out_dir, "decoder"))
         self.self_past = {i.name: i.shape for i in self.decoder.get_inputs() if "_self_" in i.name}
         self.layers = sum(n.startswith("past_key_self_") for n in self.self_past)
         self.enc_outputs = [o.name for o in self.encoder.get_outputs()]
@@ -179,17 +179,17 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, generate: bool) -> list
 
 
 def check_package(hf_dir: Path, out_dir: Path, rec: dict) -> list[str]:
-    """Exactly FILES and a byte-identical copy of each checkpoint file the package copies;
+    """Exactly the GRAPHS' files and a byte-identical copy of each checkpoint file the package copies;
     onnx.checker on both graphs."""
     failures = []
-    files = {p.name for p in out_dir.iterdir()}
+    files = H.package_files(out_dir)
     copied = {f for f in S.COPIED + ("preprocessor_config.json",) if (hf_dir / f).is_file()}
-    if files != FILES | copied:
-        return [f"package files {sorted(files)}, expected {sorted(FILES | copied)}"]
-    failures += [f"{f}: not a copy of the checkpoint's" for f in sorted(copied)
-                 if (out_dir / f).read_bytes() != (hf_dir / f).read_bytes()]
+    want = H.graph_files(GRAPHS, H.layout(out_dir)) | copied
+    if files != want:
+        return [f"package files {sorted(files)}, expected {sorted(want)}"]
+    failures += H.copy_problems(hf_dir, out_dir, copied)
     for g in ("encoder", "decoder"):
-        failures += [f"{g}: {f}" for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+        failures += [f"{g}: {f}" for f in H.check_model(H.graph_path(out_dir, g), rec)]
     return failures
 
 

@@ -228,7 +228,7 @@ def check(work: Path, rec: dict, build_args=(), full: bool = True, ref=None) -> 
     if failures:
         return failures
     vlm = V.OnnxVLM(work / "onnx")
-    speech = H.ort_session(work / "onnx" / "speech.onnx")
+    speech = H.ort_session(H.graph_path(work / "onnx", "speech"))
     cfg = ref.config
     ref64 = H.float64(ref)  # the reference of every compared tensor; `ref` of the greedy tokens
     layers = cfg.num_hidden_layers
@@ -370,7 +370,7 @@ def compare_og(ref, ref64, ids: np.ndarray, kw: dict, og_logits, og_tokens, what
     return failures
 
 
-def check_genai(work: Path, rec: dict) -> list[str]:
+def check_genai(work: Path, rec: dict, build_args=()) -> list[str]:
     """onnxruntime-genai's multimodal pipeline on the package as written (genai_config.json type
     phi4mm, vision_processor.json, speech_processor.json, tokenizer): a 64 x 48 RGB PNG with
     GENAI_PROMPT, and a 1.3 s 16 kHz WAV with GENAI_AUDIO_PROMPT, through og.MultiModalProcessor
@@ -379,7 +379,7 @@ def check_genai(work: Path, rec: dict) -> list[str]:
     image_sizes; audio_embeds, audio_sizes, audio_attention_mask) must give the pipeline's prompt
     logits (max|Δ| <= harness.TOL), and its generate the pipeline's tokens. (The processor's
     log-mel frames are not transformers' Phi4MultimodalFeatureExtractor's bit for bit: the
-    comparison starts from the processor's tensors, as for the image.)"""
+    comparison starts from the processor's tensors, as for the image.) `build_args` go to mobius build."""
     import onnxruntime_genai as og  # noqa: PLC0415
 
     config = AutoConfig.for_model("phi4_multimodal", **GENAI_CONFIG)
@@ -387,7 +387,7 @@ def check_genai(work: Path, rec: dict) -> list[str]:
     write_genai_tokenizer(work / "hf")
     ref = AutoModelForCausalLM.from_pretrained(work / "hf", dtype=torch.float32, attn_implementation="eager").eval()
     ref64 = H.float64(ref)  # the reference of both prompts' logits; `ref` of the tokens
-    H.build(work / "hf", work / "onnx")
+    H.build(work / "hf", work / "onnx", *build_args)
     png = work / "image.png"
     V.write_png(png, np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8))
     model = og.Model(str(work / "onnx"))

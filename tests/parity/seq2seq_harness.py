@@ -179,7 +179,7 @@ def reference_fix(model_type: str):
         setattr(cls, name, original)
 
 
-FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data"}
+GRAPHS = ("encoder", "decoder")
 # the checkpoint's files every package gets a copy of (src/package/genai_config.h kTokenizerFiles)
 COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
           "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja",
@@ -256,8 +256,8 @@ class OnnxSeq2Seq:
 
     def __init__(self, out_dir: Path):
         """The cache shapes come from the decoder graph's inputs (heads, head_dim per state)."""
-        self.encoder = H.ort_session(out_dir / "encoder.onnx")
-        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.encoder = H.ort_session(H.graph_path(out_dir, "encoder"))
+        self.decoder = H.ort_session(H.graph_path(out_dir, "decoder"))
         inputs = {i.name: i.shape for i in self.decoder.get_inputs()}
         self.d_model = inputs["encoder_hidden_states"][2]
         self.past = {n: s for n, s in inputs.items() if n.startswith("past_key_values.")}
@@ -333,16 +333,16 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, decode_steps: int, gene
 
 
 def check_package(hf_dir: Path, out_dir: Path, rec: dict) -> list[str]:
-    """Exactly FILES and a byte-identical copy of each COPIED file hf_dir has; onnx.checker on both graphs."""
+    """Exactly the GRAPHS' files and a byte-identical copy of each COPIED file hf_dir has; onnx.checker on both graphs."""
     failures = []
-    files = {p.name for p in out_dir.iterdir()}
+    files = H.package_files(out_dir)
     copied = {f for f in COPIED if (hf_dir / f).is_file()}
-    if files != FILES | copied:
-        failures.append(f"package files {sorted(files)}, expected {sorted(FILES | copied)}")
-    failures += [f"{f}: not a copy of the checkpoint's" for f in sorted(copied & files)
-                 if (out_dir / f).read_bytes() != (hf_dir / f).read_bytes()]
+    want = H.graph_files(GRAPHS, H.layout(out_dir)) | copied
+    if files != want:
+        failures.append(f"package files {sorted(files)}, expected {sorted(want)}")
+    failures += H.copy_problems(hf_dir, out_dir, copied & files)
     for g in ("encoder", "decoder"):
-        failures += [f"{g}: {f}" for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+        failures += [f"{g}: {f}" for f in H.check_model(H.graph_path(out_dir, g), rec)]
     return failures
 
 
@@ -471,11 +471,11 @@ def f16_initializer_failures(hf_dir: Path, out_dir: Path, f32_dir: Path, graphs=
               for k, v in load_file(hf_dir / "model.safetensors").items()}
     by_bits = {(v.shape, v.tobytes()): k for k, v in source.items()}
     for g in graphs:
-        path = out_dir / f"{g}.onnx"
+        path = H.graph_path(out_dir, g)
         onnx.checker.check_model(str(path), full_check=True)
         f16 = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer
                if t.data_location == TensorProto.EXTERNAL}
-        f32 = {t.name for t in onnx.load(str(f32_dir / f"{g}.onnx"), load_external_data=False).graph.initializer
+        f32 = {t.name for t in onnx.load(str(H.graph_path(f32_dir, g)), load_external_data=False).graph.initializer
                if t.data_location == TensorProto.EXTERNAL}
         if set(f16) != f32:
             failures.append(f"{g}: f16 weights {sorted(set(f16) ^ f32)} differ from the float32 build's")
@@ -546,12 +546,12 @@ def int4_reference(hf_dir: Path, q_dir: Path, f_dir: Path, ref_dir: Path) -> lis
     ref_dir.mkdir()
     failures = []
     for g in ("encoder", "decoder"):
-        quantized = onnx.load(str(q_dir / f"{g}.onnx"))
+        quantized = onnx.load(str(H.graph_path(q_dir, g)))
         nbits, left = weight_matmuls(quantized)
         if nbits == 0 or len(left) > (1 if g == "decoder" else 0):
             failures.append(f"{g}: {nbits} MatMulNBits, float weight MatMuls left: {left}")
-        model = onnx.load(str(f_dir / f"{g}.onnx"))
+        model = onnx.load(str(H.graph_path(f_dir, g)))
         q = MatMulNBitsQuantizer(model, bits=4, block_size=32, is_symmetric=True, nodes_to_exclude=left)
         q.process()
-        onnx.save(q.model.model, str(ref_dir / f"{g}.onnx"))
+        onnx.save(q.model.model, str(H.graph_path(ref_dir, g)))
     return failures

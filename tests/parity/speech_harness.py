@@ -4,7 +4,7 @@ onnxruntime-genai vs transformers.
 
 Rows are seq2seq_harness.Row (model type, variant, config kwargs). Each row checks, for a batch of 2
 random log-mel inputs [2, num_mel_bins, 3000]:
-  - the package: exactly FILES plus the copied checkpoint files, onnx.checker, the I/O names;
+  - the package: exactly the graphs, FILES plus the copied checkpoint files, onnx.checker, the I/O names;
   - the encoder's encoder_hidden_states and every decoder layer's cross keys/values
     (present_{key,value}_cross_{i}) against transformers' encoder output and cross cache;
   - a decoder prefill on the forced prompt (empty self caches) and DECODE_STEPS one-token steps,
@@ -44,8 +44,7 @@ PROMPT = [3, 7, 8, 9]  # the forced decoder prompt (<|startoftranscript|><|lang|
 DECODE_STEPS = 3
 GEN_NEW = 24
 FRAMES = 3000
-FILES = {"encoder.onnx", "encoder.onnx.data", "decoder.onnx", "decoder.onnx.data", "genai_config.json",
-         "audio_processor_config.json"}
+FILES = {"genai_config.json", "audio_processor_config.json"}  # with the encoder and decoder graphs
 COPIED = S.COPIED + ("preprocessor_config.json",)
 
 
@@ -89,8 +88,8 @@ class OnnxWhisper:
     at every step."""
 
     def __init__(self, out_dir: Path):
-        self.encoder = H.ort_session(out_dir / "encoder.onnx")
-        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.encoder = H.ort_session(H.graph_path(out_dir, "encoder"))
+        self.decoder = H.ort_session(H.graph_path(out_dir, "decoder"))
         self.self_past = {i.name: i.shape for i in self.decoder.get_inputs() if "_self_" in i.name}
         self.layers = sum(n.startswith("past_key_self_") for n in self.self_past)
         self.enc_outputs = [o.name for o in self.encoder.get_outputs()]
@@ -203,19 +202,19 @@ def check(hf_dir: Path, model, out_dir: Path, rec: dict, generate: bool, build_a
 
 
 def check_package(hf_dir: Path, out_dir: Path, cfg, rec: dict) -> list[str]:
-    """Exactly FILES and a byte-identical copy of each COPIED file hf_dir has; onnx.checker on both
+    """Exactly the graphs, FILES and a byte-identical copy of each COPIED file hf_dir has; onnx.checker on both
     graphs; genai_config.json's sizes are those of `cfg` (transformers' WhisperConfig), and
     audio_processor_config.json's mel bins."""
     failures = []
-    files = {p.name for p in out_dir.iterdir()}
+    files = H.package_files(out_dir)
     copied = {f for f in COPIED if (hf_dir / f).is_file()}
-    if files != FILES | copied:
-        failures.append(f"package files {sorted(files)}, expected {sorted(FILES | copied)}")
+    want = FILES | copied | H.graph_files(("encoder", "decoder"), H.layout(out_dir))
+    if files != want:
+        failures.append(f"package files {sorted(files)}, expected {sorted(want)}")
         return failures
-    failures += [f"{f}: not a copy of the checkpoint's" for f in sorted(copied)
-                 if (out_dir / f).read_bytes() != (hf_dir / f).read_bytes()]
+    failures += H.copy_problems(hf_dir, out_dir, copied)
     for g in ("encoder", "decoder"):
-        failures += [f"{g}: {f}" for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+        failures += [f"{g}: {f}" for f in H.check_model(H.graph_path(out_dir, g), rec)]
     m = json.loads((out_dir / "genai_config.json").read_text())["model"]
     want = {"type": "whisper", "vocab_size": cfg.vocab_size, "context_length": cfg.max_target_positions,
             "encoder.hidden_size": cfg.d_model, "decoder.num_hidden_layers": cfg.decoder_layers,
@@ -342,8 +341,8 @@ class OnnxOptimumSpeech:
     the presents of both caches."""
 
     def __init__(self, out_dir: Path):
-        self.encoder = H.ort_session(out_dir / "encoder.onnx")
-        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.encoder = H.ort_session(H.graph_path(out_dir, "encoder"))
+        self.decoder = H.ort_session(H.graph_path(out_dir, "decoder"))
         self.past = {i.name: i.shape for i in self.decoder.get_inputs() if i.name.startswith("past_key_values.")}
         self.layers = sum(n.endswith(".decoder.key") for n in self.past)
         self.outputs = [o.name for o in self.decoder.get_outputs()]
@@ -383,12 +382,12 @@ def check_optimum(ref, hf_dir: Path, out_dir: Path, enc_feeds: dict, prompt: np.
     (transformers' generate from the same prompt). enc_feeds: the encoder's inputs (input_features,
     or input_values and attention_mask). Sets rec prefill / decode / tokens."""
     H.build(hf_dir, out_dir, "--runtime", "optimum")
-    files = {p.name for p in out_dir.iterdir()}
+    files = H.package_files(out_dir)
     copied = {f for f in COPIED if (hf_dir / f).is_file()}
-    graphs = {f"{g}.onnx{e}" for g in ("encoder", "decoder") for e in ("", ".data")}
+    graphs = H.graph_files(("encoder", "decoder"), H.layout(out_dir))
     if files != graphs | copied:
         return [f"package files {sorted(files)}, expected {sorted(graphs | copied)}"]
-    failures = [f"{g}: {f}" for g in ("encoder", "decoder") for f in H.check_model(out_dir / f"{g}.onnx", rec)]
+    failures = [f"{g}: {f}" for g in ("encoder", "decoder") for f in H.check_model(H.graph_path(out_dir, g), rec)]
     onnx = OnnxOptimumSpeech(out_dir)
     mask = enc_feeds.get("attention_mask")
     names = optimum_io_names(onnx.layers, set(enc_feeds), mask is not None)

@@ -30,7 +30,7 @@ def test_audio_encoder_ep_cpu(row, tmp_path_factory):
     rec = {}
     work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-ep-cpu")
     failures = A.compare(row, work, rec, build_args=("--ep", "cpu"))
-    failures += H.attention_lowering_problems(work / "onnx" / "model.onnx")
+    failures += H.attention_lowering_problems(H.graph_path(work / "onnx", "model"))
     assert not failures, "\n".join(failures)
 
 

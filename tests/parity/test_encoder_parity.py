@@ -33,5 +33,5 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows() if (mt, name) in 
 def test_encoder_ep_cpu(model_type, name, overrides, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
     failures = E.run_encoder_parity(model_type, overrides, work, {}, ("--ep", "cpu"))
-    failures += H.attention_lowering_problems(work / "onnx" / "model.onnx")
+    failures += H.attention_lowering_problems(H.graph_path(work / "onnx", "model"))
     assert not failures, "\n".join(failures)

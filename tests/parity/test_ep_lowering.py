@@ -43,7 +43,7 @@ def test_ep_cpu_parity(index, model_type, name, overrides, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"{model_type}-{name}-ep-cpu")
     with H.recorded(index, model_type, f"{name}@ep-cpu") as row:
         failures = D.run_parity(model_type, overrides, work, row, build_args=("--ep", "cpu"))
-        ops, gqa = lowered_ops(work / "onnx" / "model.onnx")
+        ops, gqa = lowered_ops(H.graph_path(work / "onnx", "model"))
         layers = H.load_reference(work / "hf", overrides=overrides).config.num_hidden_layers
         rotary = sum(1 for n in gqa for a in n.attribute if a.name == "do_rotary" and a.i == 1)
         ssln = ops[("com.microsoft", "SkipSimplifiedLayerNormalization")]

@@ -31,7 +31,7 @@ EP_ROWS = [r for r in S.ROWS if (r.model_type, r.variant) in {("t5", "v1.1-untie
 def test_seq2seq_ep_cpu(row, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-ep-cpu")
     failures = S.run(row, work, {}, ("--ep", "cpu"))
-    failures += [p for g in ("encoder", "decoder") for p in H.attention_lowering_problems(work / "onnx" / f"{g}.onnx")]
+    failures += [p for g in ("encoder", "decoder") for p in H.attention_lowering_problems(H.graph_path(work / "onnx", g))]
     assert not failures, "\n".join(failures)
 
 

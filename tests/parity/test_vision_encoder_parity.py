@@ -31,7 +31,7 @@ def test_vision_ep_cpu(row, tmp_path_factory):
     rec = {}
     work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-cpu")
     failures = V.run(row, work, rec, ("--ep", "cpu"))
-    failures += H.attention_lowering_problems(work / "onnx" / "model.onnx")
+    failures += H.attention_lowering_problems(H.graph_path(work / "onnx", "model"))
     assert not failures, "\n".join(failures)
 
 

@@ -39,7 +39,7 @@ def test_vlm_ep_cpu(row, tmp_path_factory):
     rec: dict = {}
     work = tmp_path_factory.mktemp(f"{row.model_type}-ep-cpu")
     failures = V.run(row, work, rec, ("--ep", "cpu"))
-    failures += H.attention_lowering_problems(work / "onnx" / "vision.onnx")
+    failures += H.attention_lowering_problems(H.graph_path(work / "onnx", "vision"))
     assert not failures, "\n".join(failures)
 
 

@@ -31,7 +31,7 @@ def test_whisper_ep_cpu(row, tmp_path_factory):
     whisper pipeline included."""
     work = tmp_path_factory.mktemp(f"{row.model_type}-{row.variant}-ep-cpu")
     failures = W.run(row, work, {}, ("--ep", "cpu"))
-    failures += [p for g in ("encoder", "decoder") for p in H.attention_lowering_problems(work / "onnx" / f"{g}.onnx")]
+    failures += [p for g in ("encoder", "decoder") for p in H.attention_lowering_problems(H.graph_path(work / "onnx", g))]
     assert not failures, "\n".join(failures)
 
 

@@ -276,8 +276,8 @@ def check(row: Row, hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()
 
     path = H.build(hf_dir, out_dir, *build_args)
     failures = H.check_model(path, rec)
-    files = {p.name for p in out_dir.iterdir()}
-    if files != {"model.onnx", "model.onnx.data", "config.json"}:
+    files = H.package_files(out_dir)
+    if files != H.graph_files(("model",), H.layout(out_dir)) | {"config.json"}:
         failures.append(f"package files {sorted(files)}")
     task = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}.get("task")
     expected_task = ("image-classification" if "logits" in want else "feature-extraction" if is_text(row)
@@ -317,17 +317,17 @@ def check_int4(row: Row, work: Path) -> list[str]:
     model = write_checkpoint(row, hf_dir)
     H.build(hf_dir, q_dir, "--precision", "int4", *S.INT4_PINNED)
     H.build(hf_dir, f_dir)
-    quantized = onnx.load(str(q_dir / "model.onnx"))
+    quantized = onnx.load(str(H.graph_path(q_dir, "model")))
     nbits, left = S.weight_matmuls(quantized)
     if nbits == 0 or left:
         return [f"{nbits} MatMulNBits, float weight MatMuls left: {left}"]
-    q = MatMulNBitsQuantizer(onnx.load(str(f_dir / "model.onnx")), bits=4, block_size=32, is_symmetric=True)
+    q = MatMulNBitsQuantizer(onnx.load(str(H.graph_path(f_dir, "model"))), bits=4, block_size=32, is_symmetric=True)
     q.process()
     ref_path = work / "ort-int4.onnx"
     onnx.save(q.model.model, str(ref_path))
     feeds = inputs(row, model.config)
-    names = [o.name for o in H.ort_session(q_dir / "model.onnx").get_outputs()]
-    got = H.ort_session(q_dir / "model.onnx").run(names, feeds)
+    names = [o.name for o in H.ort_session(H.graph_path(q_dir, "model")).get_outputs()]
+    got = H.ort_session(H.graph_path(q_dir, "model")).run(names, feeds)
     want = H.ort_session(ref_path).run(names, feeds)
     failures = []
     for n, g, w in zip(names, got, want):

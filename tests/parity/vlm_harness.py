@@ -482,9 +482,9 @@ NO_ROWS = np.zeros((0, 0), np.float32)  # OnnxVLM.embed: zero feature rows (size
 
 class OnnxVLM:
     def __init__(self, out_dir: Path):
-        self.vision = H.ort_session(out_dir / "vision.onnx")
-        self.embedding = H.ort_session(out_dir / "embedding.onnx")
-        self.decoder = H.ort_session(out_dir / "decoder.onnx")
+        self.vision = H.ort_session(H.graph_path(out_dir, "vision"))
+        self.embedding = H.ort_session(H.graph_path(out_dir, "embedding"))
+        self.decoder = H.ort_session(H.graph_path(out_dir, "decoder"))
         self.vision_inputs = {i.name for i in self.vision.get_inputs()}
         # a package onnxruntime-genai runs (ImageTextToText::genai_multimodal: genai_config.json
         # written): the embedding graph's feature inputs are required (genai 0.18 binds no
@@ -539,13 +539,13 @@ class OnnxVLM:
 
 
 def check_package(out_dir: Path, rec: dict, graphs=("vision", "embedding", "decoder")) -> list[str]:
-    files = {p.name for p in out_dir.iterdir() if p.suffix in (".onnx", ".data")}
-    want = {f"{g}.onnx{ext}" for g in graphs for ext in ("", ".data")}
+    files = {f for f in H.package_files(out_dir) if f.endswith((".onnx", ".onnx.data", ".onnx_data"))}
+    want = H.graph_files(graphs, H.layout(out_dir))
     if files != want:
         return [f"package files {sorted(files)}, expected {sorted(want)}"]
     for name in graphs:
         try:
-            onnx.checker.check_model(str(out_dir / f"{name}.onnx"), full_check=True)
+            onnx.checker.check_model(str(H.graph_path(out_dir, name)), full_check=True)
         except Exception as e:  # noqa: BLE001 - reported
             rec["checker"] = "fail"
             return [f"onnx.checker {name}: {str(e).splitlines()[0]}"]
@@ -923,18 +923,18 @@ def check_int4(row: Row, work: Path) -> list[str]:
     H.build(hf_dir, q_dir, "--precision", "int4", *S.INT4_PINNED)
     H.build(hf_dir, f_dir)
     failures = []
-    if S.weight_matmuls(onnx.load(str(q_dir / "embedding.onnx")))[0]:
+    if S.weight_matmuls(onnx.load(str(H.graph_path(q_dir, "embedding"))))[0]:
         failures.append("embedding: quantized")
-    vision_nbits, vision_left = S.weight_matmuls(onnx.load(str(q_dir / "vision.onnx")))
+    vision_nbits, vision_left = S.weight_matmuls(onnx.load(str(H.graph_path(q_dir, "vision"))))
     if vision_nbits == 0 or vision_left:
         failures.append(f"vision: {vision_nbits} MatMulNBits, float weight MatMuls left: {vision_left}")
-    nbits, left = S.weight_matmuls(onnx.load(str(q_dir / "decoder.onnx")))
+    nbits, left = S.weight_matmuls(onnx.load(str(H.graph_path(q_dir, "decoder"))))
     if nbits == 0 or len(left) > 1:
         failures.append(f"decoder: {nbits} MatMulNBits, float weight MatMuls left: {left}")
     if failures:
         return failures
     for graph, exclude in (("vision", []), ("decoder", left)):
-        q = MatMulNBitsQuantizer(onnx.load(str(f_dir / f"{graph}.onnx")), bits=4, block_size=32, is_symmetric=True,
+        q = MatMulNBitsQuantizer(onnx.load(str(H.graph_path(f_dir, graph))), bits=4, block_size=32, is_symmetric=True,
                                  nodes_to_exclude=exclude)
         q.process()
         onnx.save(q.model.model, str(work / f"ort-int4-{graph}.onnx"), save_as_external_data=True,
@@ -953,7 +953,7 @@ def check_int4(row: Row, work: Path) -> list[str]:
         pos = prefill_positions(ref, ids, mask, types_, feeds)
         image_features = lambda: vlm.image_features(feeds)  # noqa: E731
     features = {}
-    for name, path in (("mobius", q_dir / "vision.onnx"), ("onnxruntime", work / "ort-int4-vision.onnx")):
+    for name, path in (("mobius", H.graph_path(q_dir, "vision")), ("onnxruntime", work / "ort-int4-vision.onnx")):
         vlm.vision = H.ort_session(path)
         features[name] = image_features()
     d = H.max_abs(features["mobius"], features["onnxruntime"])
@@ -963,7 +963,7 @@ def check_int4(row: Row, work: Path) -> list[str]:
     rng = np.random.default_rng(3)
     steps = [rng.integers(3, 240, size=(2, 1)) for _ in range(DECODE_STEPS)]
     logits = {}
-    for name, path in (("mobius", q_dir / "decoder.onnx"), ("onnxruntime", ref_path)):
+    for name, path in (("mobius", H.graph_path(q_dir, "decoder")), ("onnxruntime", ref_path)):
         vlm.decoder = H.ort_session(path)
         lg, state = vlm.step(embeds, mask, pos, None, ids)
         out, m = [lg], mask

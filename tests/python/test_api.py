@@ -50,7 +50,7 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     assert pkg.peak_memory_bytes > sum(t.nbytes for t in tensors.values())
 
     model = H.float64(H.load_reference(tiny))
-    lm = H.OnnxLM(pkg.path / "model.onnx", model.config, position_ids_optional=True)  # cpu: from the mask
+    lm = H.OnnxLM(H.graph_path(pkg.path, "model"), model.config, position_ids_optional=True)  # cpu: from the mask
     assert lm.io_problems() == []
     ids, mask, pos = H.prefill_batch(model.config.vocab_size)
     got, past = lm(ids, mask, pos)
@@ -62,6 +62,30 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     got2, _ = lm(step, mask2, pos[:, -1:] + 1, past)
     want2, _ = H.hf_forward(model, step, mask2, pos[:, -1:] + 1, cache)
     assert H.max_abs(got2, want2) <= H.TOL
+
+
+def test_hf_layout(tiny, tmp_path):
+    """layout="hf" is the CLI's --layout hf byte for byte; Package reads the graphs from onnx/ (by
+    role), its session runs them and gives transformers' logits; inspect(layout="hf") names the
+    data file there."""
+    pkg = mobius_cpp.build(tiny, tmp_path / "py", runtime="none", layout="hf")
+    H.build(tiny, tmp_path / "cli", "--runtime", "none", "--layout", "hf")
+    assert pkg.files == ["onnx/model.onnx", "onnx/model.onnx_data"] == sorted(H.package_files(tmp_path / "cli"))
+    for name in pkg.files:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert (pkg.layout, pkg.graphs, pkg.graph_files) == ("hf", ["model"], {"model": "onnx/model.onnx"})
+    assert mobius_cpp.Package.open(tmp_path / "cli").graph_files == pkg.graph_files
+    assert {r: mobius_cpp._core.graph_files("hf")[r] for r in H.HF_GRAPH_NAMES} == \
+           {r: H.graph_file(r, "hf") for r in H.HF_GRAPH_NAMES}  # the tests' table is the package layer's
+    model = H.float64(H.load_reference(tiny))
+    ids, mask, pos = H.prefill_batch(model.config.vocab_size)
+    lm = H.OnnxLM(H.graph_path(pkg.path), model.config)
+    got, _ = lm(ids, mask, pos)
+    want, _ = H.hf_forward(model, ids, mask, pos)
+    valid = mask.astype(bool)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    assert [i.name for i in pkg.session().get_inputs()] == [i.name for i in lm.sess.get_inputs()]
+    assert list(mobius_cpp.inspect(tiny, layout="hf").data_files) == ["onnx/model.onnx_data"]
 
 
 def test_io_contract_and_session(tiny, tmp_path):

@@ -42,10 +42,10 @@ def test_apply_weights_refuses_another_graph(tmp_path):
     assert not (tmp_path / "out").exists()
 
     # a model.onnx without the build options (not built by this mobius)
-    model = onnx.load(tmp_path / "graph" / "model.onnx", load_external_data=False)
+    model = onnx.load(H.graph_path(tmp_path / "graph", "model"), load_external_data=False)
     del model.metadata_props[:]
     (tmp_path / "foreign").mkdir()
-    onnx.save(model, tmp_path / "foreign" / "model.onnx")
+    onnx.save(model, H.graph_path(tmp_path / "foreign", "model"))
     with pytest.raises(ValueError, match=r"no 'mobius.build_options' metadata: not built by this mobius"):
         mobius_cpp.apply_weights(tmp_path / "foreign", tmp_path / "hf", tmp_path / "out")
     with pytest.raises(FileNotFoundError):

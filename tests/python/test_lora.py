@@ -69,9 +69,9 @@ def test_merged_adapter_equals_peft(tmp_path, model_type):
     H.write_checkpoint(model_type, {}, tmp_path / "hf")
     write_adapter(tmp_path / "hf", tmp_path / "adapter", **CASES[model_type])
     pkg = mobius_cpp.build(tmp_path / "hf", tmp_path / "out", runtime="none", lora=tmp_path / "adapter")
-    got, want, valid = logits(pkg.path / "model.onnx", merged_reference(tmp_path / "hf", tmp_path / "adapter"))
+    got, want, valid = logits(H.graph_path(pkg.path, "model"), merged_reference(tmp_path / "hf", tmp_path / "adapter"))
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
-    _, base, _ = logits(pkg.path / "model.onnx", H.load_reference(tmp_path / "hf"))
+    _, base, _ = logits(H.graph_path(pkg.path, "model"), H.load_reference(tmp_path / "hf"))
     assert H.max_abs(got[valid], base[valid]) > 100 * H.TOL  # the adapter changed the model
 
 
@@ -84,7 +84,7 @@ def test_lora_on_a_gguf(tmp_path):
     r = H.run_mobius("build", "--gguf", tmp_path / "tiny.gguf", tmp_path / "out", "--runtime", "none",
                      "--lora", tmp_path / "adapter")
     assert r.returncode == 0, r.stderr
-    got, want, valid = logits(tmp_path / "out" / "model.onnx", merged_reference(tmp_path / "hf", tmp_path / "adapter"))
+    got, want, valid = logits(H.graph_path(tmp_path / "out", "model"), merged_reference(tmp_path / "hf", tmp_path / "adapter"))
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
 
 
@@ -104,8 +104,8 @@ def test_cli_lora_quantized_and_f16(tmp_path):
         H.build(tmp_path / "merged", tmp_path / f"merged_{tag}", "--runtime", "none", *args)
     ref = H.load_reference(hf)
     ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
-    got, _ = H.OnnxLM(tmp_path / "lora_int8" / "model.onnx", ref.config)(ids, mask, pos)
-    want, _ = H.OnnxLM(tmp_path / "merged_int8" / "model.onnx", ref.config)(ids, mask, pos)
+    got, _ = H.OnnxLM(H.graph_path(tmp_path / "lora_int8", "model"), ref.config)(ids, mask, pos)
+    want, _ = H.OnnxLM(H.graph_path(tmp_path / "merged_int8", "model"), ref.config)(ids, mask, pos)
     valid = mask.astype(bool)
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
     got = np.fromfile(tmp_path / "lora_f16" / "model.onnx.data", np.float16)
@@ -173,7 +173,7 @@ def test_bad_adapters(tmp_path, pair):
 
 def adapter_logits(package: Path, config, adapter: Path | None) -> tuple[np.ndarray, np.ndarray]:
     """(the package logits on the harness batch with `adapter`, an .onnx_adapter file, active; the valid positions)"""
-    lm = H.OnnxLM(package / "model.onnx", config)
+    lm = H.OnnxLM(H.graph_path(package, "model"), config)
     ids, mask, pos = H.prefill_batch(config.vocab_size)
     options = ort.RunOptions()
     if adapter is not None:
@@ -265,7 +265,7 @@ def dequantized_checkpoint(package: Path, hf: Path, out: Path) -> None:
     from test_gguf_keep_quantization import dequantize_by_spec
 
     tensors = load_file(hf / "model.safetensors")
-    model = onnx.load(str(package / "model.onnx"))
+    model = onnx.load(str(H.graph_path(package, "model")))
     inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
     for node in model.graph.node:
         if node.op_type != "MatMulNBits":
@@ -301,7 +301,7 @@ def test_runtime_adapters_on_an_int4_cpu_package(tmp_path, options):
     adapter = tmp_path / "adapter"
     write_adapter(hf, adapter, r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"])
     pkg = mobius_cpp.build(hf, tmp_path / "int4", lora_runtime=[adapter], **options)
-    nodes = onnx.load(str(pkg.path / "model.onnx"), load_external_data=False).graph.node
+    nodes = onnx.load(str(H.graph_path(pkg.path, "model")), load_external_data=False).graph.node
     quantized = 2 * 4 + 1 if "precision" in options else 0  # qkv, o, gate_up, down; the LM head
     assert sum(n.op_type == "MatMulNBits" for n in nodes) == quantized
     assert sum(n.op_type == "GroupQueryAttention" for n in nodes) == 2

@@ -53,7 +53,7 @@ def test_renamed_llama_from_python(tmp_path):
                                      (r"^transformer\.wte\.", "model.embed_tokens.")])
     pkg = mobius_cpp.build(theirs, tmp_path / "out", runtime="none")
     assert pkg.unused_tensors == [] and pkg.num_weights == len(load_file(theirs / "model.safetensors"))
-    assert_logits_equal(pkg.path / "model.onnx", H.load_reference(tmp_path / "llama"))
+    assert_logits_equal(H.graph_path(pkg.path, "model"), H.load_reference(tmp_path / "llama"))
 
 
 def test_mixtral_with_renamed_experts_from_cli_json(tmp_path):
@@ -70,7 +70,7 @@ def test_mixtral_with_renamed_experts_from_cli_json(tmp_path):
                                  + [[r"\.moe\.router\.", ".block_sparse_moe.gate."]]}]))
     r = H.run_mobius("build", "--config", theirs, tmp_path / "out", "--runtime", "none", "--register", spec)
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
-    assert_logits_equal(tmp_path / "out" / "model.onnx", H.load_reference(tmp_path / "mixtral"))
+    assert_logits_equal(H.graph_path(tmp_path / "out", "model"), H.load_reference(tmp_path / "mixtral"))
     # the same file from Python builds the same bytes
     mobius_cpp.register_file(spec)
     mobius_cpp.build(theirs, tmp_path / "py", runtime="none")
@@ -118,7 +118,7 @@ def test_fused_qkv_and_gate_up_split(tmp_path):
     mobius_cpp.register("fused_llama", base="llama", fused_qkv="qkv_proj", fused_gate_up="gate_up_proj")
     pkg = mobius_cpp.build(fused, tmp_path / "out", runtime="none")
     assert pkg.unused_tensors == []
-    assert_logits_equal(pkg.path / "model.onnx", H.load_reference(hf))
+    assert_logits_equal(H.graph_path(pkg.path, "model"), H.load_reference(hf))
     # the same registration as JSON for the CLI builds the same bytes
     spec = tmp_path / "types.json"
     spec.write_text(json.dumps({"model_type": "fused_llama", "base": "llama", "fused_qkv": "qkv_proj",

@@ -65,7 +65,7 @@ def package(hf_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lm(package, ref):
-    onnx_lm = H.OnnxLM(package / "model.onnx", ref.config)
+    onnx_lm = H.OnnxLM(H.graph_path(package, "model"), ref.config)
     assert not onnx_lm.io_problems(), onnx_lm.io_problems()
     return onnx_lm
 

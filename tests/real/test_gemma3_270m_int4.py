@@ -51,7 +51,7 @@ def int4(hf_dir, ref, tmp_path_factory):
     with H.scratch(tmp_path_factory, "gemma3-270m-int4") as work:
         H.build(hf_dir, work / "onnx", "--precision", "int4", "--ep", "cpu", "--runtime", "none",
                 "--accuracy-level", "0", "--no-quantize-lm-head", "--no-quantize-embeddings")
-        yield H.OnnxLM(work / "onnx" / "model.onnx", ref.config, position_ids_optional=True)
+        yield H.OnnxLM(H.graph_path(work / "onnx", "model"), ref.config, position_ids_optional=True)
 
 
 def test_int4_greedy_agrees_with_float(hf_dir, ref, int4):

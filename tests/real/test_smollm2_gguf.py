@@ -61,7 +61,7 @@ def smollm2(tmp_path_factory):
                                                        attn_implementation="eager").eval()
             tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
             reader.cache_clear()
-        yield out / "model.onnx", ref, tokenizer
+        yield H.graph_path(out, "model"), ref, tokenizer
 
 
 def test_weights_bit_identical(smollm2):

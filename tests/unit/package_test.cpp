@@ -57,20 +57,21 @@ struct PackageTest : ::testing::Test {
     EXPECT_EQ(entries(out), std::set<std::string>{"keep.txt"});
     EXPECT_EQ(test::read_file(out / "keep.txt"), "precious");
   }
-  onnx::ModelProto read_model() {
+  onnx::ModelProto read_model(const std::string& file = "model.onnx") {
     onnx::ModelProto p;
-    std::ifstream in(out / "model.onnx", std::ios::binary);
+    std::ifstream in(out / file, std::ios::binary);
     EXPECT_TRUE(p.ParseFromIstream(&in));
     return p;
   }
   // (offset, length) of each external initializer.
-  std::map<std::string, std::pair<uint64_t, uint64_t>> locations(const onnx::ModelProto& p) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> locations(const onnx::ModelProto& p,
+                                                                   const std::string& data_file = "model.onnx.data") {
     std::map<std::string, std::pair<uint64_t, uint64_t>> out;
     for (const auto& t : p.graph().initializer()) {
       EXPECT_EQ(t.data_location(), onnx::TensorProto::EXTERNAL) << t.name();
       std::map<std::string, std::string> kv;
       for (const auto& e : t.external_data()) kv[e.key()] = e.value();
-      EXPECT_EQ(kv["location"], "model.onnx.data");
+      EXPECT_EQ(kv["location"], data_file);
       out[t.name()] = {std::stoull(kv["offset"]), std::stoull(kv["length"])};
     }
     return out;
@@ -139,6 +140,55 @@ TEST_F(PackageTest, ForceReplacesOnlyAPreviousPackage) {
   write_package(out.string(), model, nullptr, forced());
   EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
   EXPECT_EQ(entries(root.path), std::set<std::string>{"out"});  // the old tree is gone too
+}
+
+// The hf layout (package/layout.h): onnx/model.onnx + onnx/model.onnx_data, the location relative
+// to the graph's folder, the same bytes as the flat layout's data file.
+TEST_F(PackageTest, HfLayoutWritesTheGraphUnderOnnx) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  SafetensorsCheckpoint c = checkpoint();
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  write_package(out.string(), model, &plan, {});
+  const std::string flat_data = test::read_file(out / "model.onnx.data");
+  fs::remove_all(out);
+  WriteOptions hf;
+  hf.layout = PackageLayout::hf;
+  write_package(out.string(), model, &plan, hf);
+  EXPECT_EQ(entries(out), std::set<std::string>{"onnx"});
+  EXPECT_EQ(entries(out / "onnx"), (std::set<std::string>{"model.onnx", "model.onnx_data"}));
+  auto loc = locations(read_model("onnx/model.onnx"), "model.onnx_data");
+  EXPECT_EQ(loc.size(), 2u);
+  EXPECT_EQ(test::read_file(out / "onnx/model.onnx_data"), flat_data);
+  EXPECT_EQ(graph_disk_bytes("model", model, true, PackageLayout::hf),
+            fs::file_size(out / "onnx/model.onnx") + fs::file_size(out / "onnx/model.onnx_data"));
+}
+
+// --force replaces a previous package of either layout (either into the other), and nothing with
+// a foreign file at the top or in onnx/, or an onnx/ that is a link.
+TEST_F(PackageTest, ForceRecognizesBothLayouts) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  WriteOptions hf = forced();
+  hf.layout = PackageLayout::hf;
+  write_package(out.string(), model, nullptr, {});  // flat
+  write_package(out.string(), model, nullptr, hf);  // flat → hf
+  EXPECT_EQ(entries(out), std::set<std::string>{"onnx"});
+  write_package(out.string(), model, nullptr, hf);  // hf → hf
+  write_package(out.string(), model, nullptr, forced());  // hf → flat
+  EXPECT_EQ(entries(out), (std::set<std::string>{"model.onnx", "model.onnx.data"}));
+  write_package(out.string(), model, nullptr, hf);
+  test::write_file(out / "onnx/keep.txt", "precious");  // a foreign file in onnx/
+  expect_error([&] { write_package(out.string(), model, nullptr, hf); }, {out.string(), "only a previous mobius package"});
+  EXPECT_EQ(test::read_file(out / "onnx/keep.txt"), "precious");
+  fs::remove(out / "onnx/keep.txt");
+  fs::create_directories(out / "onnx/sub");  // a folder inside onnx/
+  expect_error([&] { write_package(out.string(), model, nullptr, hf); }, {out.string(), "only a previous mobius package"});
+  fs::remove_all(out);
+  fs::create_directories(root.path / "elsewhere");
+  test::write_file(root.path / "elsewhere/model.onnx", "x");
+  fs::create_directories(out);
+  fs::create_directory_symlink(root.path / "elsewhere", out / "onnx");  // onnx/ a link
+  expect_error([&] { write_package(out.string(), model, nullptr, hf); }, {out.string(), "only a previous mobius package"});
+  EXPECT_EQ(test::read_file(root.path / "elsewhere/model.onnx"), "x");
 }
 
 TEST_F(PackageTest, RefusesAnOutputThatIsContainsOrIsInsideAnInput) {

@@ -111,12 +111,13 @@ void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) 
     std::cout << "\n";
   }
   std::vector<std::string> files;
-  for (const auto& f : fs::directory_iterator(o.output_dir)) files.push_back(f.path().filename().string());
+  for (const auto& f : fs::recursive_directory_iterator(o.output_dir))  // onnx/model.onnx in the hf layout
+    if (!f.is_directory()) files.push_back(f.path().lexically_relative(o.output_dir).generic_string());
   std::sort(files.begin(), files.end());
   std::cout << "  files:";
   for (const auto& f : files) std::cout << " " << f;
-  for (const auto& f : files)  // each graph's weights: model.onnx.data, or encoder.onnx.data and decoder.onnx.data
-    if (f.ends_with(".onnx.data")) std::cout << " (" << f << " " << mobius::mib(fs::file_size(fs::path(o.output_dir) / f)) << ")";
+  for (const auto& f : files)  // each graph's weights: model.onnx.data, encoder.onnx.data, onnx/model.onnx_data...
+    if (f.ends_with(".onnx.data") || f.ends_with(".onnx_data")) std::cout << " (" << f << " " << mobius::mib(fs::file_size(fs::path(o.output_dir) / f)) << ")";
   std::cout << "\n";
 }
 
@@ -264,6 +265,14 @@ int main(int argc, char** argv) {
                     "(the ONNX files only)")
       ->check(CLI::IsMember({"ort-genai", "optimum", "none"}))
       ->capture_default_str();
+  build->add_option_function<std::string>(
+          "--layout", [&](const std::string& v) { opts.layout = mobius::parse_layout(v); },
+          "Where the graphs go: flat (<graph>.onnx + <graph>.onnx.data at the top: model.onnx, encoder.onnx, "
+          "decoder.onnx, vision.onnx, embedding.onnx) or hf (the Hugging Face layout Optimum and transformers.js "
+          "read: onnx/model.onnx + onnx/model.onnx_data, onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx, "
+          "onnx/vision_encoder.onnx, onnx/embed_tokens.onnx; README \"Run it with\")")
+      ->check(CLI::IsMember({"hf", "flat"}))
+      ->default_str("flat");
   build->add_flag("--try-generic", opts.try_generic,
                   "An unregistered text-generation model_type whose config.json is Llama-like: build it with the "
                   "generic Llama decoder and write the package only if its prefill/decode self-check passes "
@@ -339,6 +348,11 @@ int main(int argc, char** argv) {
           },
           "int4 or int8 (the builder's defaults for --ep)")
       ->default_str("float");
+  info->add_option_function<std::string>(
+          "--layout", [&](const std::string& v) { info_opts.layout = mobius::parse_layout(v); },
+          "Package layout the data-file names are for: flat or hf")
+      ->check(CLI::IsMember({"hf", "flat"}))
+      ->default_str("flat");
   info->add_option("--register", register_files, register_help);
 
   std::string apply_package, apply_source, apply_out;
