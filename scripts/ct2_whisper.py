@@ -114,14 +114,16 @@ def hf_state_dict(v: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict
     for i in range(2):
         linear(f"encoder/conv{i + 1}", f"model.encoder.conv{i + 1}")
     sd["model.encoder.embed_positions.weight"] = get("encoder/position_encodings/encodings")
-    for i in range(enc_layers):
-        c, h = f"encoder/layer_{i}", f"model.encoder.layers.{i}"
+    def self_attention_and_ffn(c: str, h: str) -> None:  # the blocks encoder and decoder layers share
         norm(f"{c}/self_attention/layer_norm", f"{h}.self_attn_layer_norm")
         split(f"{c}/self_attention/linear_0", [f"{h}.self_attn.q_proj", f"{h}.self_attn.k_proj", f"{h}.self_attn.v_proj"])
         linear(f"{c}/self_attention/linear_1", f"{h}.self_attn.out_proj")
         norm(f"{c}/ffn/layer_norm", f"{h}.final_layer_norm")
         linear(f"{c}/ffn/linear_0", f"{h}.fc1")
         linear(f"{c}/ffn/linear_1", f"{h}.fc2")
+
+    for i in range(enc_layers):
+        self_attention_and_ffn(f"encoder/layer_{i}", f"model.encoder.layers.{i}")
     norm("encoder/layer_norm", "model.encoder.layer_norm")
     sd["model.decoder.embed_tokens.weight"] = get("decoder/embeddings/weight")
     if not np.shares_memory(get("decoder/projection/weight"), v["decoder/embeddings/weight"]):
@@ -129,16 +131,11 @@ def hf_state_dict(v: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict
     sd["model.decoder.embed_positions.weight"] = get("decoder/position_encodings/encodings")
     for i in range(dec_layers):
         c, h = f"decoder/layer_{i}", f"model.decoder.layers.{i}"
-        norm(f"{c}/self_attention/layer_norm", f"{h}.self_attn_layer_norm")
-        split(f"{c}/self_attention/linear_0", [f"{h}.self_attn.q_proj", f"{h}.self_attn.k_proj", f"{h}.self_attn.v_proj"])
-        linear(f"{c}/self_attention/linear_1", f"{h}.self_attn.out_proj")
+        self_attention_and_ffn(c, h)
         norm(f"{c}/attention/layer_norm", f"{h}.encoder_attn_layer_norm")
         linear(f"{c}/attention/linear_0", f"{h}.encoder_attn.q_proj")
         split(f"{c}/attention/linear_1", [f"{h}.encoder_attn.k_proj", f"{h}.encoder_attn.v_proj"])
         linear(f"{c}/attention/linear_2", f"{h}.encoder_attn.out_proj")
-        norm(f"{c}/ffn/layer_norm", f"{h}.final_layer_norm")
-        linear(f"{c}/ffn/linear_0", f"{h}.fc1")
-        linear(f"{c}/ffn/linear_1", f"{h}.fc2")
     norm("decoder/layer_norm", "model.decoder.layer_norm")
     # the layout flags of WhisperSpec: pre-norm, no ALiBi, no embedding scale, positions from 0
     scalar("decoder/pre_norm", 1)
