@@ -21,7 +21,7 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         # 8 heads of 16 (hidden_size * expand = 128), 2 groups of B and C, state_size 16
         # (decoder_harness.TYPE_BASE)
         ("default", dict(NONE)),
-        ("groups-per-head-bias-tied", dict(NONE, n_groups=8, state_size=8, use_bias=True, use_conv_bias=False,
+        ("groups-per-head-bias-tied", dict(NONE, n_groups=8, use_bias=True, use_conv_bias=False,
                                            tie_word_embeddings=True)),
         ("one-group-kernel-3", dict(NONE, num_heads=4, head_dim=32, n_groups=1, conv_kernel=3)),
     ],
