@@ -8,8 +8,12 @@
 namespace mobius {
 
 std::optional<HfConfig> RopeConfig::params(const HfConfig& cfg, const RopeDefaults& defaults) {
+  // convert_rope_params_to_dict (transformers/modeling_rope_utils.py): `rope_scaling or
+  // rope_parameters`: a non-empty legacy rope_scaling wins, and its rope_theta comes from the
+  // top-level field or the class default, not from rope_parameters
+  std::optional<HfConfig> scaling = cfg.sub("rope_scaling");
+  if (scaling && !scaling->json().empty()) return scaling;
   if (std::optional<HfConfig> p = cfg.sub("rope_parameters")) return p;
-  if (std::optional<HfConfig> p = cfg.sub("rope_scaling")) return p;
   if (defaults.rope_parameters.empty()) return std::nullopt;
   return HfConfig(nlohmann::json::parse(defaults.rope_parameters), cfg.file(),
                   "default rope_parameters.");

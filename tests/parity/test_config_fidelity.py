@@ -98,6 +98,12 @@ TYPE_LEGACY: dict[str, dict[str, dict]] = {
     # Phi3Config.convert_rope_params_to_dict maps rope_scaling type "su" and "yarn" to longrope
     # ("su" with only a top-level original_max_position_embeddings is refused by transformers 5.23:
     # standardize_rope_params copies it into the dict for "yarn" and "longrope" only)
+    # a legacy rope_scaling beside rope_parameters (a hand-edited config.json): `rope_scaling or
+    # rope_parameters`, its theta from the top level or the class default (convert_rope_params_to_dict)
+    "llama": {"rope-scaling-beside-rope-parameters": dict(rope_parameters=dict(rope_type="default", rope_theta=500.0),
+                                                          rope_scaling=dict(rope_type="linear", factor=2.0))},
+    "qwen2": {"rope-scaling-beside-rope-parameters": dict(rope_theta=300.0, rope_parameters=dict(
+        rope_type="default", rope_theta=500.0), rope_scaling=dict(rope_type="linear", factor=2.0))},
     "phi3": {"legacy-su": dict(rope_scaling=dict(type="su", original_max_position_embeddings=32, **_SU)),
              "legacy-yarn": dict(original_max_position_embeddings=32, rope_scaling=dict(type="yarn", **_SU))},
 }
