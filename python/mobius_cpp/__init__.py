@@ -243,14 +243,18 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     subclass with the CLI's one-line message on any error (nothing is written then).
     """
     callback = _progress_callback(progress)
-    options = _options(source, output_dir, dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
-                       quant_scheme=quant_scheme, accuracy_level=accuracy_level, quantize_lm_head=quantize_lm_head,
-                       quantize_embeddings=quantize_embeddings, runtime=runtime, layout=layout, weights=weights,
-                       force=force,
-                       try_generic=try_generic, lora_dir=os.fspath(lora) if lora is not None else "",
-                       lora_runtime=[os.fspath(d) for d in lora_runtime],
-                       progress=progress is True and callback is None)
-    return _written(output_dir, lambda: _core.build(options, callback))
+
+    def run() -> dict[str, Any]:  # an option value the core refuses raises inside _written, as a MobiusError
+        options = _options(source, output_dir, dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
+                           quant_scheme=quant_scheme, accuracy_level=accuracy_level,
+                           quantize_lm_head=quantize_lm_head, quantize_embeddings=quantize_embeddings,
+                           runtime=runtime, layout=layout, weights=weights, force=force, try_generic=try_generic,
+                           lora_dir=os.fspath(lora) if lora is not None else "",
+                           lora_runtime=[os.fspath(d) for d in lora_runtime],
+                           progress=progress is True and callback is None)
+        return _core.build(options, callback)
+
+    return _written(output_dir, run)
 
 
 def _progress_callback(progress: Union[bool, ProgressCallback, None]) -> Optional[ProgressCallback]:

@@ -219,3 +219,12 @@ def test_list_models_is_mobius_list_models():
     by_type = {m.model_type: m for m in mobius_cpp.list_models()}
     assert by_type["gpt_oss"].genai_type == "gptoss" and by_type["gpt2"].genai_type == "decoder"
     assert by_type["t5"].genai_type == "" and by_type["bert"].genai_type == ""
+
+
+def test_bad_option_values_raise_mobius_errors(tiny, tmp_path):
+    """An option value the core refuses (a new-user trial found _core.Error escaping here) is a
+    MobiusValueError like every other refusal, and nothing is written."""
+    for options in (dict(layout="HF"), dict(dtype="fp8"), dict(runtime="genai")):
+        with pytest.raises(mobius_cpp.MobiusValueError):
+            mobius_cpp.build(tiny, tmp_path / "out", **options)
+        assert not (tmp_path / "out").exists()
