@@ -9,6 +9,7 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   nlohmann-json3-dev libcli11-dev libgtest-dev
   clang-16 libclang-rt-16-dev  # the fuzz targets (scripts/fuzz.sh): clang, libFuzzer, sanitizers
   python3-dev python3-venv  # the Python module's headers (nanobind), scripts/test_wheel.sh's venv
+  time  # GNU time: the peak resident set of a build (tests/cli/test_info_memory.py)
   espeak-ng)  # the spoken sentence of tests/real/test_whisper_tiny_en.py and scripts/run_speech.sh
 
 missing=()
