@@ -21,11 +21,7 @@ std::unique_ptr<Architecture> create_dots1(const HfConfig& c, DataType dtype) {
     for (int64_t i = first; i < s.num_hidden_layers; ++i) s.layer_types[static_cast<size_t>(i)] = "sliding_attention";
   }
   read_layer_types(c, s, 4096);
-  std::optional<DeepseekMoE> m = read_deepseek_moe(c, s);
-  if (!m) return make_decoder(s);
-  read_v3_router(c, m->moe, false);
-  s.make_feed_forward = sparse_moe(m->moe, s.mlp, m->sparse);
-  return make_decoder(s);
+  return make_v3_moe_decoder(c, s, false);
 }
 
 }  // namespace mobius

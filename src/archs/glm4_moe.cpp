@@ -17,11 +17,7 @@ std::unique_ptr<Architecture> create_glm4_moe(const HfConfig& c, DataType dtype)
   s.attention.o_bias = false;
   s.mlp.bias = false;  // DeepseekV3MLP (mlp_bias is not read)
   if (c.bool_or("use_qk_norm", false)) s.attention.qk_norm = QKNorm{};
-  std::optional<DeepseekMoE> m = read_deepseek_moe(c, s);
-  if (!m) return make_decoder(s);
-  read_v3_router(c, m->moe, true);
-  s.make_feed_forward = sparse_moe(m->moe, s.mlp, m->sparse);
-  return make_decoder(s);
+  return make_v3_moe_decoder(c, s, true);
 }
 
 }  // namespace mobius

@@ -1,5 +1,7 @@
 #include "archs/moe_config.h"
 
+#include "archs/llama.h"
+
 namespace mobius {
 
 MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::string& experts_key,
@@ -70,6 +72,14 @@ void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob) {
   r.norm_topk_prob = c.bool_or("norm_topk_prob", norm_topk_prob);
   read_groups(c, r);
   if (r.num_experts / r.n_group < 2) c.fail("n_group", "needs at least two experts per group");
+}
+
+std::unique_ptr<Architecture> make_v3_moe_decoder(const HfConfig& c, DecoderSpec s, bool norm_topk_prob) {
+  std::optional<DeepseekMoE> m = read_deepseek_moe(c, s);
+  if (!m) return make_decoder(s);
+  read_v3_router(c, m->moe, norm_topk_prob);
+  s.make_feed_forward = sparse_moe(m->moe, s.mlp, m->sparse);
+  return make_decoder(s);
 }
 
 }  // namespace mobius

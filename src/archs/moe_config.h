@@ -2,6 +2,7 @@
 // gpt_oss.cpp), under their transformers 5.23 names.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +45,9 @@ void read_groups(const HfConfig& c, RouterOptions& r);
 // config class default `norm_topk_prob`), shared experts without bias. Throws mobius::Error naming
 // the field.
 void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob);
+
+// The decoder of `s` with DeepSeek-V3's MoE layers (read_deepseek_moe, read_v3_router with the
+// class default `norm_topk_prob`), or `s` alone when every layer is dense: Dots1, GLM-4-MoE.
+std::unique_ptr<Architecture> make_v3_moe_decoder(const HfConfig& c, DecoderSpec s, bool norm_topk_prob);
 
 }  // namespace mobius
