@@ -5,12 +5,10 @@ seed 0, every parameter re-randomized). Run: bench/.venv-optimum/bin/python -m p
 (scripts/test.sh does). Uses build/mobius of this checkout.
 
 Each row: `mobius build` (text2text and speech: `--runtime optimum` for speech), Optimum's
-from_pretrained on the package directory, then transformers' and Optimum's outputs on the same
-inputs: float tensors max|Δ| <= 1e-4 and greedy generation (no token repeated) token for token.
-Until mobius writes the Hugging Face layout (issue 26, step 4) the multi-graph rows give the graphs
-the names Optimum looks for (encoder_model.onnx, decoder_model_merged.onnx: ONNX_ENCODER_NAME,
-ONNX_DECODER_MERGED_NAME); nothing else of the package is touched (the data files keep the names
-the graphs record).
+from_pretrained on the package directory as it is (the default hf layout: onnx/model.onnx,
+onnx/encoder_model.onnx + onnx/decoder_model_merged.onnx, Optimum's ONNX_ENCODER_NAME and
+ONNX_DECODER_MERGED_NAME), then transformers' and Optimum's outputs on the same inputs: float
+tensors max|Δ| <= 1e-4 and greedy generation (no token repeated) token for token.
 """
 
 from __future__ import annotations
@@ -53,13 +51,6 @@ def build(hf: Path, out: Path, *args: str) -> Path:
     r = subprocess.run([str(MOBIUS), "build", str(hf), str(out), *args], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return out
-
-
-def optimum_names(pkg: Path) -> Path:
-    """The two graphs of a text2text or speech package under Optimum's file names (module docstring)."""
-    (pkg / "encoder.onnx").rename(pkg / "encoder_model.onnx")
-    (pkg / "decoder.onnx").rename(pkg / "decoder_model_merged.onnx")
-    return pkg
 
 
 def close(got, want, what: str) -> None:
@@ -108,7 +99,7 @@ def test_seq2seq_lm(model_type, tmp_path):
         cfg = T.T5Config(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
                          decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
         ref = make(T.T5ForConditionalGeneration, cfg, tmp_path / "hf")
-    ort = ORTModelForSeq2SeqLM.from_pretrained(optimum_names(build(tmp_path / "hf", tmp_path / "pkg")),
+    ort = ORTModelForSeq2SeqLM.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"),
                                                use_io_binding=False)
     ids = torch.randint(3, 256, (2, 12), generator=torch.Generator().manual_seed(1))
     mask = torch.ones_like(ids)
@@ -143,7 +134,7 @@ def test_speech_seq2seq(model_type, tmp_path):
         values[0, 11000:], mask[0, 11000:] = 0, 0  # row 0 padded: the decoder reduces the mask to frames
         inputs = {"input_values": values, "attention_mask": mask}
     ort = ORTModelForSpeechSeq2Seq.from_pretrained(
-        optimum_names(build(tmp_path / "hf", tmp_path / "pkg", "--runtime", "optimum")), use_io_binding=False)
+        build(tmp_path / "hf", tmp_path / "pkg", "--runtime", "optimum"), use_io_binding=False)
     with torch.no_grad():
         want = ref.generate(**inputs, **GREEDY)
     got = ort.generate(**inputs, **GREEDY)

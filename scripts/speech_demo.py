@@ -3,7 +3,7 @@
 
 1. scripts/ct2_whisper.py maps its model.bin to a Hugging Face Whisper checkpoint.
 2. espeak-ng says a sentence (16 kHz wav).
-3. `mobius build CHECKPOINT OUTPUT_DIR`: encoder.onnx + decoder.onnx + genai_config.json for
+3. `mobius build CHECKPOINT OUTPUT_DIR`: onnx/encoder_model.onnx + onnx/decoder_model_merged.onnx + genai_config.json for
    onnxruntime-genai's whisper pipeline (docs/speech.md).
 4. onnxruntime-genai transcribes the wav (its own audio processor); transformers transcribes the
    same audio with the same weights.

@@ -125,7 +125,7 @@ class Package:
     inputs: list[IOValue]
     outputs: list[IOValue]
     metadata: dict[str, str]
-    layout: str = "flat"
+    layout: str = "hf"
     graph_files: dict[str, str] = field(default_factory=dict)
     model_type: str = ""
     task: str = ""
@@ -218,7 +218,7 @@ def _tqdm_progress() -> Optional[ProgressCallback]:
 def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str = "default",
           precision: Optional[str] = None, block_size: int = 32, quant_scheme: str = "sym",
           accuracy_level: Optional[int] = None, quantize_lm_head: Optional[bool] = None,
-          quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", layout: str = "flat",
+          quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", layout: str = "hf",
           weights: bool = True,
           force: bool = False, try_generic: bool = False, lora: Optional[PathLike] = None,
           lora_runtime: Sequence[PathLike] = (), progress: Union[bool, ProgressCallback, None] = None) -> Package:
@@ -226,11 +226,12 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
 
     source: a checkpoint directory (config.json, *.safetensors), a .gguf file, or a Hugging Face
     id (ORG/NAME) resolved from the local hub cache (no network access).
-    The keyword options are the CLI's, with the CLI's defaults: dtype "f32" | "f16" | "bf16";
+    The keyword options are the CLI's, with the CLI's defaults and spellings (the ORT GenAI model
+    builder's too, any case: "fp16", "CPU", "CPUExecutionProvider"): dtype "f32" | "f16" | "bf16";
     ep "default" | "onnx-standard" | "cpu" | "cuda" | "dml" | "webgpu"; precision None | "int4" |
-    "int8" with block_size, quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings;
-    runtime "ort-genai" | "optimum" | "none"; layout "flat" | "hf" is --layout (where the graphs go,
-    README "Run it with"); weights=False is --no-weights; force replaces a non-empty
+    "int8" | "keep" (a float type there is the builder's precision: the dtype) with block_size,
+    quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings; runtime "ort-genai" |
+    "optimum" | "none"; layout "hf" | "flat" is --layout (where the graphs go, README "Run it with"); weights=False is --no-weights; force replaces a non-empty
     output_dir; try_generic is --try-generic (README.md); lora is --lora: a PEFT LoRA adapter
     directory merged into the weights as they stream; lora_runtime is --lora-runtime: adapter
     directories written into the package as <name>.onnx_adapter files for og.Adapters, the graph
@@ -323,15 +324,17 @@ class Info:
 
 
 def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None,
-            layout: str = "flat") -> Info:
+            layout: str = "hf", runtime: str = "ort-genai") -> Info:
     """``mobius info SOURCE``: what a build of ``source`` (as for ``build``) with these options
-    would be (data_files named where ``layout`` puts them), from headers only (no weight is read). Raises MobiusError as ``build`` does for a
+    would be (data_files named where ``layout`` puts them; disk_bytes with the files ``runtime``
+    adds), from headers only (no weight is read). Raises MobiusError as ``build`` does for a
     source or config it cannot read, and wherever ``mobius info`` exits 1 (the build it describes
     would fail: an unregistered model_type, tensors that cannot be listed, the build refused for
     ``ep``): the message is the build's error, and the exception's ``info`` attribute holds the
     report (not_registered, no_weights, eps[...]["refused"] say the same)."""
     try:
-        report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "", layout=layout))
+        report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "", layout=layout,
+                                        runtime=runtime))
     except _core.Error as e:
         raise _error(e) from None
     failure = report.pop("failure")

@@ -15,6 +15,7 @@
 
 #include "driver/apply_weights.h"
 #include "driver/build.h"
+#include "driver/option_words.h"
 #include "driver/info.h"
 #include "registry/custom.h"
 #include "registry/registry.h"
@@ -166,7 +167,7 @@ NB_MODULE(_core, m) {
       .def_rw("output_dir", &mobius::BuildOptions::output_dir)
       .def_prop_rw(
           "dtype", [](const mobius::BuildOptions& o) { return mobius::dtype_name(o.dtype); },
-          [](mobius::BuildOptions& o, const std::string& s) { o.dtype = mobius::parse_cli_dtype(s); })
+          [](mobius::BuildOptions& o, const std::string& s) { o.dtype = mobius::parse_cli_dtype(mobius::dtype_word(s)); })
       .def_prop_rw(
           "layout", [](const mobius::BuildOptions& o) { return std::string(mobius::layout_word(o.layout)); },
           [](mobius::BuildOptions& o, const std::string& s) { o.layout = mobius::parse_layout(s); })
@@ -174,8 +175,18 @@ NB_MODULE(_core, m) {
       .def_rw("force", &mobius::BuildOptions::force)
       .def_rw("progress", &mobius::BuildOptions::progress)
       .def_rw("runtime", &mobius::BuildOptions::runtime)
-      .def_rw("ep", &mobius::BuildOptions::ep)
-      .def_rw("precision", &mobius::BuildOptions::precision)
+      // the CLI's spellings (driver/option_words.h): ep="CPU", precision="fp16" (the builder's
+      // precision of the whole model: dtype f16)
+      .def_prop_rw(
+          "ep", [](const mobius::BuildOptions& o) { return o.ep; },
+          [](mobius::BuildOptions& o, const std::string& s) { o.ep = mobius::ep_word(s); })
+      .def_prop_rw(
+          "precision", [](const mobius::BuildOptions& o) { return o.precision; },
+          [](mobius::BuildOptions& o, const std::string& s) {
+            std::string dtype;
+            mobius::precision_word(s, o.precision, dtype);
+            if (!dtype.empty()) o.dtype = mobius::parse_cli_dtype(dtype);
+          })
       .def_rw("block_size", &mobius::BuildOptions::block_size)
       .def_rw("quant_scheme", &mobius::BuildOptions::quant_scheme)
       .def_rw("accuracy_level", &mobius::BuildOptions::accuracy_level)

@@ -140,6 +140,7 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
   o.force = force;
   o.progress = progress;
   o.expect_model = model;
+  o.expect_package = package_dir;
   return build_package(o);
 }
 

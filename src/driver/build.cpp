@@ -250,6 +250,14 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const 
   return out;
 }
 
+void check_runtime(const BuildOptions& o, const std::string& genai_type, const std::string& task,
+                   const std::string& model_type) {
+  if (o.runtime == "ort-genai" && genai_type.empty() && task == "text-generation")
+    throw Error("onnxruntime-genai cannot run this model: " + model_type + " has no onnxruntime-genai 0.18 model type "
+                "(its layers carry a recurrent state); build with --runtime none: the package runs in onnxruntime "
+                "with the I/O of docs/design.md \"The state model\"");
+}
+
 BuildReport build_package(const BuildOptions& o) {
   BuildReport report;
   const ExecutionProvider ep = parse_execution_provider(o.ep);
@@ -260,7 +268,7 @@ BuildReport build_package(const BuildOptions& o) {
   std::vector<std::string> inputs = {input_path(o)};
   if (!o.lora_dir.empty()) inputs.push_back(o.lora_dir);
   inputs.insert(inputs.end(), o.lora_runtime.begin(), o.lora_runtime.end());
-  if (!o.expect_model.empty()) inputs.push_back(fs::path(o.expect_model).parent_path().string());  // apply-weights' PACKAGE
+  if (!o.expect_package.empty()) inputs.push_back(o.expect_package);  // apply-weights' PACKAGE
   check_output_dir(o.output_dir, o.force, inputs);  // before the input is read
   BuildSource src = open_source(o);
   if (o.precision == "keep" && !src.config_dir.empty())
@@ -298,10 +306,7 @@ BuildReport build_package(const BuildOptions& o) {
     if (auto* speech = dynamic_cast<SpeechToText*>(arch.get()); speech && o.runtime == "optimum")
       speech->set_contract(SpeechContract::optimum);
     report.task = arch->task();  // a vision type's image-classification checkpoint
-    if (o.runtime == "ort-genai" && genai_type.empty() && report.task == "text-generation")
-      throw Error("onnxruntime-genai cannot run this model: " + report.model_type + " has no onnxruntime-genai 0.18 "
-                  "model type (its layers carry a recurrent state); build with --runtime none: the package runs in "
-                  "onnxruntime with the I/O of docs/design.md \"The state model\"");
+    check_runtime(o, genai_type, report.task, report.model_type);
     LoweredGraphs lowered = lower_graphs(*arch, *cfg, o, ep, ckpt.get());
     graphs = std::move(lowered.graphs);
     report.quantize = std::move(lowered.quantize);
@@ -456,7 +461,9 @@ BuildReport build_package(const BuildOptions& o) {
   }
   if (!o.expect_model.empty()) {
     if (graphs.size() != 1)
-      throw Error(o.expect_model + ": apply-weights takes a single-graph package (model.onnx) for now");
+      throw Error(o.config_dir + ": a " + report.model_type + " checkpoint (" + report.task + ") builds " +
+                  std::to_string(graphs.size()) + " graphs, and the package " + o.expect_package +
+                  " holds one: apply-weights binds a checkpoint of the package's architecture and config");
     w.check_graph = [&](const std::string&, const std::string& serialized) {
       check_same_model(o.expect_model, serialized);
     };

@@ -27,7 +27,7 @@ struct BuildOptions {
   std::string output_dir;
   // --layout: where the graphs go (package/layout.h): hf (onnx/ with the Hugging Face file names)
   // or flat (<graph>.onnx at the top)
-  PackageLayout layout = PackageLayout::flat;
+  PackageLayout layout = PackageLayout::hf;
   DataType dtype = DataType::FLOAT;
   bool weights = true;      // false = --no-weights
   bool force = false;
@@ -61,8 +61,10 @@ struct BuildOptions {
   // any --ep and --precision; single-graph packages.
   std::vector<std::string> lora_runtime;
   // The model.onnx this build must reproduce byte for byte, checked before anything is written
-  // (driver/apply_weights.h); "" = no check.
+  // (driver/apply_weights.h), and the package directory holding it (an input: the output may not
+  // be, contain or lie inside it); "" = no check.
   std::string expect_model;
+  std::string expect_package;
 };
 
 struct BuildReport {
@@ -128,6 +130,12 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& config, con
 // other ops: the package would not load there): throws mobius::Error for --ep cpu; appends a
 // warning to `warnings` for --ep default and onnx-standard; nothing for a GPU provider.
 void check_bfloat16(const BuildOptions& options, ExecutionProvider ep, std::vector<std::string>& warnings);
+
+// --runtime ort-genai for a text-generation model onnxruntime-genai 0.18 has no model type for
+// (`genai_type` empty: its layers carry a recurrent state): throws mobius::Error saying to build
+// with --runtime none. Nothing for the other runtimes and tasks.
+void check_runtime(const BuildOptions& options, const std::string& genai_type, const std::string& task,
+                   const std::string& model_type);
 
 // Reads config.json (or synthesizes it from the GGUF metadata, weights/gguf_checkpoint.h), builds
 // the graph for its model_type, binds the checkpoint strictly (unless --no-weights) and writes the

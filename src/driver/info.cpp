@@ -154,6 +154,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
       check_bfloat16(eo, ep, warnings);
       std::unique_ptr<Architecture> arch = entry->create(full, o.dtype);
       info.task = arch->task();  // a vision type's image-classification checkpoint
+      check_runtime(o, genai_model_type(*entry), info.task, info.model_type);
       LoweredGraphs lowered = lower_graphs(*arch, full, eo, ep, src.checkpoint.get());
       r.passes = std::move(lowered.passes);
       for (const NamedGraph& g : lowered.graphs)

@@ -1,5 +1,8 @@
 #include "package/layout.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "util/error.h"
 
 namespace mobius {
@@ -32,8 +35,10 @@ std::string graph_data_path(std::string_view role, PackageLayout layout) {
 const char* layout_word(PackageLayout layout) { return layout == PackageLayout::flat ? "flat" : "hf"; }
 
 PackageLayout parse_layout(std::string_view word) {
-  if (word == "hf") return PackageLayout::hf;
-  if (word == "flat") return PackageLayout::flat;
+  std::string w(word);
+  std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (w == "hf") return PackageLayout::hf;
+  if (w == "flat") return PackageLayout::flat;
   throw Error("unknown --layout '" + std::string(word) + "' (expected hf or flat)");
 }
 

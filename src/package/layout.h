@@ -52,7 +52,7 @@ std::string graph_data_path(std::string_view role, PackageLayout layout);
 // "hf" or "flat".
 const char* layout_word(PackageLayout layout);
 
-// The layout named `word` ("hf" or "flat"); throws mobius::Error "unknown --layout '...'" else.
+// The layout named `word` ("hf" or "flat", any case); throws mobius::Error "unknown --layout '...'" else.
 PackageLayout parse_layout(std::string_view word);
 
 }  // namespace mobius

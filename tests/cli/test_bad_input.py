@@ -192,7 +192,7 @@ def test_no_room_for_the_data_file(ckpt):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
 
-    line = expect_error(ckpt, "out/model.onnx.data: cannot allocate", "File too large", preexec_fn=small_files)
+    line = expect_error(ckpt, "out/onnx/model.onnx_data: cannot allocate", "File too large", preexec_fn=small_files)
     assert int(line.split("cannot allocate ")[1].split()[0]) > 16 << 10, line
 
 

@@ -81,7 +81,7 @@ def test_hugging_face_cache_layout_is_followed(ckpt, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / "tokenizer.json").read_text() == '{"version": "1.0"}'
     H.build(ckpt, tmp_path / "plain")
-    assert (tmp_path / "out" / "model.onnx.data").read_bytes() == (tmp_path / "plain" / "model.onnx.data").read_bytes()
+    assert H.data_path(tmp_path / "out").read_bytes() == H.data_path(tmp_path / "plain").read_bytes()
 
 
 # --- losing data ------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def test_force_replaces_only_a_previous_package(ckpt):
     for _ in range(2):
         r = H.run_mobius("build", "--config", ckpt, out, "--force")
         assert r.returncode == 0, r.stderr
-    assert sorted(os.listdir(out)) == ["config.json", "genai_config.json", "generation_config.json", "model.onnx", "model.onnx.data"]
+    assert H.package_files(out) == {"config.json", "genai_config.json", "generation_config.json"} | H.graph_files(["model"], "hf")
     assert [p.name for p in ckpt.parent.iterdir() if ".mobius-tmp" in p.name] == []
 
 
@@ -136,9 +136,9 @@ def test_force_replaces_a_previous_multi_graph_package(model_type, tmp_path):
     for _ in range(2):
         r = H.run_mobius("build", "--config", hf, out, "--no-weights", "--force")
         assert r.returncode == 0, r.stderr
-    names = sorted(os.listdir(out))
+    names = sorted(H.package_files(out))
     graphs = {"vision", "embedding", "decoder"} | ({"speech"} if model_type == "phi4_multimodal" else set())
-    assert {n.split(".")[0] for n in names if ".onnx" in n} == graphs, names
+    assert {n for n in names if ".onnx" in n} == H.graph_files(graphs, "hf"), names
     if model_type == "qwen2_5_vl":
         assert {"genai_config.json", "vision_processor.json"} <= set(names), names
     assert [p.name for p in tmp_path.iterdir() if ".mobius-tmp" in p.name] == []

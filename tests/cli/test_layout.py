@@ -3,7 +3,7 @@ with the Hugging Face names, <graph>.onnx_data, genai_config.json pointing into 
 tokenizer files at the top), --force between the two layouts (either replaces the other; a foreign
 file at the top or in onnx/ stops it, kept), `mobius info --layout hf` naming the data files with
 the sizes and disk the build writes, and apply-weights keeping the layout of its package. The values
-the hf packages compute are checked against transformers in tests/parity/test_hf_layout.py. Tiny
+the hf packages compute are checked against transformers in tests/parity/test_layouts.py. Tiny
 models: about 10 s."""
 
 import json

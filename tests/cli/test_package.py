@@ -52,4 +52,4 @@ def test_genai_model_type(model_type, genai_type, tmp_path):
 
 def test_runtime_none_writes_model_only(checkpoint, tmp_path):
     H.build(checkpoint, tmp_path / "out", "--runtime", "none")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model.onnx", "model.onnx.data"]
+    assert H.package_files(tmp_path / "out") == H.graph_files(["model"], "hf")

@@ -19,7 +19,7 @@ import harness as H
 
 
 def files(d: Path) -> dict:
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+    return {f: (d / f).read_bytes() for f in sorted(H.package_files(d))}
 
 
 def built(*args) -> Path:

@@ -14,7 +14,7 @@ lines are read from its sources:
     and a graph input it did not get is an error (models/session.js:269).
 The file names (`onnx/model.onnx`, `encoder_model.onnx`, `decoder_model_merged.onnx`, `embed_tokens.onnx`,
 ...), `<graph>.onnx_data` and config.json's `transformers.js_config` are `--layout hf`
-(tests/cli/test_layout.py, tests/parity/test_hf_layout.py; README "Run it with")."""
+(tests/cli/test_layout.py, tests/parity/test_layouts.py; README "Run it with")."""
 
 from __future__ import annotations
 

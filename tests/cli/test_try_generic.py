@@ -191,7 +191,8 @@ def perturb_decode(src: Path, dst: Path, amount: float) -> None:
         helper.make_node("Add", ["logits_clean", "shift"], [logits.name]),
     ])
     onnx.save(m, dst)
-    shutil.copy(src.parent / "model.onnx.data", dst.parent / "model.onnx.data")
+    data = H.data_file("model", "hf")
+    shutil.copy(src.parent / Path(data).name, dst.parent / Path(data).name)
 
 
 def test_self_check_sees_a_perturbed_decode_path(renamed, tmp_path):

@@ -148,7 +148,7 @@ def test_q4_1_stays_float(tmp_path):
             in r.stderr), r.stderr
     package = onnx.load(str(H.graph_path(tmp_path / "keep", "model")), load_external_data=False)
     assert not [n for n in package.graph.node if n.domain == "com.microsoft"]
-    assert filecmp.cmp(tmp_path / "keep" / "model.onnx.data", tmp_path / "float" / "model.onnx.data", shallow=False)
+    assert filecmp.cmp(H.data_path(tmp_path / "keep"), H.data_path(tmp_path / "float"), shallow=False)
 
 
 @pytest.mark.parametrize("args,message", [

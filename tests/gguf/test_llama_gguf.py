@@ -56,12 +56,12 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, qtype, overri
     assert r.returncode == 0, r.stderr
     assert r.stderr == "", f"unexpected warnings: {r.stderr}"
     H.build(tmp_path / "converted", tmp_path / "out-config")
-    assert filecmp.cmp(tmp_path / "out-gguf" / "model.onnx.data", tmp_path / "out-config" / "model.onnx.data",
+    assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-config"),
                        shallow=False), "bound weights differ from transformers' conversion"
     if qtype == QT.F32:
         H.build(tmp_path / "hf", tmp_path / "out-original")
-        assert filecmp.cmp(tmp_path / "out-gguf" / "model.onnx.data",
-                           tmp_path / "out-original" / "model.onnx.data", shallow=False), \
+        assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"),
+                           H.data_path(tmp_path / "out-original"), shallow=False), \
             "F32 GGUF weights differ from the original checkpoint"
 
     ids, mask, pos = H.prefill_batch(ref.config.vocab_size)

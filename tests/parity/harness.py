@@ -183,6 +183,11 @@ def graph_path(package: Path, role: str = "model") -> Path:
     return Path(package) / graph_file(role, layout(package))
 
 
+def data_path(package: Path, role: str = "model") -> Path:
+    """The external-data file of `role`'s graph in the package in `package` (either layout)."""
+    return Path(package) / data_file(role, layout(package))
+
+
 def graph_files(roles, layout: str) -> set[str]:
     """The graph and external-data files of `roles` in a package of `layout`, relative to it."""
     return {f for r in roles for f in (graph_file(r, layout), data_file(r, layout))}

@@ -40,9 +40,9 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     transformers' (prefill of a padded batch, then a decode step through the cache)."""
     pkg = mobius_cpp.build(tiny, tmp_path / "py", ep="cpu", runtime="none")
     H.build(tiny, tmp_path / "cli", "--ep", "cpu", "--runtime", "none")
-    for name in ("model.onnx", "model.onnx.data"):
+    for name in ("onnx/model.onnx", "onnx/model.onnx_data"):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
-    assert pkg.files == ["model.onnx", "model.onnx.data"] and pkg.graphs == ["model"]
+    assert pkg.files == ["onnx/model.onnx", "onnx/model.onnx_data"] and pkg.graphs == ["model"]
     assert (pkg.model_type, pkg.task) == ("llama", "text-generation")
     tensors = load_file(tiny / "model.safetensors")
     assert pkg.unused_tensors == [] and pkg.warnings == []
@@ -64,19 +64,20 @@ def test_build_equals_cli_and_transformers(tiny, tmp_path):
     assert H.max_abs(got2, want2) <= H.TOL
 
 
-def test_hf_layout(tiny, tmp_path):
-    """layout="hf" is the CLI's --layout hf byte for byte; Package reads the graphs from onnx/ (by
-    role), its session runs them and gives transformers' logits; inspect(layout="hf") names the
-    data file there."""
-    pkg = mobius_cpp.build(tiny, tmp_path / "py", runtime="none", layout="hf")
-    H.build(tiny, tmp_path / "cli", "--runtime", "none", "--layout", "hf")
-    assert pkg.files == ["onnx/model.onnx", "onnx/model.onnx_data"] == sorted(H.package_files(tmp_path / "cli"))
+def test_flat_layout(tiny, tmp_path):
+    """layout="flat" is the CLI's --layout flat byte for byte; Package reads the graphs at the top
+    (by role), its session runs them and gives transformers' logits; inspect(layout="flat") names
+    the data file there. The default hf layout's files are in test_build_equals_cli_and_transformers."""
+    pkg = mobius_cpp.build(tiny, tmp_path / "py", runtime="none", layout="flat")
+    H.build(tiny, tmp_path / "cli", "--runtime", "none", "--layout", "flat")
+    assert pkg.files == ["model.onnx", "model.onnx.data"] == sorted(H.package_files(tmp_path / "cli"))
     for name in pkg.files:
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
-    assert (pkg.layout, pkg.graphs, pkg.graph_files) == ("hf", ["model"], {"model": "onnx/model.onnx"})
+    assert (pkg.layout, pkg.graphs, pkg.graph_files) == ("flat", ["model"], {"model": "model.onnx"})
     assert mobius_cpp.Package.open(tmp_path / "cli").graph_files == pkg.graph_files
-    assert {r: mobius_cpp._core.graph_files("hf")[r] for r in H.HF_GRAPH_NAMES} == \
-           {r: H.graph_file(r, "hf") for r in H.HF_GRAPH_NAMES}  # the tests' table is the package layer's
+    for layout in ("hf", "flat"):  # the tests' table is the package layer's
+        assert {r: mobius_cpp._core.graph_files(layout)[r] for r in H.HF_GRAPH_NAMES} == \
+               {r: H.graph_file(r, layout) for r in H.HF_GRAPH_NAMES}
     model = H.float64(H.load_reference(tiny))
     ids, mask, pos = H.prefill_batch(model.config.vocab_size)
     lm = H.OnnxLM(H.graph_path(pkg.path), model.config)
@@ -85,7 +86,22 @@ def test_hf_layout(tiny, tmp_path):
     valid = mask.astype(bool)
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
     assert [i.name for i in pkg.session().get_inputs()] == [i.name for i in lm.sess.get_inputs()]
-    assert list(mobius_cpp.inspect(tiny, layout="hf").data_files) == ["onnx/model.onnx_data"]
+    assert list(mobius_cpp.inspect(tiny, layout="flat").data_files) == ["model.onnx.data"]
+
+
+def test_builder_spellings(tiny, tmp_path):
+    """The options take the CLI's spellings, the ORT GenAI model builder's too (driver/option_words.h):
+    ep="CPU" / "CPUExecutionProvider", dtype="fp16", precision="FP16" (the builder's precision of
+    the whole model: the dtype), layout="HF"; each package equals the one built with mobius' words."""
+    want = mobius_cpp.build(tiny, tmp_path / "want", ep="cpu", dtype="f16", runtime="none")
+    for i, options in enumerate((dict(ep="CPU", dtype="fp16"), dict(ep="CPUExecutionProvider", precision="FP16"),
+                                 dict(ep="Cpu", dtype="float16", layout="HF"))):
+        got = mobius_cpp.build(tiny, tmp_path / f"got{i}", runtime="none", **options)
+        assert got.files == want.files, options
+        for f in want.files:
+            assert (got.path / f).read_bytes() == (want.path / f).read_bytes(), (options, f)
+    assert mobius_cpp.inspect(tiny, ep="CUDAExecutionProvider", precision="INT4").data_files == \
+           mobius_cpp.inspect(tiny, ep="cuda", precision="int4").data_files
 
 
 def test_io_contract_and_session(tiny, tmp_path):
@@ -99,7 +115,7 @@ def test_io_contract_and_session(tiny, tmp_path):
     assert sess.get_modelmeta().custom_metadata_map == pkg.metadata
     assert pkg.metadata["model_type"] == "llama"
     # ort-genai runtime: the config and genai_config.json are part of the files
-    assert {"config.json", "genai_config.json", "model.onnx", "model.onnx.data"} <= set(pkg.files)
+    assert {"config.json", "genai_config.json", "onnx/model.onnx", "onnx/model.onnx_data"} <= set(pkg.files)
     assert mobius_cpp.Package.open(pkg.path).inputs == pkg.inputs
 
 
@@ -125,7 +141,7 @@ def test_multi_graph_package(tmp_path):
 def test_progress_reports_every_byte(tiny, tmp_path):
     calls = []
     mobius_cpp.build(tiny, tmp_path / "out", progress=lambda label, done, total: calls.append((label, done, total)))
-    size = (tmp_path / "out" / "model.onnx.data").stat().st_size
+    size = H.data_path(tmp_path / "out").stat().st_size
     assert len(calls) > 1 and {c[0] for c in calls} == {"writing weights"}
     assert [c[1] for c in calls] == sorted(c[1] for c in calls)
     assert calls[-1][1:] == (size, size)
@@ -205,8 +221,9 @@ def test_inspect_is_mobius_info(tiny):
     assert info.parameters == sum(t.size for t in tensors.values())
     assert info.stored["FLOAT"]["tensors"] == len(tensors)
     out = H.run_mobius("info", tiny, "--ep", "cpu", "--precision", "int4").stdout
-    assert list(info.data_files) == ["model.onnx.data"]
-    assert f"{info.parameters:,}" in out and f"model.onnx.data {info.data_files['model.onnx.data'] / 2**20:.1f} MiB" in out
+    assert list(info.data_files) == ["onnx/model.onnx_data"]
+    assert f"{info.parameters:,}" in out and \
+        f"onnx/model.onnx_data {info.data_files['onnx/model.onnx_data'] / 2**20:.1f} MiB" in out
     assert f"the package takes about {info.disk_bytes / 2**20:.1f} MiB ({info.disk_bytes} bytes;" in out
     assert [e["ep"] for e in info.eps] == ["default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"]
 
@@ -224,7 +241,8 @@ def test_list_models_is_mobius_list_models():
 def test_bad_option_values_raise_mobius_errors(tiny, tmp_path):
     """An option value the core refuses (a new-user trial found _core.Error escaping here) is a
     MobiusValueError like every other refusal, and nothing is written."""
-    for options in (dict(layout="HF"), dict(dtype="fp8"), dict(runtime="genai")):
+    for options in (dict(layout="nested"), dict(dtype="fp8"), dict(ep="tpu"), dict(precision="int3"),
+                    dict(runtime="genai")):
         with pytest.raises(mobius_cpp.MobiusValueError):
             mobius_cpp.build(tiny, tmp_path / "out", **options)
         assert not (tmp_path / "out").exists()

@@ -9,12 +9,13 @@ import pytest
 
 import harness as H
 import mobius_cpp
+import seq2seq_harness as S
 
 OPTIONS = ("--ep", "cpu", "--precision", "int4", "--block-size", "64", "--dtype", "f16")
 
 
 def files(d: Path) -> dict:
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+    return {f: (d / f).read_bytes() for f in sorted(H.package_files(d))}
 
 
 def test_apply_weights_equals_direct_build(tmp_path):
@@ -26,7 +27,7 @@ def test_apply_weights_equals_direct_build(tmp_path):
     assert r.returncode == 0, r.stderr
     direct = files(tmp_path / "direct")
     assert files(tmp_path / "py") == direct and files(tmp_path / "cli") == direct
-    assert direct["model.onnx.data"] != files(tmp_path / "graph")["model.onnx.data"]  # the graph had zeros
+    assert direct["onnx/model.onnx_data"] != files(tmp_path / "graph")["onnx/model.onnx_data"]  # the graph had zeros
     assert pkg.num_weights > 0 and pkg.quantize["bits"] == 4 and pkg.quantize["block_size"] == 64
 
 
@@ -36,7 +37,7 @@ def test_apply_weights_refuses_another_graph(tmp_path):
     H.build(tmp_path / "hf", tmp_path / "graph", "--no-weights")
     with pytest.raises(ValueError) as e:
         mobius_cpp.apply_weights(tmp_path / "graph", tmp_path / "deeper", tmp_path / "out")
-    assert str(e.value).startswith(f"{tmp_path / 'graph' / 'model.onnx'}: the checkpoint's config gives another graph")
+    assert str(e.value).startswith(f"{H.graph_path(tmp_path / 'graph')}: the checkpoint's config gives another graph")
     r = H.run_mobius("apply-weights", tmp_path / "graph", tmp_path / "deeper", tmp_path / "out")
     assert r.returncode == 1 and r.stderr == f"mobius: error: {e.value}\n"
     assert not (tmp_path / "out").exists()
@@ -66,4 +67,17 @@ def test_another_graph_is_refused_before_a_weight_is_written(tmp_path):
                                  progress=lambda *a: calls.append(a))
     assert calls == [] and sorted(p.name for p in tmp_path.iterdir()) == ["graph", "hf", "wider"]
     mobius_cpp.apply_weights(tmp_path / "graph", tmp_path / "hf", tmp_path / "out", progress=lambda *a: calls.append(a))
-    assert calls and calls[-1][1] == calls[-1][2] == (tmp_path / "out" / "model.onnx.data").stat().st_size
+    assert calls and calls[-1][1] == calls[-1][2] == H.data_path(tmp_path / "out").stat().st_size
+
+
+def test_apply_weights_names_a_checkpoint_of_another_task(tmp_path):
+    """A checkpoint whose type builds several graphs (an encoder-decoder) into a decoder package: the
+    error names the checkpoint, its type and what it builds, not the package (a new-user trial
+    found "apply-weights takes a single-graph package" here); nothing written."""
+    H.write_checkpoint("llama", {}, tmp_path / "hf")
+    H.build(tmp_path / "hf", tmp_path / "graph", "--no-weights")
+    S.write_checkpoint(next(r for r in S.ROWS if r.model_type == "t5"), tmp_path / "t5")
+    r = H.run_mobius("apply-weights", tmp_path / "graph", tmp_path / "t5", tmp_path / "out")
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert f"{tmp_path / 't5'}: a t5 checkpoint (text2text-generation) builds 2 graphs" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

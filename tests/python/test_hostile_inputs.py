@@ -49,7 +49,8 @@ def package(tiny, tmp_path) -> Path:
 
 def test_package_open_fifo_does_not_block(package):
     os.mkfifo(H.graph_path(package, "encoder"))  # every graph file of the package is read
-    in_child(f"expect(lambda: mobius_cpp.Package.open({str(package)!r}), 'encoder.onnx', 'FIFO')", timeout=30)
+    in_child(f"expect(lambda: mobius_cpp.Package.open({str(package)!r}), "
+             f"{H.graph_file('encoder', 'hf')!r}, 'FIFO')", timeout=30)
 
 
 def test_package_open_link_out_of_the_package(package):
@@ -62,7 +63,8 @@ def test_package_open_huge_graph_is_refused_by_size(package):
     extra = H.graph_path(package, "decoder")  # a graph file of the package
     extra.write_bytes(b"\0")
     os.truncate(extra, 3 << 30)  # sparse
-    in_child(f"expect(lambda: mobius_cpp.Package.open({str(package)!r}), 'decoder.onnx', 'more than the')", timeout=30)
+    in_child(f"expect(lambda: mobius_cpp.Package.open({str(package)!r}), "
+             f"{H.graph_file('decoder', 'hf')!r}, 'more than the')", timeout=30)
 
 
 def test_register_pattern_that_would_crash_or_hang(tmp_path):

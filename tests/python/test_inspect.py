@@ -61,7 +61,7 @@ def test_any_source_from_python(tiny, tmp_path):
     assert mobius_cpp.inspect(tmp_path / "weights.bin").format == "GGUF"
     a = mobius_cpp.build(tmp_path / "weights.bin", tmp_path / "a")
     b = mobius_cpp.build(tmp_path / "tiny.gguf", tmp_path / "b")
-    assert (a.path / "model.onnx.data").read_bytes() == (b.path / "model.onnx.data").read_bytes()
+    assert H.data_path(a.path).read_bytes() == H.data_path(b.path).read_bytes()
     assert mobius_cpp.inspect(tiny / "config.json").source == str(tiny)
     with pytest.raises(mobius_cpp.MobiusValueError, match="neither a GGUF file"):
         mobius_cpp.build(tmp_path / "a" / "genai_config.json", tmp_path / "c")

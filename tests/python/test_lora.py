@@ -108,8 +108,8 @@ def test_cli_lora_quantized_and_f16(tmp_path):
     want, _ = H.OnnxLM(H.graph_path(tmp_path / "merged_int8", "model"), ref.config)(ids, mask, pos)
     valid = mask.astype(bool)
     assert H.max_abs(got[valid], want[valid]) <= H.TOL
-    got = np.fromfile(tmp_path / "lora_f16" / "model.onnx.data", np.float16)
-    want = np.fromfile(tmp_path / "merged_f16" / "model.onnx.data", np.float16)
+    got = np.fromfile(H.data_path(tmp_path / "lora_f16"), np.float16)
+    want = np.fromfile(H.data_path(tmp_path / "merged_f16"), np.float16)
     differ = got != want
     assert differ.sum() <= 1e-3 * got.size
     assert np.all(np.abs(got[differ].astype(np.float32) - want[differ]) <= np.spacing(np.abs(want[differ])))

@@ -74,7 +74,7 @@ def test_mixtral_with_renamed_experts_from_cli_json(tmp_path):
     # the same file from Python builds the same bytes
     mobius_cpp.register_file(spec)
     mobius_cpp.build(theirs, tmp_path / "py", runtime="none")
-    for name in ("model.onnx", "model.onnx.data"):
+    for name in H.graph_files(["model"], "hf"):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "out" / name).read_bytes()
 
 
@@ -125,14 +125,14 @@ def test_fused_qkv_and_gate_up_split(tmp_path):
                                 "fused_gate_up": "gate_up_proj"}))
     r = H.run_mobius("build", "--config", fused, tmp_path / "cli", "--runtime", "none", "--register", spec)
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "cli" / "model.onnx.data").read_bytes() == (pkg.path / "model.onnx.data").read_bytes()
+    assert H.data_path(tmp_path / "cli").read_bytes() == H.data_path(pkg.path).read_bytes()
     spec.write_text(json.dumps({"model_type": "fused_llama", "base": "llama", "fused_qkv": 3}))
     r = H.run_mobius("build", "--config", fused, tmp_path / "cli2", "--register", spec)
     assert r.returncode == 1 and r.stderr == (f"mobius: error: {spec}: field 'fused_qkv': expected a string (the "
                                               "fused module's name, e.g. \"qkv_proj\")\n")
     mobius_cpp.build(fused, tmp_path / "fused_int8", runtime="none", precision="int8")
     mobius_cpp.build(hf, tmp_path / "int8", runtime="none", precision="int8")
-    assert (tmp_path / "fused_int8" / "model.onnx.data").read_bytes() == (tmp_path / "int8" / "model.onnx.data").read_bytes()
+    assert H.data_path(tmp_path / "fused_int8").read_bytes() == H.data_path(tmp_path / "int8").read_bytes()
     # a fused tensor whose rows are not the parts' sum
     bad = tmp_path / "bad"
     bad.mkdir()

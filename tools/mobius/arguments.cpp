@@ -4,26 +4,13 @@
 #include <cctype>
 #include <utility>
 
+#include "driver/option_words.h"
+#include "util/error.h"
 #include "weights/weight_plan.h"
 
 namespace mobius::cli {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-// A float type in any of its spellings → the --dtype value, or "".
-std::string float_type(const std::string& value) {
-  static const std::pair<const char*, const char*> kWords[] = {
-      {"f32", "f32"},  {"fp32", "f32"},  {"float32", "f32"}, {"float", "f32"},     {"f16", "f16"},
-      {"fp16", "f16"}, {"float16", "f16"}, {"half", "f16"}, {"bf16", "bf16"}, {"bfloat16", "bf16"}};
-  for (const auto& [word, dtype] : kWords)
-    if (lower(value) == word) return dtype;
-  return "";
-}
 
 // The builder's flags that mobius spells otherwise, with what to write instead.
 const std::pair<const char*, const char*> kBuilderFlags[] = {
@@ -36,42 +23,28 @@ const std::pair<const char*, const char*> kBuilderFlags[] = {
                         "--[no-]quantize-lm-head and --[no-]quantize-embeddings"},
 };
 
+// The library's word for `value` (driver/option_words.h), its refusal as CLI11's validation error.
+template <typename Fn>
+std::string validated(Fn&& word) {
+  try {
+    return word();
+  } catch (const mobius::Error& e) {
+    throw CLI::ValidationError(e.what());
+  }
+}
+
 }  // namespace
 
 std::string dtype_word(const std::string& value) {
-  const std::string d = float_type(value);
-  if (d.empty())
-    throw CLI::ValidationError("--dtype", "'" + value + "' is not a float type: f32, f16 or bf16 (fp32, fp16, "
-                                          "float16, bfloat16 are read the same)");
-  return d;
+  return validated([&] { return mobius::dtype_word(value); });
 }
 
 std::string precision_word(const std::string& value, std::string& precision, std::string& dtype) {
-  const std::string v = lower(value);
-  if (v == "int4" || v == "int8" || v == "keep") {
-    precision = v;
-    return "";
-  }
-  if (const std::string d = float_type(value); !d.empty()) {
-    dtype = d;
-    return "--precision " + value + " read as --dtype " + d + " (mobius' --precision is the weight quantization: "
-           "int4, int8 or keep; --dtype the float type)";
-  }
-  throw CLI::ValidationError("--precision", "'" + value + "': expected int4, int8 or keep (weight quantization), "
-                                            "or a float type for --dtype: f32, f16, bf16");
+  return validated([&] { return mobius::precision_word(value, precision, dtype); });
 }
 
 std::string ep_word(const std::string& value) {
-  static const std::pair<const char*, const char*> kProviders[] = {
-      {"cpuexecutionprovider", "cpu"}, {"cudaexecutionprovider", "cuda"},
-      {"dmlexecutionprovider", "dml"}, {"webgpuexecutionprovider", "webgpu"}};
-  const std::string v = lower(value);
-  for (const char* ep : {"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"})
-    if (v == ep) return ep;
-  for (const auto& [provider, ep] : kProviders)
-    if (v == provider) return ep;
-  throw CLI::ValidationError("--ep", "'" + value + "' is not a provider mobius lowers for: default (standard ONNX "
-                                     "ops), onnx-standard, cpu, cuda, dml or webgpu");
+  return validated([&] { return mobius::ep_word(value); });
 }
 
 std::string unknown_option(const CLI::App& sub, const std::vector<std::string>& args) {

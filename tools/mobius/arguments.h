@@ -1,6 +1,7 @@
 // The words of the mobius command line that are not CLI11's: option values in the spellings users
-// bring from the ORT GenAI model builder (onnxruntime_genai.models.builder: -p fp16, -e CPU) and
-// the answer to an option that is not one (a typo, or a builder flag mobius spells otherwise).
+// bring from the ORT GenAI model builder (the library's driver/option_words.h, refusals as CLI11
+// validation errors) and the answer to an option that is not one (a typo, or a builder flag mobius
+// spells otherwise).
 #pragma once
 
 #include <string>
@@ -11,7 +12,8 @@
 namespace mobius::cli {
 
 // A --dtype value: f32 | fp32 | float32 | float, f16 | fp16 | float16 | half, bf16 | bfloat16 (any
-// case) → "f32", "f16" or "bf16". Throws CLI::ValidationError naming the accepted values.
+// case) → "f32", "f16" or "bf16" (mobius::dtype_word). Throws CLI::ValidationError naming the
+// accepted values.
 std::string dtype_word(const std::string& value);
 
 // A -p / --precision value as the builder spells it too: int4, int8 or keep (any case) set

@@ -267,12 +267,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   build->add_option_function<std::string>(
           "--layout", [&](const std::string& v) { opts.layout = mobius::parse_layout(v); },
-          "Where the graphs go: flat (<graph>.onnx + <graph>.onnx.data at the top: model.onnx, encoder.onnx, "
-          "decoder.onnx, vision.onnx, embedding.onnx) or hf (the Hugging Face layout Optimum and transformers.js "
+          "Where the graphs go: hf (the Hugging Face layout onnxruntime-genai, Optimum and transformers.js "
           "read: onnx/model.onnx + onnx/model.onnx_data, onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx, "
-          "onnx/vision_encoder.onnx, onnx/embed_tokens.onnx; README \"Run it with\")")
-      ->check(CLI::IsMember({"hf", "flat"}))
-      ->default_str("flat");
+          "onnx/vision_encoder.onnx, onnx/embed_tokens.onnx; README \"Run it with\") or flat (<graph>.onnx + "
+          "<graph>.onnx.data at the top: model.onnx, encoder.onnx, decoder.onnx, vision.onnx, embedding.onnx, "
+          "as onnxruntime-genai's model builder writes them)")
+      ->check(CLI::IsMember({"hf", "flat"}, CLI::ignore_case))
+      ->default_str("hf");
   build->add_flag("--try-generic", opts.try_generic,
                   "An unregistered text-generation model_type whose config.json is Llama-like: build it with the "
                   "generic Llama decoder and write the package only if its prefill/decode self-check passes "
@@ -350,9 +351,14 @@ int main(int argc, char** argv) {
       ->default_str("float");
   info->add_option_function<std::string>(
           "--layout", [&](const std::string& v) { info_opts.layout = mobius::parse_layout(v); },
-          "Package layout the data-file names are for: flat or hf")
-      ->check(CLI::IsMember({"hf", "flat"}))
-      ->default_str("flat");
+          "Package layout the data-file names are for: hf or flat")
+      ->check(CLI::IsMember({"hf", "flat"}, CLI::ignore_case))
+      ->default_str("hf");
+  info->add_option("--runtime", info_opts.runtime,
+                   "Target runtime the disk need is for: ort-genai (with the tokenizer and genai files), optimum, "
+                   "or none (the ONNX files only); some types refuse ort-genai, as the build does")
+      ->check(CLI::IsMember({"ort-genai", "optimum", "none"}))
+      ->capture_default_str();
   info->add_option("--register", register_files, register_help);
 
   std::string apply_package, apply_source, apply_out;
