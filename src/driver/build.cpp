@@ -425,6 +425,13 @@ BuildReport build_package(const BuildOptions& o) {
     w.extra_files = [&, then = std::move(w.extra_files)](const std::string& dir) {
       then(dir);
       if (!fs::exists(fs::path(dir) / "genai_config.json")) return;
+      if (!fs::exists(fs::path(dir) / "tokenizer.json") && !fs::exists(fs::path(dir) / "tokenizer_config.json")) {
+        report.warnings.push_back(
+            "no tokenizer files in " + input_path(o) + (config_dir.empty() ? " (no tokenizer metadata)" : "") +
+            ": onnxruntime-genai's og.Tokenizer reads tokenizer.json and tokenizer_config.json from the package; "
+            "copy the model's tokenizer files into " + o.output_dir + " before running it there");
+        return;
+      }
       if (const std::string bos = bos_genai_leaves_out(dir); !bos.empty())
         report.warnings.push_back(
             "the tokenizer adds " + escaped(bos) + " to every text, but onnxruntime-genai's tokenizer.encode() "

@@ -3,6 +3,7 @@ generation_config.json and the architecture; tokenizer files are copied next to 
 `--runtime none` writes the model only."""
 
 import json
+import shutil
 
 import pytest
 
@@ -53,3 +54,23 @@ def test_genai_model_type(model_type, genai_type, tmp_path):
 def test_runtime_none_writes_model_only(checkpoint, tmp_path):
     H.build(checkpoint, tmp_path / "out", "--runtime", "none")
     assert H.package_files(tmp_path / "out") == H.graph_files(["model"], "hf")
+
+
+def test_genai_package_without_tokenizer_is_warned_about(checkpoint, tmp_path):
+    """A genai package needs the tokenizer files (og.Tokenizer reads them from the package): a
+    checkpoint without them builds, with one warning naming the checkpoint and the output; with a
+    tokenizer.json, or with --runtime none, no warning."""
+    hf = tmp_path / "hf"
+    shutil.copytree(checkpoint, hf)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        (hf / f).unlink(missing_ok=True)
+    r = H.run_mobius("build", hf, tmp_path / "out")
+    assert r.returncode == 0 and (tmp_path / "out" / "genai_config.json").is_file(), r.stderr
+    assert r.stderr.splitlines() == [f"mobius: warning: no tokenizer files in {hf}: onnxruntime-genai's og.Tokenizer "
+                                     "reads tokenizer.json and tokenizer_config.json from the package; copy the "
+                                     f"model's tokenizer files into {tmp_path / 'out'} before running it there"], r.stderr
+    r = H.run_mobius("build", hf, tmp_path / "none", "--runtime", "none")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    (hf / "tokenizer.json").write_text('{"version": "1.0"}')
+    r = H.run_mobius("build", hf, tmp_path / "with")
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -86,9 +86,9 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
     model = H.write_checkpoint("llama", {"tie_word_embeddings": True}, tmp_path / "hf")
     path = tmp_path / "model.gguf"
     write_gguf(model, path, qtype)
-    r = H.run_mobius("build", "--gguf", path, tmp_path / "keep", "--precision", "keep")
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "keep", "--precision", "keep", "--runtime", "none")
     assert r.returncode == 0, r.stderr
-    H.build(path, tmp_path / "float", source="--gguf")
+    H.build(path, tmp_path / "float", "--runtime", "none", source="--gguf")
     # the summary: every matrix of the file kept as its blocks, none written in float, no warning
     (count,) = matrices_by_type(path).values()
     assert f"  --precision keep: kept as their stored blocks: {count} {qtype.name}\n" in r.stdout, r.stdout

@@ -183,6 +183,14 @@ def graph_path(package: Path, role: str = "model") -> Path:
     return Path(package) / graph_file(role, layout(package))
 
 
+def package_dir(graph: Path) -> Path:
+    """The package directory holding the graph file `graph` (what build() returns): the folder
+    above onnx/ in the hf layout (the graph's data file is <graph>.onnx_data there), its own
+    folder in the flat layout (<graph>.onnx.data)."""
+    graph = Path(graph)
+    return graph.parent.parent if (graph.parent / f"{graph.name}_data").exists() else graph.parent
+
+
 def data_path(package: Path, role: str = "model") -> Path:
     """The external-data file of `role`'s graph in the package in `package` (either layout)."""
     return Path(package) / data_file(role, layout(package))

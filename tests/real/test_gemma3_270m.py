@@ -60,7 +60,7 @@ def ref(hf_dir):
 def package(hf_dir, tmp_path_factory):
     """The default build (--runtime ort-genai): model.onnx, genai_config.json, tokenizer files."""
     with H.scratch(tmp_path_factory, "gemma3-270m") as work:
-        yield H.build(hf_dir, work / "onnx").parent
+        yield H.package_dir(H.build(hf_dir, work / "onnx"))
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def test_onnxruntime_genai_generates_transformers_tokens(ep, hf_dir, package, to
                                                           tmp_path):
     import onnxruntime_genai as og
 
-    pkg = package if ep == "default" else H.build(hf_dir, tmp_path / "onnx", "--ep", ep).parent
+    pkg = package if ep == "default" else H.package_dir(H.build(hf_dir, tmp_path / "onnx", "--ep", ep))
     config = json.loads((pkg / "genai_config.json").read_text())
     # --ep cpu lowers attention to GroupQueryAttention, which writes into a shared past/present buffer
     assert config["search"]["past_present_share_buffer"] is (ep == "cpu"), config["search"]
@@ -210,7 +210,7 @@ def onnxruntime_genai_version() -> str:
 
 
 def test_gguf_package_runs_in_onnxruntime_genai_as_written(hf_dir, tokenizer, hf_generated, tmp_path):
-    pkg = H.build(prepare_gemma3.gguf_path(hf_dir.parent), tmp_path / "onnx", source="--gguf").parent
+    pkg = H.package_dir(H.build(prepare_gemma3.gguf_path(hf_dir.parent), tmp_path / "onnx", source="--gguf"))
     _, genai = genai_tokenizer(pkg)
     for prompt in TOKENIZER_CORPUS:
         assert [int(t) for t in genai.encode(prompt)] == tokenizer(prompt)["input_ids"], prompt

@@ -103,7 +103,7 @@ GENAI_NEW = 32
 
 def test_onnxruntime_genai_runs_the_package_as_written(smollm2):
     model_path, ref, tokenizer = smollm2
-    _, genai = genai_tokenizer(model_path.parent)
+    _, genai = genai_tokenizer(H.package_dir(model_path))
     for prompt in TOKENIZER_CORPUS:
         assert [int(t) for t in genai.encode(prompt)] == tokenizer(prompt)["input_ids"], prompt
 
@@ -112,7 +112,7 @@ def test_onnxruntime_genai_runs_the_package_as_written(smollm2):
         out = ref.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=GENAI_NEW, do_sample=False)
     hf_tokens = out[0, ids.shape[1]:].tolist()
     assert len(hf_tokens) == GENAI_NEW, f"the reference stopped after {len(hf_tokens)} tokens: {hf_tokens}"
-    prompt, tokens = genai_greedy_text(model_path.parent, GENAI_PROMPT, GENAI_NEW)
+    prompt, tokens = genai_greedy_text(H.package_dir(model_path), GENAI_PROMPT, GENAI_NEW)
     print(f"\nsmollm2 --gguf in onnxruntime-genai: {tokenizer.decode(tokens)!r}")
     assert prompt == ids[0].tolist()
     assert tokens == hf_tokens, f"genai tokens differ:\nhf    {hf_tokens}\ngenai {tokens}"
