@@ -57,7 +57,11 @@ std::string resolve_checkpoint_dir(const std::string& arg) {
   const size_t slash = arg.find('/');
   const bool id = slash != std::string::npos && is_name_part(std::string_view(arg).substr(0, slash)) &&
                   is_name_part(std::string_view(arg).substr(slash + 1));
-  if (fs::exists(arg, ec) || !id) throw Error(shown_argument(arg) + ": not a directory");
+  if (fs::exists(arg, ec)) throw Error(shown_argument(arg) + ": not a directory (a checkpoint directory with config.json, "
+                                     "a .gguf file or a Hugging Face id ORG/NAME)");
+  if (!id)
+    throw Error(shown_argument(arg) + ": no such file or directory (a checkpoint directory with config.json, a .gguf "
+                "file or a Hugging Face id ORG/NAME)");
   const fs::path repo = fs::path(hf_hub_cache_dir()) / ("models--" + arg.substr(0, slash) + "--" + arg.substr(slash + 1));
   const fs::path ref = repo / "refs" / "main";
   auto missing = [&](const fs::path& what) {

@@ -78,6 +78,11 @@ def test_a_file_that_is_no_source(tiny, tmp_path):
 @pytest.mark.parametrize("args,error", [
     (("build",), "no SOURCE given"),
     (("build", "{out}"), "no SOURCE given ({out} is taken as OUTPUT_DIR)"),
+    (("build", "{ckpt}"), "no OUTPUT_DIR given ({ckpt} is a source): mobius build SOURCE OUTPUT_DIR"),
+    (("build", "{out}/absent", "{out}"), "{out}/absent: no such file or directory (a checkpoint directory"),
+    (("build", "{ckpt}/config.json/x", "{out}"), "{ckpt}/config.json/x: no such file or directory"),
+    (("frobnicate",), "unknown command 'frobnicate' (commands: build info apply-weights list version; see --help)"),
+    (("biuld", "{ckpt}", "{out}"), "unknown command 'biuld' (did you mean build? commands:"),
     (("build", "--config", "{ckpt}"), "no OUTPUT_DIR given"),
     (("build", "--config", "{ckpt}", "{ckpt}", "{out}"), "two sources given ({ckpt} and {ckpt})"),
     (("info",), "no SOURCE given: mobius info SOURCE"),

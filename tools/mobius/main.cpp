@@ -55,8 +55,11 @@ std::string unknown_command(int argc, char** argv, CLI::App& app) {
     for (const std::string& a : sc->get_aliases()) known.push_back(a);
   }
   if (std::find(known.begin(), known.end(), argv[1]) != known.end()) return "";
-  std::string msg = "unknown command '" + std::string(argv[1]) + "' (did you mean " +
-                    mobius::nearest_names(argv[1], known, 1).front() + "? commands:";
+  // A misspelling is a few edits away (a third of the word); anything further is another word.
+  const std::string word = argv[1];
+  const std::vector<std::string> near = mobius::nearest_names(word, known, 1, std::max<size_t>(2, word.size() / 3));
+  std::string msg = "unknown command '" + word + "' (" + (near.empty() ? "" : "did you mean " + near.front() + "? ") +
+                    "commands:";
   for (const auto& n : names) msg += " " + n;
   return msg + "; see --help)";
 }
@@ -416,7 +419,12 @@ int main(int argc, char** argv) {
     std::vector<std::string> sources = named_sources;
     sources.insert(sources.end(), words.begin(), words.end());
     std::string wrong;
-    if (sources.empty())
+    namespace fs = std::filesystem;
+    std::error_code ec;  // the one word given names a source: the output is what is missing
+    if (sources.empty() && !output.empty() &&
+        (fs::exists(fs::path(output) / "config.json", ec) || fs::is_regular_file(output, ec)))
+      wrong = "no OUTPUT_DIR given (" + output + " is a source): mobius build SOURCE OUTPUT_DIR";
+    else if (sources.empty())
       wrong = "no SOURCE given" + (output.empty() ? std::string() : " (" + output + " is taken as OUTPUT_DIR)") +
               ": mobius build SOURCE OUTPUT_DIR, SOURCE a checkpoint directory, a Hugging Face id (ORG/NAME) or a "
               ".gguf file";
