@@ -37,13 +37,15 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& ro
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   const int64_t heads = c.get_int("num_attention_heads");
   if (heads <= 0 || (s.hidden_size % heads != 0 && !c.has("head_dim")))
-    c.fail("num_attention_heads", "must divide hidden_size when head_dim is not set");
+    c.fail("num_attention_heads", std::to_string(heads) + " must divide hidden_size " + std::to_string(s.hidden_size) +
+                                       " when head_dim is not set");
   AttentionOptions& a = s.attention;
   a.hidden_size = s.hidden_size;
   a.num_attention_heads = heads;
   a.num_key_value_heads = c.int_or("num_key_value_heads", heads);
   if (a.num_key_value_heads <= 0 || heads % a.num_key_value_heads != 0)
-    c.fail("num_key_value_heads", "must divide num_attention_heads");
+    c.fail("num_key_value_heads", std::to_string(a.num_key_value_heads) + " must divide num_attention_heads " +
+                                       std::to_string(heads));
   a.head_dim = c.int_or("head_dim", s.hidden_size / heads);
   a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
   a.norm_eps = s.norm_eps;

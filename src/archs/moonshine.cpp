@@ -63,7 +63,7 @@ MoonshineSpec moonshine_spec(const HfConfig& config, DataType dtype) {
   s.decoder_layers = c.int_or("decoder_num_hidden_layers", 6);
   if (s.decoder_layers < 1) c.fail("decoder_num_hidden_layers", "must be at least 1");
   s.heads = c.int_or("encoder_num_attention_heads", 8);
-  if (s.heads < 1 || s.hidden_size % s.heads != 0) c.fail("encoder_num_attention_heads", "must divide hidden_size");
+  if (s.heads < 1 || s.hidden_size % s.heads != 0) c.fail("encoder_num_attention_heads", std::to_string(s.heads) + " must divide hidden_size " + std::to_string(s.hidden_size));
   if (s.encoder_layers < 0) c.fail("encoder_num_hidden_layers", "must be at least 0");
   // None means the attention heads (MoonshineConfig.__post_init__)
   const auto heads_or = [&](const char* field, int64_t fallback) {

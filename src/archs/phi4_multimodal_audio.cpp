@@ -262,7 +262,7 @@ Phi4AudioEmbedding::Phi4AudioEmbedding(const HfConfig& a, int64_t text_hidden, D
   s.intermediate = a.int_or("intermediate_size", 1536);
   s.num_layers = a.int_or("num_blocks", 24);
   s.heads = a.int_or("num_attention_heads", 16);
-  if (s.heads < 1 || s.hidden % s.heads != 0) a.fail("num_attention_heads", "must divide hidden_size");
+  if (s.heads < 1 || s.hidden % s.heads != 0) a.fail("num_attention_heads", std::to_string(s.heads) + " must divide hidden_size " + std::to_string(s.hidden));
   s.kernel = a.int_or("kernel_size", 3);
   if (s.kernel < 1) a.fail("kernel_size", "must be at least 1");
   s.multiplier = a.int_or("depthwise_multiplier", 1);

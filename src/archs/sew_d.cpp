@@ -205,7 +205,7 @@ std::unique_ptr<Architecture> create_sew_d(const HfConfig& c, DataType dtype) {
       c.fail("conv_kernel_size", "expected an odd kernel size (ConvLayer keeps the length)");
     o.conv_groups = c.int_or("conv_groups", 1);
     if (o.conv_groups < 1 || s.encoder.hidden_size % o.conv_groups != 0)
-      c.fail("conv_groups", "must divide hidden_size");
+      c.fail("conv_groups", std::to_string(o.conv_groups) + " must divide hidden_size " + std::to_string(s.encoder.hidden_size));
     o.conv_act = c.string_or("conv_act", "tanh");
     if (!is_known_activation(o.conv_act) || o.conv_act == "xielu")
       c.fail("conv_act", "unsupported activation '" + o.conv_act + "'");

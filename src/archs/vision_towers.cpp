@@ -47,7 +47,8 @@ VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype) {
   VisionEmbeddingsOptions& e = o.embedding;
   e.image_size = square_size(c, "image_size", c.int_or("image_size", 224));
   e.patch_size = square_size(c, "patch_size", c.int_or("patch_size", 16));
-  if (e.image_size % e.patch_size != 0) c.fail("patch_size", "must divide image_size");
+  if (e.image_size % e.patch_size != 0)
+    c.fail("patch_size", std::to_string(e.patch_size) + " must divide image_size " + std::to_string(e.image_size));
   if (e.image_size / e.patch_size > 1024)
     c.fail("patch_size", "at most 1024 patches per side are supported (image_size / patch_size)");
   e.num_channels = c.int_or("num_channels", 3);
@@ -68,7 +69,8 @@ VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype) {
   l.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
   l.dtype = dtype;
   const int64_t heads = c.get_int("num_attention_heads");
-  if (l.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
+  if (heads < 1 || l.hidden_size % heads != 0)
+    c.fail("num_attention_heads", std::to_string(heads) + " must divide hidden_size " + std::to_string(l.hidden_size));
   l.attention = vision_attention(l.hidden_size, heads, {"q_proj", "k_proj", "v_proj", "out_proj"}, dtype);
   return l;
 }
@@ -161,7 +163,8 @@ TextTransformer::TextTransformer(const HfConfig& text_config, const char* config
   layer_.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
   layer_.dtype = dtype;
   const int64_t heads = c.get_int("num_attention_heads");
-  if (layer_.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
+  if (heads < 1 || layer_.hidden_size % heads != 0)
+    c.fail("num_attention_heads", std::to_string(heads) + " must divide hidden_size " + std::to_string(layer_.hidden_size));
   layer_.attention = vision_attention(layer_.hidden_size, heads, {"q_proj", "k_proj", "v_proj", "out_proj"}, dtype);
   const int64_t h = layer_.hidden_size;
   token_embedding = child<Embedding>("embeddings.token_embedding", c.get_int("vocab_size"), h, dtype);

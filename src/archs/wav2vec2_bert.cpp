@@ -71,7 +71,9 @@ std::unique_ptr<Architecture> create_wav2vec2_bert(const HfConfig& c, DataType d
   e.hidden_size = c.get_int("hidden_size");
   e.num_hidden_layers = c.get_int("num_hidden_layers");
   e.num_attention_heads = c.get_int("num_attention_heads");
-  if (e.hidden_size % e.num_attention_heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
+  if (e.num_attention_heads < 1 || e.hidden_size % e.num_attention_heads != 0)
+    c.fail("num_attention_heads", std::to_string(e.num_attention_heads) + " must divide hidden_size " +
+                                      std::to_string(e.hidden_size));
   e.intermediate_size = c.get_int("intermediate_size");
   e.hidden_act = c.string_or("hidden_act", "swish");
   if (!is_known_activation(e.hidden_act) || e.hidden_act == "xielu")

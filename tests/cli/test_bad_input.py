@@ -276,6 +276,27 @@ def test_unsupported_decoder_config(tmp_path, model_type, field, value):
     expect_error(d, "config.json", field)
 
 
+# --- head counts: the error gives the values that do not fit --------------------------------------
+@pytest.mark.parametrize("model_type,fields,needle", [
+    ("llama", {"num_key_value_heads": 3}, "field 'num_key_value_heads': 3 must divide num_attention_heads 4"),
+    ("llama", {"num_attention_heads": 5, "head_dim": None},
+     "field 'num_attention_heads': 5 must divide hidden_size 64 when head_dim is not set"),
+    ("qwen2", {"num_key_value_heads": 3}, "field 'num_key_value_heads': 3 must divide num_attention_heads 4"),
+])
+def test_head_count_errors_give_the_values(tmp_path, model_type, fields, needle):
+    d = tmp_path / "hf"
+    H.make_config(model_type, {}).save_pretrained(d)
+    config = json.loads((d / "config.json").read_text())
+    assert config["hidden_size"] == 64 and config["num_attention_heads"] == 4, config  # the tiny base
+    for k, v in fields.items():
+        if v is None:
+            config.pop(k, None)
+        else:
+            config[k] = v
+    (d / "config.json").write_text(json.dumps(config))
+    expect_error(d, needle)
+
+
 # --- --precision (weight quantization) ---------------------------------------------------------
 @pytest.mark.parametrize("extra,needles", [
     (("--precision", "int3"), ("--precision", "int3")),
