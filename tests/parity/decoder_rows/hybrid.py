@@ -1,0 +1,25 @@
+"""The text-generation parity rows of the hybrid family: decoders whose layers interleave
+self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba.
+Attention layers carry key/value, the others {conv_state, recurrent_state}
+(harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff).
+onnxruntime-genai 0.18 has no model type for them: built with --runtime none, the default build
+must refuse."""
+
+from harness import DROP
+
+NONE = {"_runtime": "none"}
+
+VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "bamba": [
+        # layers mamba, attention, mamba (decoder_harness.TYPE_BASE): 8 heads of 16, 2 groups,
+        # state 16, chunks of 16; RoPE on half of each head (BambaConfig's partial_rotary_factor)
+        ("default", dict(NONE)),
+        ("attention-first-bias-one-group", dict(NONE, attn_layer_indices=[0, 2], mamba_n_groups=1,
+                                                 mamba_proj_bias=True, mamba_conv_bias=False,
+                                                 attention_bias=True, mamba_d_conv=3)),
+        # mamba_d_head left out of config.json: BambaConfig's "auto", 2 * 64 / 4 = 32
+        ("d-head-auto-full-rotary", dict(NONE, mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=4, _json=dict(mamba_d_head=DROP),
+                                         rope_parameters={"rope_type": "default", "rope_theta": 500.0,
+                                                          "partial_rotary_factor": 1.0})),
+    ],
+}
