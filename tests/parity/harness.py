@@ -489,8 +489,8 @@ def _kv_states(c) -> dict:
 
 
 def _bamba_states(c) -> list[dict]:
-    """Bamba: attention layers (layers_block_type "full_attention") carry key/value, the others the
-    Mamba-2 mixer's states (BambaConfig's mamba_* fields)."""
+    """Bamba, GraniteMoeHybrid: attention layers (layers_block_type "full_attention") carry
+    key/value, the others the Mamba-2 mixer's states (their configs' mamba_* fields)."""
     ssd = _ssd_states(c.mamba_n_heads, c.mamba_d_head, c.mamba_n_groups, c.mamba_d_state, c.mamba_d_conv)
     return [_kv_states(c) if t == "full_attention" else ssd for t in c.layers_block_type]
 
@@ -502,7 +502,7 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
-HYBRID_STATES = {"bamba": _bamba_states}
+HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states}
 
 
 def is_recurrent(model_type: str) -> bool:

@@ -1,5 +1,6 @@
 """The text-generation parity rows of the hybrid family: decoders whose layers interleave
-self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba.
+self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba,
+granitemoehybrid.
 Attention layers carry key/value, the others {conv_state, recurrent_state}
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff).
 onnxruntime-genai 0.18 has no model type for them: built with --runtime none, the default build
@@ -18,8 +19,20 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                                  mamba_proj_bias=True, mamba_conv_bias=False,
                                                  attention_bias=True, mamba_d_conv=3)),
         # mamba_d_head left out of config.json: BambaConfig's "auto", 2 * 64 / 4 = 32
-        ("d-head-auto-full-rotary", dict(NONE, mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=4, _json=dict(mamba_d_head=DROP),
+        ("d-head-auto-full-rotary", dict(NONE, mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=4,
+                                         _json=dict(mamba_d_head=DROP),
                                          rope_parameters={"rope_type": "default", "rope_theta": 500.0,
                                                           "partial_rotary_factor": 1.0})),
+    ],
+    "granitemoehybrid": [
+        # layers mamba, attention, mamba (decoder_harness.TYPE_BASE); 4 experts + shared_mlp; no
+        # position encoding (position_embedding_type None)
+        ("default", dict(NONE)),
+        ("rope-multipliers", dict(NONE, position_embedding_type="rope", embedding_multiplier=2.0,
+                                  residual_multiplier=0.5, attention_multiplier=0.1, logits_scaling=2.0)),
+        # num_local_experts 0: shared_mlp alone; config.json with the legacy layer type names
+        ("dense-legacy-layer-types", dict(NONE, num_local_experts=0,
+                                          layer_types=["full_attention", "linear_attention", "linear_attention"],
+                                          _json=dict(layer_types=["attention", "mamba", "mamba"]))),
     ],
 }
