@@ -506,8 +506,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states}
 
 
 def is_recurrent(model_type: str) -> bool:
-    """Whether the type's layers (some or all) carry a recurrent state: the state handoff check,
-    no onnxruntime-genai runtime."""
+    """Whether the type's layers (some or all) carry a recurrent state: the state handoff check."""
     return model_type in RECURRENT_STATES or model_type in HYBRID_STATES
 
 
