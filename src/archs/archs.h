@@ -92,6 +92,10 @@ std::unique_ptr<Architecture> create_nanochat(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_falcon_mamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mamba2(const HfConfig&, DataType);
+// archs/bamba.cpp, granitemoehybrid.cpp: hybrids of attention and state-space layers
+// (blocks/decoder.h make_mixer)
+std::unique_ptr<Architecture> create_bamba(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_granitemoehybrid(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);

@@ -13,9 +13,11 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "blocks/linear.h"
 #include "blocks/mamba.h"
+#include "blocks/mamba2.h"
 #include "config/hf_config.h"
 #include "tasks/text_generation.h"
 
@@ -41,6 +43,21 @@ MambaSpec mamba_backbone_spec(const HfConfig& c, DataType dtype);
 // use_conv_bias, hidden_act, time_step_rank "auto" = ceil(hidden_size / 16); FalconMambaConfig
 // adds mixer_rms_eps). Throws mobius::Error naming the field.
 MambaOptions mamba_options(const HfConfig& c, DataType dtype);
+
+// The config fields of a Mamba-2 mixer's sizes, as a type spells them (Mamba2Config: num_heads,
+// head_dim, ...; Bamba: mamba_n_heads, mamba_d_head, ...).
+struct Mamba2FieldNames {
+  std::string num_heads, head_dim, n_groups, state_size, conv_kernel, chunk_size, expand;
+};
+// The sizes of `m` (read from `c` under `names`; `expand` its expand field) checked under the
+// config's own names: each within its cap, n_groups dividing num_heads, conv_kernel at least 2,
+// num_heads * head_dim = hidden_size * expand (transformers' validate_architecture), so that
+// Mamba2Mixer's own check (blocks/spec_check.h) never fires. Throws mobius::Error naming the field.
+void check_mamba2_fields(const HfConfig& c, const Mamba2Options& m, int64_t expand, const Mamba2FieldNames& names);
+// time_step_limit ([min, max], transformers writing an infinite max as {"__float__": "Infinity"})
+// into m.time_step_min / time_step_max; unchanged when config.json has none. Throws mobius::Error
+// naming the field.
+void read_time_step_limit(const HfConfig& c, Mamba2Options& m);
 
 class MambaCausalLM : public CausalLM {
  public:

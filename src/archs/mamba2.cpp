@@ -27,6 +27,36 @@ float limit_bound(const HfConfig& c, const nlohmann::json& v) {
 
 }  // namespace
 
+void read_time_step_limit(const HfConfig& c, Mamba2Options& m) {
+  if (!c.has("time_step_limit")) return;
+  const nlohmann::json& limit = c.json()["time_step_limit"];
+  if (!limit.is_array() || limit.size() != 2) c.fail("time_step_limit", "expected [min, max]");
+  m.time_step_min = limit_bound(c, limit[0]);
+  m.time_step_max = limit_bound(c, limit[1]);
+  if (!std::isfinite(m.time_step_min) || m.time_step_min < 0.0f || !(m.time_step_max >= m.time_step_min))
+    c.fail("time_step_limit", "expected 0 <= min <= max, min finite");
+}
+
+void check_mamba2_fields(const HfConfig& c, const Mamba2Options& m, int64_t expand, const Mamba2FieldNames& n) {
+  auto size = [&](const std::string& field, int64_t v, int64_t max, int64_t min = 1) {
+    if (v < min || v > max) c.fail(field, "expected " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
+                                              std::to_string(v));
+  };
+  size(n.expand, expand, kMaxSmallSize);
+  size(n.num_heads, m.num_heads, kMaxHeads);
+  size(n.head_dim, m.head_dim, kMaxHeadDim);
+  size(n.n_groups, m.n_groups, m.num_heads);
+  if (m.num_heads % m.n_groups != 0)
+    c.fail(n.n_groups, std::to_string(m.n_groups) + " does not divide " + n.num_heads + " " + std::to_string(m.num_heads));
+  size(n.state_size, m.state_size, kMaxHeadDim);
+  size(n.conv_kernel, m.conv_kernel, kMaxSmallSize, 2);
+  size(n.chunk_size, m.chunk_size, kMaxSmallSize);
+  if (m.hidden_size * expand != m.num_heads * m.head_dim)  // each bounded (the getters' caps): no overflow
+    c.fail(n.num_heads, n.num_heads + " * " + n.head_dim + " (" + std::to_string(m.num_heads) + " * " +
+                            std::to_string(m.head_dim) + ") must equal hidden_size * " + n.expand + " (" +
+                            std::to_string(m.hidden_size * expand) + ")");
+}
+
 std::unique_ptr<Architecture> create_mamba2(const HfConfig& c, DataType dtype) {
   Mamba2Options m{.hidden_size = c.get_int("hidden_size"), .num_heads = c.get_int("num_heads"),
                   .head_dim = c.int_or("head_dim", 64), .n_groups = c.int_or("n_groups", 8),
@@ -35,21 +65,13 @@ std::unique_ptr<Architecture> create_mamba2(const HfConfig& c, DataType dtype) {
                   .use_bias = c.bool_or("use_bias", false), .use_conv_bias = c.bool_or("use_conv_bias", true),
                   .hidden_act = c.string_or("hidden_act", "silu"),
                   .layer_norm_epsilon = static_cast<float>(c.float_or("layer_norm_epsilon", 1e-5)), .dtype = dtype};
-  const int64_t expand = c.int_or("expand", 2);
-  if (expand < 1 || expand > kMaxSmallSize) c.fail("expand", "expected 1 to " + std::to_string(kMaxSmallSize));
-  if (c.has("time_step_limit")) {
-    const nlohmann::json& limit = c.json()["time_step_limit"];
-    if (!limit.is_array() || limit.size() != 2) c.fail("time_step_limit", "expected [min, max]");
-    m.time_step_min = limit_bound(c, limit[0]);
-    m.time_step_max = limit_bound(c, limit[1]);
-    if (!std::isfinite(m.time_step_min) || m.time_step_min < 0.0f || !(m.time_step_max >= m.time_step_min))
-      c.fail("time_step_limit", "expected 0 <= min <= max, min finite");
-  }
+  check_mamba2_fields(c, m, c.int_or("expand", 2),
+                      {.num_heads = "num_heads", .head_dim = "head_dim", .n_groups = "n_groups",
+                       .state_size = "state_size", .conv_kernel = "conv_kernel", .chunk_size = "chunk_size",
+                       .expand = "expand"});
+  read_time_step_limit(c, m);
   MambaSpec s = mamba_backbone_spec(c, dtype);
   s.make_mixer = [m](int64_t) { return std::make_unique<Mamba2Mixer>(m); };
-  if (m.hidden_size * expand != m.num_heads * m.head_dim)  // each bounded (the getters' caps): no overflow
-    c.fail("num_heads", "num_heads * head_dim (" + std::to_string(m.num_heads) + " * " + std::to_string(m.head_dim) +
-                            ") must equal hidden_size * expand (" + std::to_string(m.hidden_size * expand) + ")");
   return std::make_unique<MambaCausalLM>(s);
 }
 

@@ -49,8 +49,9 @@ std::unique_ptr<Architecture> make_block_sparse_moe(DecoderSpec s, MoEOptions m)
   return make(s, m);
 }
 
-// GraniteMoE's decoder and MoE (also GraniteMoeShared's).
-std::pair<DecoderSpec, MoEOptions> granitemoe_parts(const HfConfig& c, DataType dtype) {
+}  // namespace
+
+DecoderSpec granitemoe_spec(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   s.attention.scale = static_cast<float>(c.float_or("attention_multiplier", 1.0));
   s.embed_scale = static_cast<float>(c.float_or("embedding_multiplier", 1.0));
@@ -58,15 +59,36 @@ std::pair<DecoderSpec, MoEOptions> granitemoe_parts(const HfConfig& c, DataType 
   const double logits_scaling = c.float_or("logits_scaling", 1.0);
   if (logits_scaling == 0.0) c.fail("logits_scaling", "must be nonzero");
   s.logit_scale = static_cast<float>(1.0 / logits_scaling);  // GraniteMoeForCausalLM: logits / logits_scaling
+  return s;
+}
+
+MoEOptions granitemoe_experts(const HfConfig& c, DecoderSpec& s) {
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");
   m.router.kind = RouterKind::topk_softmax;
   m.router_name = "router.layer";
   m.layout = ExpertLayout::stacked;
   s.names.mlp = "block_sparse_moe";
-  return {s, m};
+  return m;
 }
 
-}  // namespace
+void add_granite_shared_mlp(DecoderSpec& s, int64_t shared, const std::optional<MoEOptions>& experts) {
+  MLPOptions shared_mlp{s.hidden_size, shared, s.mlp.hidden_act, false, s.dtype};
+  shared_mlp.fused_gate_up = true;  // input_linear [2 * shared, hidden]: act(first half) * second half
+  shared_mlp.gate_up_name = "input_linear";
+  shared_mlp.gated_down_name = "output_linear";
+  if (!experts) {
+    s.names.mlp = "shared_mlp";
+    s.make_feed_forward = [shared_mlp](int64_t) { return std::make_unique<GatedMLP>(shared_mlp); };
+    return;
+  }
+  s.names.mlp = "";  // block_sparse_moe and shared_mlp are the layer's children
+  s.make_feed_forward = [m = *experts, shared_mlp](int64_t) {
+    auto sum = std::make_unique<FeedForwardSum>();
+    sum->add("block_sparse_moe", std::make_unique<SparseMoE>(m));
+    sum->add("shared_mlp", std::make_unique<GatedMLP>(shared_mlp));
+    return sum;
+  };
+}
 
 std::unique_ptr<Architecture> create_mixtral(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
@@ -136,26 +158,18 @@ std::unique_ptr<Architecture> create_phimoe(const HfConfig& c, DataType dtype) {
 }
 
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtype) {
-  auto [s, m] = granitemoe_parts(c, dtype);
+  DecoderSpec s = granitemoe_spec(c, dtype);
+  MoEOptions m = granitemoe_experts(c, s);
   return make(s, m);
 }
 
 std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig& c, DataType dtype) {
-  auto [s, m] = granitemoe_parts(c, dtype);
+  DecoderSpec s = granitemoe_spec(c, dtype);
+  MoEOptions m = granitemoe_experts(c, s);
   const int64_t shared = c.int_or("shared_intermediate_size", 0);
   if (shared < 0) c.fail("shared_intermediate_size", "must not be negative");
   if (shared == 0) return make(s, m);  // GraniteMoeSharedDecoderLayer: shared_mlp None
-  MLPOptions shared_mlp{s.hidden_size, shared, s.mlp.hidden_act, false, dtype};
-  shared_mlp.fused_gate_up = true;  // input_linear [2 * shared, hidden]: act(first half) * second half
-  shared_mlp.gate_up_name = "input_linear";
-  shared_mlp.gated_down_name = "output_linear";
-  s.names.mlp = "";  // block_sparse_moe and shared_mlp are the layer's children
-  s.make_feed_forward = [m, shared_mlp](int64_t) {
-    auto sum = std::make_unique<FeedForwardSum>();
-    sum->add("block_sparse_moe", std::make_unique<SparseMoE>(m));
-    sum->add("shared_mlp", std::make_unique<GatedMLP>(shared_mlp));
-    return sum;
-  };
+  add_granite_shared_mlp(s, shared, m);
   return std::make_unique<DecoderCausalLM>(s);
 }
 

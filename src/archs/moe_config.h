@@ -50,4 +50,16 @@ void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob);
 // class default `norm_topk_prob`), or `s` alone when every layer is dense: Dots1, GLM-4-MoE.
 std::unique_ptr<Architecture> make_v3_moe_decoder(const HfConfig& c, DecoderSpec s, bool norm_topk_prob);
 
+// GraniteMoE's decoder (archs/mixtral.cpp; GraniteMoeShared's and GraniteMoeHybrid's): the Llama
+// DecoderSpec with attention_multiplier (the softmax scale), embedding_multiplier,
+// residual_multiplier and logits / logits_scaling. Throws mobius::Error naming the field.
+DecoderSpec granitemoe_spec(const HfConfig& c, DataType dtype);
+// Its experts, block_sparse_moe (num_local_experts of intermediate_size, router.layer: top-k logits
+// then softmax; stacked input_linear / output_linear), which it names s's feed-forward.
+MoEOptions granitemoe_experts(const HfConfig& c, DecoderSpec& s);
+// GraniteMoeShared's shared_mlp (input_linear [2 * shared, hidden] = gate | up, output_linear, no
+// bias) as s's feed-forward: added to block_sparse_moe's output when `experts`, alone otherwise
+// (GraniteMoeHybrid with num_local_experts 0).
+void add_granite_shared_mlp(DecoderSpec& s, int64_t shared, const std::optional<MoEOptions>& experts);
+
 }  // namespace mobius

@@ -128,9 +128,9 @@ class DecoderMLP : public Module {
   int64_t inter_;
 };
 
-class EncoderLayer : public Module {
+class MoonshineEncoderLayer : public Module {
  public:
-  explicit EncoderLayer(const MoonshineSpec& s) {
+  explicit MoonshineEncoderLayer(const MoonshineSpec& s) {
     self_attn = child<Attention>("self_attn", attention_options(s));
     mlp = child<MLP>("mlp", MLPOptions{.hidden_size = s.hidden_size, .intermediate_size = s.intermediate_size,
                                        .hidden_act = s.encoder_act, .bias = true, .dtype = s.dtype, .gated = false});
@@ -172,7 +172,7 @@ class Encoder : public Module {
     groupnorm_weight = param("groupnorm.weight", {h}, s.dtype);
     groupnorm_bias = param("groupnorm.bias", {h}, s.dtype);
     for (int64_t i = 0; i < s.encoder_layers; ++i)
-      layers.push_back(child<EncoderLayer>("layers." + std::to_string(i), s));
+      layers.push_back(child<MoonshineEncoderLayer>("layers." + std::to_string(i), s));
     layer_norm = child<LayerNorm>("layer_norm", norm_options(s));
   }
 
@@ -191,13 +191,13 @@ class Encoder : public Module {
                                  batch_frames);
     AttentionContext ctx{.mask = padding_mask(op, frame_mask, s_.dtype),
                          .rope = rope_tables(op, s_.rope, positions, s_.dtype)};
-    for (const EncoderLayer* l : layers) h = l->forward(op, h, ctx);
+    for (const MoonshineEncoderLayer* l : layers) h = l->forward(op, h, ctx);
     return {layer_norm->forward(op, h), frame_mask};
   }
 
   Conv1d *conv1, *conv2, *conv3;
   Parameter *groupnorm_weight, *groupnorm_bias;
-  std::vector<EncoderLayer*> layers;
+  std::vector<MoonshineEncoderLayer*> layers;
   LayerNorm* layer_norm;
 
  private:
@@ -214,9 +214,9 @@ class Encoder : public Module {
   MoonshineSpec s_;
 };
 
-class DecoderLayer : public Module {
+class MoonshineDecoderLayer : public Module {
  public:
-  explicit DecoderLayer(const MoonshineSpec& s) {
+  explicit MoonshineDecoderLayer(const MoonshineSpec& s) {
     self_attn = child<Attention>("self_attn", attention_options(s));
     AttentionOptions cross = attention_options(s);
     cross.rope_interleaved = false;
@@ -254,11 +254,11 @@ class Decoder : public Module {
   explicit Decoder(const MoonshineSpec& s) {
     embed_tokens = child<Embedding>("embed_tokens", s.vocab_size, s.hidden_size, s.dtype);
     for (int64_t i = 0; i < s.decoder_layers; ++i)
-      layers.push_back(child<DecoderLayer>("layers." + std::to_string(i), s));
+      layers.push_back(child<MoonshineDecoderLayer>("layers." + std::to_string(i), s));
     norm = child<LayerNorm>("norm", norm_options(s));
   }
   Embedding* embed_tokens;
-  std::vector<DecoderLayer*> layers;
+  std::vector<MoonshineDecoderLayer*> layers;
   LayerNorm* norm;
 };
 
@@ -288,7 +288,7 @@ class MoonshineForConditionalGeneration : public SpeechToText {
 
   std::vector<std::vector<KVPair>> project_cross(Ops& op, Value* encoder_hidden_states) const override {
     std::vector<std::vector<KVPair>> cross;
-    for (const DecoderLayer* l : decoder->layers) {
+    for (const MoonshineDecoderLayer* l : decoder->layers) {
       auto sc = op.builder().scope(l->path());  // the layer's nodes under its own name
       cross.push_back({l->encoder_attn->project(op, encoder_hidden_states)});
     }

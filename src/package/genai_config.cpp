@@ -1,6 +1,7 @@
 #include "package/genai_config.h"
 
 #include <filesystem>
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -138,6 +139,18 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
         {"present_value_names", "present.%d.value"}}}};
 
   if (o.position_ids) decoder["inputs"]["position_ids"] = "position_ids";
+  // a hybrid: which layers carry a KV cache and which {conv_state, recurrent_state}, in the names
+  // and layer types onnxruntime-genai 0.18 reads (its builder's "full_attention" / "linear_attention")
+  const std::vector<LayerStates> states = model.layer_states();
+  if (std::any_of(states.begin(), states.end(), is_genai_recurrent)) {
+    nlohmann::json types = nlohmann::json::array();
+    for (const LayerStates& layer : states) types.push_back(is_genai_recurrent(layer) ? "linear_attention" : "full_attention");
+    decoder["layer_types"] = types;
+    decoder["inputs"]["past_conv_names"] = "past_key_values.%d.conv_state";
+    decoder["inputs"]["past_recurrent_names"] = "past_key_values.%d.recurrent_state";
+    decoder["outputs"]["present_conv_names"] = "present.%d.conv_state";
+    decoder["outputs"]["present_recurrent_names"] = "present.%d.recurrent_state";
+  }
 
   auto gen_or = [&](const char* key, nlohmann::json fallback) {
     return search_option(gen, key, fallback, gen_file);

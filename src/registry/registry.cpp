@@ -86,6 +86,10 @@ const std::vector<RegistryEntry>& registry() {
         {"mamba", "mamba", "text-generation", create_mamba, ""},
         {"falcon_mamba", "mamba", "text-generation", create_falcon_mamba, ""},
         {"mamba2", "mamba", "text-generation", create_mamba2, ""},
+        // hybrids of attention and state-space layers (archs/bamba.cpp, granitemoehybrid.cpp):
+        // onnxruntime-genai 0.18 reads their conv/recurrent states by name (genai_config.json layer_types)
+        {"bamba", "hybrid", "text-generation", create_bamba},
+        {"granitemoehybrid", "hybrid", "text-generation", create_granitemoehybrid, "granitemoehybrid"},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

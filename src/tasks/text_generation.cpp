@@ -17,6 +17,16 @@ const LayerState& self_kv(const std::vector<LayerStates>& states, size_t i) {
 
 int64_t value_head_dim(const LayerState& s) { return s.value_head_dim ? s.value_head_dim : s.head_dim; }
 
+}  // namespace
+
+bool is_genai_recurrent(const LayerStates& layer) {
+  if (layer.size() != 1 || layer[0].kind != StateKind::recurrent) return false;
+  const std::vector<StateTensor>& t = layer[0].tensors;
+  return t.size() == 2 && t[0].name == "conv_state" && t[1].name == "recurrent_state";
+}
+
+namespace {
+
 std::string layer_name(const char* prefix, size_t i, const StateTensor& t) {
   return prefix + std::to_string(i) + "." + t.name;
 }
@@ -60,12 +70,18 @@ void present_outputs(GraphBuilder& b, const LayerStateValues& present, const std
 CacheLayout CausalLM::cache_layout() const {
   const std::vector<LayerStates> states = layer_states();
   MOBIUS_ASSERT(!states.empty(), "a causal LM has layers");
-  const LayerState& first = self_kv(states, 0);
-  for (size_t i = 1; i < states.size(); ++i) {
+  // a hybrid's recurrent layers (conv_state, recurrent_state: the names onnxruntime-genai reads,
+  // package/genai_config.cpp) carry no KV cache; the others one each, of one layout
+  std::vector<size_t> kv;
+  for (size_t i = 0; i < states.size(); ++i)
+    if (!is_genai_recurrent(states[i])) kv.push_back(i);
+  if (kv.empty()) self_kv(states, 0);  // throws: no KV cache to describe
+  const LayerState& first = self_kv(states, kv[0]);
+  for (size_t i : kv) {
     const LayerState& s = self_kv(states, i);
     if (s.num_heads != first.num_heads || s.head_dim != first.head_dim || value_head_dim(s) != value_head_dim(first))
-      throw Error("layer " + std::to_string(i) + "'s cache differs from layer 0's: one cache layout for every layer "
-                  "is what onnxruntime-genai reads; build with --runtime none");
+      throw Error("layer " + std::to_string(i) + "'s cache differs from layer " + std::to_string(kv[0]) +
+                  "'s: one cache layout for every layer is what onnxruntime-genai reads; build with --runtime none");
   }
   return {static_cast<int64_t>(states.size()), first.num_heads, first.head_dim, first.value_head_dim};
 }

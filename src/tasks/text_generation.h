@@ -50,8 +50,13 @@ struct CausalLMOutputs {
   LayerStateValues present;
 };
 
-// The one cache layout every layer shares, as onnxruntime-genai's config and the --try-generic
-// self-check describe a cache (CausalLM::cache_layout).
+// Whether a layer's state is the {conv_state, recurrent_state} pair onnxruntime-genai 0.18 reads
+// by name in a hybrid (past_conv_names, past_recurrent_names: package/genai_config.cpp).
+bool is_genai_recurrent(const LayerStates& layer);
+
+// The one cache layout every KV layer shares (a hybrid's is_genai_recurrent layers have none), as
+// onnxruntime-genai's config and the --try-generic self-check describe a cache
+// (CausalLM::cache_layout).
 struct CacheLayout {
   int64_t num_layers;
   int64_t num_key_value_heads;

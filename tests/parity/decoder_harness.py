@@ -48,7 +48,15 @@ TYPE_BASE = {
     # prompt spans several and the state handoff's chunks end inside one (default 256)
     "mamba2": dict(num_heads=8, head_dim=16, n_groups=2, state_size=16, time_step_limit=[0.0, 1000.0],
                    chunk_size=16),
+    # Bamba: layers mamba, attention, mamba; the Mamba-2 mixers as mamba2's (8 heads of 16, 2
+    # groups, state 16, chunks of 16, a finite time_step_limit)
+    "bamba": dict(num_hidden_layers=3, attn_layer_indices=[1], mamba_n_heads=8, mamba_d_head=16, mamba_n_groups=2,
+                  mamba_d_state=16, mamba_chunk_size=16, time_step_limit=[0.0, 1000.0]),
 }
+# GraniteMoeHybrid: Bamba's Mamba-2 sizes, layers mamba, attention, mamba; 4 experts, 2 per token
+TYPE_BASE["granitemoehybrid"] = dict({k: v for k, v in TYPE_BASE["bamba"].items() if k != "attn_layer_indices"},
+                                     layer_types=["linear_attention", "full_attention", "linear_attention"],
+                                     num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=96)
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

@@ -485,29 +485,52 @@ def _mamba_states(c) -> dict:
             "recurrent_state": (c.intermediate_size, c.state_size)}
 
 
-def _mamba2_states(c) -> dict:
+def _ssd_states(heads: int, head_dim: int, groups: int, state: int, kernel: int) -> dict:
     """blocks/mamba2.h: the conv window over x, B and C, and the SSM state per head."""
-    return {"conv_state": (c.num_heads * c.head_dim + 2 * c.n_groups * c.state_size, c.conv_kernel - 1),
-            "recurrent_state": (c.num_heads, c.head_dim, c.state_size)}
+    return {"conv_state": (heads * head_dim + 2 * groups * state, kernel - 1),
+            "recurrent_state": (heads, head_dim, state)}
+
+
+def _mamba2_states(c) -> dict:
+    return _ssd_states(c.num_heads, c.head_dim, c.n_groups, c.state_size, c.conv_kernel)
+
+
+def _kv_states(c) -> dict:
+    """A self-attention layer's cache: key and value growing along axis 2."""
+    _, kv_heads, key_dim, value_dim = kv_shape(c)
+    return {"key": (kv_heads, None, key_dim), "value": (kv_heads, None, value_dim)}
+
+
+def _bamba_states(c) -> list[dict]:
+    """Bamba, GraniteMoeHybrid: attention layers (layers_block_type "full_attention") carry
+    key/value, the others the Mamba-2 mixer's states (their configs' mamba_* fields)."""
+    ssd = _ssd_states(c.mamba_n_heads, c.mamba_d_head, c.mamba_n_groups, c.mamba_d_state, c.mamba_d_conv)
+    return [_kv_states(c) if t == "full_attention" else ssd for t in c.layers_block_type]
 
 
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
 RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states}
+# Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
+# sequence; recurrent states on the others); their transformers models take past_key_values, the
+# cache their own forward creates (DynamicCache(config=...), as generate does).
+HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states}
 
 
 def is_recurrent(model_type: str) -> bool:
-    return model_type in RECURRENT_STATES
+    """Whether the type's layers (some or all) carry a recurrent state: the state handoff check."""
+    return model_type in RECURRENT_STATES or model_type in HYBRID_STATES
 
 
-def state_layout(config) -> dict:
-    """A layer's state tensors in the I/O contract (past_key_values.{i}.<name>, present.{i}.<name>):
-    per name its dims after the batch, None where the sequence grows (a KV cache's axis 2)."""
-    if is_recurrent(config.model_type):
-        return RECURRENT_STATES[config.model_type](config)
-    _, kv_heads, key_dim, value_dim = kv_shape(config)
-    return {"key": (kv_heads, None, key_dim), "value": (kv_heads, None, value_dim)}
+def state_layout(config) -> list[dict]:
+    """Each layer's state tensors in the I/O contract (past_key_values.{i}.<name>,
+    present.{i}.<name>): per name its dims after the batch, None where the sequence grows (a KV
+    cache's axis 2)."""
+    if config.model_type in HYBRID_STATES:
+        return HYBRID_STATES[config.model_type](config)
+    layer = RECURRENT_STATES.get(config.model_type, _kv_states)(config)
+    return [layer] * config.num_hidden_layers
 
 
 @functools.lru_cache(maxsize=None)
@@ -555,10 +578,10 @@ class OnnxLM:
         """position_ids_optional: the model may lack the position_ids input (an --ep lowering that
         computes positions from the attention mask drops it); it is then not fed."""
         self.sess = ort_session(path)
-        self.layers, self.states = config.num_hidden_layers, state_layout(config)
+        self.states = state_layout(config)  # per layer
         self.vocab = config.vocab_size
         self.dtype = dtype
-        past = [f"past_key_values.{i}.{name}" for i in range(self.layers) for name in self.states]
+        past = [f"past_key_values.{i}.{name}" for i, layer in enumerate(self.states) for name in layer]
         has_pos = any(i.name == "position_ids" for i in self.sess.get_inputs())
         self.feeds_position_ids = has_pos or not position_ids_optional
         self.expected_inputs = {"input_ids", "attention_mask", *past}
@@ -572,7 +595,7 @@ class OnnxLM:
     def empty_past(self, batch: int) -> dict:
         """The state before the first token: empty KV caches, zero recurrent states."""
         return {f"past_key_values.{i}.{name}": np.zeros((batch, *(d or 0 for d in dims)), self.dtype)
-                for i in range(self.layers) for name, dims in self.states.items()}
+                for i, layer in enumerate(self.states) for name, dims in layer.items()}
 
     def __call__(self, ids, mask, pos, past=None):
         """Returns (logits, past for the next step)."""
@@ -586,8 +609,8 @@ class OnnxLM:
         b, s = feeds["input_ids"].shape
         total = feeds["attention_mask"].shape[1]
         nxt = {}
-        for i in range(self.layers):
-            for name, dims in self.states.items():
+        for i, layer in enumerate(self.states):
+            for name, dims in layer.items():
                 t = res[f"present.{i}.{name}"]
                 want = (b, *(total if d is None else d for d in dims))
                 assert t.shape == want, f"present.{i}.{name} has shape {t.shape}, expected {want}"
@@ -629,7 +652,7 @@ def delta(rec: dict, got, want) -> float:
 
 @torch.no_grad()
 def hf_forward(model, ids, mask, pos, cache=None):
-    if is_recurrent(model.config.model_type):
+    if model.config.model_type in RECURRENT_STATES:
         # the state is cache_params; with a state the step's tokens are unpadded and the mask is
         # not passed (as in transformers' generate: MambaMixer masks [batch, seq] columns only)
         out = model(input_ids=torch.as_tensor(ids), attention_mask=None if cache is not None else torch.as_tensor(mask),

@@ -276,7 +276,7 @@ def test_config_fidelity(model_type, name, cfg, tmp_path):
         (tmp_path / "hf").mkdir()
         (tmp_path / "hf" / "config.json").write_text(json.dumps(cfg, indent=2))
         # a recurrent type has no onnxruntime-genai runtime: --runtime none, so that the refusal is the config's
-        runtime = ("--runtime", "none") if H.is_recurrent(model_type) else ()
+        runtime = ("--runtime", "none") if model_type in H.RECURRENT_STATES else ()
         r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "onnx", "--no-weights", *runtime)
         lines = r.stderr.strip().splitlines()
         clean_error = r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:")
@@ -304,7 +304,7 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     """The parity check of one config.json: padded prefill and a decode step (encoders: the padded
     batch); returns the failures."""
     row = {}
-    overrides = {"_config_json": cfg, **({"_runtime": "none"} if H.is_recurrent(model_type) else {})}
+    overrides = {"_config_json": cfg, **({"_runtime": "none"} if model_type in H.RECURRENT_STATES else {})}
     if task(model_type) == "text2text-generation":
         return seq2seq_parity_failures(model_type, cfg, work)
     if model_type in VLM.types():  # vlm_harness.check without generation
