@@ -5,8 +5,10 @@
 # variables in the cache, removed here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache (when installed) hashes paths relative to the checkout: clones and worktrees share objects
-export CCACHE_BASEDIR="$PWD"
+# No CCACHE_BASEDIR: a precompiled header records the absolute paths of the headers it holds, so a
+# .gch made in another checkout (clone, worktree) and served by ccache there would hold that
+# checkout's headers, which `#pragma once` then takes for other files (redefinitions). Each checkout
+# caches its own objects.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DMOBIUS_BUILD_TESTS=ON -DMOBIUS_BUILD_PYTHON=ON \
   -DPython_EXECUTABLE="$PWD/.venv/bin/python" -U 'SKBUILD*' >/dev/null
 cmake --build build --parallel "$(nproc)"

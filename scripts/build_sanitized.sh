@@ -7,8 +7,10 @@
 #   bash scripts/build_sanitized.sh fuzz_config mobius_unit_tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache (when installed) hashes paths relative to the checkout: clones and worktrees share objects
-export CCACHE_BASEDIR="$PWD"
+# No CCACHE_BASEDIR: a precompiled header records the absolute paths of the headers it holds, so a
+# .gch made in another checkout (clone, worktree) and served by ccache there would hold that
+# checkout's headers, which `#pragma once` then takes for other files (redefinitions). Each checkout
+# caches its own objects.
 CC=clang-16 CXX=clang++-16 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DMOBIUS_FUZZ=ON \
   -DMOBIUS_BUILD_TESTS=ON -DMOBIUS_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-fuzz --parallel "$(nproc)" --target "$@"
