@@ -175,6 +175,7 @@ NB_MODULE(_core, m) {
       .def_rw("progress", &mobius::BuildOptions::progress)
       .def_rw("runtime", &mobius::BuildOptions::runtime)
       .def_rw("ep", &mobius::BuildOptions::ep)
+      .def_rw("task", &mobius::BuildOptions::task)
       .def_rw("precision", &mobius::BuildOptions::precision)
       .def_rw("block_size", &mobius::BuildOptions::block_size)
       .def_rw("quant_scheme", &mobius::BuildOptions::quant_scheme)

@@ -12,6 +12,18 @@
 //                   sa_layer_norm, ffn.lin1/lin2, output_layer_norm; LayerNorm eps fixed at 1e-12
 // All: post-norm layers, bidirectional attention with q/k/v/o biases, no pooler (the
 // feature-extraction output is last_hidden_state; pooler weights stay unused).
+// Heads (tasks/text_heads.h), as each type's <Type>For<Task> classes name them:
+//   bert, ernie     cls.predictions.{transform.dense, hidden_act, transform.LayerNorm, decoder, bias};
+//                   classification and multiple choice over <prefix>.pooler.dense + tanh + classifier
+//   roberta & co.   lm_head.{dense, gelu, layer_norm, decoder, bias}; classification
+//                   classifier.dense + tanh + classifier.out_proj (RobertaClassificationHead),
+//                   multiple choice <prefix>.pooler.dense + tanh + classifier
+//   electra         generator_predictions.{dense, gelu, LayerNorm} + generator_lm_head (from
+//                   embedding_size); classifier.dense + gelu + classifier.out_proj; multiple choice
+//                   sequence_summary.summary + summary_activation + classifier (ElectraSequenceSummary)
+//   distilbert      vocab_transform, activation, vocab_layer_norm (eps 1e-12), vocab_projector;
+//                   pre_classifier + relu + classifier for classification and multiple choice
+//   all             token classification: classifier; question answering: qa_outputs
 #include "archs/archs.h"
 #include "blocks/activation.h"
 #include "blocks/encoder.h"
@@ -58,12 +70,30 @@ EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f 
   return s;
 }
 
-// BertModel and the members that only change fields of it.
-EncoderSpec bert_spec(const HfConfig& c, DataType dtype) {
+// BertModel and the members that only change fields of it; BERT's heads (BertForMaskedLM & co.)
+// with the encoder under `prefix` (base_model_prefix) and `base_class` the model without a head.
+EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
   EncoderSpec s = encoder_spec(c, dtype);
   s.type_vocab_size = c.int_or("type_vocab_size", 2);
   s.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
+  const FirstTokenHead pooled{prefix + ".pooler.dense", "tanh", "classifier"};  // BertPooler + classifier
+  s.heads = TextHeadLayout{prefix, base_class,
+                           {"cls.predictions.transform.dense", s.hidden_act, "cls.predictions.transform.LayerNorm",
+                            "cls.predictions.decoder", "cls.predictions.bias", s.layer_norm_eps},
+                           pooled, pooled};
   return s;
+}
+
+// RobertaModel's members: positions from the ids, RobertaLMHead and RobertaClassificationHead.
+std::unique_ptr<Architecture> make_roberta(const HfConfig& c, DataType dtype, const std::string& prefix,
+                                           const std::string& base_class) {
+  EncoderSpec s = bert_spec(c, dtype, prefix, base_class);
+  s.position_ids = PositionIds::kFromInputIds;
+  s.padding_idx = c.int_or("pad_token_id", 1);
+  s.heads->masked_lm = {"lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias",
+                        s.layer_norm_eps};
+  s.heads->sequence_classification = {"classifier.dense", "tanh", "classifier.out_proj"};
+  return std::make_unique<PostNormEncoder>(s);
 }
 
 std::unique_ptr<Architecture> make(const EncoderSpec& s) {
@@ -73,25 +103,47 @@ std::unique_ptr<Architecture> make(const EncoderSpec& s) {
 }  // namespace
 
 std::unique_ptr<Architecture> create_bert(const HfConfig& c, DataType dtype) {
-  return make(bert_spec(c, dtype));
+  return make(bert_spec(c, dtype, "bert", "BertModel"));
 }
 
 std::unique_ptr<Architecture> create_ernie(const HfConfig& c, DataType dtype) {
   if (c.bool_or("use_task_id", false))
     c.fail("use_task_id", "task type embeddings (task_type_ids) are not supported");
-  return make(bert_spec(c, dtype));
+  return make(bert_spec(c, dtype, "ernie", "ErnieModel"));
 }
 
 std::unique_ptr<Architecture> create_roberta(const HfConfig& c, DataType dtype) {
-  EncoderSpec s = bert_spec(c, dtype);
-  s.position_ids = PositionIds::kFromInputIds;
-  s.padding_idx = c.int_or("pad_token_id", 1);
-  return make(s);
+  return make_roberta(c, dtype, "roberta", "RobertaModel");
+}
+
+std::unique_ptr<Architecture> create_xlm_roberta(const HfConfig& c, DataType dtype) {
+  return make_roberta(c, dtype, "roberta", "XLMRobertaModel");
+}
+
+std::unique_ptr<Architecture> create_camembert(const HfConfig& c, DataType dtype) {
+  return make_roberta(c, dtype, "roberta", "CamembertModel");
+}
+
+std::unique_ptr<Architecture> create_data2vec_text(const HfConfig& c, DataType dtype) {
+  return make_roberta(c, dtype, "data2vec_text", "Data2VecTextModel");
 }
 
 std::unique_ptr<Architecture> create_electra(const HfConfig& c, DataType dtype) {
-  EncoderSpec s = bert_spec(c, dtype);
+  EncoderSpec s = bert_spec(c, dtype, "electra", "ElectraModel");
   s.embedding_size = c.int_or("embedding_size", 128);
+  s.heads->masked_lm = {"generator_predictions.dense", "gelu", "generator_predictions.LayerNorm",
+                        "generator_lm_head", "generator_lm_head.bias", s.layer_norm_eps};
+  s.heads->sequence_classification = {"classifier.dense", "gelu", "classifier.out_proj"};
+  // ElectraSequenceSummary: summary_type first, summary_use_proj: Linear(hidden, hidden) unless
+  // summary_proj_to_labels, then summary_activation (none when null)
+  if (c.string_or("summary_type", "first") != "first")
+    c.fail("summary_type", "only 'first' is supported (the multiple-choice head's summary)");
+  if (c.bool_or("summary_proj_to_labels", false))
+    c.fail("summary_proj_to_labels", "a summary projected to the labels is not supported");
+  s.heads->multiple_choice = {c.bool_or("summary_use_proj", true) ? "sequence_summary.summary" : "",
+                              c.has("summary_activation") ? c.get_string("summary_activation") : "", "classifier"};
+  if (!s.heads->multiple_choice.act.empty() && !is_known_activation(s.heads->multiple_choice.act))
+    c.fail("summary_activation", "unsupported activation '" + s.heads->multiple_choice.act + "'");
   return make(s);
 }
 
@@ -100,6 +152,11 @@ std::unique_ptr<Architecture> create_distilbert(const HfConfig& c, DataType dtyp
   s.layers = "transformer.layer";
   s.attention.names = {"q_lin", "k_lin", "v_lin", "out_lin"};
   s.names = {"attention", "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"};
+  const FirstTokenHead pre_classifier{"pre_classifier", "relu", "classifier"};
+  s.heads = TextHeadLayout{"distilbert", "DistilBertModel",
+                           {"vocab_transform", s.hidden_act, "vocab_layer_norm", "vocab_projector",
+                            "vocab_projector.bias", 1e-12f},
+                           pre_classifier, pre_classifier};
   return make(s);
 }
 

@@ -9,11 +9,13 @@
 // Attention is bidirectional with a padding mask from attention_mask, no RoPE, no cache.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "blocks/attention.h"
 #include "tasks/feature_extraction.h"
+#include "tasks/text_heads.h"
 
 namespace mobius {
 
@@ -52,6 +54,7 @@ struct EncoderSpec {
   int64_t intermediate_size;
   std::string hidden_act = "gelu";
   DataType dtype = DataType::FLOAT;
+  std::optional<TextHeadLayout> heads;  // the family's *For<Task> heads (tasks/text_heads.h)
 };
 
 // BertEmbeddings. forward: input_ids int64 [batch, seq], token_type_ids int64 [batch, seq] (null
@@ -95,6 +98,8 @@ class PostNormEncoder : public Encoder {
   int64_t hidden_size() const override { return spec_.hidden_size; }
   bool has_token_type_ids() const override { return spec_.type_vocab_size > 0; }
   Value* forward(Ops& op, const EncoderInputs& in) const override;
+  const TextHeadLayout* head_layout() const override { return spec_.heads ? &*spec_.heads : nullptr; }
+  const Embedding* word_embeddings() const override { return embeddings->word_embeddings; }
 
   EncoderEmbeddings* embeddings;
   Linear* embeddings_project = nullptr;  // ELECTRA with embedding_size != hidden_size

@@ -1,5 +1,5 @@
-"""T3 for encoders: transformers AutoModel (float32, eager) vs the feature-extraction ONNX model
-mobius builds, one row per encoder_harness.ROWS row (model_type, variant).
+"""T3 for encoders: transformers AutoModel (float32, eager; a head row: the task's AutoModelFor<Task>)
+vs the ONNX model mobius builds, one row per encoder_harness.ROWS row (model_type, variant).
 
 Each row: one padded batch of 2 (right- and left-padded rows), last_hidden_state compared on the
 non-padding tokens, onnx.checker. The rows join the decoder rows in the printed parity table, the
@@ -25,8 +25,11 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 
 
 # --ep cpu (GraphLowering::attention): the padding mask as MultiHeadAttention's attention_bias,
-# packed q/k/v; BERT (token types) and RoBERTa (positions from the ids)
-EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows() if (mt, name) in {("bert", "default"), ("roberta", "default")}]
+# packed q/k/v; BERT (token types) and RoBERTa (positions from the ids), and every head of the four
+# head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp)
+EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
+           if (mt, name) in {("bert", "default"), ("roberta", "default")}
+           or (mt in {"bert", "roberta", "distilbert", "electra"} and name in E.HEAD_CLASSES)]
 
 
 @pytest.mark.parametrize("model_type,name,overrides", EP_ROWS, ids=[f"{mt}-{n}" for mt, n, _ in EP_ROWS])
