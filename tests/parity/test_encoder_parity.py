@@ -38,3 +38,24 @@ def test_encoder_ep_cpu(model_type, name, overrides, tmp_path_factory):
     failures = E.run_encoder_parity(model_type, overrides, work, {}, ("--ep", "cpu"))
     failures += H.attention_lowering_problems(H.graph_path(work / "onnx", "model"))
     assert not failures, "\n".join(failures)
+
+
+def test_head_checkpoint_as_feature_extraction(tmp_path):
+    """--task feature-extraction on a head checkpoint (BertForSequenceClassification): the encoder
+    read under base_model_prefix (bert.*), last_hidden_state equal to the checkpoint's bert."""
+    import torch
+
+    auto = E.HEAD_CLASSES["text-classification"][0]
+    H.write_checkpoint("bert", {"_task": "text-classification"}, tmp_path / "hf", auto)
+    ref = H.float64(H.load_reference(tmp_path / "hf", auto))
+    ids, mask, types = E.encoder_batch(ref.config)
+    path = H.build(tmp_path / "hf", tmp_path / "onnx", "--task", "feature-extraction")
+    sess = H.ort_session(path)
+    assert not H.io_problems(sess, {"input_ids", "attention_mask", "token_type_ids"}, {"last_hidden_state"})
+    (got,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+    with torch.no_grad():
+        want = ref.bert(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                        token_type_ids=torch.as_tensor(types)).last_hidden_state.numpy()
+    valid = mask.astype(bool)
+    delta = H.max_abs(got[valid], want[valid])
+    assert delta <= H.TOL, f"last_hidden_state max|Δ| {delta:.3g} > {H.TOL}"
