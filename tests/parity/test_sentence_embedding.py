@@ -76,6 +76,20 @@ def save_sentence_transformer(work, model_type, modules, padding_side, legacy):
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_sentence_embedding_equals_encode(case, tmp_path):
+    check(case, tmp_path)
+
+
+# --ep cpu (GraphLowering::attention: MultiHeadAttention) under the pooling and Dense layers
+EP_CASES = [c for c in CASES if c[0] in ("mean-dense-normalize", "cls-mean-max-dense", "lasttoken-left")]
+
+
+@pytest.mark.parametrize("case", EP_CASES, ids=[c[0] for c in EP_CASES])
+def test_sentence_embedding_ep_cpu(case, tmp_path):
+    check(case, tmp_path, ("--ep", "cpu"))
+    assert not H.attention_lowering_problems(H.graph_path(tmp_path / "onnx", "model"))
+
+
+def check(case, tmp_path, build_args=()):
     name, model_type, modules, padding_side, legacy = case
     st = save_sentence_transformer(tmp_path, model_type, modules, padding_side, legacy)
     texts = sentences()
@@ -85,7 +99,7 @@ def test_sentence_embedding_equals_encode(case, tmp_path):
     mask = feeds["attention_mask"]
     assert (mask == 0).any() and (mask[:, 0 if padding_side == "left" else -1] == 0).any(), "the batch must be padded"
 
-    path = H.build(tmp_path / "st", tmp_path / "onnx")
+    path = H.build(tmp_path / "st", tmp_path / "onnx", *build_args)
     assert not H.check_model(path, {}), "onnx.checker"
     sess = H.ort_session(path)
     problems = H.io_problems(sess, set(feeds), {"token_embeddings", "sentence_embedding"})
