@@ -235,7 +235,10 @@ std::unique_ptr<Architecture> create_for_task(ArchFactory create, const HfConfig
                                               const std::string& task, const std::string& config_dir,
                                               std::optional<SentenceModules>& modules) {
   const bool asked = task == "sentence-embedding";
-  std::unique_ptr<Architecture> arch = with_task(create(cfg, dtype), asked ? "feature-extraction" : task, cfg);
+  std::unique_ptr<Architecture> arch = create(cfg, dtype);
+  if (asked && !dynamic_cast<const Encoder*>(arch.get()))
+    throw Error("--task sentence-embedding: " + cfg.string_or("model_type", "") + " builds " + arch->task() + " only");
+  arch = with_task(std::move(arch), asked ? "feature-extraction" : task, cfg);
   const bool found = !config_dir.empty() && has_sentence_modules(config_dir);
   if (asked && !found)
     throw Error("--task sentence-embedding: " + (config_dir.empty() ? std::string("a GGUF file") : config_dir) +

@@ -30,7 +30,7 @@ namespace mobius {
 class Encoder;
 
 // out(act(dense(x[:, 0]))): the checkpoint names of the two Linears ("" dense: none) and the
-// activation between them ("" = none; tasks' activation names, blocks/activation.h).
+// activation between them ("" = none; the names of blocks/activation.h).
 struct FirstTokenHead {
   std::string dense;
   std::string act;
