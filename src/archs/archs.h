@@ -21,6 +21,7 @@ std::unique_ptr<Architecture> create_roberta(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_xlm_roberta(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_camembert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
 // archs/gemma.cpp
 std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);

@@ -7,6 +7,9 @@
 //                   tokens of input_ids (RobertaEmbeddings)
 //   electra         as bert, embeddings of width embedding_size projected to hidden_size by
 //                   embeddings_project when the two differ
+//   mpnet           as roberta (padding_idx 1), no token type embeddings, attention.attn.{q,k,v,o},
+//                   attention.LayerNorm, a relative position bias (T5's buckets, 32 of them, up to
+//                   distance 128) shared by the layers: encoder.relative_attention_bias; heads as roberta
 //   distilbert      no token type embeddings; fields dim / n_layers / n_heads / hidden_dim /
 //                   activation; layers transformer.layer.{i} with attention.{q,k,v,out}_lin,
 //                   sa_layer_norm, ffn.lin1/lin2, output_layer_norm; LayerNorm eps fixed at 1e-12
@@ -85,15 +88,19 @@ EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& pref
 }
 
 // RobertaModel's members: positions from the ids, RobertaLMHead and RobertaClassificationHead.
-std::unique_ptr<Architecture> make_roberta(const HfConfig& c, DataType dtype, const std::string& prefix,
-                                           const std::string& base_class) {
+EncoderSpec roberta_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
   EncoderSpec s = bert_spec(c, dtype, prefix, base_class);
   s.position_ids = PositionIds::kFromInputIds;
   s.padding_idx = c.int_or("pad_token_id", 1);
   s.heads->masked_lm = {"lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias",
                         s.layer_norm_eps};
   s.heads->sequence_classification = {"classifier.dense", "tanh", "classifier.out_proj"};
-  return std::make_unique<PostNormEncoder>(s);
+  return s;
+}
+
+std::unique_ptr<Architecture> make_roberta(const HfConfig& c, DataType dtype, const std::string& prefix,
+                                           const std::string& base_class) {
+  return std::make_unique<PostNormEncoder>(roberta_spec(c, dtype, prefix, base_class));
 }
 
 std::unique_ptr<Architecture> make(const EncoderSpec& s) {
@@ -126,6 +133,18 @@ std::unique_ptr<Architecture> create_camembert(const HfConfig& c, DataType dtype
 
 std::unique_ptr<Architecture> create_data2vec_text(const HfConfig& c, DataType dtype) {
   return make_roberta(c, dtype, "data2vec_text", "Data2VecTextModel");
+}
+
+std::unique_ptr<Architecture> create_mpnet(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = roberta_spec(c, dtype, "mpnet", "MPNetModel");
+  s.type_vocab_size = 0;
+  s.padding_idx = 1;  // MPNetEmbeddings.padding_idx, whatever pad_token_id says
+  s.attention.names = {"attn.q", "attn.k", "attn.v", "attn.o"};
+  s.names.attention_norm = "attention.LayerNorm";
+  s.relative_attention_num_buckets = c.int_or("relative_attention_num_buckets", 32);
+  if (s.relative_attention_num_buckets != 32)  // MPNetEncoder.compute_position_bias(num_buckets=32)
+    c.fail("relative_attention_num_buckets", "MPNet's encoder buckets the distances for a table of 32 rows");
+  return make(s);
 }
 
 std::unique_ptr<Architecture> create_electra(const HfConfig& c, DataType dtype) {

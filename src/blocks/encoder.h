@@ -6,7 +6,8 @@
 //                [-> embeddings_project, when embedding_size != hidden_size (ELECTRA)]
 //   each layer : h = LayerNorm(x + attention(x))                       (BertAttention)
 //                out = LayerNorm(h + ffn_out(act(ffn_in(h))))           (BertIntermediate/Output)
-// Attention is bidirectional with a padding mask from attention_mask, no RoPE, no cache.
+// Attention is bidirectional with a padding mask from attention_mask (MPNet: plus a relative
+// position bias shared by the layers), no RoPE, no cache.
 #pragma once
 
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "blocks/attention.h"
+#include "blocks/relative_position_bias.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/text_heads.h"
 
@@ -55,6 +57,9 @@ struct EncoderSpec {
   std::string hidden_act = "gelu";
   DataType dtype = DataType::FLOAT;
   std::optional<TextHeadLayout> heads;  // the family's *For<Task> heads (tasks/text_heads.h)
+  // > 0: MPNet's relative position bias, one table for every layer (encoder.relative_attention_bias,
+  // T5's bidirectional buckets up to distance 128) added to the attention mask
+  int64_t relative_attention_num_buckets = 0;
 };
 
 // BertEmbeddings. forward: input_ids int64 [batch, seq], token_type_ids int64 [batch, seq] (null
@@ -104,6 +109,7 @@ class PostNormEncoder : public Encoder {
   EncoderEmbeddings* embeddings;
   Linear* embeddings_project = nullptr;  // ELECTRA with embedding_size != hidden_size
   std::vector<EncoderLayer*> layers;
+  RelativePositionBias* relative_attention_bias = nullptr;  // MPNet
 
  private:
   EncoderSpec spec_;

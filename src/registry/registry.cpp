@@ -17,6 +17,7 @@ const std::vector<RegistryEntry>& registry() {
         {"distilbert", "bert", "feature-extraction", create_distilbert},
         {"electra", "bert", "feature-extraction", create_electra},
         {"ernie", "bert", "feature-extraction", create_ernie},
+        {"mpnet", "bert", "feature-extraction", create_mpnet},
         {"gemma", "gemma", "text-generation", create_gemma, "gemma"},
         {"gemma2", "gemma", "text-generation", create_gemma2, "gemma2"},
         {"gemma3_text", "gemma", "text-generation", create_gemma3_text, "gemma3_text"},

@@ -40,6 +40,7 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("embedding-size-64", dict(embedding_size=64)),  # no projection
     ],
     "ernie": [("default", {})],  # use_task_id false
+    "mpnet": [("default", {})],  # roberta position ids (padding_idx 1), relative position bias, no token types
     "roberta": [
         ("default", {}),  # position ids from padding_idx + 1 = 2
         ("pad-token-5", dict(pad_token_id=5)),

@@ -41,7 +41,9 @@ CASES = [
     ("roberta-two-dense", "roberta", [("pooling", "mean"), ("dense", 64, 40, "ReLU"), ("dense", 40, 16, "Identity")],
      "right", False),
     ("distilbert-legacy-flags", "distilbert", [("pooling", "mean"), ("normalize",)], "right", True),
+    ("mpnet-mean-normalize", "mpnet", [("pooling", "mean"), ("normalize",)], "right", False),  # all-mpnet-base-v2's
 ]
+NO_TOKEN_TYPES = {"distilbert", "mpnet"}
 
 
 def save_sentence_transformer(work, model_type, modules, padding_side, legacy):
@@ -94,7 +96,7 @@ def check(case, tmp_path, build_args=()):
     st = save_sentence_transformer(tmp_path, model_type, modules, padding_side, legacy)
     texts = sentences()
     feats = st.tokenize(texts)
-    inputs = {"input_ids", "attention_mask"} | (set() if model_type == "distilbert" else {"token_type_ids"})
+    inputs = {"input_ids", "attention_mask"} | (set() if model_type in NO_TOKEN_TYPES else {"token_type_ids"})
     feeds = {k: np.asarray(v, np.int64) for k, v in feats.items() if k in inputs}
     mask = feeds["attention_mask"]
     assert (mask == 0).any() and (mask[:, 0 if padding_side == "left" else -1] == 0).any(), "the batch must be padded"
