@@ -13,6 +13,7 @@ namespace mobius {
 using ArchFactory = std::unique_ptr<Architecture> (*)(const HfConfig&, DataType);
 
 // archs/bert.cpp
+std::unique_ptr<Architecture> create_albert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_bert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_distilbert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_electra(const HfConfig&, DataType);

@@ -10,6 +10,13 @@
 //   mpnet           as roberta (padding_idx 1), no token type embeddings, attention.attn.{q,k,v,o},
 //                   attention.LayerNorm, a relative position bias (T5's buckets, 32 of them, up to
 //                   distance 128) shared by the layers: encoder.relative_attention_bias; heads as roberta
+//   albert          BERT's layers shared across depth (AlbertTransformer): embeddings of width
+//                   embedding_size, encoder.embedding_hidden_mapping_in to hidden_size, layer i runs
+//                   group int(i / (num_hidden_layers / num_hidden_groups)) of
+//                   encoder.albert_layer_groups, each group its inner_group_num albert_layers
+//                   (attention.{query,key,value,dense,LayerNorm}, ffn, ffn_output,
+//                   full_layer_layer_norm); heads: predictions.{dense, hidden_act, LayerNorm,
+//                   decoder, bias} from embedding_size, albert.pooler + tanh + classifier
 //   distilbert      no token type embeddings; fields dim / n_layers / n_heads / hidden_dim /
 //                   activation; layers transformer.layer.{i} with attention.{q,k,v,out}_lin,
 //                   sa_layer_norm, ffn.lin1/lin2, output_layer_norm; LayerNorm eps fixed at 1e-12
@@ -30,6 +37,7 @@
 #include "archs/archs.h"
 #include "blocks/activation.h"
 #include "blocks/encoder.h"
+#include "blocks/spec_check.h"
 #include "util/error.h"
 
 namespace mobius {
@@ -107,6 +115,43 @@ std::unique_ptr<Architecture> make(const EncoderSpec& s) {
   return std::make_unique<PostNormEncoder>(s);
 }
 
+class AlbertEncoder : public Encoder {
+ public:
+  AlbertEncoder(const EncoderSpec& s, int64_t groups, int64_t inner) : spec_(s) {
+    check_spec(s);
+    embeddings = child<EncoderEmbeddings>("embeddings", s);
+    embedding_hidden_mapping_in = child<Linear>("encoder.embedding_hidden_mapping_in",
+                                                LinearOptions{s.embedding_size, s.hidden_size, true, s.dtype});
+    std::vector<std::vector<EncoderLayer*>> group_layers(groups);
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t j = 0; j < inner; ++j)
+        group_layers[g].push_back(child<EncoderLayer>(
+            "encoder.albert_layer_groups." + std::to_string(g) + ".albert_layers." + std::to_string(j), s));
+    const double per_group = static_cast<double>(s.num_hidden_layers) / static_cast<double>(groups);
+    for (int64_t i = 0; i < s.num_hidden_layers; ++i)
+      for (EncoderLayer* layer : group_layers[static_cast<int64_t>(static_cast<double>(i) / per_group)])
+        layers_.push_back(layer);
+  }
+  DataType dtype() const override { return spec_.dtype; }
+  int64_t hidden_size() const override { return spec_.hidden_size; }
+  bool has_token_type_ids() const override { return true; }
+  const TextHeadLayout* head_layout() const override { return &*spec_.heads; }
+  const Embedding* word_embeddings() const override { return embeddings->word_embeddings; }
+  Value* forward(Ops& op, const EncoderInputs& in) const override {
+    Value* h = embedding_hidden_mapping_in->forward(op, embeddings->forward(op, in.input_ids, in.token_type_ids));
+    const AttentionContext ctx{padding_mask(op, in.attention_mask, spec_.dtype)};
+    for (const EncoderLayer* layer : layers_) h = layer->forward(op, h, ctx);
+    return h;
+  }
+
+  EncoderEmbeddings* embeddings;
+  Linear* embedding_hidden_mapping_in;
+
+ private:
+  EncoderSpec spec_;
+  std::vector<EncoderLayer*> layers_;  // in the order they run, shared ones repeated
+};
+
 }  // namespace
 
 std::unique_ptr<Architecture> create_bert(const HfConfig& c, DataType dtype) {
@@ -145,6 +190,22 @@ std::unique_ptr<Architecture> create_mpnet(const HfConfig& c, DataType dtype) {
   if (s.relative_attention_num_buckets != 32)  // MPNetEncoder.compute_position_bias(num_buckets=32)
     c.fail("relative_attention_num_buckets", "MPNet's encoder buckets the distances for a table of 32 rows");
   return make(s);
+}
+
+std::unique_ptr<Architecture> create_albert(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = bert_spec(c, dtype, "albert", "AlbertModel");
+  s.embedding_size = c.int_or("embedding_size", 128);
+  if (s.embedding_size <= 0 || s.embedding_size > kMaxHiddenSize) c.fail("embedding_size", "expected a positive width");
+  s.attention.names = {"query", "key", "value", "dense"};
+  s.names = {"attention", "attention.LayerNorm", "ffn", "ffn_output", "full_layer_layer_norm"};
+  s.heads->masked_lm = {"predictions.dense", s.hidden_act, "predictions.LayerNorm", "predictions.decoder",
+                        "predictions.bias", s.layer_norm_eps};
+  s.heads->sequence_classification = s.heads->multiple_choice = {"albert.pooler", "tanh", "classifier"};
+  const int64_t groups = c.int_or("num_hidden_groups", 1), inner = c.int_or("inner_group_num", 1);
+  if (groups < 1 || groups > s.num_hidden_layers)
+    c.fail("num_hidden_groups", "expected 1 .. num_hidden_layers groups");
+  if (inner < 1 || inner > s.num_hidden_layers) c.fail("inner_group_num", "expected 1 .. num_hidden_layers layers");
+  return std::make_unique<AlbertEncoder>(s, groups, inner);
 }
 
 std::unique_ptr<Architecture> create_electra(const HfConfig& c, DataType dtype) {

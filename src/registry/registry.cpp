@@ -11,6 +11,7 @@ namespace mobius {
 const std::vector<RegistryEntry>& registry() {
   static const std::vector<RegistryEntry> table = [] {
     std::vector<RegistryEntry> t = {
+        {"albert", "bert", "feature-extraction", create_albert},
         {"bert", "bert", "feature-extraction", create_bert},
         {"camembert", "bert", "feature-extraction", create_camembert},
         {"data2vec-text", "bert", "feature-extraction", create_data2vec_text},

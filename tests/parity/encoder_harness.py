@@ -26,6 +26,11 @@ ENCODER_BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, 
 ENCODER_TYPE_BASE = {"distilbert": dict(hidden_dim=128)}  # DistilBERT's intermediate size
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "albert": [
+        ("default", {}),  # embedding_size 128 -> embedding_hidden_mapping_in -> 64; one group of one layer, shared
+        ("groups-2", dict(num_hidden_groups=2, num_hidden_layers=3)),  # layers 0, 1 of group 0, layer 2 of group 1
+        ("inner-2", dict(inner_group_num=2)),  # each group runs two layers
+    ],
     "bert": [
         ("default", {}),  # gelu (erf), 2 token types
         ("gelu-tanh", dict(hidden_act="gelu_new")),

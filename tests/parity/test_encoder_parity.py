@@ -26,10 +26,10 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 
 # --ep cpu (GraphLowering::attention): the padding mask as MultiHeadAttention's attention_bias,
 # packed q/k/v; BERT (token types), RoBERTa (positions from the ids), MPNet (the relative position
-# bias in attention_bias), and every head of the four
+# bias in attention_bias), ALBERT (shared layers), and every head of the four
 # head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp)
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
-           if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default")}
+           if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra"} and name in E.HEAD_CLASSES)]
 
 
