@@ -8,7 +8,8 @@ Each row: `mobius build` (text2text and speech: `--runtime optimum` for speech),
 from_pretrained on the package directory as it is (the default hf layout: onnx/model.onnx,
 onnx/encoder_model.onnx + onnx/decoder_model_merged.onnx, Optimum's ONNX_ENCODER_NAME and
 ONNX_DECODER_MERGED_NAME), then transformers' and Optimum's outputs on the same inputs: float
-tensors max|Δ| <= 1e-4 and greedy generation (no token repeated) token for token.
+tensors max|Δ| <= 1e-4 and greedy generation (no token repeated) token for token; the text
+encoders' heads (BertFor<Task>) in ORTModelFor<Task>.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ import pytest
 import torch
 import transformers as T
 from optimum.onnxruntime import (ORTModelForCausalLM, ORTModelForCTC, ORTModelForFeatureExtraction,
-                                 ORTModelForImageClassification, ORTModelForSeq2SeqLM, ORTModelForSpeechSeq2Seq)
+                                 ORTModelForImageClassification, ORTModelForMaskedLM, ORTModelForMultipleChoice,
+                                 ORTModelForQuestionAnswering, ORTModelForSeq2SeqLM,
+                                 ORTModelForSequenceClassification, ORTModelForSpeechSeq2Seq,
+                                 ORTModelForTokenClassification)
 
 MOBIUS = Path(__file__).resolve().parent.parent / "build" / "mobius"
 TOL = 1e-4
@@ -75,6 +79,35 @@ def test_feature_extraction(tmp_path):
         want = ref(input_ids=ids, attention_mask=mask).last_hidden_state
     got = ort(input_ids=ids, attention_mask=mask).last_hidden_state
     close(got[mask.bool()], want[mask.bool()], "last_hidden_state")
+
+
+# The text encoders' heads (src/tasks/text_heads.h), built from config.json's architectures.
+HEADS = [("fill-mask", T.BertForMaskedLM, ORTModelForMaskedLM, ("logits",)),
+         ("text-classification", T.BertForSequenceClassification, ORTModelForSequenceClassification, ("logits",)),
+         ("token-classification", T.BertForTokenClassification, ORTModelForTokenClassification, ("logits",)),
+         ("question-answering", T.BertForQuestionAnswering, ORTModelForQuestionAnswering,
+          ("start_logits", "end_logits")),
+         ("multiple-choice", T.BertForMultipleChoice, ORTModelForMultipleChoice, ("logits",))]
+
+
+@pytest.mark.parametrize("task,model_class,ort_class,outputs", HEADS, ids=[h[0] for h in HEADS])
+def test_text_heads(task, model_class, ort_class, outputs, tmp_path):
+    cfg = T.BertConfig(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       intermediate_size=128, max_position_embeddings=64, num_labels=2 if task == "question-answering" else 3)
+    ref = make(model_class, cfg, tmp_path / "hf")
+    ort = ort_class.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"))
+    shape = (2, 3, 12) if task == "multiple-choice" else (2, 12)
+    ids = torch.randint(3, 256, shape, generator=torch.Generator().manual_seed(1))
+    mask, types = torch.ones_like(ids), torch.zeros_like(ids)
+    mask[1, ..., 8:] = 0
+    types[..., 6:] = 1
+    with torch.no_grad():
+        want = ref(input_ids=ids, attention_mask=mask, token_type_ids=types)
+    got = ort(input_ids=ids, attention_mask=mask, token_type_ids=types)
+    per_token = task in ("fill-mask", "token-classification", "question-answering")
+    for name in outputs:
+        g, w = getattr(got, name), getattr(want, name)
+        close(g[mask.bool()] if per_token else g, w[mask.bool()] if per_token else w, name)
 
 
 def test_causal_lm(tmp_path):

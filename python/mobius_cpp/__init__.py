@@ -215,7 +215,7 @@ def _tqdm_progress() -> Optional[ProgressCallback]:
     return update
 
 
-def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str = "default",
+def build(source: PathLike, output_dir: PathLike, *, task: Optional[str] = None, dtype: str = "f32", ep: str = "default",
           precision: Optional[str] = None, block_size: int = 32, quant_scheme: str = "sym",
           accuracy_level: Optional[int] = None, quantize_lm_head: Optional[bool] = None,
           quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", layout: str = "hf",
@@ -227,7 +227,10 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     source: a checkpoint directory (config.json, *.safetensors), a .gguf file, or a Hugging Face
     id (ORG/NAME) resolved from the local hub cache (no network access).
     The keyword options are the CLI's, with the CLI's defaults and spellings (the ORT GenAI model
-    builder's too, any case: "fp16", "CPU", "CPUExecutionProvider"): dtype "f32" | "f16" | "bf16";
+    builder's too, any case: "fp16", "CPU", "CPUExecutionProvider"): task None (from config.json's
+    architectures) | "feature-extraction" | "fill-mask" | "text-classification" |
+    "token-classification" | "question-answering" | "multiple-choice" (a text encoder's head) |
+    "sentence-embedding"; dtype "f32" | "f16" | "bf16";
     ep "default" | "onnx-standard" | "cpu" | "cuda" | "dml" | "webgpu"; precision None | "int4" |
     "int8" | "keep" (a float type there is the builder's precision: the dtype) with block_size,
     quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings; runtime "ort-genai" |
@@ -246,7 +249,7 @@ def build(source: PathLike, output_dir: PathLike, *, dtype: str = "f32", ep: str
     callback = _progress_callback(progress)
 
     def run() -> dict[str, Any]:  # an option value the core refuses raises inside _written, as a MobiusError
-        options = _options(source, output_dir, dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
+        options = _options(source, output_dir, task=task or "", dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
                            quant_scheme=quant_scheme, accuracy_level=accuracy_level,
                            quantize_lm_head=quantize_lm_head, quantize_embeddings=quantize_embeddings,
                            runtime=runtime, layout=layout, weights=weights, force=force, try_generic=try_generic,

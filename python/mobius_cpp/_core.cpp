@@ -187,6 +187,7 @@ NB_MODULE(_core, m) {
             mobius::precision_word(s, o.precision, dtype);
             if (!dtype.empty()) o.dtype = mobius::parse_cli_dtype(dtype);
           })
+      .def_rw("task", &mobius::BuildOptions::task)
       .def_rw("block_size", &mobius::BuildOptions::block_size)
       .def_rw("quant_scheme", &mobius::BuildOptions::quant_scheme)
       .def_rw("accuracy_level", &mobius::BuildOptions::accuracy_level)

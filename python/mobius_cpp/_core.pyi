@@ -16,6 +16,7 @@ class BuildOptions:
     progress: bool
     runtime: str
     ep: str
+    task: str
     precision: str
     block_size: int
     quant_scheme: str

@@ -12,12 +12,17 @@ namespace mobius {
 
 using ArchFactory = std::unique_ptr<Architecture> (*)(const HfConfig&, DataType);
 
-// archs/bert.cpp (create_roberta also serves xlm-roberta, camembert and data2vec-text)
+// archs/bert.cpp
+std::unique_ptr<Architecture> create_albert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_bert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_distilbert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_electra(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ernie(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roberta(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_xlm_roberta(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_camembert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
 // archs/gemma.cpp
 std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);

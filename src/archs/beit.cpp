@@ -25,9 +25,9 @@
 namespace mobius {
 namespace {
 
-class RelativePositionBias : public Module {
+class BeitRelativePositionBias : public Module {
  public:
-  RelativePositionBias(int64_t window, int64_t heads, DataType dtype) : window_(window) {
+  BeitRelativePositionBias(int64_t window, int64_t heads, DataType dtype) : window_(window) {
     table = param("relative_position_bias_table", {(2 * window - 1) * (2 * window - 1) + 3, heads}, dtype);
   }
   // [1, heads, W * W + 1, W * W + 1]
@@ -73,7 +73,7 @@ class BeitLayer : public Module {
     dense = child<Linear>("attention.output.dense", LinearOptions{width, h, true, l_.dtype});
     if (o.relative_bias) {
       const VisionEmbeddingsOptions& e = o.tower.embedding;
-      bias = child<RelativePositionBias>("attention.attention.relative_position_bias", e.image_size / e.patch_size,
+      bias = child<BeitRelativePositionBias>("attention.attention.relative_position_bias", e.image_size / e.patch_size,
                                          l_.attention.num_attention_heads, l_.dtype);
     }
     if (o.layer_scale) {
@@ -106,7 +106,7 @@ class BeitLayer : public Module {
 
   LayerNorm *layernorm_before, *layernorm_after;
   Linear *query, *key, *value, *dense, *fc1, *fc2;
-  RelativePositionBias* bias = nullptr;
+  BeitRelativePositionBias* bias = nullptr;
   Parameter *lambda_1 = nullptr, *lambda_2 = nullptr;
 
  private:
@@ -120,7 +120,7 @@ class BeitBackbone : public Module {
     embeddings = child<VisionEmbeddings>("embeddings", o.tower.embedding);
     const VisionLayerOptions& l = o.tower.layer;
     if (o.shared_bias)
-      shared_bias = child<RelativePositionBias>("encoder.relative_position_bias",
+      shared_bias = child<BeitRelativePositionBias>("encoder.relative_position_bias",
                                                 o.tower.embedding.image_size / o.tower.embedding.patch_size,
                                                 l.attention.num_attention_heads, l.dtype);
     for (int64_t i = 0; i < o.tower.num_hidden_layers; ++i)
@@ -140,7 +140,7 @@ class BeitBackbone : public Module {
   }
 
   VisionEmbeddings* embeddings;
-  RelativePositionBias* shared_bias = nullptr;
+  BeitRelativePositionBias* shared_bias = nullptr;
   std::vector<BeitLayer*> layers;
   LayerNorm* layernorm = nullptr;
   LayerNorm* pooler_norm = nullptr;

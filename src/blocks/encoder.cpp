@@ -61,12 +61,23 @@ PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
         "embeddings_project", LinearOptions{s.embedding_size, s.hidden_size, true, s.dtype});
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
     layers.push_back(child<EncoderLayer>(s.layers + "." + std::to_string(i), s));
+  if (s.relative_attention_num_buckets > 0)
+    relative_attention_bias = child<RelativePositionBias>(
+        "encoder.relative_attention_bias",
+        RelativePositionBiasOptions{.num_buckets = s.relative_attention_num_buckets, .max_distance = 128,
+                                    .num_heads = s.attention.num_attention_heads, .bidirectional = true,
+                                    .dtype = s.dtype});
 }
 
 Value* PostNormEncoder::forward(Ops& op, const EncoderInputs& in) const {
   Value* h = embeddings->forward(op, in.input_ids, in.token_type_ids);
   if (embeddings_project) h = embeddings_project->forward(op, h);
-  const AttentionContext ctx{padding_mask(op, in.attention_mask, spec_.dtype)};
+  Value* mask = padding_mask(op, in.attention_mask, spec_.dtype);
+  if (relative_attention_bias) {  // [1, heads, seq, seq]
+    Value* seq = op.Shape(in.input_ids, {.start = 1, .end = 2});
+    mask = op.Add(mask, relative_attention_bias->forward(op, op.builder().ints({0}), seq, seq));
+  }
+  const AttentionContext ctx{mask};
   for (const EncoderLayer* layer : layers) h = layer->forward(op, h, ctx);
   return h;
 }

@@ -6,14 +6,18 @@
 //                [-> embeddings_project, when embedding_size != hidden_size (ELECTRA)]
 //   each layer : h = LayerNorm(x + attention(x))                       (BertAttention)
 //                out = LayerNorm(h + ffn_out(act(ffn_in(h))))           (BertIntermediate/Output)
-// Attention is bidirectional with a padding mask from attention_mask, no RoPE, no cache.
+// Attention is bidirectional with a padding mask from attention_mask (MPNet: plus a relative
+// position bias shared by the layers), no RoPE, no cache.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "blocks/attention.h"
+#include "blocks/relative_position_bias.h"
 #include "tasks/feature_extraction.h"
+#include "tasks/text_heads.h"
 
 namespace mobius {
 
@@ -52,6 +56,10 @@ struct EncoderSpec {
   int64_t intermediate_size;
   std::string hidden_act = "gelu";
   DataType dtype = DataType::FLOAT;
+  std::optional<TextHeadLayout> heads;  // the family's *For<Task> heads (tasks/text_heads.h)
+  // > 0: MPNet's relative position bias, one table for every layer (encoder.relative_attention_bias,
+  // T5's bidirectional buckets up to distance 128) added to the attention mask
+  int64_t relative_attention_num_buckets = 0;
 };
 
 // BertEmbeddings. forward: input_ids int64 [batch, seq], token_type_ids int64 [batch, seq] (null
@@ -95,10 +103,13 @@ class PostNormEncoder : public Encoder {
   int64_t hidden_size() const override { return spec_.hidden_size; }
   bool has_token_type_ids() const override { return spec_.type_vocab_size > 0; }
   Value* forward(Ops& op, const EncoderInputs& in) const override;
+  const TextHeadLayout* head_layout() const override { return spec_.heads ? &*spec_.heads : nullptr; }
+  const Embedding* word_embeddings() const override { return embeddings->word_embeddings; }
 
   EncoderEmbeddings* embeddings;
   Linear* embeddings_project = nullptr;  // ELECTRA with embedding_size != hidden_size
   std::vector<EncoderLayer*> layers;
+  RelativePositionBias* relative_attention_bias = nullptr;  // MPNet
 
  private:
   EncoderSpec spec_;

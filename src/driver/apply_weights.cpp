@@ -7,6 +7,7 @@
 #include <onnx/onnx.pb.h>
 
 #include "util/error.h"
+#include "tasks/text_heads.h"
 #include "util/input_files.h"
 
 namespace mobius {
@@ -134,6 +135,10 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
     throw Error(model + ": no '" + kBuildOptionsKey + "' metadata: not built by this mobius (rebuild it with "
                 "`mobius build --no-weights`)");
   BuildOptions o = recorded_options(model, it->value());
+  // a text encoder's head (--task) is the package's task; other models have theirs from the config
+  const auto task = std::find_if(props.begin(), props.end(), [](const auto& p) { return p.key() == "task"; });
+  if (task != props.end() && (is_text_task(task->value()) || task->value() == "sentence-embedding"))
+    o.task = task->value();
   o.config_dir = source;  // any kind of source (driver/source_path.h classify_source)
   o.output_dir = output_dir;
   o.layout = layout;  // the graph's external-data locations name the layout's data file

@@ -17,6 +17,8 @@
 #include "package/writer.h"
 #include "registry/config_defaults.h"
 #include "registry/registry.h"
+#include "tasks/feature_extraction.h"
+#include "tasks/text_heads.h"
 #include "util/error.h"
 #include "util/input_files.h"
 #include "weights/gguf_checkpoint.h"
@@ -229,6 +231,25 @@ BuildSource open_source(const BuildOptions& o) {
   return src;
 }
 
+std::unique_ptr<Architecture> create_for_task(ArchFactory create, const HfConfig& cfg, DataType dtype,
+                                              const std::string& task, const std::string& config_dir,
+                                              std::optional<SentenceModules>& modules) {
+  const bool asked = task == "sentence-embedding";
+  std::unique_ptr<Architecture> arch = create(cfg, dtype);
+  if (asked && !dynamic_cast<const Encoder*>(arch.get()))
+    throw Error("--task sentence-embedding: " + cfg.string_or("model_type", "") + " builds " + arch->task() + " only");
+  arch = with_task(std::move(arch), asked ? "feature-extraction" : task, cfg);
+  const bool found = !config_dir.empty() && has_sentence_modules(config_dir);
+  if (asked && !found)
+    throw Error("--task sentence-embedding: " + (config_dir.empty() ? std::string("a GGUF file") : config_dir) +
+                " has no modules.json (a sentence-transformers model as SentenceTransformer.save writes it)");
+  if (asked || (task.empty() && found && dynamic_cast<const Encoder*>(arch.get()) && arch->task() == "feature-extraction")) {
+    modules = read_sentence_modules(config_dir);
+    arch = with_sentence_embedding(std::move(arch), *modules);
+  }
+  return arch;
+}
+
 LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& cfg, const BuildOptions& o, ExecutionProvider ep,
                            const Checkpoint* checkpoint) {
   LoweredGraphs out{arch.build_graphs(), std::nullopt, {}};
@@ -299,10 +320,11 @@ BuildReport build_package(const BuildOptions& o) {
   // A relation between fields checked on the built spec (blocks/spec_check.h) or a size the
   // lowering refuses names no file: add it.
   std::unique_ptr<Architecture> arch;
+  std::optional<SentenceModules> sentence_modules;  // --task sentence-embedding: its Dense layers' weights
   std::vector<NamedGraph> graphs;
   std::vector<WeightPlan> plans;
   try {
-    arch = create(*cfg, o.dtype);
+    arch = create_for_task(create, *cfg, o.dtype, o.task, config_dir, sentence_modules);
     if (auto* speech = dynamic_cast<SpeechToText*>(arch.get()); speech && o.runtime == "optimum")
       speech->set_contract(SpeechContract::optimum);
     report.task = arch->task();  // a vision type's image-classification checkpoint
@@ -329,6 +351,7 @@ BuildReport build_package(const BuildOptions& o) {
     ckpt = std::make_unique<SafetensorsCheckpoint>(config_dir);
     if (!o.lora_dir.empty()) ckpt = merge_lora(o.lora_dir, std::move(ckpt), *cfg);  // the checkpoint's own names
     if (src.custom) ckpt = rename_keys(*src.custom, std::move(ckpt), *cfg);
+    if (sentence_modules) ckpt = with_module_weights(std::move(ckpt), config_dir, *sentence_modules);
   };
   std::vector<std::unique_ptr<LoraAdapter>> adapters;  // --lora-runtime
   if (!o.lora_runtime.empty()) {

@@ -13,6 +13,8 @@
 #include "package/layout.h"
 #include "passes/passes.h"
 #include "registry/custom.h"
+#include "registry/registry.h"
+#include "tasks/sentence_embedding.h"
 #include "tasks/architecture.h"
 #include "weights/checkpoint.h"
 
@@ -38,6 +40,12 @@ struct BuildOptions {
   // --ep: the execution-provider lowering (passes/passes.h) and the provider named in
   // genai_config.json: default, onnx-standard, cpu, cuda, dml or webgpu.
   std::string ep = "default";
+  // --task: the head of a text encoder (tasks/text_heads.h: feature-extraction, fill-mask,
+  // text-classification, token-classification, question-answering, multiple-choice) or
+  // sentence-embedding (tasks/sentence_embedding.h); "" = the one config.json's architectures
+  // names, sentence-embedding for a text encoder with modules.json. Any other model takes only
+  // its own task.
+  std::string task;
   // --precision: "" (float, at `dtype`), "int4" or "int8": every Linear weight (and with
   // quantize_lm_head the LM head) block-quantized into com.microsoft MatMulNBits (passes/passes.h
   // QuantizeOptions, weights/quantize.h), blocks of block_size (32, 64 or 128) along the input
@@ -97,6 +105,15 @@ struct BuildReport {
 // set without --precision, or with --dtype bf16 or --try-generic.
 std::optional<QuantizeOptions> quantize_options(const BuildOptions& options, ExecutionProvider ep,
                                                 bool tied_embeddings);
+
+// The architecture `create` makes of `config`, for `task` (BuildOptions::task): a text encoder's
+// head (tasks/text_heads.h with_task), or sentence-embedding (tasks/sentence_embedding.h) when
+// asked or, with no task given, when config_dir holds modules.json and the model is a text encoder
+// whose checkpoint has no head; `modules` gets that model's sentence-transformers modules. Throws
+// mobius::Error for a task the model does not have, or sentence-embedding without modules.json.
+std::unique_ptr<Architecture> create_for_task(ArchFactory create, const HfConfig& config, DataType dtype,
+                                              const std::string& task, const std::string& config_dir,
+                                              std::optional<SentenceModules>& modules);
 
 // What a build reads: the source of options.config_dir or options.gguf_file (driver/source_path.h
 // classify_source): a checkpoint directory (or a Hugging Face id resolved from the local cache) and

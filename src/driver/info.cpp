@@ -144,6 +144,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
   info.task = entry->task;
   if (!src.checkpoint) return info;
   const HfConfig full = with_class_defaults(cfg, info.model_type);  // as build_package reads it
+  bool module_weights = false;  // the sentence-transformers Dense layers' safetensors added to the checkpoint
   for (const char* name : {"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"}) {
     EpReport r{name, {}, ""};
     BuildOptions eo = o;
@@ -152,7 +153,12 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
     try {
       std::vector<std::string> warnings;
       check_bfloat16(eo, ep, warnings);
-      std::unique_ptr<Architecture> arch = entry->create(full, o.dtype);
+      std::optional<SentenceModules> modules;
+      std::unique_ptr<Architecture> arch = create_for_task(entry->create, full, o.dtype, o.task, src.config_dir, modules);
+      if (modules && !module_weights) {  // once, for every ep
+        src.checkpoint = with_module_weights(std::move(src.checkpoint), src.config_dir, *modules);
+        module_weights = true;
+      }
       info.task = arch->task();  // a vision type's image-classification checkpoint
       check_runtime(o, genai_model_type(*entry), info.task, info.model_type);
       LoweredGraphs lowered = lower_graphs(*arch, full, eo, ep, src.checkpoint.get());

@@ -11,12 +11,14 @@ namespace mobius {
 const std::vector<RegistryEntry>& registry() {
   static const std::vector<RegistryEntry> table = [] {
     std::vector<RegistryEntry> t = {
+        {"albert", "bert", "feature-extraction", create_albert},
         {"bert", "bert", "feature-extraction", create_bert},
-        {"camembert", "bert", "feature-extraction", create_roberta},
-        {"data2vec-text", "bert", "feature-extraction", create_roberta},
+        {"camembert", "bert", "feature-extraction", create_camembert},
+        {"data2vec-text", "bert", "feature-extraction", create_data2vec_text},
         {"distilbert", "bert", "feature-extraction", create_distilbert},
         {"electra", "bert", "feature-extraction", create_electra},
         {"ernie", "bert", "feature-extraction", create_ernie},
+        {"mpnet", "bert", "feature-extraction", create_mpnet},
         {"gemma", "gemma", "text-generation", create_gemma, "gemma"},
         {"gemma2", "gemma", "text-generation", create_gemma2, "gemma2"},
         {"gemma3_text", "gemma", "text-generation", create_gemma3_text, "gemma3_text"},
@@ -26,7 +28,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2", "llama", "text-generation", create_qwen2, "qwen2"},
         {"qwen3", "llama", "text-generation", create_qwen3, "qwen3"},
         {"roberta", "bert", "feature-extraction", create_roberta},
-        {"xlm-roberta", "bert", "feature-extraction", create_roberta},
+        {"xlm-roberta", "bert", "feature-extraction", create_xlm_roberta},
         {"phi", "phi", "text-generation", create_phi, "phi"},
         {"phi3", "phi3", "text-generation", create_phi3, "phi3"},
         {"gpt_neox", "gpt_neox", "text-generation", create_gpt_neox},

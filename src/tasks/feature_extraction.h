@@ -13,6 +13,9 @@
 
 namespace mobius {
 
+class Embedding;
+struct TextHeadLayout;
+
 struct EncoderInputs {
   Value* input_ids;
   Value* attention_mask;
@@ -33,6 +36,10 @@ class Encoder : public Architecture {
   virtual bool has_token_type_ids() const = 0;
   // Returns last_hidden_state [batch, seq, hidden_size].
   virtual Value* forward(Ops& op, const EncoderInputs& in) const = 0;
+  // The family's heads (tasks/text_heads.h), null when it has none; the word embeddings a masked-LM
+  // decoder is tied to.
+  virtual const TextHeadLayout* head_layout() const { return nullptr; }
+  virtual const Embedding* word_embeddings() const { return nullptr; }
 };
 
 }  // namespace mobius

@@ -16,7 +16,7 @@ bool is_image_classification(const HfConfig& c) {
 int64_t label_count(const HfConfig& c) {
   const nlohmann::json& j = c.json();
   if (j.contains("id2label") && j["id2label"].is_object()) {
-    if (j["id2label"].empty()) c.fail("id2label", "an image classifier needs at least one label");
+    if (j["id2label"].empty()) c.fail("id2label", "a classifier needs at least one label");
     return static_cast<int64_t>(j["id2label"].size());
   }
   const int64_t n = c.int_or("num_labels", 2);

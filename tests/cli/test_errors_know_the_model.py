@@ -66,3 +66,17 @@ def test_nearest_names_only_for_a_misspelling(tiny, tmp_path):
             assert near in line, line
         else:
             assert "did you mean" not in line and "see `mobius list models`" in line, line
+
+
+def test_task_the_model_does_not_have(tmp_path):
+    """--task (src/tasks/text_heads.h with_task, driver/build.h create_for_task): a head a text
+    encoder lacks lists the ones it has; any other model takes only its own task; sentence-embedding
+    needs modules.json. Config files only (--no-weights)."""
+    bert, llama = saved("bert", tmp_path / "bert"), saved("llama", tmp_path / "llama")
+    line = one_line_error("build", bert, tmp_path / "o1", "--no-weights", "--task", "summarization")
+    assert ("--task summarization: bert has no such head (its tasks: feature-extraction, fill-mask, "
+            "text-classification, token-classification, question-answering, multiple-choice)") in line, line
+    line = one_line_error("build", llama, tmp_path / "o2", "--no-weights", "--task", "fill-mask")
+    assert "--task fill-mask: llama builds text-generation only" in line, line
+    line = one_line_error("build", bert, tmp_path / "o3", "--no-weights", "--task", "sentence-embedding")
+    assert "--task sentence-embedding: " in line and "has no modules.json" in line, line

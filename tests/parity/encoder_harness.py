@@ -1,7 +1,10 @@
-"""Task feature-extraction: the encoder parity rows (typed, harness.Row) and their runner: one
-padded batch (right- and left-padded rows), last_hidden_state compared on the non-padding tokens,
-onnx.checker (run_encoder_parity). The shared core is harness.py; test_encoder_parity.py runs
-these rows."""
+"""Task feature-extraction and the text encoders' heads (src/tasks/text_heads.h): the encoder
+parity rows (typed, harness.Row) and their runner: one padded batch (right- and left-padded rows),
+last_hidden_state (or the head's outputs) compared on the non-padding tokens, onnx.checker
+(run_encoder_parity). A head row is a variant named after its task (overrides "_task"): the
+checkpoint is the type's transformers class of that task, saved as transformers saves it (encoder
+under base_model_prefix, tied decoder), and the package is built from config.json's architectures.
+The shared core is harness.py; test_encoder_parity.py runs these rows."""
 
 from __future__ import annotations
 
@@ -9,7 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModel
+from transformers import (AutoModel, AutoModelForMaskedLM, AutoModelForMultipleChoice,
+                          AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
+                          AutoModelForTokenClassification)
+from transformers.models.auto import modeling_auto
 
 import harness as H
 from harness import PAD, PREFILL_LEN, TOL, Row
@@ -20,6 +26,11 @@ ENCODER_BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, 
 ENCODER_TYPE_BASE = {"distilbert": dict(hidden_dim=128)}  # DistilBERT's intermediate size
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "albert": [
+        ("default", {}),  # embedding_size 128 -> embedding_hidden_mapping_in -> 64; one group of one layer, shared
+        ("groups-2", dict(num_hidden_groups=2, num_hidden_layers=3)),  # layers 0, 1 of group 0, layer 2 of group 1
+        ("inner-2", dict(inner_group_num=2)),  # each group runs two layers
+    ],
     "bert": [
         ("default", {}),  # gelu (erf), 2 token types
         ("gelu-tanh", dict(hidden_act="gelu_new")),
@@ -34,6 +45,7 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("embedding-size-64", dict(embedding_size=64)),  # no projection
     ],
     "ernie": [("default", {})],  # use_task_id false
+    "mpnet": [("default", {})],  # roberta position ids (padding_idx 1), relative position bias, no token types
     "roberta": [
         ("default", {}),  # position ids from padding_idx + 1 = 2
         ("pad-token-5", dict(pad_token_id=5)),
@@ -41,7 +53,41 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "xlm-roberta": [("default", {})],  # roberta position ids
 }
 
-ROWS = [Row("feature-extraction", mt, name, ov) for mt, vs in ENCODER_VARIANTS.items() for name, ov in vs]
+# The heads: transformers' auto class (whose mapping says which types have the head) and
+# Optimum's output names (ORTModelFor<Task>).
+HEAD_CLASSES = {
+    "fill-mask": (AutoModelForMaskedLM, ("logits",)),
+    "text-classification": (AutoModelForSequenceClassification, ("logits",)),
+    "token-classification": (AutoModelForTokenClassification, ("logits",)),
+    "question-answering": (AutoModelForQuestionAnswering, ("start_logits", "end_logits")),
+    "multiple-choice": (AutoModelForMultipleChoice, ("logits",)),
+}
+NUM_CHOICES = 3  # multiple-choice rows: input_ids [2, NUM_CHOICES, PREFILL_LEN]
+
+
+def has_head(model_type: str, task: str) -> bool:
+    return model_type in HEAD_CLASSES[task][0]._model_mapping._model_mapping  # noqa: SLF001 - the auto mapping
+
+
+# Every head of every encoder type (variant = the task), and the head configs beside the defaults.
+HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
+    "bert": [
+        # the graph outputs the logits whatever the loss: regression (1 label), multi-label (sigmoid)
+        ("text-classification-regression", dict(_task="text-classification", num_labels=1, problem_type="regression")),
+        ("text-classification-multi-label",
+         dict(_task="text-classification", num_labels=5, problem_type="multi_label_classification")),
+        ("token-classification-7", dict(_task="token-classification", num_labels=7)),
+        ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),  # decoder.weight saved
+        ("fill-mask-gelu-tanh", dict(_task="fill-mask", hidden_act="gelu_new")),  # the transform's activation
+    ],
+    "distilbert": [("fill-mask-relu", dict(_task="fill-mask", activation="relu"))],
+    "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
+                                                        summary_activation="tanh"))],
+}
+
+ROWS = [Row("feature-extraction", mt, name, ov) for mt, vs in ENCODER_VARIANTS.items() for name, ov in vs] + [
+    Row(task, mt, task, {"_task": task}) for mt in ENCODER_VARIANTS for task in HEAD_CLASSES if has_head(mt, task)] + [
+    Row(ov["_task"], mt, name, ov) for mt, vs in HEAD_VARIANTS.items() for name, ov in vs]
 
 
 def base_kwargs(model_type: str) -> dict:
@@ -81,9 +127,11 @@ def hf_encode(model, ids, mask, token_types) -> np.ndarray:
 
 
 def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
-    """Fills row["prefill"] with max|Δ| of last_hidden_state over the non-padding tokens of the
-    padded batch; returns the failed checks (empty list = pass). build_args: further `mobius build`
-    options (--ep cpu)."""
+    """Fills row["prefill"] with max|Δ| of last_hidden_state (a head row: of each of the head's
+    outputs) over the non-padding tokens of the padded batch; returns the failed checks (empty
+    list = pass). build_args: further `mobius build` options (--ep cpu)."""
+    if "_task" in overrides:
+        return run_head_parity(model_type, overrides, work, row, build_args)
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = H.write_checkpoint(model_type, overrides, hf_dir)
     ref = H.load_reference(hf_dir, AutoModel)
@@ -111,4 +159,62 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
     row["prefill"] = H.delta(row, ox[valid], hf[valid])
     if not row["prefill"] <= TOL:
         failures.append(f"last_hidden_state max|Δ| {row['prefill']:.3g} > {TOL}")
+    return failures
+
+
+@torch.no_grad()
+def hf_head(model, task: str, ids, mask, token_types) -> dict[str, np.ndarray]:
+    kw = {} if token_types is None else {"token_type_ids": torch.as_tensor(token_types)}
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), **kw)
+    return {name: getattr(out, name).double().numpy() for name in HEAD_CLASSES[task][1]}
+
+
+def head_batch(config, task: str):
+    """encoder_batch, or for multiple-choice NUM_CHOICES of them (seeds 1..) as [2, choices, seq]."""
+    if task != "multiple-choice":
+        return encoder_batch(config)
+    batches = [encoder_batch(config, seed) for seed in range(1, NUM_CHOICES + 1)]
+    return tuple(None if parts[0] is None else np.stack(parts, axis=1) for parts in zip(*batches))
+
+
+def run_head_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
+    """A head row: the checkpoint of the task's class, the package built from its architectures
+    (no --task), each output compared with the float64 reference: per-token outputs on the
+    non-padding tokens, per-sequence ones (classification, multiple choice) whole."""
+    task = overrides["_task"]
+    auto, outputs = HEAD_CLASSES[task]
+    hf_dir, out_dir = work / "hf", work / "onnx"
+    model = H.write_checkpoint(model_type, overrides, hf_dir, auto)
+    ref = H.load_reference(hf_dir, auto)
+    ids, mask, token_types = head_batch(ref.config, task)
+
+    path = H.build(hf_dir, out_dir, *build_args)
+    failures = H.check_model(path, row)
+    sess = H.ort_session(path)
+    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"})
+    problems = H.io_problems(sess, inputs, set(outputs))
+    if problems:
+        return failures + [f"I/O contract: {p}" for p in problems]
+
+    # harness self-check, on the tensors: two equal float32 models may differ in the last bit of
+    # their outputs (seen on multiple-choice's batch of 6: 6e-8, the kernels' memory alignment)
+    saved, made = ref.state_dict(), model.state_dict()
+    assert saved.keys() == made.keys() and all(torch.equal(saved[k], made[k]) for k in saved), \
+        "reloaded checkpoint differs from the in-memory model"
+    hf = hf_head(H.float64(ref), task, ids, mask, token_types)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if token_types is not None:
+        feeds["token_type_ids"] = token_types
+    got = dict(zip(outputs, sess.run(list(outputs), feeds)))
+    per_token = task in ("fill-mask", "token-classification", "question-answering")
+    valid = mask.astype(bool)
+    deltas = []
+    for name in outputs:
+        if got[name].shape != hf[name].shape:
+            return failures + [f"{name} shape {got[name].shape}, expected {hf[name].shape}"]
+        deltas.append(H.delta(row, got[name][valid] if per_token else got[name],
+                              hf[name][valid] if per_token else hf[name]))
+        if not deltas[-1] <= TOL:
+            failures.append(f"{name} max|Δ| {deltas[-1]:.3g} > {TOL}")
+    row["prefill"] = max(deltas)
     return failures

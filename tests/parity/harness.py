@@ -60,8 +60,10 @@ GEN_NEW = 24
 #          for spellings of older configs that transformers still reads (the reference reloads them).
 #   _config_json: the whole config.json (test_config_fidelity.py): the model is made from it as
 #          transformers reads it (PreTrainedConfig.from_dict) and it is written verbatim.
+#   _task: an encoder row of a head (encoder_harness.HEAD_CLASSES: fill-mask, text-classification,
+#          ...): the checkpoint is that task's transformers class, the package built for it.
 # ---------------------------------------------------------------------------------------------
-HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation", "_json", "_config_json")
+HARNESS_OPTIONS = ("_max_shard_size", "_runtime", "_attn_implementation", "_json", "_config_json", "_task")
 # Key/value heads of the KV cache where the config has no num_key_value_heads or one the model
 # does not use (default: the config's num_key_value_heads, else num_attention_heads).
 CACHE_KV_HEADS = {
@@ -333,11 +335,12 @@ def _edit_json(cfg_path: Path, edits: dict) -> None:
     cfg_path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path):
-    """Creates the tiny model (seed 0), re-randomizes it and saves it; returns the in-memory model."""
+def write_checkpoint(model_type: str, overrides: dict, hf_dir: Path, auto=None):
+    """Creates the tiny model (seed 0) of class `auto` (default: AutoModel for an encoder, else
+    AutoModelForCausalLM), re-randomizes it and saves it; returns the in-memory model."""
     torch.manual_seed(0)
     config = make_config(model_type, overrides)
-    auto = AutoModel if is_encoder(model_type) else AutoModelForCausalLM
+    auto = auto or (AutoModel if is_encoder(model_type) else AutoModelForCausalLM)
     model = auto.from_config(config, dtype=torch.float32,
                              attn_implementation=attn_implementation(overrides))
     model.eval()

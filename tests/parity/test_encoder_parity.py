@@ -1,5 +1,5 @@
-"""T3 for encoders: transformers AutoModel (float32, eager) vs the feature-extraction ONNX model
-mobius builds, one row per encoder_harness.ROWS row (model_type, variant).
+"""T3 for encoders: transformers AutoModel (float32, eager; a head row: the task's AutoModelFor<Task>)
+vs the ONNX model mobius builds, one row per encoder_harness.ROWS row (model_type, variant).
 
 Each row: one padded batch of 2 (right- and left-padded rows), last_hidden_state compared on the
 non-padding tokens, onnx.checker. The rows join the decoder rows in the printed parity table, the
@@ -25,8 +25,12 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 
 
 # --ep cpu (GraphLowering::attention): the padding mask as MultiHeadAttention's attention_bias,
-# packed q/k/v; BERT (token types) and RoBERTa (positions from the ids)
-EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows() if (mt, name) in {("bert", "default"), ("roberta", "default")}]
+# packed q/k/v; BERT (token types), RoBERTa (positions from the ids), MPNet (the relative position
+# bias in attention_bias), ALBERT (shared layers), and every head of the four
+# head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp)
+EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
+           if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default")}
+           or (mt in {"bert", "roberta", "distilbert", "electra"} and name in E.HEAD_CLASSES)]
 
 
 @pytest.mark.parametrize("model_type,name,overrides", EP_ROWS, ids=[f"{mt}-{n}" for mt, n, _ in EP_ROWS])
@@ -35,3 +39,24 @@ def test_encoder_ep_cpu(model_type, name, overrides, tmp_path_factory):
     failures = E.run_encoder_parity(model_type, overrides, work, {}, ("--ep", "cpu"))
     failures += H.attention_lowering_problems(H.graph_path(work / "onnx", "model"))
     assert not failures, "\n".join(failures)
+
+
+def test_head_checkpoint_as_feature_extraction(tmp_path):
+    """--task feature-extraction on a head checkpoint (BertForSequenceClassification): the encoder
+    read under base_model_prefix (bert.*), last_hidden_state equal to the checkpoint's bert."""
+    import torch
+
+    auto = E.HEAD_CLASSES["text-classification"][0]
+    H.write_checkpoint("bert", {"_task": "text-classification"}, tmp_path / "hf", auto)
+    ref = H.float64(H.load_reference(tmp_path / "hf", auto))
+    ids, mask, types = E.encoder_batch(ref.config)
+    path = H.build(tmp_path / "hf", tmp_path / "onnx", "--task", "feature-extraction")
+    sess = H.ort_session(path)
+    assert not H.io_problems(sess, {"input_ids", "attention_mask", "token_type_ids"}, {"last_hidden_state"})
+    (got,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+    with torch.no_grad():
+        want = ref.bert(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                        token_type_ids=torch.as_tensor(types)).last_hidden_state.numpy()
+    valid = mask.astype(bool)
+    delta = H.max_abs(got[valid], want[valid])
+    assert delta <= H.TOL, f"last_hidden_state max|Δ| {delta:.3g} > {H.TOL}"

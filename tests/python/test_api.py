@@ -138,6 +138,20 @@ def test_multi_graph_package(tmp_path):
     assert mobius_cpp.Package.open(pkg.path).graph_io == pkg.graph_io
 
 
+def test_task_is_the_cli_option(tmp_path):
+    """task= is --task: a BertForTokenClassification checkpoint builds its head by default (logits),
+    task="feature-extraction" the encoder (last_hidden_state), a task the model lacks raises."""
+    import encoder_harness as E
+    auto = E.HEAD_CLASSES["token-classification"][0]
+    H.write_checkpoint("bert", {"_task": "token-classification"}, tmp_path / "hf", auto)
+    pkg = mobius_cpp.build(tmp_path / "hf", tmp_path / "head")
+    assert pkg.task == "token-classification" and [v.name for v in pkg.outputs] == ["logits"]
+    pkg = mobius_cpp.build(tmp_path / "hf", tmp_path / "encoder", task="feature-extraction")
+    assert pkg.task == "feature-extraction" and [v.name for v in pkg.outputs] == ["last_hidden_state"]
+    with pytest.raises(mobius_cpp.MobiusError, match="--task summarization: bert has no such head"):
+        mobius_cpp.build(tmp_path / "hf", tmp_path / "bad", task="summarization")
+
+
 def test_progress_reports_every_byte(tiny, tmp_path):
     calls = []
     mobius_cpp.build(tiny, tmp_path / "out", progress=lambda label, done, total: calls.append((label, done, total)))

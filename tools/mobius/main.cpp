@@ -277,6 +277,13 @@ int main(int argc, char** argv) {
           "as onnxruntime-genai's model builder writes them)")
       ->check(CLI::IsMember({"hf", "flat"}, CLI::ignore_case))
       ->default_str("hf");
+  build->add_option("--task", opts.task,
+                    "The head of a text encoder: feature-extraction (last_hidden_state), fill-mask, "
+                    "text-classification, token-classification, question-answering or multiple-choice, with "
+                    "Optimum's output names; or sentence-embedding (a sentence-transformers model: modules.json, "
+                    "pooling, Dense, Normalize -> sentence_embedding). Default: the one config.json's architectures "
+                    "names (BertForSequenceClassification: text-classification), sentence-embedding for a text "
+                    "encoder with modules.json, else feature-extraction");
   build->add_flag("--try-generic", opts.try_generic,
                   "An unregistered text-generation model_type whose config.json is Llama-like: build it with the "
                   "generic Llama decoder and write the package only if its prefill/decode self-check passes "

@@ -1,0 +1,191 @@
+#include "tasks/text_heads.h"
+
+#include <array>
+#include <utility>
+
+#include "blocks/activation.h"
+#include "blocks/linear.h"
+#include "blocks/norms.h"
+#include "blocks/vision_transformer.h"
+#include "tasks/feature_extraction.h"
+#include "tasks/image_classification.h"
+#include "util/error.h"
+
+namespace mobius {
+namespace {
+
+// The head tasks and the class-name suffix of each (transformers' auto-model mappings).
+constexpr std::array<std::pair<const char*, const char*>, 5> kHeadTasks = {{
+    {"fill-mask", "ForMaskedLM"},
+    {"text-classification", "ForSequenceClassification"},
+    {"token-classification", "ForTokenClassification"},
+    {"question-answering", "ForQuestionAnswering"},
+    {"multiple-choice", "ForMultipleChoice"},
+}};
+
+Value* maybe_activation(Ops& op, const std::string& act, Value* x) {
+  return act.empty() ? x : activation(op, act, x);
+}
+
+// decoder(norm(act(dense(x)))): x [batch, seq, hidden] -> [batch, seq, vocab].
+class MaskedLMHead : public Module {
+ public:
+  MaskedLMHead(const TextHeadLayout::MaskedLM& l, int64_t hidden, const Embedding& words, bool tied, DataType dtype)
+      : act_(l.act) {
+    const int64_t dim = words.embedding_dim;
+    dense = child<Linear>(l.dense, LinearOptions{hidden, dim, true, dtype});
+    norm = child<LayerNorm>(l.norm, NormOptions{.dim = dim, .eps = l.eps, .dtype = dtype});
+    decoder = child<LMHead>(l.decoder, LMHeadOptions{dim, words.num_embeddings, true, dtype}, tied ? &words : nullptr);
+    if (tied) decoder->bias->source_key = l.bias;  // untied, transformers ties neither: decoder.bias
+  }
+  Value* forward(Ops& op, Value* x) const {
+    return decoder->forward(op, norm->forward(op, activation(op, act_, dense->forward(op, x))));
+  }
+  Linear* dense;
+  LayerNorm* norm;
+  LMHead* decoder;
+
+ private:
+  std::string act_;
+};
+
+// out(act(dense(x[:, 0]))): x [batch, seq, hidden] -> [batch, out_features].
+class FirstTokenClassifier : public Module {
+ public:
+  FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype) : act_(h.act) {
+    if (!h.dense.empty()) dense = child<Linear>(h.dense, LinearOptions{hidden, hidden, true, dtype});
+    out = child<Linear>(h.out, LinearOptions{hidden, out_features, true, dtype});
+  }
+  Value* forward(Ops& op, Value* x) const {
+    Value* first = token_at(op, x, 0);
+    if (dense) first = dense->forward(op, first);
+    return out->forward(op, maybe_activation(op, act_, first));
+  }
+  Linear* dense = nullptr;
+  Linear* out;
+
+ private:
+  std::string act_;
+};
+
+// The encoder (adopted under the layout's base_model_prefix, or at the root) and one head.
+class TextHeadModel : public Architecture {
+ public:
+  TextHeadModel(std::unique_ptr<Encoder> encoder, const std::string& task, const std::string& prefix,
+                const HfConfig& c)
+      : task_(task), outputs_(task == "fill-mask" || task == "multiple-choice" ? 1 : label_count(c)) {
+    const TextHeadLayout& l = *encoder->head_layout();
+    encoder_ = adopt(prefix, std::move(encoder));
+    const int64_t hidden = encoder_->hidden_size();
+    const DataType dtype = encoder_->dtype();
+    if (task == "fill-mask") {
+      const Embedding* words = encoder_->word_embeddings();
+      masked_lm_ = child<MaskedLMHead>("", l.masked_lm, hidden, *words, c.bool_or("tie_word_embeddings", true), dtype);
+      outputs_ = words->num_embeddings;
+    } else if (task == "text-classification") {
+      first_token_ = child<FirstTokenClassifier>("", l.sequence_classification, hidden, outputs_, dtype);
+    } else if (task == "multiple-choice") {
+      first_token_ = child<FirstTokenClassifier>("", l.multiple_choice, hidden, 1, dtype);
+    } else if (task == "token-classification") {
+      per_token_ = child<Linear>("classifier", LinearOptions{hidden, outputs_, true, dtype});
+    } else {  // question-answering: BertForQuestionAnswering's split(1, dim=-1) into two
+      if (outputs_ != 2) c.fail("num_labels", "a question-answering head has 2 labels (start, end)");
+      per_token_ = child<Linear>("qa_outputs", LinearOptions{hidden, 2, true, dtype});
+    }
+  }
+
+  std::string task() const override { return task_; }
+  bool training_only(const std::string& key) const override { return encoder_->training_only(key); }
+
+  std::vector<NamedGraph> build_graphs() const override {
+    Model model;
+    GraphBuilder b(model.graph);
+    Ops op(b);
+    const bool choices = task_ == "multiple-choice";
+    const Shape shape = choices ? Shape{"batch_size", "num_choices", "sequence_length"}
+                                : Shape{"batch_size", "sequence_length"};
+    Value* const input_ids = b.input("input_ids", DataType::INT64, shape);
+    Value* ids = input_ids;
+    Value* mask = b.input("attention_mask", DataType::INT64, shape);
+    Value* types = encoder_->has_token_type_ids() ? b.input("token_type_ids", DataType::INT64, shape) : nullptr;
+    if (choices) {  // each choice encoded on its own: [batch * num_choices, seq]
+      Value* flat = op.Concat({b.ints({-1}), op.Shape(ids, {.start = 2})}, {.axis = 0});
+      ids = op.Reshape(ids, flat);
+      mask = op.Reshape(mask, flat);
+      if (types) types = op.Reshape(types, flat);
+    }
+    Value* x = encoder_->forward(op, EncoderInputs{ids, mask, types});
+    const Shape tokens{"batch_size", "sequence_length"};
+    if (masked_lm_) {
+      b.output(masked_lm_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
+    } else if (choices) {
+      Value* logits = op.Reshape(first_token_->forward(op, x), op.Shape(input_ids, {.start = 0, .end = 2}));
+      b.output(logits, "logits", {"batch_size", "num_choices"});
+    } else if (first_token_) {
+      b.output(first_token_->forward(op, x), "logits", {"batch_size", outputs_});
+    } else if (task_ == "token-classification") {
+      b.output(per_token_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
+    } else {
+      Value* logits = per_token_->forward(op, x);
+      b.output(op.Gather(logits, b.scalar_i64(0), {.axis = 2}), "start_logits", tokens);
+      b.output(op.Gather(logits, b.scalar_i64(1), {.axis = 2}), "end_logits", tokens);
+    }
+    return single_graph(std::move(model), GraphLowering::attention);
+  }
+
+ private:
+  std::string task_;
+  int64_t outputs_;  // the logits' last size: labels, or the vocabulary of fill-mask
+  Encoder* encoder_;
+  MaskedLMHead* masked_lm_ = nullptr;
+  FirstTokenClassifier* first_token_ = nullptr;
+  Linear* per_token_ = nullptr;  // token-classification's classifier, question-answering's qa_outputs
+};
+
+// The task config.json's architectures names (<Type>For<Task>), feature-extraction otherwise.
+std::string task_of_class(const std::string& cls) {
+  for (const auto& [task, suffix] : kHeadTasks)
+    if (cls.ends_with(suffix)) return task;
+  return "feature-extraction";
+}
+
+}  // namespace
+
+bool is_text_task(const std::string& task) {
+  if (task == "feature-extraction") return true;
+  for (const auto& [name, suffix] : kHeadTasks)
+    if (task == name) return true;
+  return false;
+}
+
+std::unique_ptr<Architecture> with_task(std::unique_ptr<Architecture> arch, const std::string& task,
+                                        const HfConfig& c) {
+  auto* encoder = dynamic_cast<Encoder*>(arch.get());
+  const TextHeadLayout* layout = encoder ? encoder->head_layout() : nullptr;
+  const std::string model_type = c.string_or("model_type", "");
+  if (!layout) {
+    if (!task.empty() && task != arch->task())
+      throw Error("--task " + task + ": " + model_type + " builds " + arch->task() + " only");
+    return arch;
+  }
+  std::string cls;
+  if (c.has("architectures") && c.json()["architectures"].is_array() && !c.json()["architectures"].empty() &&
+      c.json()["architectures"][0].is_string())
+    cls = c.json()["architectures"][0].get<std::string>();
+  const std::string chosen = task.empty() ? task_of_class(cls) : task;
+  if (!is_text_task(chosen)) {
+    std::string list = "feature-extraction";
+    for (const auto& [name, suffix] : kHeadTasks) list += std::string(", ") + name;
+    throw Error("--task " + chosen + ": " + model_type + " has no such head (its tasks: " + list + ")");
+  }
+  // a head checkpoint (BertForMaskedLM) holds the encoder under its base_model_prefix
+  const std::string prefix = !cls.empty() && cls != layout->base_model_class ? layout->base_model_prefix : "";
+  if (chosen == "feature-extraction") {
+    arch->set_name(prefix, "");
+    return arch;
+  }
+  std::unique_ptr<Encoder> owned(static_cast<Encoder*>(arch.release()));
+  return std::make_unique<TextHeadModel>(std::move(owned), chosen, prefix, c);
+}
+
+}  // namespace mobius

@@ -1,0 +1,64 @@
+// The text encoders' heads, as a task option: transformers' <Type>For<Task> classes over an
+// encoder (tasks/feature_extraction.h), chosen by --task or by config.json's architectures, with
+// Optimum's input and output names (optimum ORTModelFor<Task>):
+//   fill-mask             ...ForMaskedLM              logits [batch_size, sequence_length, vocab_size]
+//   text-classification   ...ForSequenceClassification logits [batch_size, num_labels] (regression
+//                         and multi-label configs too: the loss differs, not the logits)
+//   token-classification  ...ForTokenClassification   logits [batch_size, sequence_length, num_labels]
+//   question-answering    ...ForQuestionAnswering     start_logits, end_logits [batch_size, sequence_length]
+//   multiple-choice       ...ForMultipleChoice        logits [batch_size, num_choices]; its inputs are
+//                         [batch_size, num_choices, sequence_length] (each choice encoded alone)
+// The inputs are the encoder's (input_ids, attention_mask, token_type_ids where the type has them).
+// A family describes its heads in a TextHeadLayout (names as its state dicts; archs/bert.cpp); the
+// head modules are the same for every family:
+//   masked LM       decoder(norm(act(dense(x))))  decoder tied to the word embeddings (its own
+//                   weight with tie_word_embeddings false) plus the head's bias
+//   first token     out(act(dense(x[:, 0])))      dense and act optional (BertPooler + classifier,
+//                   RobertaClassificationHead, DistilBERT's pre_classifier, ELECTRA's summary)
+//   token           classifier(x)                 every family: "classifier"
+//   span            qa_outputs(x) split in start / end logits
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/hf_config.h"
+#include "tasks/architecture.h"
+
+namespace mobius {
+
+class Encoder;
+
+// out(act(dense(x[:, 0]))): the checkpoint names of the two Linears ("" dense: none) and the
+// activation between them ("" = none; the names of blocks/activation.h).
+struct FirstTokenHead {
+  std::string dense;
+  std::string act;
+  std::string out;
+};
+
+struct TextHeadLayout {
+  std::string base_model_prefix;  // the encoder's weights in a head checkpoint: bert.embeddings...
+  std::string base_model_class;   // architectures of a checkpoint without a head: BertModel
+  // fill-mask: decoder(norm(act(dense(x)))) + bias
+  struct MaskedLM {
+    std::string dense, act, norm, decoder;
+    std::string bias;  // the tied decoder's bias as saved (cls.predictions.bias, tied to decoder.bias)
+    float eps = 1e-12f;
+  } masked_lm;
+  FirstTokenHead sequence_classification;
+  FirstTokenHead multiple_choice;  // out has one feature
+};
+
+// The task names above and feature-extraction.
+bool is_text_task(const std::string& task);
+
+// `arch` for `task` ("" = the one config.json's architectures names: <Type>For<Task>, else
+// feature-extraction): an encoder with a TextHeadLayout gets the head (its weights then under the
+// layout's base_model_prefix); feature-extraction of a head checkpoint reads the encoder under the
+// prefix. Any other architecture is returned as it is when `task` is "" or its own task. Throws
+// mobius::Error for a task the model has no head for, naming it and the ones it has.
+std::unique_ptr<Architecture> with_task(std::unique_ptr<Architecture> arch, const std::string& task,
+                                        const HfConfig& config);
+
+}  // namespace mobius
