@@ -31,7 +31,7 @@ MoERouter::MoERouter(const RouterOptions& o) : o_(o) {
                 "sigmoid_groups needs two experts per group");
   weight = param("weight", {o.hidden_size, o.num_experts}, o.dtype, /*transpose=*/true);
   if (o.bias) bias = param("bias", {o.num_experts}, o.dtype);
-  if (o.kind == RouterKind::sigmoid_groups)
+  if (o.kind == RouterKind::sigmoid_groups && o.own_score_bias)
     e_score_correction_bias = param("e_score_correction_bias", {o.num_experts}, o.dtype);
 }
 

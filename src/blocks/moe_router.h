@@ -40,11 +40,14 @@ struct RouterOptions {
   int64_t topk_group = 1;
   bool bias = false;                   // router bias (GPT-OSS)
   float jitter_eps = 0.0f;             // sparsemixer: router_jitter_noise
+  // sigmoid_groups: the router holds e_score_correction_bias; false: its MoE block does and sets
+  // the pointer (MoEOptions::score_bias_name)
+  bool own_score_bias = true;
   DataType dtype = DataType::FLOAT;
 };
 
 // Parameters: weight [num_experts, hidden_size] (stored transposed), optional bias [num_experts],
-// e_score_correction_bias [num_experts] for sigmoid_groups.
+// e_score_correction_bias [num_experts] for sigmoid_groups (the block's, when not own_score_bias).
 class MoERouter : public Module {
  public:
   // Inconsistent sizes (top_k, n_group, topk_group) are internal errors: the architectures

@@ -43,7 +43,8 @@ const Range* field_range(const std::string& key) {
                           "original_max_position_embeddings"})
       t[k] = {1, double(kMaxPositions)};
     for (const char* k : {"sliding_window", "window_size"}) t[k] = {0, double(kMaxPositions)};
-    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts"})
+    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts",
+                          "num_shared_experts", "moe_topk"})
       t[k] = {0, 4096};
     t["num_experts_per_tok"] = {1, 4096};
     for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon", "norm_eps"})

@@ -68,6 +68,11 @@ TYPE_BASE.update({
                       shared_expert_intermediate_size=96),
     "qwen3_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
     "olmoe": dict(num_experts=4, num_experts_per_tok=2),
+    "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
+    "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, head_dim=16),
+    "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16),
+    "exaone_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, num_shared_experts=1,
+                       first_k_dense_replace=1, n_group=4, topk_group=2),
     "phimoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "deepseek_v2": dict(MLA),
@@ -75,6 +80,8 @@ TYPE_BASE.update({
     # DeepSeek-V3's MoE plan without MLA: layer 0 dense, 8 experts in 4 groups, 2 groups kept
     "dots1": dict(DEEPSEEK_MOE),
     "glm4_moe": dict(DEEPSEEK_MOE),
+    # every layer MoE: SolarOpenConfig has no first_k_dense_replace
+    "solar_open": {**{k: v for k, v in DEEPSEEK_MOE.items() if k != "first_k_dense_replace"}, "head_dim": 16},
     "granitemoeshared": dict(num_local_experts=4, num_experts_per_tok=2),
     # sliding_window below the prefill; swiglu_limit low enough to clamp (HF default 7)
     "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16, sliding_window=16,
