@@ -42,8 +42,6 @@ REASONS = {
                  "group norm): not written yet",
     "doge": "dynamic mask attention (a learned per-token bias on the mask) and cross-domain MoE: not written yet",
     "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
-    "ernie4_5_moe": "softmax router whose top-k adds e_score_correction_bias, renormalized with a clamp "
-                    "(moe_norm_min), moe_layer_start / end / interval: not written yet",
     "flint": "MoE decoder from GPT-OSS / Qwen3-MoE parts: not written yet",
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
                     "not written yet",
@@ -52,13 +50,9 @@ REASONS = {
     "gemma4_unified_assistant": "drafting model of gemma4_unified: reads the target's hidden states, not "
                                 "a standalone decoder",
     "gemma4_unified_text": "Gemma 4 unified text decoder: after gemma4_text",
-    "glm4_moe_lite": "GLM-4-MoE-Lite: multi-head latent attention with GLM-4-MoE's experts: not written yet",
     "glm_moe_dsa": "DeepSeek sparse attention (indexer top-k over the cache), as deepseek_v32",
     "gpt_neox_japanese": "GPT-NeoX-Japanese: attention dense bias added after the residual, bias-free MLP: "
                          "not written yet",
-    "granite_swa": "per-head attention sinks as a post-softmax sigmoid scale, per-layer RoPE theta (0: NoPE): "
-                   "not written yet",
-    "granitemoe_swa": "granite_swa's attention with GraniteMoE's experts: after granite_swa",
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v3": "HunYuan V3: MiniMax-M2 / DeepSeek-V3-style MoE: not written yet",
     "hy_v4": "HunYuan V4: DeepSeek sparse attention (as deepseek_v32): not expressible yet",
@@ -80,7 +74,6 @@ REASONS = {
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
     "xglm": "XGLM: offset sinusoidal positions, scaled embeddings, pre-LayerNorm layers: not written yet",
     "xlnet": "XLNet: two-stream relative attention with memory, not a causal decoder",
-    "youtu": "Youtu-LLM: multi-head latent attention (DeepSeek-V3 style): not written yet",
     "zaya": "ZAYA: not written yet",
 }
 

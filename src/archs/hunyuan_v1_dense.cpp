@@ -11,6 +11,7 @@
 
 #include "archs/archs.h"
 #include "archs/llama.h"
+#include "registry/config_defaults.h"
 #include "blocks/moe.h"
 
 namespace mobius {
@@ -37,7 +38,10 @@ std::unique_ptr<Architecture> create_hunyuan_v1_dense(const HfConfig& c, DataTyp
   return make_decoder(hunyuan_spec(c, dtype));
 }
 
-std::unique_ptr<Architecture> create_hunyuan_v1_moe(const HfConfig& c, DataType dtype) {
+std::unique_ptr<Architecture> create_hunyuan_v1_moe(const HfConfig& config, DataType dtype) {
+  // the config class' attribute_map: an alias in config.json sets the field it names
+  const HfConfig c = with_attribute_map(config, {{"num_experts_per_tok", "moe_topk"},
+                                                  {"num_local_experts", "num_experts"}});
   DecoderSpec s = hunyuan_spec(c, dtype);
   MoEOptions m;
   m.hidden_size = s.hidden_size;

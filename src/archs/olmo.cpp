@@ -17,6 +17,7 @@
 #include "archs/layer_types.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
+#include "registry/config_defaults.h"
 
 namespace mobius {
 
@@ -69,7 +70,9 @@ std::unique_ptr<Architecture> create_olmo3(const HfConfig& c, DataType dtype) {
   return make_decoder(s);
 }
 
-std::unique_ptr<Architecture> create_flex_olmo(const HfConfig& c, DataType dtype) {
+std::unique_ptr<Architecture> create_flex_olmo(const HfConfig& config, DataType dtype) {
+  // the config class' attribute_map: an alias in config.json sets the field it names
+  const HfConfig c = with_attribute_map(config, {{"num_local_experts", "num_experts"}});
   DecoderSpec s = olmo2_spec(c, dtype);
   MoEOptions m = read_moe_options(c, s, "num_experts", "intermediate_size");
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);

@@ -8,10 +8,13 @@
 #include "archs/archs.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
+#include "registry/config_defaults.h"
 
 namespace mobius {
 
-std::unique_ptr<Architecture> create_solar_open(const HfConfig& c, DataType dtype) {
+std::unique_ptr<Architecture> create_solar_open(const HfConfig& config, DataType dtype) {
+  // the config class' attribute_map: an alias in config.json sets the field it names
+  const HfConfig c = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}});
   DecoderSpec s = llama_spec(c, dtype, {}, "moe_intermediate_size");
   s.attention.o_bias = false;
   s.mlp.bias = false;  // SolarOpenMLP (mlp_bias is not read)

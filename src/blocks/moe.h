@@ -59,6 +59,7 @@ struct MoEOptions {
   // relative to the block (ExaoneMoe mlp., MiniMax-M2 block_sparse_moe.e_score_correction_bias);
   // empty: the router's own (router_name.e_score_correction_bias: DeepSeek-V3, Dots1, GLM-4-MoE)
   std::string score_bias_name;
+  bool score_bias_row = false;  // stored [1, E] (Ernie 4.5 MoE's moe_statics.e_score_correction_bias)
   DataType dtype = DataType::FLOAT;
   // stacked: the checkpoint keys of the two stacked weights (relative to the block)
   std::string stacked_gate_up_name = "input_linear.weight", stacked_down_name = "output_linear.weight";
