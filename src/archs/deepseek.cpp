@@ -6,13 +6,22 @@
 //                groups), * routed_scaling_factor, not renormalized; RoPE on interleaved pairs
 //   deepseek_v3  sigmoid scores + e_score_correction_bias, group-limited (n_group, topk_group),
 //                norm_topk_prob, * routed_scaling_factor; rope_interleave
+//   glm4_moe_lite  (glm4_moe_lite/modular_glm4_moe_lite.py) deepseek_v3's layers, the MoE on the
+//                layers mlp_layer_types calls "sparse" (default: all but layer 0; the config class
+//                has no first_k_dense_replace); its Glm4MoeRotaryEmbedding would rotate
+//                qk_rope_head_dim * partial_rotary_factor channels, which only 1 makes consistent
+//   youtu        (youtu/modular_youtu.py) deepseek_v3's attention in Llama's layer with a dense
+//                bias-free MLP on every layer (no MoE field is read); tied embeddings by default
 // Softmax scale: (qk_nope_head_dim + qk_rope_head_dim) ** -0.5, times mscale ** 2 for a scaled
 // RoPE with mscale_all_dim (mscale = 0.1 * mscale_all_dim * ln(factor) + 1 when factor > 1).
+#include <algorithm>
 #include <cmath>
 
 #include "archs/archs.h"
+#include "archs/layer_types.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
+#include "registry/config_defaults.h"
 
 namespace mobius {
 namespace {
@@ -57,19 +66,22 @@ DeepseekParts deepseek_parts(const HfConfig& c, DataType dtype) {
     scale *= mscale * mscale;
   }
   a.scale = static_cast<float>(scale);
-
-  // DeepseekV{2,3}DecoderLayer: the MoE from layer first_k_dense_replace on
-  if (std::optional<DeepseekMoE> m = read_deepseek_moe(c, s)) {
-    parts.moe = m->moe;
-    parts.sparse = m->sparse;
-  }
   return parts;
+}
+
+// DeepseekV{2,3}DecoderLayer: the MoE from layer first_k_dense_replace on.
+void read_moe(const HfConfig& c, DeepseekParts& p) {
+  if (std::optional<DeepseekMoE> m = read_deepseek_moe(c, p.spec)) {
+    p.moe = m->moe;
+    p.sparse = m->sparse;
+  }
 }
 
 }  // namespace
 
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig& c, DataType dtype) {
   DeepseekParts p = deepseek_parts(c, dtype);
+  read_moe(c, p);
   p.mla.rope_interleave = true;  // DeepseekV2's apply_rotary_emb: complex pairs
   if (!p.moe) return p.make();
   RouterOptions& r = p.moe->router;  // softmax_topk; the V2 router ignores norm_topk_prob
@@ -81,13 +93,42 @@ std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig& c, DataType dty
   return p.make();
 }
 
-std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig& c, DataType dtype) {
-  DeepseekParts p = deepseek_parts(c, dtype);
+namespace {
+
+// DeepSeek-V3's interleaved rope, bias-free MLP and router on `p`.
+std::unique_ptr<Architecture> make_v3(const HfConfig& c, DeepseekParts& p) {
   p.mla.rope_interleave = c.bool_or("rope_interleave", true);
   p.spec.mlp.bias = false;  // DeepseekV3MLP: no mlp_bias
   if (!p.moe) return p.make();
   read_v3_router(c, *p.moe, true);
   return p.make();
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig& c, DataType dtype) {
+  DeepseekParts p = deepseek_parts(c, dtype);
+  read_moe(c, p);
+  return make_v3(c, p);
+}
+
+std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig& config, DataType dtype) {
+  // the config class' attribute_map: an alias in config.json sets the field it names
+  const HfConfig c = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"},
+                                                  {"head_dim", "qk_rope_head_dim"}});
+  DeepseekParts p = deepseek_parts(c, dtype);
+  std::vector<std::string> plan(static_cast<size_t>(p.spec.num_hidden_layers), "sparse");
+  plan.front() = "dense";  // Glm4MoeLiteConfig.__post_init__
+  plan = read_layer_list(c, "mlp_layer_types", p.spec.num_hidden_layers, {"dense", "sparse"}, plan);
+  for (const auto& t : plan) p.sparse.push_back(t == "sparse");
+  if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
+    p.moe = read_deepseek_experts(c, p.spec);
+  return make_v3(c, p);
+}
+
+std::unique_ptr<Architecture> create_youtu(const HfConfig& c, DataType dtype) {
+  DeepseekParts p = deepseek_parts(c, dtype);  // every layer dense (YoutuMLP)
+  return make_v3(c, p);
 }
 
 }  // namespace mobius

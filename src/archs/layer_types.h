@@ -10,6 +10,13 @@
 
 namespace mobius {
 
+// The per-layer list `key` of `c` (e.g. ExaoneMoe's mlp_layer_types), or `fallback` when the
+// field is absent or null. Throws mobius::Error naming the field when it is not a list of
+// num_hidden_layers names from `allowed`.
+std::vector<std::string> read_layer_list(const HfConfig& c, const std::string& key, int64_t num_hidden_layers,
+                                         const std::vector<std::string>& allowed,
+                                         std::vector<std::string> fallback);
+
 // The `layer_types` list of `c`, or `fallback` when the field is absent or null (the config
 // class's default pattern). Throws mobius::Error naming the field when it is not a list of
 // num_hidden_layers known type names.

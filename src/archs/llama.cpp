@@ -32,7 +32,8 @@ DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope) {
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope,
+                       const std::string& intermediate_key) {
   DecoderSpec s = decoder_sizes(c, dtype);
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", false);
   const int64_t heads = c.get_int("num_attention_heads");
@@ -50,7 +51,7 @@ DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& ro
   a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
   a.norm_eps = s.norm_eps;
   a.dtype = dtype;
-  s.mlp = {s.hidden_size, c.get_int("intermediate_size"), c.string_or("hidden_act", "silu"),
+  s.mlp = {s.hidden_size, c.get_int(intermediate_key), c.string_or("hidden_act", "silu"),
            c.bool_or("mlp_bias", false), dtype};
   if (!is_known_activation(s.mlp.hidden_act))
     c.fail("hidden_act", "unsupported activation '" + s.mlp.hidden_act + "'");

@@ -19,9 +19,11 @@ DecoderSpec layernorm_decoder_sizes(const HfConfig& c, DataType dtype);
 // vocab_size, hidden_size, num_hidden_layers, rms_norm_eps (norm_eps), tie_word_embeddings,
 // num_attention_heads, num_key_value_heads, head_dim, attention_bias, intermediate_size,
 // hidden_act, mlp_bias and the RoPE fields (with the type's config-class defaults `rope`, see
-// config/rope_config.h); every layer "full_attention". Throws mobius::Error naming the field on a
-// missing or inconsistent one.
-DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {});
+// config/rope_config.h); every layer "full_attention". The MLP's width is `intermediate_key`'s
+// (a type without a dense MLP names its experts' width: SolarOpen's moe_intermediate_size).
+// Throws mobius::Error naming the field on a missing or inconsistent one.
+DecoderSpec llama_spec(const HfConfig& c, DataType dtype, const RopeDefaults& rope = {},
+                       const std::string& intermediate_key = "intermediate_size");
 
 // The Mistral DecoderSpec (MistralAttention / MistralMLP without bias; every layer slides by
 // sliding_window, 4096 when config.json leaves it out, none when it is null): mistral and the text

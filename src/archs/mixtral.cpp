@@ -16,9 +16,13 @@
 //   granitemoeshared  granitemoe plus, when shared_intermediate_size > 0, the layer's shared_mlp
 //               (input_linear [2 * shared, hidden] chunked into gate | up, output_linear) added to
 //               block_sparse_moe's output before the residual scaling
+//   granitemoe_swa  granitemoeshared with GraniteSWAAttention (sinks, sliding layers, per-layer
+//               RoPE theta: archs/granite.h granite_swa_attention); its experts and router under
+//               transformers' own names (experts.gate_up_proj / down_proj, router.weight)
 #include <algorithm>
 
 #include "archs/archs.h"
+#include "archs/granite.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
 
@@ -163,14 +167,35 @@ std::unique_ptr<Architecture> create_granitemoe(const HfConfig& c, DataType dtyp
   return make(s, m);
 }
 
-std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig& c, DataType dtype) {
-  DecoderSpec s = granitemoe_spec(c, dtype);
-  MoEOptions m = granitemoe_experts(c, s);
+namespace {
+
+// GraniteMoeShared's decoder from GraniteMoE's parts (also GraniteMoeSWA's).
+std::unique_ptr<Architecture> make_granitemoeshared(const HfConfig& c, DecoderSpec s, const MoEOptions& m) {
   const int64_t shared = c.int_or("shared_intermediate_size", 0);
   if (shared < 0) c.fail("shared_intermediate_size", "must not be negative");
   if (shared == 0) return make(s, m);  // GraniteMoeSharedDecoderLayer: shared_mlp None
   add_granite_shared_mlp(s, shared, m);
   return std::make_unique<DecoderCausalLM>(s);
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = granitemoe_spec(c, dtype);
+  MoEOptions m = granitemoe_experts(c, s);
+  return make_granitemoeshared(c, s, m);
+}
+
+std::unique_ptr<Architecture> create_granitemoe_swa(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = granitemoe_spec(c, dtype);
+  MoEOptions m = granitemoe_experts(c, s);
+  granite_swa_attention(c, s);
+  // GraniteMoeSWAMoE saves transformers' own layout (no conversion mapping): router.weight,
+  // experts.gate_up_proj [E, 2 * intermediate, hidden] (gate | up halves), experts.down_proj
+  m.router_name = "router";
+  m.stacked_gate_up_name = "experts.gate_up_proj";
+  m.stacked_down_name = "experts.down_proj";
+  return make_granitemoeshared(c, s, m);
 }
 
 }  // namespace mobius

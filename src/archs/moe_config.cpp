@@ -40,6 +40,18 @@ std::vector<bool> read_sparse_layers(const HfConfig& c, int64_t num_hidden_layer
   return sparse;
 }
 
+MoEOptions read_deepseek_experts(const HfConfig& c, const DecoderSpec& s, const std::string& experts_key,
+                                 const std::string& shared_key) {
+  MoEOptions m = read_moe_options(c, s, experts_key, "moe_intermediate_size");
+  m.router.routed_scaling_factor = static_cast<float>(c.float_or("routed_scaling_factor", 1.0));
+  const int64_t shared = c.get_int(shared_key);
+  if (shared < 1) c.fail(shared_key, "must be positive");
+  m.shared_expert_name = "shared_experts";
+  m.shared_expert = s.mlp;
+  m.shared_expert.intermediate_size = m.intermediate_size * shared;
+  return m;
+}
+
 std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpec& s) {
   // a config where every layer is dense (first_k_dense_replace >= num_hidden_layers) reads no MoE
   // field at all
@@ -48,13 +60,7 @@ std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpe
   if (first_sparse >= s.num_hidden_layers) return std::nullopt;
   DeepseekMoE out;
   for (int64_t i = 0; i < s.num_hidden_layers; ++i) out.sparse.push_back(i >= first_sparse);
-  MoEOptions& m = out.moe = read_moe_options(c, s, "n_routed_experts", "moe_intermediate_size");
-  m.router.routed_scaling_factor = static_cast<float>(c.float_or("routed_scaling_factor", 1.0));
-  const int64_t shared = c.get_int("n_shared_experts");
-  if (shared < 1) c.fail("n_shared_experts", "must be positive");
-  m.shared_expert_name = "shared_experts";
-  m.shared_expert = s.mlp;
-  m.shared_expert.intermediate_size = m.intermediate_size * shared;
+  out.moe = read_deepseek_experts(c, s);
   return out;
 }
 

@@ -24,12 +24,19 @@ MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::
 // (i + 1) % decoder_sparse_step == 0. Throws mobius::Error naming the field on a bad value.
 std::vector<bool> read_sparse_layers(const HfConfig& c, int64_t num_hidden_layers);
 
+// DeepSeek's MoE (DeepseekV3MoE; SolarOpen's on every layer, ExaoneMoe's): `experts_key`
+// (n_routed_experts) experts of moe_intermediate_size, num_experts_per_tok, * routed_scaling_factor,
+// with shared_experts (a gated MLP of `shared_key` (n_shared_experts) * moe_intermediate_size,
+// s.mlp's activation and bias). Softmax top-k router, to be set by the type. Throws mobius::Error
+// naming the field on a bad value.
+MoEOptions read_deepseek_experts(const HfConfig& c, const DecoderSpec& s,
+                                 const std::string& experts_key = "n_routed_experts",
+                                 const std::string& shared_key = "n_shared_experts");
+
 // DeepSeek's layer plan (DeepseekV{2,3}DecoderLayer; Dots1, GLM-4-MoE reuse it): the layers
-// from first_k_dense_replace on hold the MoE (n_routed_experts experts of moe_intermediate_size,
-// num_experts_per_tok, * routed_scaling_factor) with shared_experts (a gated MLP of
-// n_shared_experts * moe_intermediate_size, s.mlp's bias); the first ones keep s.mlp. Softmax top-k
-// router, to be set by the type. nullopt when every layer is dense (then no MoE field is read).
-// Throws mobius::Error naming the field on a bad value.
+// from first_k_dense_replace on hold the MoE (read_deepseek_experts); the first ones keep s.mlp.
+// nullopt when every layer is dense (then no MoE field is read). Throws mobius::Error naming the
+// field on a bad value.
 struct DeepseekMoE {
   MoEOptions moe;
   std::vector<bool> sparse;  // per layer

@@ -9,9 +9,15 @@
 //          {"full_attention": …, "sliding_attention": …}, or in older configs rope_theta (default
 //          500000) and rope_scaling (only when it names a rope_type) for full attention and the
 //          default rope with theta 500000 for sliding attention (the class pops rope_theta once)
+//   flex_olmo  (flex_olmo/modular_flex_olmo.py) olmo2's layers (FlexOlmoAttention is
+//          Olmo2Attention; every layer full attention, default_theta 500000) with OLMoE's sparse
+//          MoE as every layer's mlp: softmax top-k of num_experts (norm_topk_prob), experts of
+//          intermediate_size, no shared expert
 #include "archs/archs.h"
 #include "archs/layer_types.h"
 #include "archs/llama.h"
+#include "archs/moe_config.h"
+#include "registry/config_defaults.h"
 
 namespace mobius {
 
@@ -61,6 +67,16 @@ std::unique_ptr<Architecture> create_olmo3(const HfConfig& c, DataType dtype) {
   s.rope = RopeConfig::from_params(c, full, s.attention.head_dim, {.rope_theta = c.float_or("rope_theta", default_theta)});
   s.layer_type_rope["sliding_attention"] =
       RopeConfig::from_params(c, sliding, s.attention.head_dim, {.rope_theta = default_theta});
+  return make_decoder(s);
+}
+
+std::unique_ptr<Architecture> create_flex_olmo(const HfConfig& config, DataType dtype) {
+  // the config class' attribute_map: an alias in config.json sets the field it names
+  const HfConfig c = with_attribute_map(config, {{"num_local_experts", "num_experts"}});
+  DecoderSpec s = olmo2_spec(c, dtype);
+  MoEOptions m = read_moe_options(c, s, "num_experts", "intermediate_size");
+  m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
+  s.make_feed_forward = sparse_moe(m, s.mlp);
   return make_decoder(s);
 }
 

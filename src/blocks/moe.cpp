@@ -10,7 +10,12 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
   RouterOptions r = o.router;
   r.hidden_size = o.hidden_size;
   r.dtype = o.dtype;
+  r.own_score_bias = o.score_bias_name.empty();
   router = child<MoERouter>(o.router_name, r);
+  if (r.corrected() && !r.own_score_bias) {
+    const Shape shape = o.score_bias_row ? Shape{1, r.num_experts} : Shape{r.num_experts};
+    router->e_score_correction_bias = param(o.score_bias_name, shape, o.dtype);
+  }
   const int64_t E = r.num_experts, H = o.hidden_size, I = o.intermediate_size;
   switch (o.layout) {
     case ExpertLayout::per_expert:

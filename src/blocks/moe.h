@@ -55,6 +55,11 @@ struct MoEOptions {
   MLPOptions shared_expert;  // its sizes, activation and bias
   bool shared_expert_gate = false;
   bool bias = false;  // a [hidden] `bias` added to the combined output (JetMoE)
+  // The sigmoid_groups router's e_score_correction_bias [E] where the block holds it, as a key
+  // relative to the block (ExaoneMoe mlp., MiniMax-M2 block_sparse_moe.e_score_correction_bias);
+  // empty: the router's own (router_name.e_score_correction_bias: DeepSeek-V3, Dots1, GLM-4-MoE)
+  std::string score_bias_name;
+  bool score_bias_row = false;  // stored [1, E] (Ernie 4.5 MoE's moe_statics.e_score_correction_bias)
   DataType dtype = DataType::FLOAT;
   // stacked: the checkpoint keys of the two stacked weights (relative to the block)
   std::string stacked_gate_up_name = "input_linear.weight", stacked_down_name = "output_linear.weight";

@@ -31,7 +31,7 @@ MoERouter::MoERouter(const RouterOptions& o) : o_(o) {
                 "sigmoid_groups needs two experts per group");
   weight = param("weight", {o.hidden_size, o.num_experts}, o.dtype, /*transpose=*/true);
   if (o.bias) bias = param("bias", {o.num_experts}, o.dtype);
-  if (o.kind == RouterKind::sigmoid_groups)
+  if (o.corrected() && o.own_score_bias)
     e_score_correction_bias = param("e_score_correction_bias", {o.num_experts}, o.dtype);
 }
 
@@ -89,8 +89,9 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
       routing = op.ScatterElements(zeros_like(op, logits), top.indices, op.Softmax(top.values), {.axis = 1});
       break;
     }
-    case RouterKind::sigmoid_groups: {
-      Value* scores = op.Sigmoid(logits);
+    case RouterKind::sigmoid_groups:
+    case RouterKind::softmax_correction: {
+      Value* scores = o_.kind == RouterKind::sigmoid_groups ? op.Sigmoid(logits) : op.Softmax(logits);
       Value* correction = e_score_correction_bias->value(op);
       if (correction->dtype != DataType::FLOAT) correction = op.Cast(correction, {.to = DataType::FLOAT});
       Value* choice = limit_groups(op, op.Add(scores, correction), /*group_top2_sum=*/true, kNegInf);

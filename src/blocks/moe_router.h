@@ -12,6 +12,9 @@
 //                   two best c in the group; c outside the topk_group best groups = -inf; top-k of c
 //                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + 1e-20);
 //                   * routed_scaling_factor (DeepSeek-V3 "noaux_tc")
+//   softmax_correction  sigmoid_groups' selection and weighting with p = softmax(logits) in place
+//                   of the sigmoid, one group (Ernie 4.5 MoE: its moe_norm_min clamp of the sum
+//                   never acts for moe_norm_min <= top_k / num_experts, which the arch checks)
 //   sparsemixer     PhiMoE's sparsemixer (arXiv:2409.12136) at inference: always two experts.
 //                   Expert 1 = argmax of the logits, weighted by its softmax probability among the
 //                   logits l with (max - l) / max(|l|, max) <= 2 * router_jitter_noise; expert 2
@@ -27,7 +30,7 @@
 
 namespace mobius {
 
-enum class RouterKind { softmax_topk, topk_softmax, sigmoid_groups, sparsemixer };
+enum class RouterKind { softmax_topk, topk_softmax, sigmoid_groups, softmax_correction, sparsemixer };
 
 struct RouterOptions {
   RouterKind kind = RouterKind::softmax_topk;
@@ -40,11 +43,17 @@ struct RouterOptions {
   int64_t topk_group = 1;
   bool bias = false;                   // router bias (GPT-OSS)
   float jitter_eps = 0.0f;             // sparsemixer: router_jitter_noise
+  // sigmoid_groups, softmax_correction: the router holds e_score_correction_bias; false: its MoE
+  // block does and sets the pointer (MoEOptions::score_bias_name)
+  bool own_score_bias = true;
+  // Whether the kind picks on scores + e_score_correction_bias.
+  bool corrected() const { return kind == RouterKind::sigmoid_groups || kind == RouterKind::softmax_correction; }
   DataType dtype = DataType::FLOAT;
 };
 
 // Parameters: weight [num_experts, hidden_size] (stored transposed), optional bias [num_experts],
-// e_score_correction_bias [num_experts] for sigmoid_groups.
+// e_score_correction_bias [num_experts] for sigmoid_groups and softmax_correction (the block's,
+// when not own_score_bias).
 class MoERouter : public Module {
  public:
   // Inconsistent sizes (top_k, n_group, topk_group) are internal errors: the architectures

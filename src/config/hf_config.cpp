@@ -43,9 +43,10 @@ const Range* field_range(const std::string& key) {
                           "original_max_position_embeddings"})
       t[k] = {1, double(kMaxPositions)};
     for (const char* k : {"sliding_window", "window_size"}) t[k] = {0, double(kMaxPositions)};
-    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts"})
+    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts",
+                          "num_shared_experts", "moe_topk", "moe_num_experts", "moe_num_shared_experts"})
       t[k] = {0, 4096};
-    t["num_experts_per_tok"] = {1, 4096};
+    for (const char* k : {"num_experts_per_tok", "moe_k"}) t[k] = {1, 4096};
     for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon", "norm_eps"})
       t[k] = {0, 1, true};
     for (const char* k : {"rope_theta", "rotary_emb_base", "rope_local_base_freq", "factor"})

@@ -76,14 +76,30 @@ TYPE_BASE.update({
                       shared_expert_intermediate_size=96),
     "qwen3_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
     "olmoe": dict(num_experts=4, num_experts_per_tok=2),
+    "ernie4_5_moe": dict(moe_num_experts=4, moe_k=2, moe_intermediate_size=32, moe_num_shared_experts=1),
+    "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
+    "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, head_dim=16),
+    "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16),
+    "exaone_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, num_shared_experts=1,
+                       first_k_dense_replace=1, n_group=4, topk_group=2),
     "phimoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "deepseek_v2": dict(MLA),
     "deepseek_v3": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
+    "youtu": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
+                                                   "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
+    # Glm4MoeLiteConfig has no first_k_dense_replace (mlp_layer_types: layer 0 dense by default)
+    "glm4_moe_lite": {**{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, "n_group": 4,
+                      "topk_group": 2},
     # DeepSeek-V3's MoE plan without MLA: layer 0 dense, 8 experts in 4 groups, 2 groups kept
     "dots1": dict(DEEPSEEK_MOE),
     "glm4_moe": dict(DEEPSEEK_MOE),
+    # every layer MoE: SolarOpenConfig has no first_k_dense_replace
+    "solar_open": {**{k: v for k, v in DEEPSEEK_MOE.items() if k != "first_k_dense_replace"}, "head_dim": 16},
     "granitemoeshared": dict(num_local_experts=4, num_experts_per_tok=2),
+    # GraniteSWAConfig: sliding_window 128, above the prefill
+    "granite_swa": dict(sliding_window=16),
+    "granitemoe_swa": dict(num_local_experts=4, num_experts_per_tok=2, sliding_window=16),
     # sliding_window below the prefill; swiglu_limit low enough to clamp (HF default 7)
     "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16, sliding_window=16,
                     swiglu_limit=1.0),

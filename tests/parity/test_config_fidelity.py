@@ -115,6 +115,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                                "does not use (it splits heads by hidden_size / heads); mobius ignores head_dim",
     ("jetmoe", "+head_dim"): "JetMoe's rotary embedding reads head_dim while its attention heads are "
                              "kv_channels wide; mobius refuses kv_channels != hidden_size / heads",
+    ("glm4_moe_lite", "+head_dim"): "head_dim is Glm4MoeLiteConfig's alias of qk_rope_head_dim: keys 16 + 32 "
+                                    "wide, values 24, which onnxruntime-genai cannot cache (it sizes both like "
+                                    "the key); mobius refuses the default --runtime and builds with --runtime none",
 }
 
 

@@ -1,4 +1,4 @@
-"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3."""
+"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, glm4_moe_lite, youtu."""
 
 DEEPSEEK_YARN = dict(max_position_embeddings=128, rope_parameters=dict(
     rope_type="yarn", factor=4.0, original_max_position_embeddings=32, mscale=1.0, mscale_all_dim=0.8))
@@ -19,6 +19,16 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("rope-not-interleaved", dict(rope_interleave=False)),
         ("no-norm-topk", dict(norm_topk_prob=False, routed_scaling_factor=1.0)),
         ("no-q-lora", dict(q_lora_rank=None)),
+        ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "glm4_moe_lite": [
+        ("default", {}),  # deepseek_v3's MLA and router (routed_scaling_factor 1.8), layer 0 dense
+        ("mlp-layer-types-not-interleaved", dict(mlp_layer_types=["sparse", "dense"], rope_interleave=False)),
+        ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "youtu": [
+        ("default", {}),  # deepseek_v3's MLA, interleaved rope, dense MLP, tied
+        ("no-q-lora-not-interleaved", dict(q_lora_rank=None, rope_interleave=False, tie_word_embeddings=False)),
         ("yarn-mscale", DEEPSEEK_YARN),
     ],
 }

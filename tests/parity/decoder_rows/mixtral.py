@@ -1,5 +1,5 @@
 """The text-generation parity rows of the mixtral family: mixtral, qwen2_moe, qwen3_moe, olmoe, phimoe, granitemoe,
-granitemoeshared."""
+granitemoeshared, granitemoe_swa."""
 
 VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "mixtral": [
@@ -41,6 +41,12 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "granitemoeshared": [
         ("default", dict(shared_intermediate_size=48)),  # + shared_mlp (input_linear chunked gate | up)
         ("no-shared-mlp", dict(shared_intermediate_size=0)),  # the class default: GraniteMoe's layers
+        ("multipliers", dict(shared_intermediate_size=32, embedding_multiplier=2.0, residual_multiplier=0.5,
+                             attention_multiplier=0.2, logits_scaling=3.0)),
+    ],
+    "granitemoe_swa": [
+        ("default", dict(shared_intermediate_size=48)),  # granitemoeshared + sinks, layer 1 sliding (16)
+        ("no-shared-mlp-nope", dict(shared_intermediate_size=0, layer_rope_theta=[0.0, 10000.0])),
         ("multipliers", dict(shared_intermediate_size=32, embedding_multiplier=2.0, residual_multiplier=0.5,
                              attention_multiplier=0.2, logits_scaling=3.0)),
     ],

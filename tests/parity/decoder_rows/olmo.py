@@ -1,4 +1,4 @@
-"""The text-generation parity rows of the olmo family: olmo, olmo2, olmo3."""
+"""The text-generation parity rows of the olmo family: olmo, olmo2, olmo3, flex_olmo."""
 
 VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "olmo": [
@@ -24,5 +24,10 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         # Olmo3Config keeps rope_type "default" when rope_scaling only has the legacy "type" key
         ("old-schema-type-key", dict(sliding_window=16, layer_types=["sliding_attention", "full_attention"],
                                      rope_theta=20000.0, rope_scaling=dict(type="linear", factor=2.0))),
+    ],
+    "flex_olmo": [
+        ("default", {}),  # olmo2's post-norm layers, softmax top-2 of 4, not renormalized
+        ("norm-topk-bias", dict(norm_topk_prob=True, attention_bias=True)),
+        ("top-3-of-8-tied", dict(num_experts=8, num_experts_per_tok=3, tie_word_embeddings=True)),
     ],
 }

@@ -1,0 +1,116 @@
+"""The causal-LM model types of transformers that mobius does not register, each with why: the
+"Not yet" table of docs/models.md (scripts/gen_models_doc.py), which
+tests/parity/test_registry_coverage.py checks against transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.
+
+The list itself is derived (the mapping minus `mobius list models`); only the reasons are written
+here. A type of another kind (src/registry/hf_model_types.inc: vision-language, speech, text
+encoder, encoder-decoder) or a state-space one gets its kind's reason; a decoder-only type needs
+its own line in REASONS, so a transformers upgrade that adds one fails the coverage test until it
+is registered or given a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
+
+# Decoder-only text-generation types: what they need beyond the blocks mobius has.
+REASONS = {
+    "afmoe": "MoE decoder from GPT-OSS / Qwen2-MoE parts (gated attention, routed + shared experts): not written yet",
+    "aria_text": "Aria's text decoder (OLMoE-style MoE with shared experts): not written yet",
+    "axk1": "DeepSeek-V3 relative (multi-head latent attention + MoE, GLM-4-MoE-Lite parts): not written yet",
+    "axk2": "DeepSeek-V3.2 relative: needs DeepSeek sparse attention (indexer top-k over the cache)",
+    "beam": "needs DeepSeek-V3.2 / V4 sparse attention (indexer top-k over the cache)",
+    "bert-generation": "BERT layers as a causal decoder (BertGenerationDecoder): not written yet",
+    "biogpt": "OPT / BART-style layers with scaled embeddings and learned positions: not written yet",
+    "bitnet": "ternary BitLinear weights with per-token activation quantization and sub-norms: not written yet",
+    "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
+    "cohere2_moe": "Cohere2 with MoE (top-k-then-softmax or sigmoid router, shared experts summed or averaged, "
+                   "dense prefix layers with their own RoPE rule): not written yet",
+    "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
+    "cpmant": "CPM-Ant: bucketed relative position bias and prompt segments: not written yet",
+    "ctrl": "CTRL: sinusoidal positions, scaled embeddings, GPT-style layers: not written yet",
+    "dbrx": "DBRX: fused Wqkv with clip_qkv, bias-free LayerNorm, stacked experts (w1 / v1 / w2): not written yet",
+    "deepseek_v32": "DeepSeek sparse attention (lightning indexer top-k over the cache): not expressible in the "
+                    "attention block yet",
+    "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
+    "diffllama": "differential attention (two softmax maps subtracted, lambda re-parametrization, head "
+                 "group norm): not written yet",
+    "doge": "dynamic mask attention (a learned per-token bias on the mask) and cross-domain MoE: not written yet",
+    "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
+    "flint": "MoE decoder from GPT-OSS / Qwen3-MoE parts: not written yet",
+    "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
+                    "not written yet",
+    "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
+    "gemma4_text": "Gemma 4: per-layer embeddings, KV sharing across layers, two head sizes: not written yet",
+    "gemma4_unified_assistant": "drafting model of gemma4_unified: reads the target's hidden states, not "
+                                "a standalone decoder",
+    "gemma4_unified_text": "Gemma 4 unified text decoder: after gemma4_text",
+    "glm_moe_dsa": "DeepSeek sparse attention (indexer top-k over the cache), as deepseek_v32",
+    "gpt_neox_japanese": "GPT-NeoX-Japanese: attention dense bias added after the residual, bias-free MLP: "
+                         "not written yet",
+    "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
+    "hy_v3": "HunYuan V3: MiniMax-M2 / DeepSeek-V3-style MoE: not written yet",
+    "hy_v4": "HunYuan V4: DeepSeek sparse attention (as deepseek_v32): not expressible yet",
+    "kolibri1": "MoE decoder from EXAONE 4 / DeepSeek-V3 / Qwen3-MoE parts: not written yet",
+    "laguna": "MoE decoder from AFMoE / GLM-4-MoE-Lite / Qwen3.5-MoE parts: not written yet",
+    "llama4_text": "chunked attention, NoPE layers with attention temperature tuning, sigmoid top-1 MoE with a "
+                   "shared expert: not written yet",
+    "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
+    "mellum": "Laguna / Qwen3-MoE parts: after laguna",
+    "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
+    "minicpm3": "MiniCPM3: multi-head latent attention with muP scales (scale_emb, scale_depth, "
+                "dim_model_base): not written yet",
+    "minimax": "MiniMax-Text-01: lightning (linear) attention layers: issue 27",
+    "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
+    "modernbert-decoder": "ModernBERT decoder: local / global layers with two RoPE thetas, GeGLU, bias-free "
+                          "LayerNorm: not written yet",
+    "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
+    "openai-gpt": "GPT-1: post-LayerNorm GPT layers with learned positions: not written yet",
+    "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
+    "xglm": "XGLM: offset sinusoidal positions, scaled embeddings, pre-LayerNorm layers: not written yet",
+    "xlnet": "XLNet: two-stream relative attention with memory, not a causal decoder",
+    "zaya": "ZAYA: not written yet",
+}
+
+# A type of another kind: its kind's reason.
+KIND_REASONS = {
+    "vision-language": "vision-language model: not registered (its text part, where it has one, is its own row)",
+    "speech": "audio generation: not a text decoder",
+    "multimodal": "multimodal (audio) model: not a text decoder",
+    "text encoder": "text encoder: its is_decoder causal-LM head is not built",
+    "encoder-decoder": "encoder-decoder: its decoder alone (*ForCausalLM) is not built",
+}
+
+
+def hf_model_types() -> dict[str, tuple[str, str]]:
+    """model_type -> (kind, mechanism) from src/registry/hf_model_types.inc."""
+    text = (REPO / "src" / "registry" / "hf_model_types.inc").read_text()
+    return {m[0]: (m[1], m[4]) for m in
+            re.findall(r'^\{"([^"]+)", "([^"]*)", "([^"]*)", "([^"]*)", "([^"]*)"\}', text, re.M)}
+
+
+def not_yet(registered: set[str]) -> list[tuple[str, str]]:
+    """(model_type, reason) for every causal-LM type of transformers outside `registered`; raises
+    KeyError naming a decoder-only type without a reason."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    kinds = hf_model_types()
+    out, missing = [], []
+    for t in sorted(set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) - registered):
+        kind, mechanism = kinds.get(t, ("text-generation", ""))
+        if t in REASONS:
+            out.append((t, REASONS[t]))
+        elif mechanism == "state-space":
+            out.append((t, STATE_SPACE))
+        elif kind in KIND_REASONS:
+            out.append((t, KIND_REASONS[kind]))
+        else:
+            missing.append(t)
+    if missing:
+        raise KeyError(f"causal-LM types without a reason in scripts/not_yet.py REASONS: {missing}")
+    return out
