@@ -275,7 +275,7 @@ void check_runtime(const BuildOptions& o, const std::string& genai_type, const s
                    const std::string& model_type) {
   if (o.runtime == "ort-genai" && genai_type.empty() && task == "text-generation")
     throw Error("onnxruntime-genai cannot run this model: " + model_type + " has no onnxruntime-genai 0.18 model type "
-                "(its layers carry a recurrent state); build with --runtime none: the package runs in onnxruntime "
+                "that reads its layers' states; build with --runtime none: the package runs in onnxruntime "
                 "with the I/O of docs/design.md \"The state model\"");
 }
 

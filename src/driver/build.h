@@ -149,7 +149,7 @@ LoweredGraphs lower_graphs(const Architecture& arch, const HfConfig& config, con
 void check_bfloat16(const BuildOptions& options, ExecutionProvider ep, std::vector<std::string>& warnings);
 
 // --runtime ort-genai for a text-generation model onnxruntime-genai 0.18 has no model type for
-// (`genai_type` empty: its layers carry a recurrent state): throws mobius::Error saying to build
+// (`genai_type` empty: genai does not read its layers' states): throws mobius::Error saying to build
 // with --runtime none. Nothing for the other runtimes and tasks.
 void check_runtime(const BuildOptions& options, const std::string& genai_type, const std::string& task,
                    const std::string& model_type);

@@ -94,10 +94,11 @@ const std::vector<RegistryEntry>& registry() {
         {"seed_oss", "seed_oss", "text-generation", create_seed_oss},
         {"smollm3", "smollm3", "text-generation", create_smollm3, "smollm3"},
         {"starcoder2", "starcoder2", "text-generation", create_starcoder2},
-        // state-space models (archs/mamba.cpp, falcon_mamba.cpp, mamba2.cpp): no onnxruntime-genai model type
-        {"mamba", "mamba", "text-generation", create_mamba, ""},
-        {"falcon_mamba", "mamba", "text-generation", create_falcon_mamba, ""},
-        {"mamba2", "mamba", "text-generation", create_mamba2, ""},
+        // state-space models (archs/mamba.cpp, falcon_mamba.cpp, mamba2.cpp): onnxruntime-genai 0.18's
+        // "decoder" type reads their conv/recurrent states by name (genai_config.json layer_types)
+        {"mamba", "mamba", "text-generation", create_mamba},
+        {"falcon_mamba", "mamba", "text-generation", create_falcon_mamba},
+        {"mamba2", "mamba", "text-generation", create_mamba2},
         // hybrids of attention and state-space layers (archs/bamba.cpp, granitemoehybrid.cpp):
         // onnxruntime-genai 0.18 reads their conv/recurrent states by name (genai_config.json layer_types)
         {"bamba", "hybrid", "text-generation", create_bamba},

@@ -15,8 +15,8 @@ struct RegistryEntry {
   ArchFactory create;
   // onnxruntime-genai 0.18's model.type for the package (its LLM type list; the GenAI model builder
   // names them the same way: gpt_oss "gptoss", hunyuan_v1_dense "hunyuandensev1"); nullptr: the
-  // task's generic type ("decoder" for text-generation); "": none (a state-space text-generation
-  // type: the build refuses --runtime ort-genai, driver/build.cpp). Not "gpt2": genai's Gpt_Model expects the
+  // task's generic type ("decoder" for text-generation); "": none (a text-generation type
+  // whose layer states genai does not read: the build refuses --runtime ort-genai, driver/build.cpp). Not "gpt2": genai's Gpt_Model expects the
   // combined past_%d cache of the old GPT-2 exports; mobius writes separate key/value caches.
   const char* genai_type = nullptr;
 };

@@ -75,7 +75,7 @@ CacheLayout CausalLM::cache_layout() const {
   std::vector<size_t> kv;
   for (size_t i = 0; i < states.size(); ++i)
     if (!is_genai_recurrent(states[i])) kv.push_back(i);
-  if (kv.empty()) self_kv(states, 0);  // throws: no KV cache to describe
+  if (kv.empty()) return {static_cast<int64_t>(states.size()), 0, 0};  // a state-space model: no KV cache
   const LayerState& first = self_kv(states, kv[0]);
   for (size_t i : kv) {
     const LayerState& s = self_kv(states, i);

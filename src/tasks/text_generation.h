@@ -54,7 +54,8 @@ struct CausalLMOutputs {
 // by name in a hybrid (past_conv_names, past_recurrent_names: package/genai_config.cpp).
 bool is_genai_recurrent(const LayerStates& layer);
 
-// The one cache layout every KV layer shares (a hybrid's is_genai_recurrent layers have none), as
+// The one cache layout every KV layer shares (a hybrid's is_genai_recurrent layers have none; a
+// model whose layers are all is_genai_recurrent, Mamba, has 0 heads of size 0), as
 // onnxruntime-genai's config and the --try-generic self-check describe a cache
 // (CausalLM::cache_layout).
 struct CacheLayout {
@@ -84,8 +85,8 @@ class CausalLM : public Architecture {
   // Each layer's states (a self_kv or sliding_kv; a recurrent state), from which the state
   // inputs and outputs and the runtime config (package/genai_config.h) are derived.
   virtual std::vector<LayerStates> layer_states() const = 0;
-  // The layout all layers share; throws mobius::Error when the layers' caches differ or a layer
-  // carries a state other than one self-attention cache.
+  // The layout all KV layers share; throws mobius::Error when their caches differ or a layer
+  // carries a state other than one self-attention cache or {conv_state, recurrent_state}.
   CacheLayout cache_layout() const;
   virtual CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const = 0;
 };
