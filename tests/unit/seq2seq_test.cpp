@@ -193,15 +193,17 @@ TEST(Text2TextGeneration, BuildWritesTwoGraphsEachLowered) {
   o.ep = "cpu";
   BuildReport r = build_package(o);
   EXPECT_EQ(r.task, "text2text-generation");
-  EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"config.json", "encoder.onnx", "encoder.onnx.data",
-                                                              "decoder.onnx", "decoder.onnx.data"}));
+  EXPECT_EQ(entries(root.path / "out"), (std::set<std::string>{"config.json", "onnx"}));  // the default hf layout
+  EXPECT_EQ(entries(root.path / "out/onnx"),
+            (std::set<std::string>{"encoder_model.onnx", "encoder_model.onnx_data", "decoder_model_merged.onnx",
+                                   "decoder_model_merged.onnx_data"}));
   std::map<std::string, int> rewrites;
   for (const PassReport& p : r.passes) rewrites[p.pass] = p.rewrites;
   EXPECT_EQ(rewrites["multi_head_attention"], 3);
   EXPECT_FALSE(rewrites.count("group_query_attention"));
   for (const auto& [graph, want] : {std::pair{"encoder", 1}, std::pair{"decoder", 2}}) {
     onnx::ModelProto p;
-    std::ifstream in(root.path / "out" / (std::string(graph) + ".onnx"), std::ios::binary);
+    std::ifstream in(root.path / "out" / graph_file(graph, PackageLayout::hf), std::ios::binary);
     ASSERT_TRUE(p.ParseFromIstream(&in));
     int mha = 0, attention = 0;
     for (const auto& n : p.graph().node()) {

@@ -73,10 +73,14 @@ TEST(SpeechToText, BuildWritesTheGenaiPackage) {
   o.weights = false;
   BuildReport r = build_package(o);
   EXPECT_EQ(r.task, "speech-to-text");
-  std::set<std::string> files;
-  for (const auto& e : fs::directory_iterator(root.path / "out")) files.insert(e.path().filename().string());
-  EXPECT_EQ(files, (std::set<std::string>{"config.json", "encoder.onnx", "encoder.onnx.data", "decoder.onnx",
-                                          "decoder.onnx.data", "genai_config.json", "audio_processor_config.json"}));
+  std::set<std::string> files;  // the default hf layout (package/layout.h)
+  for (const auto& e : fs::recursive_directory_iterator(root.path / "out"))
+    if (e.is_regular_file()) files.insert(fs::relative(e.path(), root.path / "out").string());
+  EXPECT_EQ(files, (std::set<std::string>{"config.json", "onnx/encoder_model.onnx", "onnx/encoder_model.onnx_data",
+                                          "onnx/decoder_model_merged.onnx", "onnx/decoder_model_merged.onnx_data",
+                                          "genai_config.json", "audio_processor_config.json"}));
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(root.path / "out/genai_config.json"))["model"]["encoder"]["filename"],
+            "onnx/encoder_model.onnx");
   const auto g = nlohmann::json::parse(test::read_file(root.path / "out/genai_config.json"));
   EXPECT_EQ(g["model"]["type"], "whisper");
   EXPECT_EQ(g["model"]["context_length"], 32);

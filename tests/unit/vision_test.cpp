@@ -87,7 +87,8 @@ TEST(VisionTower, ErrorsNameTheSubConfigField) {
   nlohmann::json j = vision_config().json();
   j["patch_size"] = 5;
   test::expect_error([&] { clip_vision_tower(HfConfig(j, "config.json", "vision_config."), DataType::FLOAT); },
-                     {"config.json: field 'vision_config.patch_size': must divide image_size"});
+                     {"config.json: field 'vision_config.patch_size': 5 must divide image_size " +
+                          std::to_string(j["image_size"].get<int64_t>())});
 }
 
 }  // namespace
