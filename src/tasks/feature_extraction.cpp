@@ -2,16 +2,20 @@
 
 namespace mobius {
 
-Model Encoder::build_model() const {
-  Model model;
-  GraphBuilder b(model.graph);
-  Ops op(b);
+EncoderInputs Encoder::token_inputs(GraphBuilder& b) const {
   const Shape tokens{"batch_size", "sequence_length"};
   EncoderInputs in;
   in.input_ids = b.input("input_ids", DataType::INT64, tokens);
   in.attention_mask = b.input("attention_mask", DataType::INT64, tokens);
   in.token_type_ids = has_token_type_ids() ? b.input("token_type_ids", DataType::INT64, tokens) : nullptr;
-  b.output(forward(op, in), "last_hidden_state", {"batch_size", "sequence_length", hidden_size()});
+  return in;
+}
+
+Model Encoder::build_model() const {
+  Model model;
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  b.output(forward(op, token_inputs(b)), "last_hidden_state", {"batch_size", "sequence_length", hidden_size()});
   return model;
 }
 

@@ -30,6 +30,9 @@ class Encoder : public Architecture {
   }
   // The one graph, "model".
   Model build_model() const;
+  // The graph inputs of a text encoder: input_ids, attention_mask int64 [batch_size,
+  // sequence_length], and token_type_ids when the model has token type embeddings.
+  EncoderInputs token_inputs(GraphBuilder& b) const;
 
   virtual DataType dtype() const = 0;
   virtual int64_t hidden_size() const = 0;

@@ -129,11 +129,7 @@ class SentenceEmbedder : public Architecture {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);
-    const Shape tokens{"batch_size", "sequence_length"};
-    EncoderInputs in;
-    in.input_ids = b.input("input_ids", DataType::INT64, tokens);
-    in.attention_mask = b.input("attention_mask", DataType::INT64, tokens);
-    in.token_type_ids = encoder_->has_token_type_ids() ? b.input("token_type_ids", DataType::INT64, tokens) : nullptr;
+    const EncoderInputs in = encoder_->token_inputs(b);
     Value* x = encoder_->forward(op, in);
     std::vector<Value*> pooled;
     for (const std::string& mode : modules_.pooling) pooled.push_back(sentence_pool(op, mode, x, in.attention_mask));

@@ -240,7 +240,7 @@ def check_f16(row: Row, work: Path) -> list[str]:
     if set(inits) != read:
         failures.append(f"f16 weights {sorted(set(inits) ^ read)} differ from the float32 build's")
     for name, t in inits.items():
-        got = numpy_helper.to_array(t, base_dir=str(out_dir)).view(np.uint16)
+        got = numpy_helper.to_array(t, base_dir=str(path.parent)).view(np.uint16)
         want = source.get(name)
         if t.data_type != TensorProto.FLOAT16 or want is None or not (
                 np.array_equal(got, want) or (got.ndim == 2 and np.array_equal(got, want.T))):

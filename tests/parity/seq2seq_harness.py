@@ -483,7 +483,7 @@ def f16_initializer_failures(hf_dir: Path, out_dir: Path, f32_dir: Path, graphs=
             if t.data_type != TensorProto.FLOAT16:
                 failures.append(f"{g}: {name}: data_type {TensorProto.DataType.Name(t.data_type)}")
                 continue
-            got = numpy_helper.to_array(t, base_dir=str(out_dir)).view(np.uint16)
+            got = numpy_helper.to_array(t, base_dir=str(path.parent)).view(np.uint16)
             want = source.get(name)
             exact = want is not None and (np.array_equal(got, want) or (got.ndim == 2 and np.array_equal(got, want.T)))
             tied = (got.shape, got.tobytes()) in by_bits or (got.ndim == 2 and (got.T.shape, got.T.tobytes()) in by_bits)
