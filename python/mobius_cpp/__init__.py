@@ -327,7 +327,7 @@ class Info:
 
 
 def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precision: Optional[str] = None,
-            layout: str = "hf", runtime: str = "ort-genai") -> Info:
+            layout: str = "hf", runtime: str = "ort-genai", task: Optional[str] = None) -> Info:
     """``mobius info SOURCE``: what a build of ``source`` (as for ``build``) with these options
     would be (data_files named where ``layout`` puts them; disk_bytes with the files ``runtime``
     adds), from headers only (no weight is read). Raises MobiusError as ``build`` does for a
@@ -337,7 +337,7 @@ def inspect(source: PathLike, *, dtype: str = "f32", ep: str = "default", precis
     report (not_registered, no_weights, eps[...]["refused"] say the same)."""
     try:
         report = _core.inspect(_options(source, dtype=dtype, ep=ep, precision=precision or "", layout=layout,
-                                        runtime=runtime))
+                                        runtime=runtime, task=task or ""))
     except _core.Error as e:
         raise _error(e) from None
     failure = report.pop("failure")

@@ -187,3 +187,19 @@ def test_build_summary_of_a_model_without_lm_head(tmp_path):
     assert r.returncode == 0, r.stderr
     line = next(l for l in r.stdout.splitlines() if l.strip().startswith("--precision int4"))
     assert "accuracy level" in line and "LM head" not in line and "embeddings" not in line, line
+
+
+def test_info_takes_the_task(tmp_path):
+    """`mobius info --task` describes the build of that head: a BertForQuestionAnswering checkpoint
+    is question-answering from its architectures, and --task feature-extraction describes the
+    encoder alone, each with the data-file size its build writes."""
+    import encoder_harness as E
+    H.write_checkpoint("bert", {}, tmp_path / "hf", E.HEAD_CLASSES["question-answering"][0])
+    for task in ("question-answering", "feature-extraction"):
+        args = () if task == "question-answering" else ("--task", task)
+        out = info(tmp_path / "hf", *args)
+        assert f"model type:  bert ({task})" in out, out
+        line = next(x for x in out.splitlines() if x.startswith("build "))
+        H.build(tmp_path / "hf", tmp_path / task, *args)
+        (size,) = re.findall(r"onnx/model\.onnx_data ([\d.]+) MiB", line)
+        assert float(size) == round(H.data_path(tmp_path / task).stat().st_size / 2**20, 1), line

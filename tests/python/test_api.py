@@ -260,3 +260,12 @@ def test_bad_option_values_raise_mobius_errors(tiny, tmp_path):
         with pytest.raises(mobius_cpp.MobiusValueError):
             mobius_cpp.build(tiny, tmp_path / "out", **options)
         assert not (tmp_path / "out").exists()
+
+
+def test_inspect_takes_the_runtime_and_task(tiny):
+    """inspect(runtime=) counts the runtime's files into the disk need (none: the ONNX files only);
+    inspect(task=) is --task (a decoder has no head: refused as the build refuses it)."""
+    genai, bare = mobius_cpp.inspect(tiny), mobius_cpp.inspect(tiny, runtime="none")
+    assert genai.data_files == bare.data_files and genai.disk_bytes > bare.disk_bytes
+    with pytest.raises(mobius_cpp.MobiusError):
+        mobius_cpp.inspect(tiny, task="fill-mask")

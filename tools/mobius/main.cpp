@@ -364,6 +364,7 @@ int main(int argc, char** argv) {
           "Package layout the data-file names are for: hf or flat")
       ->check(CLI::IsMember({"hf", "flat"}, CLI::ignore_case))
       ->default_str("hf");
+  info->add_option("--task", info_opts.task, "The head of a text encoder the build is for, as for mobius build --task");
   info->add_option("--runtime", info_opts.runtime,
                    "Target runtime the disk need is for: ort-genai (with the tokenizer and genai files), optimum, "
                    "or none (the ONNX files only); some types refuse ort-genai, as the build does")
