@@ -1,6 +1,7 @@
 #include "driver/build.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -132,11 +133,14 @@ std::string bos_genai_leaves_out(const fs::path& package) {
   if (bos.empty()) return "";
   if (const auto add = c.find("add_bos_token"); add != c.end() && add->is_boolean()) return add->get<bool>() ? bos : "";
   if (!fs::exists(tokenizer)) return "";
-  const std::string text = read_regular_file(tokenizer.string());
-  const size_t at = text.find("\"post_processor\"");
-  if (at == std::string::npos) return "";
+  // the post-processor adds it (TemplateProcessing's SpecialToken, Roberta/BertProcessing's cls,
+  // within a Sequence): the token named in that object, not anywhere in the file (the vocabulary
+  // holds it too)
+  const nlohmann::json t = read_json_file(tokenizer.string(), kMaxJsonBytes);
+  const nlohmann::json post = t.is_object() ? t.value("post_processor", nlohmann::json()) : nlohmann::json();
+  if (!post.is_object()) return "";
   const nlohmann::json quoted = bos;  // as JSON writes it
-  return text.find(quoted.dump(), at) != std::string::npos ? bos : "";
+  return post.dump().find(quoted.dump()) != std::string::npos ? bos : "";
 }
 
 // The name of a --lora-runtime adapter directory (written as "<name>.onnx_adapter").
@@ -232,8 +236,10 @@ BuildSource open_source(const BuildOptions& o) {
 }
 
 std::unique_ptr<Architecture> create_for_task(ArchFactory create, const HfConfig& cfg, DataType dtype,
-                                              const std::string& task, const std::string& config_dir,
+                                              const std::string& task_word, const std::string& config_dir,
                                               std::optional<SentenceModules>& modules) {
+  std::string task = task_word;  // any case, as the other option values
+  std::transform(task.begin(), task.end(), task.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   const bool asked = task == "sentence-embedding";
   std::unique_ptr<Architecture> arch = create(cfg, dtype);
   if (asked && !dynamic_cast<const Encoder*>(arch.get()))

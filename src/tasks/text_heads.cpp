@@ -1,5 +1,6 @@
 #include "tasks/text_heads.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -10,6 +11,8 @@
 #include "tasks/feature_extraction.h"
 #include "tasks/image_classification.h"
 #include "util/error.h"
+#include "util/input_files.h"
+#include "weights/weight_plan.h"
 
 namespace mobius {
 namespace {
@@ -163,21 +166,36 @@ std::unique_ptr<Architecture> with_task(std::unique_ptr<Architecture> arch, cons
   auto* encoder = dynamic_cast<Encoder*>(arch.get());
   const TextHeadLayout* layout = encoder ? encoder->head_layout() : nullptr;
   const std::string model_type = c.string_or("model_type", "");
-  if (!layout) {
-    if (!task.empty() && task != arch->task())
-      throw Error("--task " + task + ": " + model_type + " builds " + arch->task() + " only");
-    return arch;
-  }
   std::string cls;
   if (c.has("architectures") && c.json()["architectures"].is_array() && !c.json()["architectures"].empty() &&
       c.json()["architectures"][0].is_string())
     cls = c.json()["architectures"][0].get<std::string>();
+  if (!layout) {
+    if (!task.empty() && task != arch->task())
+      throw Error("--task " + task + ": " + model_type + " builds " + arch->task() + " only");
+    if (arch->task() == "text-generation" && task_of_class(cls) != "feature-extraction")  // LlamaForSequenceClassification
+      throw Error(c.file() + ": architectures " + escaped(cls) + ": the " + task_of_class(cls) + " head of a " +
+                  model_type + " decoder is not supported yet (mobius builds its text-generation model, " +
+                  "…ForCausalLM)");
+    return arch;
+  }
   const std::string chosen = task.empty() ? task_of_class(cls) : task;
   if (!is_text_task(chosen)) {
-    std::string list = "feature-extraction";
-    for (const auto& [name, suffix] : kHeadTasks) list += std::string(", ") + name;
-    throw Error("--task " + chosen + ": " + model_type + " has no such head (its tasks: " + list + ")");
+    std::vector<std::string> tasks = {"feature-extraction"};
+    for (const auto& [name, suffix] : kHeadTasks) tasks.push_back(name);
+    std::string list;
+    for (const std::string& t : tasks) list += (list.empty() ? "" : ", ") + t;
+    const std::vector<std::string> near = nearest_names(chosen, tasks, 1, std::max<size_t>(2, chosen.size() / 3));
+    throw Error("--task " + chosen + ": " + model_type + " has no such head (" +
+                (near.empty() ? "" : "did you mean " + near.front() + "? ") + "its tasks: " + list +
+                "; sentence-embedding for a sentence-transformers model)");
   }
+  // a head checkpoint holds its own head: another one is not in it (the encoder alone is)
+  if (const std::string saved = task_of_class(cls);
+      !task.empty() && chosen != "feature-extraction" && saved != "feature-extraction" && saved != chosen)
+    throw Error("--task " + chosen + ": " + c.file() + " names architectures " + escaped(cls) + ", a " + saved +
+                " checkpoint: it holds that head, not " + chosen + "'s; build it without --task (" + saved +
+                ") or with --task feature-extraction (the encoder alone)");
   // a head checkpoint (BertForMaskedLM) holds the encoder under its base_model_prefix
   const std::string prefix = !cls.empty() && cls != layout->base_model_class ? layout->base_model_prefix : "";
   if (chosen == "feature-extraction") {

@@ -203,3 +203,31 @@ def test_info_takes_the_task(tmp_path):
         H.build(tmp_path / "hf", tmp_path / task, *args)
         (size,) = re.findall(r"onnx/model\.onnx_data ([\d.]+) MiB", line)
         assert float(size) == round(H.data_path(tmp_path / task).stat().st_size / 2**20, 1), line
+
+
+def test_task_words_and_heads_the_checkpoint_lacks(tmp_path):
+    """--task in any case; a misspelt task gets the nearest one; a head the checkpoint does not hold
+    (its architectures name another) is refused naming both, not as a missing tensor; a decoder
+    checkpoint saved with a classification head says that head is not supported."""
+    import encoder_harness as E
+    from transformers import AutoModelForSequenceClassification
+    qa = tmp_path / "qa"
+    H.write_checkpoint("bert", {}, qa, E.HEAD_CLASSES["question-answering"][0])
+    H.build(qa, tmp_path / "upper", "--task", "QUESTION-ANSWERING")
+    H.build(qa, tmp_path / "plain")
+    assert H.package_files(tmp_path / "upper") == H.package_files(tmp_path / "plain")
+    for f in H.graph_files(["model"], "hf"):
+        assert (tmp_path / "upper" / f).read_bytes() == (tmp_path / "plain" / f).read_bytes(), f
+    for task, needles in (("text-clasification", ["has no such head (did you mean text-classification?",
+                                                  "sentence-embedding for a sentence-transformers model"]),
+                          ("fill-mask", ["--task fill-mask:", "names architectures BertForQuestionAnswering, a "
+                                         "question-answering checkpoint: it holds that head, not fill-mask's"])):
+        r = H.run_mobius("build", qa, tmp_path / task, "--task", task)
+        assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
+        assert all(n in r.stderr for n in needles), r.stderr
+        assert not (tmp_path / task).exists()
+    cls = tmp_path / "llama-cls"
+    H.write_checkpoint("llama", {"pad_token_id": 0}, cls, AutoModelForSequenceClassification)
+    r = H.run_mobius("build", cls, tmp_path / "llama-out")
+    assert r.returncode == 1 and "architectures LlamaForSequenceClassification: the text-classification head of a " \
+        "llama decoder is not supported yet" in r.stderr, r.stderr

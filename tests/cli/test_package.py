@@ -74,3 +74,22 @@ def test_genai_package_without_tokenizer_is_warned_about(checkpoint, tmp_path):
     (hf / "tokenizer.json").write_text('{"version": "1.0"}')
     r = H.run_mobius("build", hf, tmp_path / "with")
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize("adds_bos", [True, False])
+def test_bos_warning_follows_the_post_processor(checkpoint, tmp_path, adds_bos):
+    """The <bos> warning is said when the tokenizer's post-processor adds the bos token (as
+    transformers' tokenizer then does), not because the token is in the vocabulary (a new-user
+    trial: a BPE tokenizer without a template was warned about)."""
+    from tokenizers import Tokenizer, models, processors
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    hf = tmp_path / "hf"
+    shutil.copytree(checkpoint, hf)
+    tok = Tokenizer(models.BPE(vocab={"<s>": 0, "</s>": 1, "a": 2, "b": 3, "ab": 4}, merges=[("a", "b")]))
+    if adds_bos:
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>").save_pretrained(hf)
+    assert (AutoTokenizer.from_pretrained(hf)("ab").input_ids[0] == 0) == adds_bos  # transformers' own answer
+    r = H.run_mobius("build", hf, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert ("mobius: warning: the tokenizer adds <s> to every text" in r.stderr) == adds_bos, r.stderr
