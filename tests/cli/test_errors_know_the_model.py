@@ -75,7 +75,8 @@ def test_task_the_model_does_not_have(tmp_path):
     bert, llama = saved("bert", tmp_path / "bert"), saved("llama", tmp_path / "llama")
     line = one_line_error("build", bert, tmp_path / "o1", "--no-weights", "--task", "summarization")
     assert ("--task summarization: bert has no such head (its tasks: feature-extraction, fill-mask, "
-            "text-classification, token-classification, question-answering, multiple-choice)") in line, line
+            "text-classification, token-classification, question-answering, multiple-choice; sentence-embedding for "
+            "a sentence-transformers model)") in line, line
     line = one_line_error("build", llama, tmp_path / "o2", "--no-weights", "--task", "fill-mask")
     assert "--task fill-mask: llama builds text-generation only" in line, line
     line = one_line_error("build", bert, tmp_path / "o3", "--no-weights", "--task", "sentence-embedding")
