@@ -5,7 +5,8 @@
 // per registered model type (fuzz/corpus/config, written by fuzz/make_corpus.py).
 #include "archs/archs.h"
 #include "fuzz_util.h"
-#include "package/genai_config.h"
+#include "package/copied_files.h"
+#include "tasks/genai_config.h"
 #include "passes/passes.h"
 #include "registry/config_defaults.h"
 #include "registry/registry.h"
@@ -37,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     if (const auto* lm = dynamic_cast<const mobius::CausalLM*>(arch.get()))
-      (void)mobius::genai_config(*lm, cfg, "", {}).dump();
+      (void)mobius::genai_config(*lm, cfg, "", {.files = {{"model", "onnx/model.onnx"}}}).dump();
   } catch (const mobius::Error&) {
   }
   return 0;

@@ -1,8 +1,9 @@
 // Structure-aware: generation_config.json (JSON-mutated) next to a tiny llama config.json, through
-// genai_config() (package/genai_config.h) and copy_tokenizer_files into a fresh directory.
+// genai_config() (tasks/genai_config.h) and copy_tokenizer_files into a fresh directory.
 #include "archs/archs.h"
 #include "fuzz_util.h"
-#include "package/genai_config.h"
+#include "package/copied_files.h"
+#include "tasks/genai_config.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -25,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fs::create_directories(out);
   try {
     const auto& lm = dynamic_cast<const mobius::CausalLM&>(*arch);
-    nlohmann::json g = mobius::genai_config(lm, config, dir.string(), {});
+    nlohmann::json g = mobius::genai_config(lm, config, dir.string(), {.files = {{"model", "onnx/model.onnx"}}});
     (void)g.dump();
     mobius::copy_tokenizer_files(dir.string(), out.string());
   } catch (const mobius::Error&) {

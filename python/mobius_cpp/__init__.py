@@ -143,17 +143,15 @@ class Package:
     def open(cls, path: PathLike) -> "Package":
         """Reads the files and the I/O contract of the package in ``path``, of either layout: a
         directory holding model.onnx, or the graphs of a multi-graph task with decoder.onnx (flat),
-        or onnx/model.onnx or onnx/decoder_model_merged.onnx (hf). Raises MobiusFileNotFoundError
-        when there is neither."""
+        or onnx/model.onnx or onnx/decoder_model_merged.onnx (hf), with their --variant files
+        (onnx/model_q4.onnx: graph "model_q4"). Raises MobiusFileNotFoundError when there is none."""
         path = Path(path)
-        # exists(), not is_file(): a graph path that is not a regular file is refused by io_contract
-        layout = next((lay for lay in ("hf", "flat")
-                       if any((path / _core.graph_files(lay)[g]).exists() for g in ("model", "decoder"))), None)
-        if layout is None:
+        layout, graph_files = _graph_files(path)
+        main = next((g for g in ("model", "decoder") if g in graph_files), None) or next(
+            (g for g in sorted(graph_files) if g.startswith(("model_", "decoder_"))), None)
+        if main is None:
             raise MobiusFileNotFoundError(f"{path}: no model.onnx, decoder.onnx, onnx/model.onnx or "
                                           "onnx/decoder_model_merged.onnx (not a mobius package directory)")
-        graph_files = {g: f for g, f in _core.graph_files(layout).items() if (path / f).exists()}
-        main = "model" if "model" in graph_files else "decoder"
         files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
         graphs = sorted(graph_files)
         values = lambda vs: [IOValue(v["name"], v["dtype"], tuple(v["shape"])) for v in vs]  # noqa: E731
@@ -184,6 +182,27 @@ class Package:
             raise ValueError(f"{self.path}: no graph '{graph}' (graphs: {self.graphs})")
         return onnxruntime.InferenceSession(str(self.path / self.graph_files[graph]),
                                             providers=providers or ["CPUExecutionProvider"], **kwargs)
+
+
+def _graph_files(path: Path) -> tuple[str, dict[str, str]]:
+    """The layout of the package in ``path`` and its graphs' files by role: flat, the .onnx files at
+    the top (role: the file's stem); hf, those under onnx/ with the Hugging Face names of one
+    model's graphs (src/package/layout.h model_graph_paths), a --variant's suffix kept on the role
+    (onnx/decoder_model_merged_q4.onnx: "decoder_q4"). ``path`` not a directory: ("hf", {})."""
+    if not path.is_dir():
+        return "hf", {}
+    top = {p.stem: p.name for p in path.glob("*.onnx") if p.is_file()}
+    if top:
+        return "flat", top
+    stems = sorted(((Path(f).stem, role) for role, f in _core.graph_files("hf").items()),
+                   key=lambda sr: -len(sr[0]))  # decoder_model_merged before model
+    files = {}
+    for p in sorted((path / "onnx").glob("*.onnx")) if (path / "onnx").is_dir() else []:
+        for stem, role in stems:
+            if p.stem == stem or p.stem.startswith(stem + "_"):
+                files[role + p.stem[len(stem):]] = p.relative_to(path).as_posix()
+                break
+    return "hf", files
 
 
 def _options(source: PathLike, output_dir: PathLike = "", **kw: Any) -> _core.BuildOptions:
@@ -220,7 +239,7 @@ def build(source: PathLike, output_dir: PathLike, *, task: Optional[str] = None,
           accuracy_level: Optional[int] = None, quantize_lm_head: Optional[bool] = None,
           quantize_embeddings: Optional[bool] = None, runtime: str = "ort-genai", layout: str = "hf",
           weights: bool = True,
-          force: bool = False, try_generic: bool = False, lora: Optional[PathLike] = None,
+          force: bool = False, variant: bool = False, try_generic: bool = False, lora: Optional[PathLike] = None,
           lora_runtime: Sequence[PathLike] = (), progress: Union[bool, ProgressCallback, None] = None) -> Package:
     """Builds the ONNX package of ``source`` into ``output_dir``: ``mobius build`` as a function.
 
@@ -235,7 +254,8 @@ def build(source: PathLike, output_dir: PathLike, *, task: Optional[str] = None,
     "int8" | "keep" (a float type there is the builder's precision: the dtype) with block_size,
     quant_scheme, accuracy_level, quantize_lm_head, quantize_embeddings; runtime "ort-genai" |
     "optimum" | "none"; layout "hf" | "flat" is --layout (where the graphs go, README "Run it with"); weights=False is --no-weights; force replaces a non-empty
-    output_dir; try_generic is --try-generic (README.md); lora is --lora: a PEFT LoRA adapter
+    output_dir; variant is --variant (the graph files named by dtype, onnx/model_q4.onnx, added into
+    output_dir's previous package); try_generic is --try-generic (README.md); lora is --lora: a PEFT LoRA adapter
     directory merged into the weights as they stream; lora_runtime is --lora-runtime: adapter
     directories written into the package as <name>.onnx_adapter files for og.Adapters, the graph
     taking the LoRA weights as inputs (docs/lora.md).
@@ -252,8 +272,8 @@ def build(source: PathLike, output_dir: PathLike, *, task: Optional[str] = None,
         options = _options(source, output_dir, task=task or "", dtype=dtype, ep=ep, precision=precision or "", block_size=block_size,
                            quant_scheme=quant_scheme, accuracy_level=accuracy_level,
                            quantize_lm_head=quantize_lm_head, quantize_embeddings=quantize_embeddings,
-                           runtime=runtime, layout=layout, weights=weights, force=force, try_generic=try_generic,
-                           lora_dir=os.fspath(lora) if lora is not None else "",
+                           runtime=runtime, layout=layout, weights=weights, force=force, variant=variant,
+                           try_generic=try_generic, lora_dir=os.fspath(lora) if lora is not None else "",
                            lora_runtime=[os.fspath(d) for d in lora_runtime],
                            progress=progress is True and callback is None)
         return _core.build(options, callback)

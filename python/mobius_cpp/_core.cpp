@@ -173,6 +173,7 @@ NB_MODULE(_core, m) {
           [](mobius::BuildOptions& o, const std::string& s) { o.layout = mobius::parse_layout(s); })
       .def_rw("weights", &mobius::BuildOptions::weights)
       .def_rw("force", &mobius::BuildOptions::force)
+      .def_rw("variant", &mobius::BuildOptions::variant)
       .def_rw("progress", &mobius::BuildOptions::progress)
       .def_rw("runtime", &mobius::BuildOptions::runtime)
       // the CLI's spellings (driver/option_words.h): ep="CPU", precision="fp16" (the builder's
@@ -210,13 +211,14 @@ NB_MODULE(_core, m) {
   m.def("build", &build, "options"_a, "progress"_a.none());
   m.def("apply_weights", &apply_weights, "package_dir"_a, "source"_a, "output_dir"_a, "force"_a, "progress"_a.none());
   m.def("inspect", &inspect, "options"_a);
-  // {role: its graph file relative to the package} in `layout` (package/layout.h kGraphFileNames)
+  // {role: its graph file relative to the package} in `layout` for the graphs of one model's
+  // package (package/layout.h model_graph_paths)
   m.def(
       "graph_files",
       [](const std::string& layout) {
         nb::dict files;
-        for (const mobius::GraphFileName& g : mobius::kGraphFileNames)
-          files[g.role] = mobius::graph_file(g.role, mobius::parse_layout(layout));
+        for (const mobius::GraphPath& g : mobius::model_graph_paths())
+          files[g.name.c_str()] = mobius::graph_file(g, mobius::parse_layout(layout));
         return files;
       },
       "layout"_a);

@@ -13,6 +13,7 @@ class BuildOptions:
     layout: str
     weights: bool
     force: bool
+    variant: bool
     progress: bool
     runtime: str
     ep: str

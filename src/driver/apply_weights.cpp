@@ -118,13 +118,17 @@ BuildReport apply_weights(const std::string& package_dir, const std::string& sou
   if (!fs::is_directory(package_dir, ec))
     throw Error(package_dir + ": not a directory (apply-weights takes a package directory built by mobius --no-weights)");
   // the package's layout: where its graph lies (an hf package has onnx/model.onnx)
-  const PackageLayout layout =
-      fs::exists(checkpoint_file(package_dir, graph_file("model", PackageLayout::hf)), ec) ? PackageLayout::hf
-                                                                                            : PackageLayout::flat;
+  const GraphPath& single = model_graph_paths().front();  // "model"
+  const PackageLayout layout = fs::exists(checkpoint_file(package_dir, graph_file(single, PackageLayout::hf)), ec)
+                                   ? PackageLayout::hf
+                                   : PackageLayout::flat;
   // inside PACKAGE, a regular file
-  const std::string model = checkpoint_file(package_dir, graph_file("model", layout)).string();
-  if (!fs::exists(model, ec) && (fs::exists(fs::path(package_dir) / graph_file("decoder", PackageLayout::flat), ec) ||
-                                 fs::exists(fs::path(package_dir) / graph_file("decoder", PackageLayout::hf), ec)))
+  const std::string model = checkpoint_file(package_dir, graph_file(single, layout)).string();
+  const auto holds = [&](const GraphPath& g) {
+    return fs::exists(fs::path(package_dir) / graph_file(g, PackageLayout::flat), ec) ||
+           fs::exists(fs::path(package_dir) / graph_file(g, PackageLayout::hf), ec);
+  };
+  if (!fs::exists(model, ec) && std::any_of(model_graph_paths().begin() + 1, model_graph_paths().end(), holds))
     throw Error(package_dir + ": a multi-graph package (encoder-decoder, speech-to-text, vision-language): "
                 "apply-weights takes single-graph packages for now; build it with the weights instead");
   onnx::ModelProto proto;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -12,7 +13,8 @@
 #include "driver/apply_weights.h"
 #include "driver/generic.h"
 #include "package/gguf_tokenizer.h"
-#include "package/genai_config.h"
+#include "package/copied_files.h"
+#include "tasks/genai_config.h"
 #include "package/lora_runtime.h"
 #include "driver/source_path.h"
 #include "package/writer.h"
@@ -22,6 +24,7 @@
 #include "tasks/text_heads.h"
 #include "util/error.h"
 #include "util/input_files.h"
+#include "util/strings.h"
 #include "weights/gguf_checkpoint.h"
 #include "weights/lora.h"
 #include "weights/safetensors.h"
@@ -238,8 +241,7 @@ BuildSource open_source(const BuildOptions& o) {
 std::unique_ptr<Architecture> create_for_task(ArchFactory create, const HfConfig& cfg, DataType dtype,
                                               const std::string& task_word, const std::string& config_dir,
                                               std::optional<SentenceModules>& modules) {
-  std::string task = task_word;  // any case, as the other option values
-  std::transform(task.begin(), task.end(), task.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string task = ascii_lower(task_word);  // any case, as the other option values
   const bool asked = task == "sentence-embedding";
   std::unique_ptr<Architecture> arch = create(cfg, dtype);
   if (asked && !dynamic_cast<const Encoder*>(arch.get()))
@@ -285,6 +287,19 @@ void check_runtime(const BuildOptions& o, const std::string& genai_type, const s
                 "with the I/O of docs/design.md \"The state model\"");
 }
 
+VariantDtype variant_dtype(const BuildOptions& o) {
+  const bool f16 = o.dtype == DataType::FLOAT16;
+  if (o.dtype == DataType::FLOAT || f16) {
+    if (o.precision.empty()) return f16 ? VariantDtype{"fp16", "_fp16"} : VariantDtype{"fp32", ""};
+    if (o.precision == "int4") return f16 ? VariantDtype{"q4f16", "_q4f16"} : VariantDtype{"q4", "_q4"};
+    if (o.precision == "int8" && !f16) return {"q8", "_quantized"};
+  }
+  const char* dtype = f16 ? "f16" : o.dtype == DataType::BFLOAT16 ? "bf16" : "f32";
+  throw Error("--variant: transformers.js names no variant for --dtype " + std::string(dtype) +
+              (o.precision.empty() ? "" : " --precision " + o.precision) +
+              " (it names fp32, fp16, q4 and q4f16 (--precision int4), q8 (--precision int8 at f32)): drop --variant");
+}
+
 BuildReport build_package(const BuildOptions& o) {
   BuildReport report;
   const ExecutionProvider ep = parse_execution_provider(o.ep);
@@ -296,7 +311,9 @@ BuildReport build_package(const BuildOptions& o) {
   if (!o.lora_dir.empty()) inputs.push_back(o.lora_dir);
   inputs.insert(inputs.end(), o.lora_runtime.begin(), o.lora_runtime.end());
   if (!o.expect_package.empty()) inputs.push_back(o.expect_package);  // apply-weights' PACKAGE
-  check_output_dir(o.output_dir, o.force, inputs);  // before the input is read
+  const std::optional<VariantDtype> variant = o.variant ? std::optional(variant_dtype(o)) : std::nullopt;
+  // before the input is read; a variant goes into a previous package (or an empty directory)
+  check_output_dir(o.output_dir, o.force || variant, inputs);
   BuildSource src = open_source(o);
   if (o.precision == "keep" && !src.config_dir.empty())
     throw Error("--precision keep keeps the quantization of a GGUF file: build a .gguf source with it");
@@ -402,52 +419,30 @@ BuildReport build_package(const BuildOptions& o) {
   WriteOptions w;
   w.layout = o.layout;
   w.force = o.force;
+  w.add = variant.has_value();
   w.inputs = inputs;
   w.progress = o.progress;
-  const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
+  std::map<std::string, std::string> files;  // each graph's file in the package, by role
+  for (NamedGraph& g : graphs) {
+    const std::string role = g.path.name;
+    if (variant) g.path = with_suffix(g.path, variant->suffix);
+    files[role] = graph_file(g.path, o.layout);
+  }
   if (o.runtime != "none") {
     w.extra_bytes = tokenizer_files_bytes(config_dir);
     w.extra_files = [&](const std::string& dir) {
       report.tokenizer_files = copy_tokenizer_files(config_dir, dir);
-      if (o.layout == PackageLayout::hf) add_transformers_js_config(dir);
+      if (o.layout == PackageLayout::hf) add_transformers_js_config(dir, variant ? variant->word : "fp32");
       if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(ckpt.get()))
         report.tokenizer_files += write_gguf_tokenizer_files(gguf->file(), dir);
-      if (o.runtime != "ort-genai") return;  // optimum: no onnxruntime-genai files
-      if (const auto* speech = dynamic_cast<const SpeechToText*>(arch.get())) {
-        if (genai_type != "whisper") return;  // moonshine: no onnxruntime-genai model type (docs/speech.md)
-        write_file_synced((fs::path(dir) / "audio_processor_config.json").string(),
-                          whisper_audio_processor_config(speech->num_mel_bins()).dump(4) + "\n");
-        write_file_synced((fs::path(dir) / "genai_config.json").string(),
-                          whisper_genai_config(*speech, *cfg, config_dir, o.ep, o.layout).dump(4) + "\n");
-        return;
-      }
-      if (const auto* vlm = dynamic_cast<const ImageTextToText*>(arch.get())) {
-        if (const auto mm = vlm->genai_multimodal()) {
-          const Graph& decoder = graphs.back().model.graph;  // vision, (speech,) embedding, decoder
-          GenaiOptions go{.ep = o.ep, .past_present_share_buffer = caches_only_in_group_query_attention(decoder),
-                          .position_ids = std::count(decoder.inputs.begin(), decoder.inputs.end(),
-                                                     decoder.find_value("position_ids")) > 0,
-                          .graph = "decoder",
-                          .layout = o.layout};
-          nlohmann::json g = genai_config_multimodal(*vlm, *cfg, config_dir, go);
-          write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
-          write_file_synced((fs::path(dir) / "vision_processor.json").string(), processor_config(*mm).dump(4) + "\n");
-          if (!vlm->speech_inputs().empty())
-            write_file_synced((fs::path(dir) / "speech_processor.json").string(),
-                              speech_processor_config(*mm).dump(4) + "\n");
-        }
-        return;
-      }
-      if (!lm) return;
-      GenaiOptions go{.ep = o.ep,
-                      .past_present_share_buffer = caches_only_in_group_query_attention(model.graph),
-                      .position_ids = model.graph.find_value("position_ids") != nullptr &&
-                                      std::count(model.graph.inputs.begin(), model.graph.inputs.end(),
-                                                 model.graph.find_value("position_ids")) > 0,
-                      .layout = o.layout,
-                      .type = genai_type};
-      nlohmann::json g = genai_config(*lm, *cfg, config_dir, go);  // GGUF: config_dir ""
-      write_file_synced((fs::path(dir) / "genai_config.json").string(), g.dump(4) + "\n");
+      arch->write_runtime_files(RuntimeFilesContext{.config = *cfg,
+                                                    .checkpoint_dir = config_dir,
+                                                    .ep = o.ep,
+                                                    .runtime = o.runtime,
+                                                    .genai_type = genai_type,
+                                                    .graphs = graphs,
+                                                    .files = files},
+                                dir);
     };
   }
   if (w.extra_files) {  // a genai package whose tokenizer adds <bos>: say how to get it from genai
@@ -484,11 +479,12 @@ BuildReport build_package(const BuildOptions& o) {
     };
   }
   if (report.generic) {
+    const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
     MOBIUS_ASSERT(lm, "the generic decoder is a causal LM");
     model.metadata["architecture"] = "llama (mobius build --try-generic)";
-    w.check = [&](const std::string& dir) {
+    w.check = [&, lm](const std::string& dir) {
       eval::SelfCheckResult r =
-          eval::prefill_decode_check((fs::path(dir) / graph_file("model", o.layout)).string(), lm->cache_layout(), lm->vocab_size());
+          eval::prefill_decode_check((fs::path(dir) / files.at("model")).string(), lm->cache_layout(), lm->vocab_size());
       if (!r.passed())
         throw Error("self-check failed for model type '" + report.model_type + "' built as the generic Llama decoder: " +
                     "prefill and decode-step logits disagree, " + eval::describe(r) + "; nothing was written");
@@ -506,7 +502,7 @@ BuildReport build_package(const BuildOptions& o) {
   }
   std::vector<PackageGraph> out;
   for (size_t i = 0; i < graphs.size(); ++i)
-    out.push_back({graphs[i].name, &graphs[i].model, o.weights ? &plans[i] : nullptr});
+    out.push_back({graphs[i].path, &graphs[i].model, o.weights ? &plans[i] : nullptr});
   write_package(o.output_dir, out, w);
   return report;
 }

@@ -20,6 +20,20 @@
 
 namespace mobius {
 
+// A build's dtype as transformers.js names it (src/utils/dtypes.js DEFAULT_DTYPE_SUFFIX_MAPPING),
+// and the suffix of its graph files' Hugging Face names.
+struct VariantDtype {
+  const char* word;    // "fp32", "fp16", "q4", "q4f16", "q8"
+  const char* suffix;  // "", "_fp16", "_q4", "_q4f16", "_quantized"
+};
+
+struct BuildOptions;
+// The variant of a build of `o` (--variant): --dtype f32 or f16 without --precision (fp32, fp16),
+// --precision int4 at f32 or f16 (q4, q4f16: MatMulNBits weights, float activations), int8 at
+// f32 (q8). Throws mobius::Error naming the options for the others (bfloat16, int8 at f16,
+// --precision keep: transformers.js names no such variant).
+VariantDtype variant_dtype(const BuildOptions& o);
+
 struct BuildOptions {
   // The source: exactly one of the two is set, and either may name any kind of source (synonyms,
   // told apart by driver/source_path.h classify_source): a checkpoint directory (config.json,
@@ -33,6 +47,10 @@ struct BuildOptions {
   DataType dtype = DataType::FLOAT;
   bool weights = true;      // false = --no-weights
   bool force = false;
+  // --variant: name the graph files by their dtype as Hugging Face does where several live side by
+  // side (onnx/model_q4.onnx, model_fp16.onnx, model_quantized.onnx: variant_dtype) and add them into
+  // OUTPUT_DIR's previous package (package/writer.h WriteOptions::add)
+  bool variant = false;
   bool progress = false;
   // ort-genai: also write genai_config.json + tokenizer files; optimum: the tokenizer files, and
   // the speech-to-text graphs in Optimum's contract (tasks/speech_to_text.h); none: the graphs only

@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "driver/generic.h"
-#include "package/genai_config.h"
+#include "package/copied_files.h"
+#include "tasks/genai_config.h"
 #include "package/writer.h"
 #include "registry/config_defaults.h"
 #include "registry/custom.h"
@@ -170,8 +171,8 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
         info.peak_bytes = 0;
         info.disk_bytes = o.runtime != "none" ? tokenizer_files_bytes(src.config_dir) : 0;
         for (const NamedGraph& g : lowered.graphs) {  // written one after the other
-          info.data_files.emplace_back(graph_data_path(g.name, o.layout), external_data_bytes(g.model.graph));
-          info.disk_bytes += graph_disk_bytes(g.name, g.model, o.weights, o.layout);
+          info.data_files.emplace_back(graph_data_path(g.path, o.layout), external_data_bytes(g.model.graph));
+          info.disk_bytes += graph_disk_bytes(g.path, g.model, o.weights, o.layout);
           info.peak_bytes = std::max(info.peak_bytes, estimated_peak(g.model.graph, *src.checkpoint,
                                                                      WriteOptions{}.chunk_bytes, resident_bytes()));
         }

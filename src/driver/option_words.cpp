@@ -5,22 +5,18 @@
 #include <utility>
 
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace mobius {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // A float type in any of its spellings → the --dtype value, or "".
 std::string float_type(const std::string& value) {
   static const std::pair<const char*, const char*> kWords[] = {
       {"f32", "f32"},  {"fp32", "f32"},  {"float32", "f32"}, {"float", "f32"},     {"f16", "f16"},
       {"fp16", "f16"}, {"float16", "f16"}, {"half", "f16"}, {"bf16", "bf16"}, {"bfloat16", "bf16"}};
-  const std::string v = lower(value);
+  const std::string v = ascii_lower(value);
   for (const auto& [word, dtype] : kWords)
     if (v == word) return dtype;
   return "";
@@ -37,7 +33,7 @@ std::string dtype_word(const std::string& value) {
 }
 
 std::string precision_word(const std::string& value, std::string& precision, std::string& dtype) {
-  const std::string v = lower(value);
+  const std::string v = ascii_lower(value);
   if (v.empty() || v == "int4" || v == "int8" || v == "keep") {
     precision = v;
     return "";
@@ -55,7 +51,7 @@ std::string ep_word(const std::string& value) {
   static const std::pair<const char*, const char*> kProviders[] = {
       {"cpuexecutionprovider", "cpu"}, {"cudaexecutionprovider", "cuda"},
       {"dmlexecutionprovider", "dml"}, {"webgpuexecutionprovider", "webgpu"}};
-  const std::string v = lower(value);
+  const std::string v = ascii_lower(value);
   for (const char* ep : {"default", "onnx-standard", "cpu", "cuda", "dml", "webgpu"})
     if (v == ep) return ep;
   for (const auto& [provider, ep] : kProviders)

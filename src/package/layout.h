@@ -1,53 +1,63 @@
-// Where the graphs of a package lie: the one table from a graph's role (the names tasks give their
-// graphs, tasks/: "model" for single-graph tasks, "encoder" and "decoder" for text2text-generation
-// and speech-to-text, "vision", "speech", "embedding" and "decoder" for image-text-to-text) to its
-// file in each package layout.
-// - flat: OUTPUT_DIR/<role>.onnx + OUTPUT_DIR/<role>.onnx.data (the layout onnxruntime-genai's
+// Where the graphs of a package lie. Each graph a task builds names its own files (GraphPath, set
+// by the task: tasks/architecture.h NamedGraph):
+// - flat: OUTPUT_DIR/<name>.onnx + OUTPUT_DIR/<name>.onnx.data (the layout onnxruntime-genai's
 //   model builder writes).
-// - hf: the Hugging Face layout Optimum and transformers.js read: OUTPUT_DIR/onnx/<file>.onnx +
-//   OUTPUT_DIR/onnx/<file>.onnx_data with the Hugging Face file names (model, encoder_model,
-//   decoder_model_merged, vision_encoder, audio_encoder, embed_tokens: transformers.js
-//   src/models.js session names, Optimum's ONNX_ENCODER_NAME / ONNX_DECODER_MERGED_NAME).
+// - hf: the Hugging Face layout Optimum and transformers.js read: OUTPUT_DIR/<hf>.onnx +
+//   OUTPUT_DIR/<hf>.onnx_data, <hf> being the graph's Hugging Face file (the hf_graph names below
+//   for one model's graphs under onnx/; one folder per component for a pipeline, as Optimum's and
+//   diffusers' ONNX pipelines lay them out: unet/model).
 // The JSON, tokenizer and processor files stay at the top of the package in both.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mobius {
 
 enum class PackageLayout { hf, flat };
 
-// The folder of the hf layout's graphs.
-inline constexpr const char* kHfGraphDir = "onnx";
+// The Hugging Face graph files of one model's package, relative to it, without ".onnx"
+// (transformers.js src/models.js session names; Optimum's ONNX_ENCODER_NAME, ONNX_DECODER_MERGED_NAME).
+namespace hf_graph {
+inline constexpr const char* model = "onnx/model";
+inline constexpr const char* encoder = "onnx/encoder_model";
+inline constexpr const char* decoder = "onnx/decoder_model_merged";
+inline constexpr const char* vision = "onnx/vision_encoder";
+inline constexpr const char* audio = "onnx/audio_encoder";
+inline constexpr const char* embed_tokens = "onnx/embed_tokens";
+}  // namespace hf_graph
 
-struct GraphFileName {
-  const char* role;     // the task's graph name
-  const char* hf_stem;  // its file name in the hf layout, without ".onnx"
+// The files of one graph: `name` is its role (the flat layout's file stem and the name messages
+// and onnxruntime-genai's config use: "model", "encoder", "decoder", "vision", "unet"); `hf` its
+// file in the hf layout relative to the package, without ".onnx" (a relative path of plain names,
+// checked by the writer).
+struct GraphPath {
+  std::string name;
+  std::string hf;
 };
 
-inline constexpr GraphFileName kGraphFileNames[] = {
-    {"model", "model"},
-    {"encoder", "encoder_model"},
-    {"decoder", "decoder_model_merged"},
-    {"vision", "vision_encoder"},
-    {"speech", "audio_encoder"},
-    {"embedding", "embed_tokens"},
-};
+// The graphs the tasks of one model name (model, encoder, decoder, vision, speech, embedding) with
+// their hf_graph files: what a reader of a package (apply-weights, the Python module's
+// Package.open) looks for. A pipeline's components lie in their own folders (<component>/model).
+const std::vector<GraphPath>& model_graph_paths();
 
-// The graph file of `role` relative to the package directory: "model.onnx" (flat) or
-// "onnx/model.onnx" (hf). Throws mobius::Error for a role not in kGraphFileNames (a task naming a
-// graph the table lacks: add it there).
-std::string graph_file(std::string_view role, PackageLayout layout);
+// The graph file relative to the package directory: "model.onnx" (flat) or "onnx/model.onnx" (hf).
+std::string graph_file(const GraphPath& g, PackageLayout layout);
 
-// The external-data file of `role`'s graph, a name relative to the graph file's own folder (the
-// location written into the graph's initializers): "model.onnx.data" (flat) or
-// "model.onnx_data" (hf, the only name transformers.js' browser path fetches).
-std::string graph_data_file(std::string_view role, PackageLayout layout);
+// The external-data file, a name relative to the graph file's own folder (the location written
+// into the graph's initializers): "model.onnx.data" (flat) or "model.onnx_data" (hf, the only name
+// transformers.js' browser path fetches).
+std::string graph_data_file(const GraphPath& g, PackageLayout layout);
 
-// The external-data file of `role`'s graph relative to the package directory: "model.onnx.data"
-// (flat) or "onnx/model.onnx_data" (hf).
-std::string graph_data_path(std::string_view role, PackageLayout layout);
+// The external-data file relative to the package directory: "model.onnx.data" (flat) or
+// "onnx/model.onnx_data" (hf).
+std::string graph_data_path(const GraphPath& g, PackageLayout layout);
+
+// `g` with `suffix` appended to both file stems: the Hugging Face name of a variant that lives
+// beside others in one package ("model" + "_q4": onnx/model_q4.onnx; transformers.js
+// src/utils/dtypes.js DEFAULT_DTYPE_SUFFIX_MAPPING).
+GraphPath with_suffix(const GraphPath& g, std::string_view suffix);
 
 // "hf" or "flat".
 const char* layout_word(PackageLayout layout);

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "ir/serialize.h"
-#include "package/genai_config.h"
+#include "package/copied_files.h"
 #include "util/error.h"
 #include "util/input_files.h"
 #include "util/interrupt.h"
@@ -61,27 +61,60 @@ fs::path resolved(const std::string& p) {
   return r;
 }
 
-// Only package files, all regular, and at most an onnx/ folder (not a link) of hf-layout graph
-// files, all regular: a graph file among them.
-bool is_previous_package(const fs::path& dir) {
-  bool model = false;
+// The ONNX producer mobius writes (ir/ir.h Model::producer_name): a ModelProto serializes
+// ir_version (field 1) then producer_name (field 2), so a graph file mobius wrote starts with
+// 0x08 <varint> 0x12 0x06 "mobius".
+bool is_mobius_graph(const fs::path& file) {
+  std::string head;
+  try {
+    head = read_file_head(file.string(), 32);
+  } catch (const Error&) {
+    return false;
+  }
+  if (head.empty() || static_cast<uint8_t>(head[0]) != 0x08) return false;
+  size_t at = 1;
+  while (at < head.size() && (static_cast<uint8_t>(head[at]) & 0x80)) ++at;  // the ir_version varint's last byte
+  const std::string_view producer("\x12\x06mobius", 8);
+  return head.size() >= at + 1 + producer.size() && std::string_view(head).substr(at + 1, producer.size()) == producer;
+}
+
+// A file a previous package holds in `dir`: a graph file mobius wrote, the external data of a graph
+// file beside it (<graph>.onnx_data or <graph>.onnx.data), a package file (is_package_file).
+bool is_previous_package_file(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name.ends_with(".onnx")) return is_mobius_graph(file);
+  for (const char* data : {"_data", ".data"})
+    if (name.ends_with(std::string(".onnx") + data)) {
+      const fs::path graph = file.parent_path() / name.substr(0, name.size() - std::strlen(data));
+      std::error_code ec;
+      return fs::is_regular_file(fs::symlink_status(graph, ec)) && is_mobius_graph(graph);
+    }
+  return is_package_file(name);
+}
+
+// Only previous-package files (is_previous_package_file), all regular, in `dir` and in folders
+// (not links, not empty) down to `depth` levels below it (onnx/, a pipeline's unet/ or
+// scheduler/); counts the files in `files` and the graph files among them in `graphs`.
+bool holds_only_package_files(const fs::path& dir, int depth, int& files, int& graphs) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name == kHfGraphDir && e.is_directory() && !e.is_symlink()) {
-      std::error_code sub_ec;
-      for (const fs::directory_entry& f : fs::directory_iterator(e.path(), sub_ec)) {
-        const std::string file = f.path().filename().string();
-        if (!is_hf_graph_file(file) || !f.is_regular_file() || f.is_symlink()) return false;
-        model = model || file.ends_with(".onnx");
-      }
-      if (sub_ec) return false;
+    if (e.is_symlink()) return false;
+    if (e.is_directory()) {
+      int inside = 0;
+      if (depth == 0 || !holds_only_package_files(e.path(), depth - 1, inside, graphs) || inside == 0) return false;
+      files += inside;
       continue;
     }
-    if (!is_package_file(name) || !e.is_regular_file() || e.is_symlink()) return false;
-    model = model || name.ends_with(".onnx");
+    if (!e.is_regular_file() || !is_previous_package_file(e.path())) return false;
+    ++files;
+    graphs += e.path().extension() == ".onnx";
   }
-  return !ec && model;
+  return !ec;
+}
+
+bool is_previous_package(const fs::path& dir) {
+  int files = 0, graphs = 0;
+  return holds_only_package_files(dir, 2, files, graphs) && graphs > 0;
 }
 
 class DataWriter {
@@ -280,7 +313,7 @@ struct GraphLayout {
 
 GraphLayout layout_of(const PackageGraph& g, PackageLayout layout) {
   GraphLayout l;
-  const std::string data_file = graph_data_file(g.name, layout);
+  const std::string data_file = graph_data_file(g.path, layout);
   for (const Initializer& init : g.model->graph.initializers) {
     if (!init.weight) continue;
     l.total = align_up(l.total);
@@ -296,7 +329,7 @@ std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const 
                              PackageLayout layout) {
   std::string serialized;
   if (!to_model_proto(*g.model, l.locations).SerializeToString(&serialized))
-    throw Error((shown / graph_file(g.name, layout)).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
+    throw Error((shown / graph_file(g.path, layout)).string() + ": cannot serialize (over protobuf's 2 GiB limit?)");
   return serialized;
 }
 
@@ -305,18 +338,18 @@ std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const 
 // directory once it is in place).
 void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const GraphLayout& layout,
                  const std::string& serialized, const WriteOptions& options) {
-  const fs::path graph = graph_file(g.name, options.layout);
-  const fs::path data_file = graph_data_path(g.name, options.layout);
+  const fs::path graph = graph_file(g.path, options.layout);
+  const fs::path data_file = graph_data_path(g.path, options.layout);
   if (!graph.parent_path().empty()) {
     std::error_code ec;
-    fs::create_directory(dir / graph.parent_path(), ec);
+    fs::create_directories(dir / graph.parent_path(), ec);
     if (ec) throw Error((shown / graph.parent_path()).string() + ": cannot create: " + ec.message());
   }
   DataWriter data(dir / data_file, shown / data_file);
   if (g.plan) {
     MOBIUS_ASSERT(g.plan->num_initializers() == layout.weights.size(), "plan does not cover every weight");
     data.allocate(layout.total);
-    Progress bar(g.name == "model" ? "writing weights" : "writing " + g.name + " weights", layout.total,
+    Progress bar(g.path.name == "model" ? "writing weights" : "writing " + g.path.name + " weights", layout.total,
                  options.progress);
     stream_chunks(plan_chunks(*g.plan, layout.locations, options.chunk_bytes), data, bar);
   } else {
@@ -329,8 +362,8 @@ void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph&
 
 }  // namespace
 
-uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights, PackageLayout layout) {
-  const PackageGraph g{name, &model, nullptr};
+uint64_t graph_disk_bytes(const GraphPath& path, const Model& model, bool weights, PackageLayout layout) {
+  const PackageGraph g{path, &model, nullptr};
   const GraphLayout l = layout_of(g, layout);
   return serialized_model(g, l, "", layout).size() + (weights ? l.total : 0);
 }
@@ -356,18 +389,9 @@ uint64_t external_data_bytes(const Graph& graph) {
 }
 
 bool is_package_file(const std::string& name) {
-  for (const GraphFileName& g : kGraphFileNames)
-    if (name == graph_file(g.role, PackageLayout::flat) || name == graph_data_file(g.role, PackageLayout::flat))
-      return true;
   if (name.ends_with(".onnx_adapter")) return true;  // --lora-runtime
   if (std::find(std::begin(kRuntimeFiles), std::end(kRuntimeFiles), name) != std::end(kRuntimeFiles)) return true;
-  return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), name) != std::end(kTokenizerFiles);
-}
-
-bool is_hf_graph_file(const std::string& name) {
-  for (const GraphFileName& g : kGraphFileNames)
-    if (name == std::string(g.hf_stem) + ".onnx" || name == graph_data_file(g.role, PackageLayout::hf)) return true;
-  return false;
+  return is_copied_file(name);
 }
 
 void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs) {
@@ -390,9 +414,9 @@ void check_output_dir(const std::string& output_dir, bool force, const std::vect
     throw Error(output_dir + ": output directory exists and is not empty (use --force to replace a previous mobius "
                 "package)");
   if (!is_previous_package(out))
-    throw Error(output_dir + ": --force replaces only a previous mobius package (its .onnx graphs and their "
-                "data, at the top or in onnx/, genai_config.json, processor and tokenizer files) or an empty "
-                "directory, and this directory holds other files");
+    throw Error(output_dir + ": --force replaces only a previous mobius package (the .onnx graphs mobius wrote "
+                "and their data, at the top or in its folders, genai_config.json, processor and tokenizer files) or "
+                "an empty directory, and this directory holds other files");
 }
 
 void write_file_synced(const std::string& path, std::string_view bytes) {
@@ -418,14 +442,52 @@ void write_file_synced(const std::string& path, std::string_view bytes) {
 
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options) {
-  write_package(output_dir, {{"model", &model, plan}}, options);
+  write_package(output_dir, {{GraphPath{"model", hf_graph::model}, &model, plan}}, options);
 }
+
+namespace {
+
+// Whether write_package adds the graphs into a previous package in `out` (WriteOptions::add),
+// after checking that it may: `out` holds a previous mobius package and each graph file is new
+// there or `force` replaces it. Throws mobius::Error naming the directory or the file otherwise.
+bool adds_into_package(const fs::path& out, const std::string& output_dir, const std::vector<PackageGraph>& graphs,
+                       const WriteOptions& options) {
+  std::error_code ec;
+  if (!options.add || !fs::is_directory(out, ec) || fs::is_empty(out, ec)) return false;
+  check_output_dir(output_dir, true, options.inputs);  // the inputs, and a previous package only
+  for (const PackageGraph& g : graphs)
+    for (const std::string& f : {graph_file(g.path, options.layout), graph_data_path(g.path, options.layout)})
+      if (fs::exists(fs::symlink_status(out / f, ec)) && !options.force)
+        throw Error((out / f).string() + ": the package already holds this variant (use --force to replace it)");
+  return true;
+}
+
+// Moves the graph and data files of `graphs` from the written temporary directory `tmp` into the
+// previous package `out` (adds_into_package allowed it): each data file before its graph file, so
+// a graph in place always has its data.
+void add_graph_files(const fs::path& tmp, const fs::path& out, const std::string& output_dir,
+                     const std::vector<PackageGraph>& graphs, const WriteOptions& options) {
+  commit_uninterrupted([&] {
+    adds_into_package(out, output_dir, graphs, options);  // unchanged while we wrote?
+    for (const PackageGraph& g : graphs)
+      for (const std::string& f : {graph_data_path(g.path, options.layout), graph_file(g.path, options.layout)}) {
+        std::error_code e;
+        fs::create_directories((out / f).parent_path(), e);
+        fs::rename(tmp / f, out / f, e);
+        if (e) throw Error((out / f).string() + ": cannot rename " + (tmp / f).string() + " into place: " + e.message());
+      }
+  });
+  for (const PackageGraph& g : graphs) sync_path((out / graph_file(g.path, options.layout)).parent_path());
+}
+
+}  // namespace
 
 void write_package(const std::string& output_dir, const std::vector<PackageGraph>& graphs,
                    const WriteOptions& options) {
-  check_output_dir(output_dir, options.force, options.inputs);
   fs::path out = fs::absolute(output_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
+  const bool adding = adds_into_package(out, output_dir, graphs, options);
+  if (!adding) check_output_dir(output_dir, options.force, options.inputs);
   std::vector<GraphLayout> layouts;
   std::vector<std::string> serialized;
   uint64_t need = options.extra_bytes;
@@ -435,7 +497,7 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
     need += serialized.back().size() + (g.plan ? layouts.back().total : 0);  // --no-weights: a sparse data file
   }
   if (options.check_graph)
-    for (size_t i = 0; i < graphs.size(); ++i) options.check_graph(graphs[i].name, serialized[i]);
+    for (size_t i = 0; i < graphs.size(); ++i) options.check_graph(graphs[i].path.name, serialized[i]);
   check_free_space(out.string(), need);  // a previous package in OUTPUT_DIR is removed only after the new one is in place
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
@@ -449,6 +511,7 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
                                 fs::perms::others_read | fs::perms::others_exec, ec);
 
   for (size_t i = 0; i < graphs.size(); ++i) write_graph(tmp.path, out, graphs[i], layouts[i], serialized[i], options);
+  if (adding) return add_graph_files(tmp.path, out, output_dir, graphs, options);
 
   if (options.extra_files) options.extra_files(tmp.path.string());
   if (options.check) options.check(tmp.path.string());

@@ -30,6 +30,12 @@ namespace mobius {
 struct WriteOptions {
   PackageLayout layout = PackageLayout::flat;  // where the graphs go (package/layout.h)
   bool force = false;     // replace a previous mobius package in OUTPUT_DIR (check_output_dir)
+  // Add the graphs into OUTPUT_DIR's previous mobius package (a variant beside the package's
+  // others, --variant): when OUTPUT_DIR holds one, only the graphs' graph and data files are moved
+  // into it, each a new file or, with `force`, replacing the package's file of that name; the
+  // package's other files stay as they are and extra_files is not called. An empty or absent
+  // OUTPUT_DIR gets the whole package as without `add`.
+  bool add = false;
   std::vector<std::string> inputs;  // the checkpoint directory or GGUF file (check_output_dir)
   bool progress = false;  // draw a progress bar on stderr
   // Writes further package files (genai_config.json, tokenizer files) into the temporary
@@ -48,10 +54,10 @@ struct WriteOptions {
   uint64_t extra_bytes = 0;
 };
 
-// One graph of the package: `name` is its role (package/layout.h kGraphFileNames), written as
-// graph_file(name) + graph_data_file(name) of the layout. `plan` null = --no-weights.
+// One graph of the package, written as graph_file(path) + graph_data_file(path) of the layout
+// (package/layout.h). `plan` null = --no-weights.
 struct PackageGraph {
-  std::string name;
+  GraphPath path;
   const Model* model;
   const WeightPlan* plan;
 };
@@ -82,10 +88,10 @@ void write_package(const std::string& output_dir, const std::vector<PackageGraph
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,
                    const WriteOptions& options);
 
-// The bytes graph `name` of a package in `layout` takes on disk: its graph file as serialized and,
+// The bytes the graph at `path` of a package in `layout` takes on disk: its graph file as serialized and,
 // with weights, its external-data file (a --no-weights data file is sparse: no blocks). `mobius
 // info` reports their sum with the copied files (driver/info.h disk_bytes).
-uint64_t graph_disk_bytes(const std::string& name, const Model& model, bool weights, PackageLayout layout);
+uint64_t graph_disk_bytes(const GraphPath& path, const Model& model, bool weights, PackageLayout layout);
 
 // Throws mobius::Error "<output_dir>: the package needs about N MiB and the file system of P has
 // M MiB free: ..." when the file system that will hold `output_dir` (its nearest existing
@@ -101,20 +107,17 @@ uint64_t external_data_bytes(const Graph& graph);
 // Throws mobius::Error naming `output_dir` when it is, contains or is inside one of `inputs` (the
 // checkpoint directory or GGUF file, compared after resolving symbolic links), when it exists and
 // is not a directory, or when it is a non-empty directory and either `force` is false or it is not
-// a previous mobius package of either layout: a directory holding only regular files named as
-// package files (is_package_file) and at most an onnx/ folder (not a link) holding only regular
-// files named as hf-layout graph files (is_hf_graph_file), a graph file (.onnx) among them. So
-// --force never deletes anything but mobius output.
+// a previous mobius package of any layout: a directory holding, at the top and in folders (not
+// links) down to two levels (onnx/, a pipeline's unet/ or scheduler/), only regular files that are
+// graph files mobius wrote (an ONNX model whose producer_name is "mobius"), the external data
+// beside such a graph (<graph>.onnx_data, <graph>.onnx.data), or package files (is_package_file),
+// a graph file among them. So --force never deletes anything but mobius output.
 void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs);
 
-// A file name mobius writes at the top of a package: a flat-layout graph or data file
-// (model.onnx, model.onnx.data, ...), genai_config.json or another runtime file, a
-// .onnx_adapter, or one of the copied tokenizer files (package/genai_config.h kTokenizerFiles).
+// A file name mobius writes into a package besides the graphs and their data: genai_config.json or
+// another runtime file (kRuntimeFiles), a .onnx_adapter, or one of the copied tokenizer and
+// pipeline files (package/copied_files.h is_copied_file).
 bool is_package_file(const std::string& name);
-
-// A file name mobius writes into the onnx/ folder of an hf-layout package: a graph file or its
-// external data (model.onnx, model.onnx_data, decoder_model_merged.onnx, ...).
-bool is_hf_graph_file(const std::string& name);
 
 // Writes `bytes` to a new file `path` (refusing to replace one), fsyncs and closes it, checking
 // each call. Throws mobius::Error "<path>: write failed: <strerror>" (ENOSPC, EFBIG, EIO, ...).

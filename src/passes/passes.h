@@ -81,7 +81,7 @@ enum class GraphLowering {
 struct PassContext {
   ExecutionProvider ep = ExecutionProvider::default_;
   // Rows of the rotary cos/sin caches GroupQueryAttention reads (positions 0 .. n-1): the model's
-  // context length (package/genai_config.h context_length()).
+  // context length (tasks/genai_config.h context_length()).
   int64_t max_sequence_length = 4096;
   // Set: matmul_nbits runs after the ep's passes.
   std::optional<QuantizeOptions> quantize = std::nullopt;

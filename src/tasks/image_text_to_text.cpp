@@ -6,10 +6,10 @@ namespace mobius {
 
 std::vector<NamedGraph> ImageTextToText::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("vision", build_vision(), GraphLowering::attention);  // a Linear-heavy tower, as the encoders
-  if (!speech_inputs().empty()) graphs.emplace_back("speech", build_speech(), GraphLowering::canonical);
-  graphs.emplace_back("embedding", build_embedding(), GraphLowering::canonical);
-  graphs.emplace_back("decoder", build_decoder(), GraphLowering::causal_lm);
+  graphs.emplace_back(GraphPath{"vision", hf_graph::vision}, build_vision(), GraphLowering::attention);  // a Linear-heavy tower, as the encoders
+  if (!speech_inputs().empty()) graphs.emplace_back(GraphPath{"speech", hf_graph::audio}, build_speech(), GraphLowering::canonical);
+  graphs.emplace_back(GraphPath{"embedding", hf_graph::embed_tokens}, build_embedding(), GraphLowering::canonical);
+  graphs.emplace_back(GraphPath{"decoder", hf_graph::decoder}, build_decoder(), GraphLowering::causal_lm);
   return graphs;
 }
 

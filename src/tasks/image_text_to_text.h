@@ -45,6 +45,8 @@ class ImageTextToText : public Architecture {
   std::string task() const override { return "image-text-to-text"; }
   // "vision", ("speech",) "embedding", "decoder".
   std::vector<NamedGraph> build_graphs() const override;
+  // onnxruntime-genai's files (tasks/genai_config.h) for --runtime ort-genai: genai_config.json, vision_processor.json (and speech_processor.json) when genai_multimodal() is set
+  void write_runtime_files(const RuntimeFilesContext& ctx, const std::string& dir) const override;
 
   // The text decoder (a registered text-generation architecture).
   virtual const CausalLM& text() const = 0;
@@ -84,7 +86,7 @@ class ImageTextToText : public Architecture {
   }
 
   // What onnxruntime-genai's multimodal pipeline needs of a family it runs
-  // (package/genai_config.h genai_config_multimodal; docs/vlm.md).
+  // (tasks/genai_config.h genai_config_multimodal; docs/vlm.md).
   struct GenaiMultimodal {
     std::string type;  // model.type, e.g. "qwen2_5_vl"
     int64_t patch_size, spatial_merge_size, temporal_patch_size;  // Qwen's patches (0: none)

@@ -19,8 +19,8 @@ std::string cache_name(SpeechContract c, bool past, const char* kv, StateKind ki
 
 std::vector<NamedGraph> SpeechToText::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("encoder", build_encoder(), GraphLowering::attention);
-  graphs.emplace_back("decoder", build_decoder(), GraphLowering::attention);
+  graphs.emplace_back(GraphPath{"encoder", hf_graph::encoder}, build_encoder(), GraphLowering::attention);
+  graphs.emplace_back(GraphPath{"decoder", hf_graph::decoder}, build_decoder(), GraphLowering::attention);
   return graphs;
 }
 

@@ -82,6 +82,8 @@ class SpeechToText : public Architecture {
   std::string task() const override { return "speech-to-text"; }
   // "encoder", then "decoder".
   std::vector<NamedGraph> build_graphs() const override;
+  // onnxruntime-genai's files (tasks/genai_config.h) for --runtime ort-genai: genai_config.json and audio_processor_config.json for the "whisper" type (nothing for a type genai has none for: moonshine, docs/speech.md)
+  void write_runtime_files(const RuntimeFilesContext& ctx, const std::string& dir) const override;
   // The contract build_graphs() writes (default ort_genai).
   void set_contract(SpeechContract c) { contract_ = c; }
 

@@ -38,8 +38,8 @@ Seq2SeqStepMasks seq2seq_step_masks(Ops& op, const Seq2SeqDecoderInputs& in, Dat
 
 std::vector<NamedGraph> Seq2SeqLM::build_graphs() const {
   std::vector<NamedGraph> graphs;
-  graphs.emplace_back("encoder", build_encoder(), GraphLowering::attention);
-  graphs.emplace_back("decoder", build_decoder(), GraphLowering::attention);
+  graphs.emplace_back(GraphPath{"encoder", hf_graph::encoder}, build_encoder(), GraphLowering::attention);
+  graphs.emplace_back(GraphPath{"decoder", hf_graph::decoder}, build_decoder(), GraphLowering::attention);
   return graphs;
 }
 

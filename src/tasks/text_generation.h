@@ -79,11 +79,13 @@ class CausalLM : public Architecture {
   }
   // The one graph, "model".
   Model build_model() const;
+  // genai_config.json (tasks/genai_config.h) for --runtime ort-genai, of type ctx.genai_type.
+  void write_runtime_files(const RuntimeFilesContext& ctx, const std::string& dir) const override;
 
   virtual DataType dtype() const = 0;
   virtual int64_t vocab_size() const = 0;
   // Each layer's states (a self_kv or sliding_kv; a recurrent state), from which the state
-  // inputs and outputs and the runtime config (package/genai_config.h) are derived.
+  // inputs and outputs and the runtime config (tasks/genai_config.h) are derived.
   virtual std::vector<LayerStates> layer_states() const = 0;
   // The layout all KV layers share; throws mobius::Error when their caches differ or a layer
   // carries a state other than one self-attention cache or {conv_state, recurrent_state}.

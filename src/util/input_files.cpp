@@ -136,6 +136,26 @@ std::string read_regular_file(const std::string& path, size_t max_bytes) {
   return text;
 }
 
+std::string read_file_head(const std::string& path, size_t max_bytes) {
+  const int fd = open_regular_file(path);
+  std::string head(max_bytes, '\0');
+  size_t at = 0;
+  while (at < head.size()) {
+    const ssize_t n = ::read(fd, head.data() + at, head.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(path + ": read failed: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    at += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  head.resize(at);
+  return head;
+}
+
 nlohmann::json parse_json(std::span<const uint8_t> text, const std::string& file) {
   if (text.size() > kMaxJsonBytes)
     throw Error(file + ": " + std::to_string(text.size()) + " bytes of JSON, more than the limit of " +

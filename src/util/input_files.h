@@ -59,6 +59,10 @@ int open_regular_file(const std::string& path);
 // The whole regular file `path` as text, refusing more than `max_bytes` before reading them.
 std::string read_regular_file(const std::string& path, size_t max_bytes = kMaxJsonBytes);
 
+// The first `max_bytes` bytes of the regular file `path` (fewer when it is shorter). Throws
+// mobius::Error as open_regular_file, or "<path>: read failed: ...".
+std::string read_file_head(const std::string& path, size_t max_bytes);
+
 // Parses `text` (from `file`) as JSON after checking its size and nesting against the limits
 // above. Throws mobius::Error "<file>: invalid JSON at byte N" (never the library's message, which
 // quotes the bytes), "<file>: JSON nested deeper than 64 levels", "... bytes of JSON, more than

@@ -9,6 +9,8 @@ models: about 10 s."""
 import json
 import re
 
+import onnx
+
 import pytest
 
 import harness as H
@@ -97,3 +99,39 @@ def test_apply_weights_refuses_a_multi_graph_hf_package(tmp_path):
     r = H.run_mobius("apply-weights", tmp_path / "nw", tmp_path / "hf", tmp_path / "aw")
     assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "a multi-graph package" in r.stderr and not (tmp_path / "aw").exists(), r.stderr
+
+
+def test_variants_side_by_side(tiny, tmp_path):
+    """--variant (README "The CLI"): each dtype's graph files under the Hugging Face variant name,
+    added into the previous package beside the others, each the same graph and weights as the build
+    without --variant (only the data file's name differs); the package's other files stay."""
+    out = tmp_path / "out"
+    H.build(tiny, out, "--variant", "--precision", "int4")  # the first variant: the whole package
+    assert json.loads((out / "config.json").read_text())["transformers.js_config"]["dtype"] == "q4"
+    genai = (out / "genai_config.json").read_bytes()
+    assert json.loads(genai)["model"]["decoder"]["filename"] == "onnx/model_q4.onnx"
+    for flags, suffix in ((("--dtype", "f16"), "_fp16"), ((), ""), (("--precision", "int8"), "_quantized"),
+                          (("--precision", "int4", "--dtype", "f16"), "_q4f16")):
+        H.build(tiny, out, "--variant", *flags)
+        single = tmp_path / f"single{suffix}"
+        H.build(tiny, single, *flags)
+        variant = onnx.load(out / f"onnx/model{suffix}.onnx", load_external_data=False)
+        for init in variant.graph.initializer:  # the one difference: where the weights lie
+            for e in init.external_data:
+                if e.key == "location":
+                    assert e.value == f"model{suffix}.onnx_data", (suffix, e.value)
+                    e.value = "model.onnx_data"
+        assert variant.SerializeToString() == (single / "onnx/model.onnx").read_bytes(), suffix
+        assert (out / f"onnx/model{suffix}.onnx_data").read_bytes() == (single / "onnx/model.onnx_data").read_bytes()
+    assert {f for f in H.package_files(out) if f.startswith("onnx/")} == {
+        f"onnx/model{s}.onnx{d}" for s in ("", "_fp16", "_q4", "_q4f16", "_quantized") for d in ("", "_data")}
+    assert (out / "genai_config.json").read_bytes() == genai  # the first variant's, kept
+    r = H.run_mobius("build", tiny, out, "--variant", "--dtype", "f16")
+    assert r.returncode == 1 and "already holds this variant (use --force" in r.stderr, r.stderr
+    assert H.run_mobius("build", tiny, out, "--variant", "--dtype", "f16", "--force").returncode == 0
+    r = H.run_mobius("build", tiny, tmp_path / "bf16", "--variant", "--dtype", "bf16")
+    assert r.returncode == 1 and "--variant: transformers.js names no variant for --dtype bf16" in r.stderr, r.stderr
+    (out / "notes.txt").write_text("mine")
+    r = H.run_mobius("build", tiny, out, "--variant", "--dtype", "f16", "--force")
+    assert r.returncode == 1 and "only a previous mobius package" in r.stderr, r.stderr
+    assert (out / "notes.txt").read_text() == "mine"

@@ -208,7 +208,7 @@ def package_files(package: Path) -> set[str]:
     return {p.relative_to(package).as_posix() for p in Path(package).rglob("*") if p.is_file()}
 
 
-# What the hf layout adds to the copied config.json (src/package/genai_config.h
+# What the hf layout adds to the copied config.json (src/package/copied_files.h
 # add_transformers_js_config): transformers.js fetches <graph>.onnx_data only with
 # use_external_data_format, and dtype fp32 names the graph files without a suffix (model.onnx).
 TRANSFORMERS_JS_CONFIG = {"use_external_data_format": True, "dtype": "fp32"}

@@ -180,7 +180,7 @@ def reference_fix(model_type: str):
 
 
 GRAPHS = ("encoder", "decoder")
-# the checkpoint's files every package gets a copy of (src/package/genai_config.h kTokenizerFiles)
+# the checkpoint's files every package gets a copy of (src/package/copied_files.h kTokenizerFiles)
 COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
           "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json", "chat_template.jinja",
           "chat_template.json", "processor_config.json", "video_preprocessor_config.json")

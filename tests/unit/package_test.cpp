@@ -159,7 +159,7 @@ TEST_F(PackageTest, HfLayoutWritesTheGraphUnderOnnx) {
   auto loc = locations(read_model("onnx/model.onnx"), "model.onnx_data");
   EXPECT_EQ(loc.size(), 2u);
   EXPECT_EQ(test::read_file(out / "onnx/model.onnx_data"), flat_data);
-  EXPECT_EQ(graph_disk_bytes("model", model, true, PackageLayout::hf),
+  EXPECT_EQ(graph_disk_bytes({"model", hf_graph::model}, model, true, PackageLayout::hf),
             fs::file_size(out / "onnx/model.onnx") + fs::file_size(out / "onnx/model.onnx_data"));
 }
 
@@ -189,6 +189,61 @@ TEST_F(PackageTest, ForceRecognizesBothLayouts) {
   fs::create_directory_symlink(root.path / "elsewhere", out / "onnx");  // onnx/ a link
   expect_error([&] { write_package(out.string(), model, nullptr, hf); }, {out.string(), "only a previous mobius package"});
   EXPECT_EQ(test::read_file(root.path / "elsewhere/model.onnx"), "x");
+}
+
+// --force knows a previous package by what its graphs are, not by their names: a graph file mobius
+// wrote (its producer), with its data, in any folder down to two levels (a variant, a pipeline's
+// component folders); a .onnx file another tool wrote, or an empty folder, is not one.
+TEST_F(PackageTest, ForceKnowsMobiusGraphsByTheirProducer) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  WriteOptions o = forced();
+  o.layout = PackageLayout::hf;
+  const PackageGraph unet{{"unet", "unet/model"}, &model, nullptr};
+  const PackageGraph vae{{"vae_decoder", "vae_decoder/model"}, &model, nullptr};
+  write_package(out.string(), {unet, vae}, o);
+  EXPECT_EQ(entries(out), (std::set<std::string>{"unet", "vae_decoder"}));
+  EXPECT_EQ(entries(out / "unet"), (std::set<std::string>{"model.onnx", "model.onnx_data"}));
+  write_package(out.string(), {unet, vae}, o);  // component folders: a previous package
+  test::write_file(out / "unet/other.onnx", std::string("\x08\x07\x12\x05torch", 9));  // another producer
+  expect_error([&] { write_package(out.string(), {unet}, o); }, {out.string(), "only a previous mobius package"});
+  EXPECT_TRUE(fs::exists(out / "unet/other.onnx"));
+  fs::remove(out / "unet/other.onnx");
+  fs::create_directories(out / "empty");
+  expect_error([&] { write_package(out.string(), {unet}, o); }, {out.string(), "only a previous mobius package"});
+  fs::remove(out / "empty");
+  test::write_file(out / "unet/stray.onnx_data", "x");  // data without its graph
+  expect_error([&] { write_package(out.string(), {unet}, o); }, {out.string(), "only a previous mobius package"});
+}
+
+// WriteOptions::add (--variant): the graphs go into a previous package beside its files, each a
+// new file or replaced with force; an absent directory gets the whole package.
+TEST_F(PackageTest, AddPutsAVariantBesideThePackage) {
+  build(DataType::FLOAT, DataType::FLOAT);
+  SafetensorsCheckpoint c = checkpoint();
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  WriteOptions o;
+  o.layout = PackageLayout::hf;
+  o.add = true;
+  o.extra_files = [](const std::string& dir) { test::write_file(fs::path(dir) / "config.json", "{}"); };
+  const GraphPath q4 = with_suffix({"model", hf_graph::model}, "_q4");
+  EXPECT_EQ(graph_file(q4, PackageLayout::hf), "onnx/model_q4.onnx");
+  EXPECT_EQ(graph_data_path(q4, PackageLayout::flat), "model_q4.onnx.data");
+  write_package(out.string(), {{GraphPath{"model", hf_graph::model}, &model, &plan}}, o);  // absent: all of it
+  EXPECT_EQ(entries(out), (std::set<std::string>{"config.json", "onnx"}));
+  test::write_file(out / "config.json", "{\"kept\": 1}");
+  write_package(out.string(), {{q4, &model, &plan}}, o);
+  EXPECT_EQ(entries(out / "onnx"),
+            (std::set<std::string>{"model.onnx", "model.onnx_data", "model_q4.onnx", "model_q4.onnx_data"}));
+  EXPECT_EQ(test::read_file(out / "config.json"), "{\"kept\": 1}");  // the package's other files stay
+  EXPECT_EQ(test::read_file(out / "onnx/model_q4.onnx_data"), test::read_file(out / "onnx/model.onnx_data"));
+  expect_error([&] { write_package(out.string(), {{q4, &model, &plan}}, o); },
+               {(out / "onnx/model_q4.onnx").string(), "already holds this variant", "--force"});
+  o.force = true;
+  write_package(out.string(), {{q4, &model, &plan}}, o);
+  test::write_file(out / "notes.txt", "mine");
+  expect_error([&] { write_package(out.string(), {{q4, &model, &plan}}, o); }, {out.string(), "only a previous mobius package"});
+  EXPECT_EQ(test::read_file(out / "notes.txt"), "mine");
+  EXPECT_EQ(entries(root.path), (std::set<std::string>{"ckpt", "out"}));  // no temporary directory left
 }
 
 TEST_F(PackageTest, RefusesAnOutputThatIsContainsOrIsInsideAnInput) {

@@ -96,13 +96,15 @@ TEST_P(RegistryParams, GraphsReadTheCheckpointKeysOfTransformers) {
   const RegistryEntry& entry = find_architecture(type, config.string());
   const HfConfig cfg = with_class_defaults(HfConfig::load(config.string()), type);
   std::unique_ptr<Architecture> arch = entry.create(cfg, DataType::FLOAT);
-  std::set<std::string> got;
+  std::set<std::string> got, names, files;
   for (const NamedGraph& g : arch->build_graphs()) {
     read_keys(g.model.graph, got);
-    // a graph role with a file name in both layouts (package/layout.h), which --force recognizes
-    EXPECT_TRUE(std::any_of(std::begin(kGraphFileNames), std::end(kGraphFileNames),
-                            [&](const GraphFileName& f) { return g.name == f.role; }))
-        << type << ": graph '" << g.name << "' is missing from kGraphFileNames";
+    // each graph its own files in both layouts (package/layout.h): a plain role, a relative hf path
+    EXPECT_TRUE(names.insert(g.path.name).second) << type << ": two graphs named '" << g.path.name << "'";
+    EXPECT_TRUE(files.insert(g.path.hf).second) << type << ": two graphs at '" << g.path.hf << "'";
+    EXPECT_EQ(g.path.name.find('/'), std::string::npos) << type << ": graph '" << g.path.name << "'";
+    EXPECT_FALSE(g.path.hf.empty() || g.path.hf.front() == '/' || g.path.hf.find("..") != std::string::npos)
+        << type << ": graph '" << g.path.name << "' at '" << g.path.hf << "'";
   }
 
   std::vector<std::string> extra, missing;

@@ -45,7 +45,7 @@ TEST(MultiGraphPackage, EachGraphHasItsOwnDataFile) {
   Model enc = scale_graph("a"), dec = scale_graph("d");
   WeightPlan pe = WeightPlan::bind(enc.graph, ckpt), pd = WeightPlan::bind(dec.graph, ckpt);
   const fs::path out = root.path / "out";
-  write_package(out.string(), {{"encoder", &enc, &pe}, {"decoder", &dec, &pd}}, {});
+  write_package(out.string(), {{{"encoder", hf_graph::encoder}, &enc, &pe}, {{"decoder", hf_graph::decoder}, &dec, &pd}}, {});
   EXPECT_EQ(entries(out), (std::set<std::string>{"encoder.onnx", "encoder.onnx.data", "decoder.onnx",
                                                  "decoder.onnx.data"}));
   for (const auto& [name, data] : {std::pair{"encoder", a}, std::pair{"decoder", d}}) {
@@ -69,7 +69,7 @@ TEST(MultiGraphPackage, FailureLeavesNothing) {
     EXPECT_TRUE(fs::exists(fs::path(dir) / "decoder.onnx.data"));
     throw Error("check failed");
   };
-  test::expect_error([&] { write_package(root.str("out"), {{"encoder", &enc, nullptr}, {"decoder", &dec, nullptr}}, o); },
+  test::expect_error([&] { write_package(root.str("out"), {{{"encoder", hf_graph::encoder}, &enc, nullptr}, {{"decoder", hf_graph::decoder}, &dec, nullptr}}, o); },
                      {"check failed"});
   EXPECT_TRUE(entries(root.path).empty());
 }
@@ -94,8 +94,8 @@ TEST(Text2TextGeneration, DecoderCachesFollowTheLayerStates) {
   EXPECT_EQ(bart->task(), "text2text-generation");
   std::vector<NamedGraph> graphs = bart->build_graphs();
   ASSERT_EQ(graphs.size(), 2u);
-  EXPECT_EQ(graphs[0].name, "encoder");
-  EXPECT_EQ(graphs[1].name, "decoder");
+  EXPECT_EQ(graphs[0].path.name, "encoder");
+  EXPECT_EQ(graphs[1].path.name, "decoder");
   const auto enc_in = shapes(graphs[0].model.graph.inputs), enc_out = shapes(graphs[0].model.graph.outputs);
   EXPECT_EQ(enc_in.size(), 2u);
   EXPECT_EQ(enc_in.at("attention_mask"), (std::vector<std::string>{"batch_size", "encoder_sequence_length"}));
@@ -201,9 +201,9 @@ TEST(Text2TextGeneration, BuildWritesTwoGraphsEachLowered) {
   for (const PassReport& p : r.passes) rewrites[p.pass] = p.rewrites;
   EXPECT_EQ(rewrites["multi_head_attention"], 3);
   EXPECT_FALSE(rewrites.count("group_query_attention"));
-  for (const auto& [graph, want] : {std::pair{"encoder", 1}, std::pair{"decoder", 2}}) {
+  for (const auto& [graph, want] : {std::pair{hf_graph::encoder, 1}, std::pair{hf_graph::decoder, 2}}) {
     onnx::ModelProto p;
-    std::ifstream in(root.path / "out" / graph_file(graph, PackageLayout::hf), std::ios::binary);
+    std::ifstream in(root.path / "out" / (std::string(graph) + ".onnx"), std::ios::binary);
     ASSERT_TRUE(p.ParseFromIstream(&in));
     int mha = 0, attention = 0;
     for (const auto& n : p.graph().node()) {

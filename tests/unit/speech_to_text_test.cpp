@@ -38,8 +38,8 @@ TEST(SpeechToText, WhisperGraphsHaveGenaiNames) {
   EXPECT_EQ(whisper->task(), "speech-to-text");
   std::vector<NamedGraph> graphs = whisper->build_graphs();
   ASSERT_EQ(graphs.size(), 2u);
-  EXPECT_EQ(graphs[0].name, "encoder");
-  EXPECT_EQ(graphs[1].name, "decoder");
+  EXPECT_EQ(graphs[0].path.name, "encoder");
+  EXPECT_EQ(graphs[1].path.name, "decoder");
   const auto enc_in = shapes(graphs[0].model.graph.inputs), enc_out = shapes(graphs[0].model.graph.outputs);
   EXPECT_EQ(enc_in.size(), 1u);
   EXPECT_EQ(enc_in.at("audio_features"), (std::vector<std::string>{"batch_size", "128", "40"}));

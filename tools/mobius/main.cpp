@@ -261,6 +261,11 @@ int main(int argc, char** argv) {
                     "(<module>.lora_A.weight / .lora_B.weight) and each adapter is written into it as "
                     "<directory name>.onnx_adapter, for onnxruntime-genai's og.Adapters (docs/lora.md)");
   build->add_flag("--force", opts.force, "Replace a non-empty output directory (mobius output only)");
+  build->add_flag("--variant", opts.variant,
+                  "Name the graph files by dtype as Hugging Face does where several live side by side "
+                  "(onnx/model_fp16.onnx, model_q4.onnx, model_q4f16.onnx, model_quantized.onnx for --precision int8) and "
+                  "add them into OUTPUT_DIR's previous mobius package, keeping its other files (--force replaces a "
+                  "variant it holds)");
   build->add_option("--runtime", opts.runtime,
                     "Target runtime: ort-genai (also copies config.json and the tokenizer files, and for "
                     "text-generation writes genai_config.json), optimum (copies those files; Whisper and Moonshine "

@@ -1,4 +1,4 @@
-#include "package/genai_config.h"
+#include "tasks/genai_config.h"
 
 #include <filesystem>
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "package/writer.h"
+#include "passes/passes.h"
 #include "registry/config_defaults.h"
 #include "util/error.h"
 #include "util/input_files.h"
@@ -107,6 +108,17 @@ int64_t context_length(const HfConfig& config) {
   return std::max<int64_t>(context, 1);
 }
 
+namespace {
+
+// The file of the graph `role` among `files`; a task that did not build it is a bug.
+const std::string& file_of(const std::map<std::string, std::string>& files, const std::string& role) {
+  const auto it = files.find(role);
+  MOBIUS_ASSERT(it != files.end(), "genai_config: the package has no '" + role + "' graph");
+  return it->second;
+}
+
+}  // namespace
+
 nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
                             const std::string& checkpoint_dir, const GenaiOptions& o) {
   const CacheLayout c = model.cache_layout();
@@ -121,7 +133,7 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 
   nlohmann::json decoder = {
       {"session_options", session_options(o.ep)},
-      {"filename", graph_file(o.graph, o.layout)},
+      {"filename", file_of(o.files, o.graph)},
       {"head_size", c.head_dim},
       {"hidden_size", first_int(config, {"hidden_size", "n_embd", "n_embed", "d_model"}, 0)},
       {"num_attention_heads",
@@ -180,7 +192,8 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 }
 
 nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config,
-                                    const std::string& checkpoint_dir, const std::string& ep, PackageLayout layout) {
+                                    const std::string& checkpoint_dir, const std::string& ep,
+                                    const std::map<std::string, std::string>& files) {
   const auto [gen, gen_file] = generation_config(checkpoint_dir);
   const std::vector<LayerStates> states = model.decoder_states();
   const LayerState& cross = states.front().back();  // every layer: {self_kv, cross_kv}
@@ -190,7 +203,7 @@ nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& c
                                                    {"num_hidden_layers", "encoder_layers"}});
   nlohmann::json encoder = {
       {"session_options", session_options(ep)},
-      {"filename", graph_file("encoder", layout)},
+      {"filename", file_of(files, "encoder")},
       {"head_size", cross.head_dim},
       {"hidden_size", model.hidden_size()},
       {"num_attention_heads", enc.get_int("encoder_attention_heads")},
@@ -203,7 +216,7 @@ nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& c
         {"cross_present_value_names", "present_value_cross_%d"}}}};
   nlohmann::json decoder = {
       {"session_options", session_options(ep)},
-      {"filename", graph_file("decoder", layout)},
+      {"filename", file_of(files, "decoder")},
       {"head_size", cross.head_dim},
       {"hidden_size", model.hidden_size()},
       {"num_attention_heads", cross.num_heads},
@@ -275,7 +288,7 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
   nlohmann::json vision_inputs = nlohmann::json::object();
   for (const GraphInput& in : model.vision_inputs())  // phi4mm's image_attention_mask is its "attention_mask"
     vision_inputs[in.name == "image_attention_mask" ? "attention_mask" : in.name] = in.name;
-  m["vision"] = {{"filename", graph_file("vision", o.layout)},
+  m["vision"] = {{"filename", file_of(o.files, "vision")},
                  {"config_filename", "vision_processor.json"},
                  {"inputs", vision_inputs},
                  {"outputs", {{"image_features", "image_features"}}}};
@@ -290,12 +303,12 @@ nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfCon
     nlohmann::json speech_inputs = nlohmann::json::object();
     for (const GraphInput& in : model.speech_inputs())  // phi4mm's audio_attention_mask is its "attention_mask"
       speech_inputs[in.name == "audio_attention_mask" ? "attention_mask" : in.name] = in.name;
-    m["speech"] = {{"filename", graph_file("speech", o.layout)},
+    m["speech"] = {{"filename", file_of(o.files, "speech")},
                    {"config_filename", "speech_processor.json"},
                    {"inputs", speech_inputs},
                    {"outputs", {{"audio_features", "audio_features"}}}};
   }
-  m["embedding"] = {{"filename", graph_file("embedding", o.layout)},
+  m["embedding"] = {{"filename", file_of(o.files, "embedding")},
                     {"inputs", {{"input_ids", "input_ids"}, {"image_features", "image_features"}}},
                     {"outputs", {{"inputs_embeds", "inputs_embeds"}}}};
   if (!model.speech_inputs().empty()) m["embedding"]["inputs"]["audio_features"] = "audio_features";
@@ -427,39 +440,49 @@ nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m) {
   return {{"processor", {{"name", "qwen2_5_image_processor"}, {"transforms", transforms}}}};
 }
 
-int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir) {
-  int n = 0;
-  if (checkpoint_dir.empty()) return n;
-  for (const char* f : kTokenizerFiles) {
-    const fs::path src = checkpoint_file(checkpoint_dir, f);
-    std::error_code ec;
-    if (fs::symlink_status(src, ec).type() == fs::file_type::not_found) continue;
-    write_file_synced((fs::path(out_dir) / f).string(), read_regular_file(src.string(), size_t{1} << 30));
-    ++n;
-  }
-  return n;
+namespace {
+
+// `name` is one of g's inputs (not only a value inside it).
+bool has_input(const Graph& g, const char* name) {
+  const Value* v = g.find_value(name);
+  return v && std::count(g.inputs.begin(), g.inputs.end(), v) > 0;
 }
 
-void add_transformers_js_config(const std::string& out_dir) {
-  const fs::path path = fs::path(out_dir) / "config.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return;
-  nlohmann::json config = read_json_file(path.string(), kMaxJsonBytes);
-  if (!config.is_object()) throw Error(path.string() + ": not a JSON object");
-  config["transformers.js_config"] = {{"use_external_data_format", true}, {"dtype", "fp32"}};
-  if (!fs::remove(path, ec) || ec) throw Error(path.string() + ": cannot replace: " + ec.message());
-  write_file_synced(path.string(), config.dump(2) + "\n");
+void write_json(const std::string& dir, const char* file, const nlohmann::json& j) {
+  write_file_synced((fs::path(dir) / file).string(), j.dump(4) + "\n");
 }
 
-uint64_t tokenizer_files_bytes(const std::string& checkpoint_dir) {
-  uint64_t total = 0;
-  if (checkpoint_dir.empty()) return total;
-  for (const char* f : kTokenizerFiles) {
-    std::error_code ec;
-    const uintmax_t n = fs::file_size(fs::path(checkpoint_dir) / f, ec);
-    if (!ec) total += n;
-  }
-  return total;
+}  // namespace
+
+void CausalLM::write_runtime_files(const RuntimeFilesContext& ctx, const std::string& dir) const {
+  if (ctx.runtime != "ort-genai") return;
+  const Graph& g = ctx.graphs.front().model.graph;
+  const GenaiOptions go{.ep = ctx.ep,
+                        .past_present_share_buffer = caches_only_in_group_query_attention(g),
+                        .position_ids = has_input(g, "position_ids"),
+                        .files = ctx.files,
+                        .type = ctx.genai_type};
+  write_json(dir, "genai_config.json", genai_config(*this, ctx.config, ctx.checkpoint_dir, go));  // GGUF: dir ""
+}
+
+void SpeechToText::write_runtime_files(const RuntimeFilesContext& ctx, const std::string& dir) const {
+  if (ctx.runtime != "ort-genai" || ctx.genai_type != "whisper") return;  // moonshine: no genai type (docs/speech.md)
+  write_json(dir, "audio_processor_config.json", whisper_audio_processor_config(num_mel_bins()));
+  write_json(dir, "genai_config.json", whisper_genai_config(*this, ctx.config, ctx.checkpoint_dir, ctx.ep, ctx.files));
+}
+
+void ImageTextToText::write_runtime_files(const RuntimeFilesContext& ctx, const std::string& dir) const {
+  const std::optional<GenaiMultimodal> mm = genai_multimodal();
+  if (ctx.runtime != "ort-genai" || !mm) return;
+  const Graph& decoder = ctx.graphs.back().model.graph;  // vision, (speech,) embedding, decoder
+  const GenaiOptions go{.ep = ctx.ep,
+                        .past_present_share_buffer = caches_only_in_group_query_attention(decoder),
+                        .position_ids = has_input(decoder, "position_ids"),
+                        .graph = "decoder",
+                        .files = ctx.files};
+  write_json(dir, "genai_config.json", genai_config_multimodal(*this, ctx.config, ctx.checkpoint_dir, go));
+  write_json(dir, "vision_processor.json", processor_config(*mm));
+  if (!speech_inputs().empty()) write_json(dir, "speech_processor.json", speech_processor_config(*mm));
 }
 
 }  // namespace mobius

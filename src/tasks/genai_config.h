@@ -2,12 +2,12 @@
 // and the checkpoint's tokenizer files copied next to the model.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "config/hf_config.h"
-#include "package/layout.h"
 #include "tasks/speech_to_text.h"
 #include "tasks/image_text_to_text.h"
 #include "tasks/text_generation.h"
@@ -23,8 +23,9 @@ struct GenaiOptions {
   // the role of the text decoder's graph (package/layout.h): "model", or "decoder" in an
   // image-text-to-text package
   std::string graph = "model";
-  // the package layout: where the graphs the config names lie (package/layout.h graph_file)
-  PackageLayout layout = PackageLayout::flat;
+  // each graph's file relative to the package, by role, where the layout puts it (package/layout.h
+  // graph_file): {"model": "onnx/model.onnx"}
+  std::map<std::string, std::string> files;
   // model.type: the registry row's onnxruntime-genai type (registry.h genai_model_type)
   std::string type = "decoder";
 };
@@ -52,10 +53,11 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
 // make_genai_config, with the graph I/O names of tasks/speech_to_text.h; docs/speech.md): encoder
 // and decoder sections, context_length = max_target_positions, bos/eos/pad token ids as for
 // text-generation (generation_config.json first), greedy search without a shared past/present
-// buffer (the decoder's attention is the plain ONNX op), the graph files where `layout` puts
-// them. Throws mobius::Error naming the file and field for a token id outside [0, vocab_size).
-nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config,
-                                    const std::string& checkpoint_dir, const std::string& ep, PackageLayout layout);
+// buffer (the decoder's attention is the plain ONNX op), the "encoder" and "decoder" graph files
+// of `files` (GenaiOptions::files). Throws mobius::Error naming the file and field for a token id
+// outside [0, vocab_size).
+nlohmann::json whisper_genai_config(const SpeechToText& model, const HfConfig& config, const std::string& checkpoint_dir,
+                                    const std::string& ep, const std::map<std::string, std::string>& files);
 
 // audio_processor_config.json: the onnxruntime-extensions feature extraction onnxruntime-genai's
 // WhisperProcessor runs (AudioDecoder, STFTNorm n_fft 400 hop 160, LogMelSpectrum of 30 s chunks
@@ -66,7 +68,7 @@ nlohmann::json whisper_audio_processor_config(int64_t num_mel_bins);
 // pipeline runs (model.genai_multimodal() set; docs/vlm.md): genai_config() of the text decoder
 // (`options.graph` its graph; the text fields from config.json's text_config, else its top
 // level) with model.type, the model-level token ids, decoder.inputs.inputs_embeds and the vision
-// and embedding sections (their graphs where options.layout puts them, vision_processor.json). Throws
+// and embedding sections (their graphs' options.files, vision_processor.json). Throws
 // mobius::Error as genai_config().
 nlohmann::json genai_config_multimodal(const ImageTextToText& model, const HfConfig& config,
                                        const std::string& checkpoint_dir, const GenaiOptions& options);
@@ -90,36 +92,5 @@ nlohmann::json processor_config(const ImageTextToText::GenaiMultimodal& m);
 // Its features are not bit-equal to transformers' feature extractor (max |Δ| 0.07 on values up to
 // 24 for a 1.3 s tone with noise): docs/vlm.md.
 nlohmann::json speech_processor_config(const ImageTextToText::GenaiMultimodal& m);
-
-// The config, tokenizer and generation files copied next to the model, for every task (a
-// feature-extraction package is usable alone).
-// The processor files are transformers' (its ProcessorMixin / image, video and feature-extractor
-// save_pretrained: processor_config.json is transformers 5's processor settings, e.g. LLaVA's
-// image_token and patch_size), which Optimum and transformers.js read.
-inline constexpr const char* kTokenizerFiles[] = {
-    "config.json",         "tokenizer.json",     "tokenizer_config.json",    "special_tokens_map.json",
-    "tokenizer.model",     "vocab.json",         "merges.txt",               "added_tokens.json",
-    "generation_config.json", "chat_template.jinja", "chat_template.json",   "preprocessor_config.json",
-    "processor_config.json",  "video_preprocessor_config.json"};
-
-// Copies the kTokenizerFiles present in `checkpoint_dir` into `out_dir` (write_file_synced).
-// Returns how many were copied (none when `checkpoint_dir` is empty). Each must be a regular file
-// inside the checkpoint (util/input_files.h checkpoint_file; a symbolic link out of it is an
-// error) of at most 1 GiB; throws mobius::Error naming the file otherwise or on an I/O error.
-int copy_tokenizer_files(const std::string& checkpoint_dir, const std::string& out_dir);
-
-// The hf layout's config.json (package/layout.h): rewrites out_dir/config.json (copied by
-// copy_tokenizer_files; nothing when there is none) with "transformers.js_config" set to
-// {"use_external_data_format": true, "dtype": "fp32"}: transformers.js fetches <graph>.onnx_data
-// only with the first, and its dtype picks the graph file by suffix (src/utils/dtypes.js
-// DEFAULT_DTYPE_SUFFIX_MAPPING: fp32 is the name without a suffix, model.onnx, which mobius writes
-// whatever the weights' type; without it the wasm device asks for q8, model_quantized.onnx). The
-// checkpoint's other fields stay as they were (re-serialized, 2-space indent). Throws mobius::Error
-// naming the file when it is not a JSON object or on an I/O error.
-void add_transformers_js_config(const std::string& out_dir);
-
-// The bytes copy_tokenizer_files would copy from `checkpoint_dir`: the sizes of the kTokenizerFiles
-// present there (0 for one it could not read: the copy names it), 0 when `checkpoint_dir` is empty.
-uint64_t tokenizer_files_bytes(const std::string& checkpoint_dir);
 
 }  // namespace mobius
