@@ -164,6 +164,25 @@ json llama_config(const Meta& m) {
   return c;
 }
 
+// Qwen2 (its q/k/v projections always carry a bias: Qwen2Attention) and Qwen3 (q_norm and k_norm,
+// head_dim from attention.key_length): the fields of transformers' GGUF_CONFIG_MAPPING, no tensor
+// transform (modeling_gguf_pytorch_utils.py TENSOR_PROCESSORS has none for them), rope
+// base 10000 when the file names none (the config classes' default_theta).
+json qwen2_config(const Meta& m) {
+  json c = common_config(m);
+  c["model_type"] = "qwen2";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  return c;
+}
+
+json qwen3_config(const Meta& m) {
+  json c = common_config(m);
+  c["model_type"] = "qwen3";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  return c;
+}
+
 json gemma3_config(const Meta& m) {
   json c = common_config(m);
   c["model_type"] = "gemma3_text";
@@ -206,13 +225,18 @@ const std::vector<Arch>& archs() {
   static const std::vector<Arch> table = [] {
     std::map<std::string, std::string> llama = kAttention, gemma3 = kAttention;
     llama["ffn_norm"] = "post_attention_layernorm";
+    std::map<std::string, std::string> qwen3 = llama;
+    qwen3["attn_q_norm"] = "self_attn.q_norm";
+    qwen3["attn_k_norm"] = "self_attn.k_norm";
     gemma3["ffn_norm"] = "pre_feedforward_layernorm";
     gemma3["post_attention_norm"] = "post_attention_layernorm";
     gemma3["post_ffw_norm"] = "post_feedforward_layernorm";
     gemma3["attn_q_norm"] = "self_attn.q_norm";
     gemma3["attn_k_norm"] = "self_attn.k_norm";
     return std::vector<Arch>{{"gemma3", gemma3_config, gemma3, false, -1.0f},
-                             {"llama", llama_config, llama, true, 0.0f}};
+                             {"llama", llama_config, llama, true, 0.0f},
+                             {"qwen2", qwen2_config, llama, false, 0.0f},
+                             {"qwen3", qwen3_config, qwen3, false, 0.0f}};
   }();
   return table;
 }

@@ -56,14 +56,17 @@ def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
 
 
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
-    """Writes a transformers LlamaForCausalLM or Gemma3ForCausalLM as llama.cpp would convert it;
+    """Writes a transformers LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM or Gemma3ForCausalLM
+    as llama.cpp would convert it;
     `tokenizer(writer)`, when given, writes the tokenizer.* metadata (gemma3 otherwise gets a
     placeholder token list, which gives it its vocab_size)."""
     cfg = model.config
     gemma = cfg.model_type == "gemma3_text"
-    arch_name = "gemma3" if gemma else "llama"
-    arch = gguf.MODEL_ARCH.GEMMA3 if gemma else gguf.MODEL_ARCH.LLAMA
-    head_dim = cfg.head_dim
+    arch = {"gemma3_text": gguf.MODEL_ARCH.GEMMA3, "llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2,
+            "qwen3": gguf.MODEL_ARCH.QWEN3}[cfg.model_type]
+    arch_name = gguf.MODEL_ARCH_NAMES[arch]
+    permute = arch == gguf.MODEL_ARCH.LLAMA  # LlamaModel.permute; Qwen2Model / Qwen3Model keep the rows
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     w = gguf.GGUFWriter(str(path), arch_name)
     w.add_name(f"tiny-{arch_name}")
     w.add_context_length(cfg.max_position_embeddings)
@@ -80,10 +83,13 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
         w.add_sliding_window(cfg.sliding_window)
         if tokenizer is None:
             w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
-    else:  # LlamaModel.set_gguf_parameters
+    else:  # LlamaModel / Qwen2Model / Qwen3Model.set_gguf_parameters (TextModel's: key_length for qwen3)
         w.add_vocab_size(cfg.vocab_size)
         w.add_rope_dimension_count(head_dim)
         w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
+        if arch == gguf.MODEL_ARCH.QWEN3:
+            w.add_key_length(head_dim)
+            w.add_value_length(head_dim)
     w.add_file_type(int(qtype))
     if tokenizer is not None:
         tokenizer(w)
@@ -95,9 +101,9 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
         data = t.detach().to(torch.float32).numpy()
         if gemma and hf_name.endswith("norm.weight"):
             data = data + 1  # Gemma3Model.modify_tensors: norm_shift
-        if not gemma and hf_name.endswith(("q_proj.weight", "q_proj.bias")):
+        if permute and hf_name.endswith(("q_proj.weight", "q_proj.bias")):
             data = llama_permute(data, cfg.num_attention_heads)
-        if not gemma and hf_name.endswith(("k_proj.weight", "k_proj.bias")):
+        if permute and hf_name.endswith(("k_proj.weight", "k_proj.bias")):
             data = llama_permute(data, cfg.num_key_value_heads)
         stem, suffix = hf_name.rsplit(".", 1)
         gguf_name = names.get_name(stem)

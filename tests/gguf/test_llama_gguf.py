@@ -1,7 +1,8 @@
-"""`mobius build --gguf` on a tiny llama against transformers' own GGUF loader.
+"""`mobius build --gguf` on a tiny llama, qwen2 and qwen3 against transformers' own GGUF loader.
 
-The tiny random LlamaForCausalLM of the parity harness is written as GGUF the way
-convert_hf_to_gguf.py does (Q/K rows permuted, gguf TensorNameMap names, llama.* metadata), with
+The tiny random LlamaForCausalLM (Qwen2ForCausalLM, Qwen3ForCausalLM) of the parity harness is
+written as GGUF the way convert_hf_to_gguf.py does (llama's Q/K rows permuted, gguf TensorNameMap
+names, <arch>.* metadata), with
 F32, F16 or Q8_0 weight matrices. transformers loads the file (from_pretrained(gguf_file=...):
 dequantize, un-permute), and its config and state dict are saved as a safetensors checkpoint; `mobius build --config` of that
 checkpoint is the reference for `mobius build --gguf` of the file:
@@ -23,10 +24,16 @@ import harness as H
 from gguf_testlib import QT, write_gguf
 
 VARIANTS = [
-    ("f32", QT.F32, {}),
-    ("f16", QT.F16, {}),
-    ("q8_0", QT.Q8_0, {}),
-    ("q8_0-tied", QT.Q8_0, {"tie_word_embeddings": True}),
+    ("f32", "llama", QT.F32, {}),
+    ("f16", "llama", QT.F16, {}),
+    ("q8_0", "llama", QT.Q8_0, {}),
+    ("q8_0-tied", "llama", QT.Q8_0, {"tie_word_embeddings": True}),
+    ("qwen2-f32", "qwen2", QT.F32, {}),
+    ("qwen2-q8_0-tied", "qwen2", QT.Q8_0, {"tie_word_embeddings": True}),
+    # transformers' GGUF loader leaves Qwen3's head_dim at the config class' 128 (GGUF_CONFIG_MAPPING
+    # maps no attention.key_length), which mobius reads: the rows use the head size every Qwen3 has
+    ("qwen3-f32", "qwen3", QT.F32, {"head_dim": 128}),
+    ("qwen3-q8_0", "qwen3", QT.Q8_0, {"head_dim": 128}),
 ]
 
 
@@ -41,9 +48,9 @@ def save_converted(ref, path):
     plain.save_pretrained(path)
 
 
-@pytest.mark.parametrize("name,qtype,overrides", VARIANTS, ids=[v[0] for v in VARIANTS])
-def test_gguf_build_equals_transformers_conversion(tmp_path, name, qtype, overrides):
-    original = H.write_checkpoint("llama", overrides, tmp_path / "hf")
+@pytest.mark.parametrize("name,model_type,qtype,overrides", VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_gguf_build_equals_transformers_conversion(tmp_path, name, model_type, qtype, overrides):
+    original = H.write_checkpoint(model_type, overrides, tmp_path / "hf")
     gguf_path = tmp_path / "model.gguf"
     write_gguf(original, gguf_path, qtype)
 
