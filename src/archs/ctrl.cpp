@@ -4,9 +4,8 @@
 // checkpoint) -> transformer.h (pre-norm EncoderLayer): layernorm1 (eps 1e-6), multi_head_attention
 // (Wq, Wk, Wv, dense, with biases; scale head_dim**-0.5), layernorm2 (eps 1e-6), ffn.0 -> relu ->
 // ffn.2 -> transformer.layernorm (layer_norm_epsilon) -> lm_head (with a bias; its weight tied to
-// transformer.w by default). token_type_ids are not an input of the package.
-// positional_encoding computes the angles in float32; the table here is computed in float64 and
-// rounded (blocks/sinusoidal_position.h): the two differ by float32 rounding of the angle.
+// transformer.w by default). token_type_ids are not an input of the package. The table's angles
+// are float32, as positional_encoding computes them (sinusoidal_positions_f32).
 #include <cmath>
 
 #include "archs/archs.h"
@@ -34,7 +33,7 @@ std::unique_ptr<Architecture> create_ctrl(const HfConfig& config, DataType dtype
   const int64_t rows = c.get_int("n_positions");
   check_position_table("n_positions", rows);
   g.fixed_positions = [rows, dim = s.hidden_size, dtype](Ops& op, Value* position_ids) {
-    return sinusoidal_positions(op, position_ids, rows, dim, dtype);
+    return sinusoidal_positions_f32(op, position_ids, rows, dim, dtype);
   };
   s.names = {.model = "transformer", .embed_tokens = "w", .layers = "h", .norm = "layernorm",
              .self_attn = "multi_head_attention", .mlp = "ffn", .input_layernorm = "layernorm1",
