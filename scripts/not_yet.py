@@ -22,7 +22,8 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 REASONS = {
     "afmoe": "MoE decoder from GPT-OSS / Qwen2-MoE parts (gated attention, routed + shared experts): not written yet",
     "aria_text": "Aria's text decoder (OLMoE-style MoE with shared experts): not written yet",
-    "axk1": "DeepSeek-V3 relative (multi-head latent attention + MoE, GLM-4-MoE-Lite parts): not written yet",
+    "axk1": "DeepSeek-V3 with an RMSNorm on the MoE layers' output only (post_mlp_layernorm, a layer-level "
+            "checkpoint key beside the mlp module), dense / sparse per mlp_layer_types: not written yet",
     "axk2": "DeepSeek-V3.2 relative: needs DeepSeek sparse attention (indexer top-k over the cache)",
     "beam": "needs DeepSeek-V3.2 / V4 sparse attention (indexer top-k over the cache)",
     "bert-generation": "BERT layers as a causal decoder (BertGenerationDecoder): not written yet",
@@ -40,7 +41,8 @@ REASONS = {
                  "group norm): not written yet",
     "doge": "dynamic mask attention (a learned per-token bias on the mask) and cross-domain MoE: not written yet",
     "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
-    "flint": "MoE decoder from GPT-OSS / Qwen3-MoE parts: not written yet",
+    "flint": "Qwen3-MoE with attention sinks, RoPE on the sliding layers only, and a sigmoid top-k router "
+             "without groups or correction bias (a router kind mobius lacks) plus a shared expert: not written yet",
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
                     "not written yet",
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
@@ -52,7 +54,9 @@ REASONS = {
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v3": "HunYuan V3: MiniMax-M2 / DeepSeek-V3-style MoE: not written yet",
     "hy_v4": "HunYuan V4: DeepSeek sparse attention (as deepseek_v32): not expressible yet",
-    "kolibri1": "MoE decoder from EXAONE 4 / DeepSeek-V3 / Qwen3-MoE parts: not written yet",
+    "kolibri1": "EXAONE 4 attention in GLM-4's sandwich layer; its router picks the top-k of logits + "
+                "e_score_correction_bias and weights sigmoid(logit) (a router kind mobius lacks), plus shared "
+                "experts: not written yet",
     "laguna": "MoE decoder from AFMoE / GLM-4-MoE-Lite / Qwen3.5-MoE parts: not written yet",
     "llama4_text": "chunked attention, NoPE layers with attention temperature tuning, sigmoid top-1 MoE with a "
                    "shared expert: not written yet",
