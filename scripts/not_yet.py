@@ -22,18 +22,17 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 REASONS = {
     "afmoe": "MoE decoder from GPT-OSS / Qwen2-MoE parts (gated attention, routed + shared experts): not written yet",
     "aria_text": "Aria's text decoder (OLMoE-style MoE with shared experts): not written yet",
-    "axk1": "DeepSeek-V3 relative (multi-head latent attention + MoE, GLM-4-MoE-Lite parts): not written yet",
+    "axk1": "DeepSeek-V3 with an RMSNorm on the MoE layers' output only (post_mlp_layernorm, a layer-level "
+            "checkpoint key beside the mlp module), dense / sparse per mlp_layer_types: not written yet",
     "axk2": "DeepSeek-V3.2 relative: needs DeepSeek sparse attention (indexer top-k over the cache)",
     "beam": "needs DeepSeek-V3.2 / V4 sparse attention (indexer top-k over the cache)",
     "bert-generation": "BERT layers as a causal decoder (BertGenerationDecoder): not written yet",
-    "biogpt": "OPT / BART-style layers with scaled embeddings and learned positions: not written yet",
     "bitnet": "ternary BitLinear weights with per-token activation quantization and sub-norms: not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
     "cohere2_moe": "Cohere2 with MoE (top-k-then-softmax or sigmoid router, shared experts summed or averaged, "
                    "dense prefix layers with their own RoPE rule): not written yet",
     "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
     "cpmant": "CPM-Ant: bucketed relative position bias and prompt segments: not written yet",
-    "ctrl": "CTRL: sinusoidal positions, scaled embeddings, GPT-style layers: not written yet",
     "dbrx": "DBRX: fused Wqkv with clip_qkv, bias-free LayerNorm, stacked experts (w1 / v1 / w2): not written yet",
     "deepseek_v32": "DeepSeek sparse attention (lightning indexer top-k over the cache): not expressible in the "
                     "attention block yet",
@@ -42,7 +41,8 @@ REASONS = {
                  "group norm): not written yet",
     "doge": "dynamic mask attention (a learned per-token bias on the mask) and cross-domain MoE: not written yet",
     "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
-    "flint": "MoE decoder from GPT-OSS / Qwen3-MoE parts: not written yet",
+    "flint": "Qwen3-MoE with attention sinks, RoPE on the sliding layers only, and a sigmoid top-k router "
+             "without groups or correction bias (a router kind mobius lacks) plus a shared expert: not written yet",
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
                     "not written yet",
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
@@ -51,30 +51,28 @@ REASONS = {
                                 "a standalone decoder",
     "gemma4_unified_text": "Gemma 4 unified text decoder: after gemma4_text",
     "glm_moe_dsa": "DeepSeek sparse attention (indexer top-k over the cache), as deepseek_v32",
-    "gpt_neox_japanese": "GPT-NeoX-Japanese: attention dense bias added after the residual, bias-free MLP: "
-                         "not written yet",
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v3": "HunYuan V3: MiniMax-M2 / DeepSeek-V3-style MoE: not written yet",
     "hy_v4": "HunYuan V4: DeepSeek sparse attention (as deepseek_v32): not expressible yet",
-    "kolibri1": "MoE decoder from EXAONE 4 / DeepSeek-V3 / Qwen3-MoE parts: not written yet",
+    "kolibri1": "EXAONE 4 attention in GLM-4's sandwich layer; its router picks the top-k of logits + "
+                "e_score_correction_bias and weights sigmoid(logit) (a router kind mobius lacks), plus shared "
+                "experts: not written yet",
     "laguna": "MoE decoder from AFMoE / GLM-4-MoE-Lite / Qwen3.5-MoE parts: not written yet",
     "llama4_text": "chunked attention, NoPE layers with attention temperature tuning, sigmoid top-1 MoE with a "
                    "shared expert: not written yet",
     "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
     "mellum": "Laguna / Qwen3-MoE parts: after laguna",
     "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
-    "minicpm3": "MiniCPM3: multi-head latent attention with muP scales (scale_emb, scale_depth, "
-                "dim_model_base): not written yet",
     "minimax": "MiniMax-Text-01: lightning (linear) attention layers: issue 27",
     "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
     "modernbert-decoder": "ModernBERT decoder: local / global layers with two RoPE thetas, GeGLU, bias-free "
                           "LayerNorm: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
-    "openai-gpt": "GPT-1: post-LayerNorm GPT layers with learned positions: not written yet",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
-    "xglm": "XGLM: offset sinusoidal positions, scaled embeddings, pre-LayerNorm layers: not written yet",
     "xlnet": "XLNet: two-stream relative attention with memory, not a causal decoder",
-    "zaya": "ZAYA: not written yet",
+    "zaya": "ZAYA1: compressed convolutional attention (a causal depthwise + grouped Conv1d over q / k with its "
+            "conv state, values half from the previous token's delayed projection: recurrent state beside the KV "
+            "cache) and an MLP router with a skip expert whose hidden state passes from layer to layer: not written yet",
 }
 
 # A type of another kind: its kind's reason.

@@ -40,6 +40,7 @@ std::unique_ptr<Architecture> create_qwen3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phi(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phi3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_neox(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gpt_neox_japanese(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_stablelm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_persimmon(const HfConfig&, DataType);
 // archs/gptj.cpp
@@ -51,11 +52,16 @@ std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
 // archs/cohere.cpp
 std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
-// archs/gpt2.cpp, gpt_bigcode.cpp, gpt_neo.cpp, opt.cpp, bloom.cpp, mpt.cpp, falcon.cpp
+// archs/gpt2.cpp, gpt_bigcode.cpp, gpt_neo.cpp, opt.cpp, biogpt.cpp, xglm.cpp, ctrl.cpp,
+// openai_gpt.cpp, bloom.cpp, mpt.cpp, falcon.cpp
 std::unique_ptr<Architecture> create_gpt2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_bigcode(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_neo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_opt(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_biogpt(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_xglm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ctrl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_openai_gpt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_bloom(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_falcon(const HfConfig&, DataType);
@@ -76,6 +82,7 @@ std::unique_ptr<Architecture> create_minimax_m2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_youtu(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_minicpm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_jetmoe(const HfConfig&, DataType);

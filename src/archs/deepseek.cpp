@@ -12,6 +12,12 @@
 //                qk_rope_head_dim * partial_rotary_factor channels, which only 1 makes consistent
 //   youtu        (youtu/modular_youtu.py) deepseek_v3's attention in Llama's layer with a dense
 //                bias-free MLP on every layer (no MoE field is read); tied embeddings by default
+//   minicpm3     (minicpm3/modular_minicpm3.py) deepseek_v2's attention with Llama's RoPE (halves,
+//                not pairs) in Llama's layer (LlamaMLP, mlp_bias), muP scales: embeddings *
+//                scale_emb, each residual branch * scale_depth / sqrt(num_hidden_layers), the final
+//                hidden states / (hidden_size / dim_model_base) before lm_head (here: the logits);
+//                v_head_dim null: hidden_size / num_attention_heads; scale_depth or
+//                dim_model_base null: no scaling (MiniCPM3Config.__post_init__)
 // Softmax scale: (qk_nope_head_dim + qk_rope_head_dim) ** -0.5, times mscale ** 2 for a scaled
 // RoPE with mscale_all_dim (mscale = 0.1 * mscale_all_dim * ln(factor) + 1 when factor > 1).
 #include <algorithm>
@@ -129,6 +135,29 @@ std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig& config, DataT
 std::unique_ptr<Architecture> create_youtu(const HfConfig& c, DataType dtype) {
   DeepseekParts p = deepseek_parts(c, dtype);  // every layer dense (YoutuMLP)
   return make_v3(c, p);
+}
+
+}  // namespace mobius
+
+namespace mobius {
+
+std::unique_ptr<Architecture> create_minicpm3(const HfConfig& config, DataType dtype) {
+  nlohmann::json j = config.json();
+  if (!config.has("v_head_dim")) {
+    const int64_t heads = config.get_int("num_attention_heads");
+    if (heads <= 0) config.fail("num_attention_heads", "must be positive");
+    j["v_head_dim"] = config.get_int("hidden_size") / heads;
+  }
+  const HfConfig c(std::move(j), config.file(), config.prefix());
+  DeepseekParts p = deepseek_parts(c, dtype);  // every layer dense (MiniCPM3MLP = LlamaMLP)
+  DecoderSpec& s = p.spec;
+  const double layers = static_cast<double>(s.num_hidden_layers);
+  s.embed_scale = static_cast<float>(c.float_or("scale_emb", 12.0));
+  s.residual_multiplier = static_cast<float>(c.float_or("scale_depth", std::sqrt(layers)) / std::sqrt(layers));
+  const double base = c.float_or("dim_model_base", static_cast<double>(s.hidden_size));
+  if (!(base > 0.0)) c.fail("dim_model_base", "must be positive");
+  s.logit_scale = static_cast<float>(base / static_cast<double>(s.hidden_size));
+  return p.make();  // rope_interleave false: LlamaRotaryEmbedding's apply_rotary_pos_emb
 }
 
 }  // namespace mobius

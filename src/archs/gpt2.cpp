@@ -13,7 +13,8 @@
 
 namespace mobius {
 
-GptCausalLM::GptCausalLM(const GptSpec& s) : DecoderCausalLM(s.decoder), alibi_(s.alibi) {
+GptCausalLM::GptCausalLM(const GptSpec& s)
+    : DecoderCausalLM(s.decoder), alibi_(s.alibi), fixed_positions_(s.fixed_positions) {
   const DecoderSpec& d = s.decoder;
   const std::string& m = d.names.model;
   if (const auto& p = s.positions) {
@@ -31,6 +32,7 @@ GptCausalLM::GptCausalLM(const GptSpec& s) : DecoderCausalLM(s.decoder), alibi_(
 Value* GptCausalLM::stem(Ops& op, Value* h, const CausalLMInputs& in) const {
   if (project_in_) h = project_in_->forward(op, h);
   if (embed_positions_) h = op.Add(h, embed_positions_->forward(op, in.position_ids));
+  if (fixed_positions_) h = op.Add(h, fixed_positions_(op, in.position_ids));
   return embed_layernorm_ ? embed_layernorm_->forward(op, h) : h;
 }
 

@@ -4,13 +4,15 @@
 //   ln_1 -> attn -> ln_2 -> mlp.c_fc -> act -> mlp.c_proj -> transformer.ln_f -> lm_head (tied by
 //   default to wte); LayerNorm with bias (layer_norm_epsilon), no RoPE.
 // GptCausalLM is the decoder of GPT-2 and of the relatives that differ from Llama's around the
-// layers: learned absolute positions (GPT-2, GPT-Neo, GPTBigCode, OPT), a norm on the embeddings
+// layers: learned absolute positions (GPT-2, GPT-Neo, GPTBigCode, OPT, BioGPT), fixed sinusoidal
+// ones (XGLM, CTRL), a norm on the embeddings
 // (Bloom), ALiBi added to the masks (Bloom, MPT, Falcon with alibi), OPT's project_in / project_out
 // when its embeddings are narrower than the layers:
-//   x0 = embed_layernorm(project_in(embed_tokens(ids)) + positions(position_ids));
+//   x0 = embed_layernorm(project_in(embed_tokens(ids) * embed_scale) + positions(position_ids));
 //   out = lm_head(project_out(norm(h)))
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "archs/attention_config.h"
@@ -29,10 +31,15 @@ struct PositionEmbeddingSpec {
   int64_t offset = 0;
 };
 
+// Fixed positions computed from position_ids (int64 [batch, seq]) -> [batch, seq, hidden_size] in
+// the model dtype: a sinusoidal table of blocks/sinusoidal_position.h (XGLM, CTRL).
+using FixedPositions = std::function<Value*(Ops& op, Value* position_ids)>;
+
 // What a GPT-style decoder adds around the Llama-style layers of `decoder`.
 struct GptSpec {
   DecoderSpec decoder;  // decoder.embedding_dim != hidden_size: project_in / project_out (OPT)
   std::optional<PositionEmbeddingSpec> positions = {};
+  FixedPositions fixed_positions = {};  // added to the embeddings like `positions`; null: none
   std::string embed_layernorm = {};        // <model>.<name> on the embeddings; empty: none (Bloom:
                                            // word_embeddings_layernorm)
   std::optional<AlibiOptions> alibi = {};  // added to every layer's mask
@@ -50,6 +57,7 @@ class GptCausalLM : public DecoderCausalLM {
 
  private:
   std::optional<AlibiOptions> alibi_;
+  FixedPositions fixed_positions_;
   LearnedPositionEmbedding* embed_positions_ = nullptr;
   Norm* embed_layernorm_ = nullptr;
   Linear *project_in_ = nullptr, *project_out_ = nullptr;

@@ -19,6 +19,21 @@ Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions,
   return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
 }
 
+Value* sinusoidal_positions_f32(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim, DataType dtype) {
+  const int64_t sentinel = dim % 2 == 0 ? dim / 2 : dim / 2 + 1;
+  std::vector<float> rate(static_cast<size_t>(dim));
+  for (int64_t j = 0; j < dim; ++j)
+    rate[j] = 1.0f / static_cast<float>(std::pow(
+                         10000.0, static_cast<double>(static_cast<float>(2 * (j / 2)) / static_cast<float>(dim))));
+  std::vector<float> table(static_cast<size_t>(num_positions * dim));
+  for (int64_t pos = 0; pos < num_positions; ++pos) {
+    float* row = &table[static_cast<size_t>(pos * dim)];
+    for (int64_t j = 0; j < dim; j += 2) row[j / 2] = std::sin(static_cast<float>(pos) * rate[j]);
+    for (int64_t j = 1; j < dim; j += 2) row[sentinel + j / 2] = std::cos(static_cast<float>(pos) * rate[j]);
+  }
+  return op.Gather(op.builder().constant_float(table, {num_positions, dim}, dtype), position_ids);
+}
+
 namespace {
 
 // freq[k] = exp(k * -(log(10000) / (half - 1))) in float32, as torch computes it.

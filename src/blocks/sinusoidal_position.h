@@ -15,6 +15,14 @@ namespace mobius {
 // table, a constant [num_positions, dim] of the graph).
 Value* sinusoidal_positions(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim, DataType dtype);
 
+// The same layout with the angles in float32, as CTRL's positional_encoding
+// (transformers/models/ctrl/modeling_ctrl.py) computes them in torch:
+//   rate[j] = 1 / 10000 ** (float32(2 * (j // 2)) / dim), angle = float32(pos) * rate[j]
+// The power is rounded from float64 (torch's float32 pow differs from it by an ulp on a few
+// exponents: the table then differs from transformers' by <= 4e-6 at CTRL's 256 x 1280).
+// position_ids: int64 [...] in [0, num_positions) -> [..., dim] in `dtype`.
+Value* sinusoidal_positions_f32(Ops& op, Value* position_ids, int64_t num_positions, int64_t dim, DataType dtype);
+
 // The tensor2tensor layout of M2M100 (transformers/models/m2m_100/modeling_m2m_100.py,
 // M2M100SinusoidalPositionalEmbedding.get_embedding), computed in float32 as torch does:
 //   freq[k] = exp(k * -(log(10000) / (dim / 2 - 1))), row pos = [sin(pos * freq) | cos(pos * freq)]

@@ -35,6 +35,7 @@ TYPE_BASE = {
     "gpt2": dict(n_inner=128), "gpt_bigcode": dict(n_inner=128),
     "gpt_neo": dict(attention_types=[[["global", "local"], 1]], window_size=16),
     "opt": dict(ffn_dim=128), "falcon": dict(ffn_hidden_size=128),
+    "xglm": dict(ffn_dim=128), "ctrl": dict(dff=128),  # XGLMConfig 4096, CTRLConfig 8192
     # the Gemma configs default head_dim to 256; query_pre_attn_scalar (default 256) differs from
     # head_dim so that scale = query_pre_attn_scalar**-0.5 is tested
     "gemma": dict(head_dim=16),
@@ -88,6 +89,8 @@ TYPE_BASE.update({
     "deepseek_v3": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
     "youtu": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
                                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
+    "minicpm3": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
+                                                      "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
     # Glm4MoeLiteConfig has no first_k_dense_replace (mlp_layer_types: layer 0 dense by default)
     "glm4_moe_lite": {**{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, "n_group": 4,
                       "topk_group": 2},

@@ -12,6 +12,7 @@ import functools
 import importlib
 import inspect
 import json
+import math
 import os
 import re
 import shutil
@@ -415,6 +416,22 @@ def _softmax_at_least(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
 
 torch.nn.functional.softmax = _softmax_at_least
 
+_full = torch.full
+
+
+def _full_wide(size, fill_value, *args, **kwargs):
+    """torch.full, except that a finite float fill beyond float32's range with no dtype given makes a
+    float64 tensor where torch raises: XGLMAttention clamps its scores with torch.full((),
+    torch.finfo(scores.dtype).min), a default-dtype (float32) tensor, which for the float64
+    reference would hold float64's minimum. Every call that torch accepts is unchanged."""
+    if (isinstance(fill_value, float) and not args and "dtype" not in kwargs and math.isfinite(fill_value)
+            and abs(fill_value) > torch.finfo(torch.float32).max):
+        kwargs["dtype"] = torch.float64
+    return _full(size, fill_value, *args, **kwargs)
+
+
+torch.full = _full_wide
+
 
 # Types whose float64 copy takes attention_mask as float64: ProphetNet computes its masks as
 # (1.0 - attention_mask) * torch.finfo(model dtype).min, which for an integer mask is a float32
@@ -653,8 +670,21 @@ def delta(rec: dict, got, want) -> float:
     return max_abs(got, want)
 
 
+# Types whose transformers model keeps no cache (GPT-1's OpenAIGPTLMHeadModel takes no
+# past_key_values): hf_forward's cache is then the ids and positions so far, and each step reruns
+# the whole sequence, returning the logits of the step's tokens.
+NO_CACHE = {"openai-gpt"}
+
+
 @torch.no_grad()
 def hf_forward(model, ids, mask, pos, cache=None):
+    if model.config.model_type in NO_CACHE:
+        n = ids.shape[1]
+        if cache is not None:
+            ids, pos = np.concatenate([cache[0], ids], axis=1), np.concatenate([cache[1], pos], axis=1)
+        out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                    position_ids=torch.as_tensor(pos))
+        return out.logits[:, -n:].double().numpy(), (ids, pos)
     if model.config.model_type in RECURRENT_STATES:
         # the state is cache_params; with a state the step's tokens are unpadded and the mask is
         # not passed (as in transformers' generate: MambaMixer masks [batch, seq] columns only)

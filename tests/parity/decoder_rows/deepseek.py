@@ -1,4 +1,7 @@
-"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, glm4_moe_lite, youtu."""
+"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, glm4_moe_lite, youtu,
+minicpm3."""
+
+from decoder_rows.shared import LONG, SHORT
 
 DEEPSEEK_YARN = dict(max_position_embeddings=128, rope_parameters=dict(
     rope_type="yarn", factor=4.0, original_max_position_embeddings=32, mscale=1.0, mscale_all_dim=0.8))
@@ -30,5 +33,15 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("default", {}),  # deepseek_v3's MLA, interleaved rope, dense MLP, tied
         ("no-q-lora-not-interleaved", dict(q_lora_rank=None, rope_interleave=False, tie_word_embeddings=False)),
         ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "minicpm3": [
+        ("default", {}),  # MLA with q_lora, Llama RoPE, scale_emb 12, scale_depth 1.4, dim_model_base 256, tied
+        # v_head_dim null: hidden_size / heads (16), narrower than the qk head (genai cannot run it)
+        ("v-head-dim-null", dict(v_head_dim=None, _runtime="none")),
+        ("no-q-lora-no-scales", dict(q_lora_rank=None, scale_depth=None, dim_model_base=None, scale_emb=1.0,
+                                     tie_word_embeddings=False)),
+        ("longrope", dict(max_position_embeddings=128, rope_parameters=dict(
+            rope_type="longrope", short_factor=SHORT[:4], long_factor=LONG[:4],
+            original_max_position_embeddings=32))),  # 4 frequencies: qk_rope_head_dim 8
     ],
 }
