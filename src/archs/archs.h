@@ -117,6 +117,11 @@ std::unique_ptr<Architecture> create_mamba2(const HfConfig&, DataType);
 // (blocks/decoder.h make_mixer)
 std::unique_ptr<Architecture> create_bamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoehybrid(const HfConfig&, DataType);
+// archs/jamba.cpp: a hybrid of Mamba (blocks/mamba.h) and attention layers
+std::unique_ptr<Architecture> create_jamba(const HfConfig&, DataType);
+// archs/lfm2.cpp, lfm2_moe.cpp: hybrids of short-convolution and attention layers (blocks/short_conv.h)
+std::unique_ptr<Architecture> create_lfm2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_lfm2_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);

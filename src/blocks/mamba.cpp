@@ -24,7 +24,7 @@ std::pair<Value*, Value*> causal_conv1d(Ops& op, Value* x, Value* past, Value* w
   ConvAttrs depthwise;
   depthwise.group = channels;
   Value* conv = op.Conv(window, weight, bias, depthwise);  // [batch, C, seq]: no padding
-  return {op.Transpose(activation(op, act, conv), {.perm = {0, 2, 1}}), state};
+  return {op.Transpose(act.empty() ? conv : activation(op, act, conv), {.perm = {0, 2, 1}}), state};
 }
 
 MambaMixer::MambaMixer(const MambaOptions& o) : o_(o) {
@@ -36,10 +36,10 @@ MambaMixer::MambaMixer(const MambaOptions& o) : o_(o) {
   if (o.use_conv_bias) conv_bias = param("conv1d.bias", {c}, o.dtype);
   x_proj = child<Linear>("x_proj", LinearOptions{.in_features = c, .out_features = r + 2 * n, .dtype = o.dtype});
   dt_proj = child<Linear>("dt_proj", LinearOptions{.in_features = r, .out_features = c, .bias = true, .dtype = o.dtype});
-  if (o.dt_b_c_rms_eps) {  // FalconMamba's weightless norms (their dummy weights are not saved)
+  if (o.dt_b_c_rms_eps) {  // FalconMamba's weightless norms (their dummy weights are not saved), Jamba's with
     auto norm = [&](const char* name, int64_t dim) {
       return child<RMSNorm>(name, NormOptions{.dim = dim, .eps = *o.dt_b_c_rms_eps, .dtype = o.dtype,
-                                              .elementwise_affine = false});
+                                              .elementwise_affine = o.dt_b_c_norm_weights});
     };
     dt_layernorm = norm("dt_layernorm", r);
     b_layernorm = norm("b_layernorm", n);

@@ -1,10 +1,11 @@
 // The Mamba (selective state-space) token mixer: transformers/models/mamba/modeling_mamba.py
 // MambaMixer (its slow, torch path is the specification), and FalconMamba's variant with
-// parameter-free RMS norms on dt, B and C (models/falcon_mamba/modular_falcon_mamba.py).
+// parameter-free RMS norms on dt, B and C (models/falcon_mamba/modular_falcon_mamba.py; Jamba's,
+// models/jamba/modular_jamba.py JambaMambaMixer, with weights).
 //   x [batch, seq, hidden] * token_mask -> in_proj -> (xs, z), each [batch, seq, C]
 //   xs -> depthwise causal conv1d (kernel K, over the conv_state window + the step's tokens)
 //      -> hidden_act -> * token_mask = u
-//   x_proj(u) -> (dt [R], B [N], C [N])  (FalconMamba: each RMS-normalized, no weight)
+//   x_proj(u) -> (dt [R], B [N], C [N])  (FalconMamba: each RMS-normalized, no weight; Jamba: with)
 //   dt = softplus(dt_proj(dt));  A = -exp(A_log) [C, N]
 //   h_t = exp(dt_t A) * h_{t-1} + dt_t B_t u_t;  y_t = h_t C_t + D u_t;  y *= silu(z)
 //   -> out_proj -> [batch, seq, hidden]
@@ -36,6 +37,9 @@ struct MambaOptions {
   std::string hidden_act = "silu";  // after the conv (blocks/activation.h)
   // FalconMamba: dt, B and C are RMS-normalized without weight (mixer_rms_eps); nullopt: Mamba
   std::optional<float> dt_b_c_rms_eps;
+  // with dt_b_c_rms_eps: the three norms have weights, dt_layernorm / b_layernorm / c_layernorm.weight
+  // (JambaMambaMixer, epsilon rms_norm_eps)
+  bool dt_b_c_norm_weights = false;
   DataType dtype = DataType::FLOAT;
 };
 
@@ -45,7 +49,8 @@ Value* to_float(Ops& op, Value* x);
 // The causal depthwise conv1d of the Mamba mixers (transformers' causal_conv1d_fn / _update):
 // x [batch, seq, channels] after the window `past` [batch, channels, kernel - 1] of the previous
 // inputs, weight [channels, 1, kernel], bias [channels] or null. Returns act(conv) [batch, seq,
-// channels] and the new window [batch, channels, kernel - 1] (the last kernel - 1 inputs).
+// channels] (act "": the conv itself, LFM2's blocks/short_conv.h) and the new window [batch,
+// channels, kernel - 1] (the last kernel - 1 inputs).
 std::pair<Value*, Value*> causal_conv1d(Ops& op, Value* x, Value* past, Value* weight, Value* bias, int64_t channels,
                                         int64_t kernel, const std::string& act);
 

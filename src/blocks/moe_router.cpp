@@ -92,12 +92,16 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
     case RouterKind::sigmoid_groups:
     case RouterKind::softmax_correction: {
       Value* scores = o_.kind == RouterKind::sigmoid_groups ? op.Sigmoid(logits) : op.Softmax(logits);
-      Value* correction = e_score_correction_bias->value(op);
-      if (correction->dtype != DataType::FLOAT) correction = op.Cast(correction, {.to = DataType::FLOAT});
-      Value* choice = limit_groups(op, op.Add(scores, correction), /*group_top2_sum=*/true, kNegInf);
+      Value* choice = scores;
+      if (o_.corrected()) {
+        Value* correction = e_score_correction_bias->value(op);
+        if (correction->dtype != DataType::FLOAT) correction = op.Cast(correction, {.to = DataType::FLOAT});
+        choice = op.Add(scores, correction);
+      }
+      choice = limit_groups(op, choice, /*group_top2_sum=*/true, kNegInf);
       Value* picked = mask_at(op, choice, op.TopK(choice, o_.top_k).indices);
       routing = op.Where(picked, scores, 0.0f);
-      if (o_.norm_topk_prob) routing = op.Div(routing, op.Add(op.ReduceSum(routing, {-1}), 1e-20));
+      if (o_.norm_topk_prob) routing = op.Div(routing, op.Add(op.ReduceSum(routing, {-1}), o_.norm_topk_eps));
       if (o_.routed_scaling_factor != 1.0f) routing = op.Mul(routing, o_.routed_scaling_factor);
       break;
     }

@@ -10,8 +10,9 @@
 //   topk_softmax    top-k of the logits, softmax over those k (GraniteMoE, GPT-OSS with bias)
 //   sigmoid_groups  s = sigmoid(logits); c = s + e_score_correction_bias; group score = sum of the
 //                   two best c in the group; c outside the topk_group best groups = -inf; top-k of c
-//                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + 1e-20);
-//                   * routed_scaling_factor (DeepSeek-V3 "noaux_tc")
+//                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + norm_topk_eps);
+//                   * routed_scaling_factor (DeepSeek-V3 "noaux_tc"; Lfm2Moe, one group,
+//                   norm_topk_eps 1e-6, without the correction when use_expert_bias is false)
 //   softmax_correction  sigmoid_groups' selection and weighting with p = softmax(logits) in place
 //                   of the sigmoid, one group (Ernie 4.5 MoE: its moe_norm_min clamp of the sum
 //                   never acts for moe_norm_min <= top_k / num_experts, which the arch checks)
@@ -46,8 +47,14 @@ struct RouterOptions {
   // sigmoid_groups, softmax_correction: the router holds e_score_correction_bias; false: its MoE
   // block does and sets the pointer (MoEOptions::score_bias_name)
   bool own_score_bias = true;
+  // sigmoid_groups: false picks on the scores alone, no e_score_correction_bias (Lfm2Moe's
+  // use_expert_bias false)
+  bool score_correction = true;
+  double norm_topk_eps = 1e-20;  // sigmoid_groups, softmax_correction: added to the picked sum (Lfm2Moe 1e-6)
   // Whether the kind picks on scores + e_score_correction_bias.
-  bool corrected() const { return kind == RouterKind::sigmoid_groups || kind == RouterKind::softmax_correction; }
+  bool corrected() const {
+    return (kind == RouterKind::sigmoid_groups && score_correction) || kind == RouterKind::softmax_correction;
+  }
   DataType dtype = DataType::FLOAT;
 };
 

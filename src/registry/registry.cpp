@@ -109,6 +109,12 @@ const std::vector<RegistryEntry>& registry() {
         // onnxruntime-genai 0.18 reads their conv/recurrent states by name (genai_config.json layer_types)
         {"bamba", "hybrid", "text-generation", create_bamba},
         {"granitemoehybrid", "hybrid", "text-generation", create_granitemoehybrid, "granitemoehybrid"},
+        // Mamba + attention (archs/jamba.cpp): genai's generic "decoder" reads its states as bamba's
+        {"jamba", "hybrid", "text-generation", create_jamba},
+        // short-convolution + attention (archs/lfm2.cpp, lfm2_moe.cpp): onnxruntime-genai 0.18's "lfm2"
+        // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
+        {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},
+        {"lfm2_moe", "lfm2", "text-generation", create_lfm2_moe, "lfm2_moe"},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

@@ -163,6 +163,17 @@ nlohmann::json genai_config(const CausalLM& model, const HfConfig& config,
     decoder["outputs"]["present_conv_names"] = "present.%d.conv_state";
     decoder["outputs"]["present_recurrent_names"] = "present.%d.recurrent_state";
   }
+  // LFM2: which layers carry a KV cache and which the {conv_state} window of conv_cache_size
+  // positions, in the names and layer types of onnxruntime-genai 0.18's "lfm2" type
+  const auto conv = std::find_if(states.begin(), states.end(), is_genai_conv);
+  if (conv != states.end()) {
+    nlohmann::json types = nlohmann::json::array();
+    for (const LayerStates& layer : states) types.push_back(is_genai_conv(layer) ? "conv" : "full_attention");
+    decoder["layer_types"] = types;
+    decoder["conv_cache_size"] = conv->front().tensors.front().shape.back().value;
+    decoder["inputs"]["past_conv_names"] = "past_key_values.%d.conv_state";
+    decoder["outputs"]["present_conv_names"] = "present.%d.conv_state";
+  }
 
   auto gen_or = [&](const char* key, nlohmann::json fallback) {
     return search_option(gen, key, fallback, gen_file);

@@ -25,6 +25,11 @@ bool is_genai_recurrent(const LayerStates& layer) {
   return t.size() == 2 && t[0].name == "conv_state" && t[1].name == "recurrent_state";
 }
 
+bool is_genai_conv(const LayerStates& layer) {
+  return layer.size() == 1 && layer[0].kind == StateKind::recurrent && layer[0].tensors.size() == 1 &&
+         layer[0].tensors[0].name == "conv_state";
+}
+
 namespace {
 
 std::string layer_name(const char* prefix, size_t i, const StateTensor& t) {
@@ -70,11 +75,12 @@ void present_outputs(GraphBuilder& b, const LayerStateValues& present, const std
 CacheLayout CausalLM::cache_layout() const {
   const std::vector<LayerStates> states = layer_states();
   MOBIUS_ASSERT(!states.empty(), "a causal LM has layers");
-  // a hybrid's recurrent layers (conv_state, recurrent_state: the names onnxruntime-genai reads,
-  // package/genai_config.cpp) carry no KV cache; the others one each, of one layout
+  // a hybrid's recurrent layers (conv_state, recurrent_state, or conv_state alone: the names
+  // onnxruntime-genai reads, package/genai_config.cpp) carry no KV cache; the others one each, of
+  // one layout
   std::vector<size_t> kv;
   for (size_t i = 0; i < states.size(); ++i)
-    if (!is_genai_recurrent(states[i])) kv.push_back(i);
+    if (!is_genai_recurrent(states[i]) && !is_genai_conv(states[i])) kv.push_back(i);
   if (kv.empty()) return {static_cast<int64_t>(states.size()), 0, 0};  // a state-space model: no KV cache
   const LayerState& first = self_kv(states, kv[0]);
   for (size_t i : kv) {

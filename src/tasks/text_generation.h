@@ -53,8 +53,11 @@ struct CausalLMOutputs {
 // Whether a layer's state is the {conv_state, recurrent_state} pair onnxruntime-genai 0.18 reads
 // by name in a hybrid (past_conv_names, past_recurrent_names: package/genai_config.cpp).
 bool is_genai_recurrent(const LayerStates& layer);
+// Whether a layer's state is the one {conv_state} window onnxruntime-genai 0.18's "lfm2" type
+// reads by name (past_conv_names; layer type "conv", LFM2's short convolution).
+bool is_genai_conv(const LayerStates& layer);
 
-// The one cache layout every KV layer shares (a hybrid's is_genai_recurrent layers have none; a
+// The one cache layout every KV layer shares (a hybrid's is_genai_recurrent / is_genai_conv layers have none; a
 // model whose layers are all is_genai_recurrent, Mamba, has 0 heads of size 0), as
 // onnxruntime-genai's config and the --try-generic self-check describe a cache
 // (CausalLM::cache_layout).

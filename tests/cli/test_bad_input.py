@@ -97,8 +97,9 @@ def test_missing_config(ckpt):
 
 
 def test_unknown_model_type_suggests_nearest(ckpt):
-    edit_config(ckpt, model_type="lamma")
-    expect_error(ckpt, "config.json", "model_type", "lamma", "llama")
+    # one letter away from llama alone ("lamma", two away, ties with bamba, gemma, jamba first)
+    edit_config(ckpt, model_type="llamma")
+    expect_error(ckpt, "config.json", "model_type", "llamma", "llama")
 
 
 # --- safetensors structure ---------------------------------------------------------------------

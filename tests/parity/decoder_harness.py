@@ -58,6 +58,16 @@ TYPE_BASE = {
 TYPE_BASE["granitemoehybrid"] = dict({k: v for k, v in TYPE_BASE["bamba"].items() if k != "attn_layer_indices"},
                                      layer_types=["linear_attention", "full_attention", "linear_attention"],
                                      num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=96)
+# LFM2: layers conv, attention, conv; the MLP width int(2 * 128 / 3) = 85 rounded up to a multiple
+# of 32 (96; default 256)
+TYPE_BASE["lfm2"] = dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], block_multiple_of=32)
+# LFM2-MoE: the same layers; layer 0 dense, 4 experts of 32, 2 per token
+TYPE_BASE["lfm2_moe"] = dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], num_dense_layers=1,
+                             num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32)
+# Jamba: layers mamba, attention, mamba (attn_layer_period 3, offset 1); 4 experts, 2 per token, on
+# layers 0 and 2 (expert_layer_period 2, offset 0); the Mamba mixers of 128 channels, state 16
+TYPE_BASE["jamba"] = dict(num_hidden_layers=3, attn_layer_period=3, attn_layer_offset=1, expert_layer_period=2,
+                          expert_layer_offset=0, num_experts=4, num_experts_per_tok=2, mamba_d_state=16)
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

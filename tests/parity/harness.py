@@ -528,6 +528,21 @@ def _bamba_states(c) -> list[dict]:
     return [_kv_states(c) if t == "full_attention" else ssd for t in c.layers_block_type]
 
 
+def _lfm2_states(c) -> list[dict]:
+    """LFM2, LFM2-MoE: attention layers carry key/value, the "conv" layers the short convolution's window
+    of the last conv_L_cache - 1 inputs (blocks/short_conv.h)."""
+    conv = {"conv_state": (c.hidden_size, c.conv_L_cache - 1)}
+    return [conv if t == "conv" else _kv_states(c) for t in c.layer_types]
+
+
+def _jamba_states(c) -> list[dict]:
+    """Jamba: attention layers (layers_block_type "attention") carry key/value, the Mamba layers
+    the mixer's states (its mamba_* fields; blocks/mamba.h)."""
+    inner = c.mamba_expand * c.hidden_size
+    mamba = {"conv_state": (inner, c.mamba_d_conv - 1), "recurrent_state": (inner, c.mamba_d_state)}
+    return [_kv_states(c) if t == "attention" else mamba for t in c.layers_block_type]
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -535,7 +550,8 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
-HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states}
+HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
+                 "lfm2_moe": _lfm2_states, "jamba": _jamba_states}
 
 
 def is_recurrent(model_type: str) -> bool:

@@ -11,6 +11,7 @@
 #include "block_fixture.h"
 #include "blocks/decoder.h"
 #include "blocks/mamba2.h"
+#include "blocks/short_conv.h"
 #include "blocks/spec_check.h"
 #include "ir/serialize.h"
 #include "test_util.h"
@@ -199,6 +200,47 @@ TEST(StateModel, DecoderLayerHoldsAnyTokenMixer) {
                                            "present.0.value [batch_size, 1, total_sequence_length, 4]",
                                            "present.1.conv_state [batch_size, 22, 2]",
                                            "present.1.recurrent_state [batch_size, 4, 4, 3]"}));
+}
+
+// LFM2's short convolution (blocks/short_conv.h) as a layer's token mixer: one replaced state,
+// {conv_state [batch, hidden, kernel - 1]}, and its module names under "conv".
+TEST(StateModel, ShortConvCarriesItsConvWindowOnly) {
+  DecoderSpec s;
+  s.vocab_size = 32;
+  s.hidden_size = 8;
+  s.num_hidden_layers = 2;
+  s.layer_types = {"conv", "full_attention"};
+  s.attention.hidden_size = 8;
+  s.attention.num_attention_heads = 2;
+  s.attention.num_key_value_heads = 1;
+  s.attention.head_dim = 4;
+  s.mlp = {.hidden_size = 8, .intermediate_size = 12};
+  s.rope.head_dim = 4;
+  s.rope.max_position_embeddings = 64;
+  const ShortConvOptions o{.hidden_size = 8, .kernel = 3, .bias = true};
+  s.make_mixer = [o](int64_t layer) {
+    return layer == 0 ? LayerMixer{"conv", std::make_unique<ShortConvMixer>(o)} : LayerMixer{};
+  };
+  DecoderCausalLM m(s);
+  std::set<std::string> names;
+  for (const auto& [name, shape] : test::params(m)) names.insert(name);
+  for (const char* n : {"model.layers.0.conv.in_proj.weight", "model.layers.0.conv.in_proj.bias",
+                        "model.layers.0.conv.conv.weight", "model.layers.0.conv.conv.bias",
+                        "model.layers.0.conv.out_proj.bias"})
+    EXPECT_TRUE(names.count(n)) << n;
+  const std::vector<LayerStates> states = m.layer_states();
+  EXPECT_TRUE(is_genai_conv(states[0]));
+  EXPECT_FALSE(is_genai_recurrent(states[0]));
+  EXPECT_FALSE(is_genai_conv(states[1]));
+  const CacheLayout c = m.cache_layout();  // the attention layer's cache only
+  EXPECT_EQ(c.num_key_value_heads, 1);
+  EXPECT_EQ(c.head_dim, 4);
+  Model model = m.build_model();
+  std::vector<std::string> in;
+  for (const Value* v : model.graph.inputs) in.push_back(v->name + " " + shape_str(*v->shape));
+  EXPECT_EQ(in[3], "past_key_values.0.conv_state [batch_size, 8, 2]");
+  EXPECT_EQ(in[4], "past_key_values.1.key [batch_size, 1, past_sequence_length, 4]");
+  EXPECT_THROW(ShortConvMixer(ShortConvOptions{.hidden_size = 8, .kernel = 1}), FieldError);
 }
 
 }  // namespace

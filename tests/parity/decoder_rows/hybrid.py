@@ -1,10 +1,11 @@
 """The text-generation parity rows of the hybrid family: decoders whose layers interleave
 self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba,
-granitemoehybrid.
-Attention layers carry key/value, the others {conv_state, recurrent_state}
+granitemoehybrid, jamba (Mamba-1 mixers), lfm2 and lfm2_moe (a short convolution,
+src/blocks/short_conv.h).
+Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
-genai_config.json (src/package/genai_config.cpp)."""
+genai_config.json (src/package/genai_config.cpp; LFM2 as its "lfm2" type)."""
 
 from harness import DROP
 
@@ -32,5 +33,39 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("dense-legacy-layer-types", dict(num_local_experts=0,
                                           layer_types=["full_attention", "linear_attention", "linear_attention"],
                                           _json=dict(layer_types=["attention", "mamba", "mamba"]))),
+    ],
+    "lfm2": [
+        # layers conv, attention, conv (decoder_harness.TYPE_BASE); kernel 3, no bias, tied
+        ("default", {}),
+        # layer_types left out of config.json: Lfm2Config's from full_attn_idxs (attention, conv,
+        # attention); the MLP width int(1.5 * 85) = 127 rounded up to 128
+        ("bias-kernel-4-attn-idxs-untied", dict(conv_bias=True, conv_L_cache=4, layer_types=None,
+                                                full_attn_idxs=[0, 2], block_ffn_dim_multiplier=1.5,
+                                                tie_word_embeddings=False, _json=dict(layer_types=DROP))),
+        # the MLP width as is (block_auto_adjust_ff_dim false); config.json with the aliases that
+        # Lfm2Config pops: block_ff_dim for intermediate_size, tie_embedding for tie_word_embeddings
+        ("unadjusted-ff-dim-aliases", dict(block_auto_adjust_ff_dim=False, intermediate_size=96,
+                                           tie_word_embeddings=False,
+                                           _json=dict(block_ff_dim=96, intermediate_size=DROP,
+                                                      tie_embedding=False, tie_word_embeddings=DROP))),
+    ],
+    "lfm2_moe": [
+        # layers conv, attention, conv; layer 0 dense, then 4 experts picked by sigmoid + expert_bias
+        ("default", {}),
+        # picked by the sigmoid alone, weights not renormalized, scaled by 2; every layer sparse
+        ("no-expert-bias-scaled-bias-conv", dict(use_expert_bias=False, norm_topk_prob=False,
+                                                 routed_scaling_factor=2.0, num_dense_layers=0,
+                                                 conv_bias=True, conv_L_cache=2)),
+    ],
+    "jamba": [
+        # layers mamba (MoE), attention (MLP), mamba (MoE) (decoder_harness.TYPE_BASE)
+        ("default", {}),
+        # the experts on the attention layer; a wider time step, projections with bias, kernel 3
+        ("moe-on-attention-rank-8-bias-kernel-3", dict(expert_layer_offset=1, mamba_dt_rank=8,
+                                                       mamba_proj_bias=True, mamba_conv_bias=False,
+                                                       mamba_d_conv=3)),
+        # one expert: JambaMLP on every layer; mamba_dt_rank "auto" (ceil(64 / 16) = 4), expand 1
+        ("dense-auto-rank-expand-1", dict(num_experts=1, mamba_expand=1, tie_word_embeddings=True,
+                                          _json=dict(mamba_dt_rank="auto"))),
     ],
 }
