@@ -33,6 +33,10 @@ inline constexpr GraphFileName kGraphFileNames[] = {
     {"vision", "vision_encoder"},
     {"speech", "audio_encoder"},
     {"embedding", "embed_tokens"},
+    // diffusers components (registry/diffusers_registry.h), until the package layer gives each its folder
+    {"vae_encoder", "vae_encoder"},
+    {"vae_decoder", "vae_decoder"},
+    {"unet", "unet"},
 };
 
 // The graph file of `role` relative to the package directory: "model.onnx" (flat) or
