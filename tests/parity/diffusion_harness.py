@@ -15,7 +15,9 @@ from pathlib import Path
 
 import diffusers
 import numpy as np
+import onnx
 import torch
+from safetensors import safe_open
 
 import harness as H
 
@@ -106,6 +108,18 @@ def references(model, row: Row, seed: int = 1) -> dict:
         return {"vae_encoder": ({"sample": sample}, enc), "vae_decoder": ({"latent_sample": latent}, {"sample": decoded})}
     finally:
         model.float()
+
+
+def unread_tensors(component: Path, graphs: list[Path]) -> list[str]:
+    """The checkpoint tensors of the component that no graph of the package has as an initializer
+    (a weight the build would drop)."""
+    keys = set()
+    for f in component.glob("*.safetensors"):
+        with safe_open(str(f), "pt") as st:
+            keys |= set(st.keys())
+    for g in graphs:
+        keys -= {t.name for t in onnx.load(str(g), load_external_data=False).graph.initializer}
+    return sorted(keys)
 
 
 def compare(got: np.ndarray, want: np.ndarray, what: str) -> str | None:

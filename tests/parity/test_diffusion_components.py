@@ -76,9 +76,10 @@ F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15")]
 def test_float32_parity(row, tmp_path):
     model = D.write_component(row, tmp_path / "component")
     H.build(tmp_path / "component", tmp_path / "onnx")  # the component folder alone, default options
-    failures = []
+    failures, paths = [], []
     for name, (feeds, want) in D.references(model, row).items():
         path = D.graph(tmp_path / "onnx", name)
+        paths.append(path)
         failures += H.check_model(path, {})
         meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
         if (meta.get("model_type"), meta.get("task")) != (row.class_name, TASKS[row.class_name]):
@@ -92,6 +93,8 @@ def test_float32_parity(row, tmp_path):
         for out, got in zip(outs, sess.run(outs, feeds)):
             if (f := D.compare(got, want[out], f"{name}.{out}")) is not None:
                 failures.append(f)
+    if unread := D.unread_tensors(tmp_path / "component", paths):
+        failures.append(f"checkpoint tensors no graph reads: {unread}")
     assert not failures, failures
 
 
