@@ -6,6 +6,7 @@ timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample); float3
 harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
 exactly its float16 value, and the graphs run."""
 
+import json
 import subprocess
 import sys
 
@@ -131,3 +132,21 @@ def test_diffusers_defaults_generated():
     r = subprocess.run([sys.executable, str(H.REPO / "scripts" / "gen_diffusers_defaults.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("config,message", [
+    ({"_class_name": "ControlNetModel"}, "field '_class_name': diffusers class 'ControlNetModel' is not supported yet"),
+    (dict(UNET, _class_name="UNet2DConditionModel", class_embed_type="timestep"), "field 'class_embed_type'"),
+    (dict(UNET, _class_name="UNet2DConditionModel", attention_head_dim=3), "field 'attention_head_dim'"),
+    (dict(VAE, _class_name="AutoencoderKL", norm_num_groups=3), "field 'block_out_channels'"),
+    (dict(VAE, _class_name="AutoencoderKL", layers_per_block=0), "field 'layers_per_block'"),
+    (dict(TINY, _class_name="AutoencoderTiny", upsample_fn="bilinear"), "field 'upsample_fn'"),
+], ids=["unknown-class", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear"])
+def test_refused_configs(config, message, tmp_path):
+    """A component whose class is not registered, or whose config asks for a mechanism mobius does not
+    build or is out of range, is refused naming config.json and the field; nothing is written."""
+    (tmp_path / "component").mkdir()
+    (tmp_path / "component" / "config.json").write_text(json.dumps(config))
+    r = H.run_mobius("build", tmp_path / "component", tmp_path / "onnx", "--no-weights")
+    assert r.returncode != 0 and "config.json" in r.stderr and message in r.stderr, r.stderr
+    assert not (tmp_path / "onnx").exists()
