@@ -22,6 +22,7 @@ Value* DiffusersAttention::forward(Ops& op, Value* x, Value* context) const {
                           split(to_v->forward(op, context)), nullptr, nullptr, nullptr,
                           {.scale = 1.0f / std::sqrt(static_cast<float>(dim_head_))})
                  .y;
+  op.builder().producer(y).tags = {.num_heads = heads_, .kv_num_heads = heads_, .head_size = dim_head_};
   return to_out->forward(op, op.Reshape(op.Transpose(y, {.perm = {0, 2, 1, 3}}), {0, 0, heads_ * dim_head_}));
 }
 

@@ -6,7 +6,8 @@
 //   x = ff(norm3(x)) + x                             GEGLU: h, gate = net.0.proj(x).chunk(2);
 //                                                    net.2(h * gelu(gate)) (erf gelu), inner 4 * dim
 // Attention (attention_processor.py Attention, AttnProcessor2_0): to_q, to_k, to_v without bias,
-// to_out.0 with bias, heads of dim_head, SDPA with scale dim_head^-0.5 and no mask. norm1..3:
+// to_out.0 with bias, heads of dim_head, SDPA with scale dim_head^-0.5 and no mask (the ONNX
+// Attention op, tagged with its heads for the multi_head_attention lowering). norm1..3:
 // LayerNorm (eps norm_eps, affine). Children named as the diffusers state dict.
 #pragma once
 

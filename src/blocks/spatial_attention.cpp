@@ -24,6 +24,7 @@ Value* SpatialAttention::forward(Ops& op, Value* x) const {
   Value* y = op.Attention(heads(to_q->forward(op, t)), heads(to_k->forward(op, t)), heads(to_v->forward(op, t)),
                           nullptr, nullptr, nullptr, {.scale = 1.0f / std::sqrt(static_cast<float>(dim_head))})
                  .y;
+  op.builder().producer(y).tags = {.num_heads = o_.heads, .kv_num_heads = o_.heads, .head_size = dim_head};
   y = to_out->forward(op, op.Reshape(op.Transpose(y, {.perm = {0, 2, 1, 3}}), {0, 0, o_.channels}));
   // [batch, h * w, channels] -> [batch, channels, h, w]
   y = op.Reshape(op.Transpose(y, {.perm = {0, 2, 1}}), op.Shape(x));

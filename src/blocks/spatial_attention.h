@@ -5,7 +5,8 @@
 //   y = to_out.0(SDPA(to_q(t), to_k(t), to_v(t)))   heads of dim_head, scale dim_head^-0.5
 //   out = (y viewed as [batch, channels, h, w] + x) / rescale_output_factor
 // Children group_norm, to_q, to_k, to_v, to_out.0 (Linear with bias): the diffusers state-dict names.
-// Lowered to the ONNX Attention op (opset 23) without a mask.
+// Lowered to the ONNX Attention op (opset 23) without a mask, tagged with its heads (ir.h NodeTags:
+// --ep cpu / cuda make it com.microsoft MultiHeadAttention, passes/multi_head_attention.cpp).
 #pragma once
 
 #include "blocks/group_norm.h"

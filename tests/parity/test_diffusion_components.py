@@ -150,3 +150,20 @@ def test_refused_configs(config, message, tmp_path):
     r = H.run_mobius("build", tmp_path / "component", tmp_path / "onnx", "--no-weights")
     assert r.returncode != 0 and "config.json" in r.stderr and message in r.stderr, r.stderr
     assert not (tmp_path / "onnx").exists()
+
+
+@pytest.mark.parametrize("row", F16_ROWS[::2], ids=[f"{r.class_name}-{r.variant}" for r in F16_ROWS[::2]])
+def test_cpu_lowering(row, tmp_path):
+    """--ep cpu: every attention of the graphs is com.microsoft MultiHeadAttention, within the same
+    tolerance of diffusers."""
+    model = D.write_component(row, tmp_path / "component")
+    H.build(tmp_path / "component", tmp_path / "onnx", "--ep", "cpu")
+    failures = []
+    for name, (feeds, want) in D.references(model, row).items():
+        path = D.graph(tmp_path / "onnx", name)
+        failures += H.attention_lowering_problems(path)
+        outs = sorted(want)
+        for out, got in zip(outs, H.ort_session(path).run(outs, feeds)):
+            if (f := D.compare(got, want[out], f"{name}.{out}")) is not None:
+                failures.append(f)
+    assert not failures, failures
