@@ -85,6 +85,14 @@ Value* Ops::Conv(Value* x, Value* w, Value* b, ConvAttrs a) {
   return one("Conv", in, std::move(attrs), x->dtype);
 }
 
+Value* Ops::Resize(Value* x, Value* sizes, ResizeAttrs a) {
+  return one("Resize", {x, nullptr, nullptr, sizes},
+             {{"mode", std::string(a.mode)},
+              {"coordinate_transformation_mode", std::string(a.coordinate_transformation_mode)},
+              {"nearest_mode", std::string(a.nearest_mode)}},
+             x->dtype);
+}
+
 Value* Ops::Gather(Value* data, Value* indices, GatherAttrs a) {
   return one("Gather", {data, indices}, {{"axis", a.axis}}, data->dtype);
 }

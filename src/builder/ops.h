@@ -52,6 +52,9 @@ struct RotaryEmbeddingAttrs { int64_t interleaved = 0; int64_t rotary_embedding_
 struct ConvAttrs { std::vector<int64_t> kernel_shape; std::vector<int64_t> strides; std::vector<int64_t> pads; int64_t group = 1; };
 // Scan attributes besides the body: the scan inputs' and outputs' iterated axes (empty: axis 0).
 struct ScanAttrs { int64_t num_scan_inputs; std::vector<int64_t> scan_input_axes; std::vector<int64_t> scan_output_axes; };
+// Resize attributes (torch's F.interpolate(mode="nearest"): each output pixel takes the input pixel
+// floor(out_index * in_size / out_size)).
+struct ResizeAttrs { const char* mode = "nearest"; const char* coordinate_transformation_mode = "asymmetric"; const char* nearest_mode = "floor"; };
 struct AttentionAttrs { std::optional<float> scale; float softcap = 0.0f; int64_t is_causal = 0; };
 
 class Ops {
@@ -102,6 +105,10 @@ class Ops {
   // Conv (opset 22, auto_pad NOTSET, dilations 1): x [batch, in_channels, *spatial], w [out_channels,
   // in_channels / group, *kernel_shape], b [out_channels] or null; pads [begin..., end...].
   Value* Conv(Value* x, Value* w, Value* b, ConvAttrs a = {});
+
+  // Resize (opset 19) of x to `sizes` (int64 [rank of x], the output's full shape), no roi or
+  // scales; ResizeAttrs' defaults: nearest neighbour as torch's F.interpolate(mode="nearest").
+  Value* Resize(Value* x, Value* sizes, ResizeAttrs a = {});
 
   Value* Gather(Value* data, Value* indices, GatherAttrs a = {});
   // GatherElements (opset 13): out[..., i, ...] = data[..., indices[..., i, ...], ...] along

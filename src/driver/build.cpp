@@ -19,6 +19,7 @@
 #include "driver/source_path.h"
 #include "package/writer.h"
 #include "registry/config_defaults.h"
+#include "registry/diffusers_registry.h"
 #include "registry/registry.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/text_heads.h"
@@ -326,10 +327,15 @@ BuildReport build_package(const BuildOptions& o) {
   std::optional<HfConfig>& cfg = src.config;
   if (ckpt && !o.lora_dir.empty()) ckpt = merge_lora(o.lora_dir, std::move(ckpt), *cfg);  // a GGUF
   const std::string& config_dir = src.config_dir;
-  report.model_type = cfg->get_string("model_type");
   ArchFactory create;
   std::string genai_type = "decoder";
-  if (is_registered(report.model_type)) {
+  if (is_diffusers_config(*cfg)) {  // a diffusers component folder (registry/diffusers_registry.h)
+    report.model_type = cfg->get_string("_class_name");
+    const DiffusersEntry& entry = find_diffusers_class(report.model_type, cfg->file());
+    report.task = entry.task;
+    create = entry.create;
+    cfg = with_diffusers_defaults(*cfg, report.model_type);
+  } else if (report.model_type = cfg->get_string("model_type"); is_registered(report.model_type)) {
     const RegistryEntry& entry = find_architecture(report.model_type, cfg->file());
     report.task = entry.task;
     create = entry.create;

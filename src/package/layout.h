@@ -26,6 +26,11 @@ inline constexpr const char* decoder = "onnx/decoder_model_merged";
 inline constexpr const char* vision = "onnx/vision_encoder";
 inline constexpr const char* audio = "onnx/audio_encoder";
 inline constexpr const char* embed_tokens = "onnx/embed_tokens";
+// a diffusion pipeline's components, one folder each (Optimum's ORTDiffusionPipeline, diffusers'
+// OnnxStableDiffusionPipeline)
+inline constexpr const char* vae_encoder = "vae_encoder/model";
+inline constexpr const char* vae_decoder = "vae_decoder/model";
+inline constexpr const char* unet = "unet/model";
 }  // namespace hf_graph
 
 // The files of one graph: `name` is its role (the flat layout's file stem and the name messages

@@ -1,0 +1,42 @@
+// The diffusers registry: the one table mapping a diffusers component's config.json `_class_name`
+// (a folder as ModelMixin.save_pretrained writes it: config.json, diffusion_pytorch_model.safetensors)
+// to its architecture, and each class' config defaults (registry/diffusers_defaults.inc, generated
+// from the __init__ signature of the diffusers class by scripts/gen_diffusers_defaults.py).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "archs/archs.h"
+
+namespace mobius {
+
+// archs/autoencoder_kl.cpp
+std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
+// archs/autoencoder_tiny.cpp
+std::unique_ptr<Architecture> create_autoencoder_tiny(const HfConfig&, DataType);
+// archs/unet_2d_condition.cpp
+std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig&, DataType);
+
+struct DiffusersEntry {
+  const char* class_name;  // config.json "_class_name", diffusers' model class
+  const char* family;      // the architecture file it is built by
+  const char* task;        // the Architecture's task(): "diffusion-vae", "diffusion-denoiser"
+  ArchFactory create;
+};
+
+// All entries, sorted by class name.
+const std::vector<DiffusersEntry>& diffusers_registry();
+
+// Whether `cfg` is a diffusers component's config: a "_class_name" and no "model_type".
+bool is_diffusers_config(const HfConfig& cfg);
+
+// The entry for `class_name`; throws mobius::Error "<config_file>: field '_class_name': diffusers
+// class 'X' is not supported yet (supported: ...)" when it is not registered.
+const DiffusersEntry& find_diffusers_class(const std::string& class_name, const std::string& config_file);
+
+// `cfg` with every field config.json leaves out (absent; an explicit null stays null) set to the
+// default of `class_name`'s __init__ argument of that name; unchanged for a class without a row.
+HfConfig with_diffusers_defaults(const HfConfig& cfg, const std::string& class_name);
+
+}  // namespace mobius

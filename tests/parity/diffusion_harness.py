@@ -1,0 +1,133 @@
+"""Parity harness of the diffusers components (registry/diffusers_registry.h): a tiny component
+made by diffusers itself (seed 0, every parameter re-randomized, ModelMixin.save_pretrained:
+config.json with _class_name, diffusion_pytorch_model.safetensors) -> `mobius build DIR OUT` ->
+onnxruntime vs diffusers' own forward.
+
+The reference is the diffusers model in float64 (as harness.float64 is for transformers: a row's
+error is mobius' float32 error alone); the check is max|Δ| <= harness.TOL * scale, scale = the
+largest |reference| of the output (the outputs of a re-randomized VAE are not of order 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import diffusers
+import numpy as np
+import onnx
+import torch
+from safetensors import safe_open
+
+import harness as H
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    class_name: str
+    variant: str
+    config: dict  # the diffusers class' __init__ kwargs
+    image: tuple[int, int] = (8, 8)  # a VAE encoder's input height, width
+    latent: tuple[int, int] = (4, 4)  # a VAE decoder's and a UNet's input height, width
+    text_len: int = 5  # a UNet's encoder_hidden_states length
+    timestep: tuple[float, ...] = (999.0, 17.0)  # a UNet's timestep: BATCH entries, or 1 (broadcast)
+
+
+BATCH = 2
+
+
+@torch.no_grad()
+def rerandomize(model: torch.nn.Module) -> None:
+    """Every parameter replaced: norm weights 1 + 0.1 r and every bias 0.1 r (GroupNorm's too, so
+    that a dropped affine cannot match), convolution and linear weights r / sqrt(fan_in) (fan_in:
+    in_channels * kernel height * kernel width)."""
+    for name, p in model.named_parameters():
+        r = torch.randn_like(p)
+        if "norm" in name and name.endswith("weight"):
+            p.copy_(1.0 + 0.1 * r)
+        elif p.ndim >= 2:
+            p.copy_(r * p[0].numel() ** -0.5)
+        else:
+            p.copy_(0.1 * r)
+
+
+def write_component(row: Row, out: Path):
+    """The diffusers model of `row` (seed 0), re-randomized, saved to `out`; returns it."""
+    torch.manual_seed(0)
+    model = getattr(diffusers, row.class_name)(**row.config).eval()
+    rerandomize(model)
+    model.save_pretrained(out)
+    return model
+
+
+def graph(package: Path, name: str) -> Path:
+    """The graph file of the package's graph `name` (vae_encoder, vae_decoder, unet), wherever its layout
+    puts it."""
+    found = [p for p in package.rglob("*.onnx") if name in p.relative_to(package).as_posix()]
+    assert len(found) == 1, f"{package}: graph {name}: {found}"
+    return found[0]
+
+
+@torch.no_grad()
+def references(model, row: Row, seed: int = 1) -> dict:
+    """{graph name: (float32 feeds, {output: float64 reference})} of the component, from diffusers'
+    own forward in float64 (the model is converted back to float32 after):
+      AutoencoderKL: vae_encoder, encode(sample).latent_dist.parameters of a batch of images;
+        vae_decoder, decode(latent_sample).sample of a batch of latents
+      AutoencoderTiny: vae_encoder, encode(sample).latents; vae_decoder, decode(latent_sample).sample
+      UNet2DConditionModel: unet, forward(sample, timestep, encoder_hidden_states[,
+        added_cond_kwargs text_embeds and time_ids]).sample"""
+    rng = np.random.default_rng(seed)
+    c = model.config
+    m64 = model.double()
+    t64 = lambda a: torch.from_numpy(a).double()  # noqa: E731
+    try:
+        if row.class_name == "UNet2DConditionModel":
+            feeds = {"sample": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),
+                     "timestep": np.array(row.timestep, dtype=np.float32),
+                     "encoder_hidden_states": rng.standard_normal((BATCH, row.text_len, c.cross_attention_dim))
+                     .astype(np.float32)}
+            kwargs = {}
+            if c.addition_embed_type == "text_time":
+                time_ids = 6 * c.addition_time_embed_dim
+                feeds["text_embeds"] = rng.standard_normal(
+                    (BATCH, c.projection_class_embeddings_input_dim - time_ids)).astype(np.float32)
+                feeds["time_ids"] = np.array([[64, 48, 3, 0, 64, 48], [32, 40, 0, 5, 32, 40]], dtype=np.float32)
+                kwargs["added_cond_kwargs"] = {"text_embeds": t64(feeds["text_embeds"]),
+                                               "time_ids": t64(feeds["time_ids"])}
+            out = m64(t64(feeds["sample"]), t64(feeds["timestep"]), t64(feeds["encoder_hidden_states"]), **kwargs).sample
+            return {"unet": (feeds, {"out_sample": out.numpy()})}
+        sample = rng.standard_normal((BATCH, c.in_channels, *row.image)).astype(np.float32)
+        latent = rng.standard_normal((BATCH, c.latent_channels, *row.latent)).astype(np.float32)
+        encoded = m64.encode(t64(sample))
+        if row.class_name == "AutoencoderKL":
+            enc = {"latent_parameters": encoded.latent_dist.parameters.numpy()}
+        else:
+            enc = {"latents": encoded.latents.numpy()}
+        decoded = m64.decode(t64(latent)).sample.numpy()
+        return {"vae_encoder": ({"sample": sample}, enc), "vae_decoder": ({"latent_sample": latent}, {"sample": decoded})}
+    finally:
+        model.float()
+
+
+def unread_tensors(component: Path, graphs: list[Path]) -> list[str]:
+    """The checkpoint tensors of the component that no graph of the package has as an initializer
+    (a weight the build would drop)."""
+    keys = set()
+    for f in component.glob("*.safetensors"):
+        with safe_open(str(f), "pt") as st:
+            keys |= set(st.keys())
+    for g in graphs:
+        keys -= {t.name for t in onnx.load(str(g), load_external_data=False).graph.initializer}
+    return sorted(keys)
+
+
+def compare(got: np.ndarray, want: np.ndarray, what: str) -> str | None:
+    """None when max|Δ| <= TOL * scale (scale: max|want|), else the failure, with the scale."""
+    if got.shape != want.shape:
+        return f"{what}: shape {got.shape}, expected {want.shape}"
+    scale = float(np.max(np.abs(want)))
+    err = float(np.max(np.abs(got.astype(np.float64) - want)))
+    if not err <= H.TOL * scale:
+        return f"{what}: max|Δ| {err:.3g} > {H.TOL} x scale {scale:.3g}"
+    return None

@@ -1,0 +1,169 @@
+"""diffusers components built alone from their folder (`mobius build DIR OUT`), run in onnxruntime
+against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
+vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
+latents for the tiny VAE; latent_sample -> sample), UNet2DConditionModel's unet graph (sample,
+timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample); float32 within
+harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
+exactly its float16 value, and the graphs run."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, numpy_helper
+from safetensors.torch import load_file
+
+import diffusion_harness as D
+import harness as H
+
+# SD 1.x/2.x/XL-style: quant_conv and post_quant_conv, 4 latent channels, an odd image side (the
+# encoder's downsampling pads one row and column at the end); SD3 / Flux-style: 16 latent
+# channels, no quant convs, shift_factor (read by the pipeline only); a mid block without attention,
+# gelu and layers_per_block 1
+VAE = dict(down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
+           block_out_channels=(8, 16), layers_per_block=2, norm_num_groups=4, latent_channels=4)
+ROWS = [
+    D.Row("AutoencoderKL", "sd", dict(VAE), image=(18, 12), latent=(5, 3)),
+    D.Row("AutoencoderKL", "sd3-flux-16ch",
+          dict(VAE, down_block_types=("DownEncoderBlock2D",) * 3, up_block_types=("UpDecoderBlock2D",) * 3,
+               block_out_channels=(8, 16, 16), latent_channels=16, use_quant_conv=False,
+               use_post_quant_conv=False, scaling_factor=1.5305, shift_factor=0.0609),
+          image=(16, 24), latent=(3, 4)),
+    D.Row("AutoencoderKL", "no-mid-attention-gelu",
+          dict(VAE, mid_block_add_attention=False, act_fn="gelu", layers_per_block=1, in_channels=4,
+               out_channels=2), image=(8, 8), latent=(4, 2)),
+]
+# TAESD-like: every block the same width (as diffusers requires), relu
+TINY = dict(encoder_block_out_channels=(8, 8, 8), decoder_block_out_channels=(8, 8, 8),
+            num_encoder_blocks=(1, 2, 1), num_decoder_blocks=(2, 1, 1), latent_channels=4)
+ROWS += [
+    D.Row("AutoencoderTiny", "taesd", dict(TINY), image=(16, 12), latent=(3, 5)),
+    D.Row("AutoencoderTiny", "silu-4ch", dict(TINY, act_fn="silu", in_channels=4, out_channels=2, latent_channels=16),
+          image=(8, 8), latent=(2, 2)),
+]
+# SD 1.x-style: cross-attention down, plain down; plain up, cross-attention up; conv projections,
+# attention_head_dim as the head count (2 heads of 4 and 8); SD 2.x-style: linear projections, a
+# per-block head count, 3 blocks, a sample not divisible by the upsamplings (the up blocks take the
+# skip's size), one timestep for the batch; SDXL-style: text_time added embeddings, two
+# transformer layers in a block, freq_shift 1 without flip
+UNET = dict(block_out_channels=(8, 16), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+            up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), layers_per_block=1, attention_head_dim=2,
+            cross_attention_dim=12, norm_num_groups=4, sample_size=8)
+ROWS += [
+    D.Row("UNet2DConditionModel", "sd15", dict(UNET, layers_per_block=2), latent=(8, 6)),
+    D.Row("UNet2DConditionModel", "sd2-linear-odd-size",
+          dict(UNET, block_out_channels=(8, 16, 16), attention_head_dim=(2, 4, 2), use_linear_projection=True,
+               down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
+               up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"), out_channels=3),
+          latent=(7, 5), timestep=(421.0,)),
+    D.Row("UNet2DConditionModel", "sdxl-text-time",
+          dict(UNET, down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+               up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"), transformer_layers_per_block=(1, 2),
+               use_linear_projection=True, addition_embed_type="text_time", addition_time_embed_dim=4,
+               projection_class_embeddings_input_dim=10 + 6 * 4, flip_sin_to_cos=False, freq_shift=1),
+          latent=(6, 8)),
+]
+IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
+TASKS = {"AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae", "UNet2DConditionModel": "diffusion-denoiser"}
+# the f16 rows: one of each class
+F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15")]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_float32_parity(row, tmp_path):
+    model = D.write_component(row, tmp_path / "component")
+    H.build(tmp_path / "component", tmp_path / "onnx")  # the component folder alone, default options
+    failures, paths = [], []
+    for name, (feeds, want) in D.references(model, row).items():
+        path = D.graph(tmp_path / "onnx", name)
+        paths.append(path)
+        failures += H.check_model(path, {})
+        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+        if (meta.get("model_type"), meta.get("task")) != (row.class_name, TASKS[row.class_name]):
+            failures.append(f"{name}: metadata model_type/task {meta.get('model_type')}/{meta.get('task')}")
+        sess = H.ort_session(path)
+        problems = H.io_problems(sess, set(feeds), set(want))
+        if problems:
+            failures += [f"{name}: {p}" for p in problems]
+            continue
+        outs = sorted(want)
+        for out, got in zip(outs, sess.run(outs, feeds)):
+            if (f := D.compare(got, want[out], f"{name}.{out}")) is not None:
+                failures.append(f)
+    if unread := D.unread_tensors(tmp_path / "component", paths):
+        failures.append(f"checkpoint tensors no graph reads: {unread}")
+    assert not failures, failures
+
+
+@pytest.mark.parametrize("row", F16_ROWS, ids=[f"{r.class_name}-{r.variant}" for r in F16_ROWS])
+def test_float16_build(row, tmp_path):
+    model = D.write_component(row, tmp_path / "component")
+    H.build(tmp_path / "component", tmp_path / "onnx", "--dtype", "f16")
+    source = {k: v for f in (tmp_path / "component").glob("*.safetensors") for k, v in load_file(f).items()}
+    bad, seen = [], set()
+    for name, (feeds, want) in D.references(model, row).items():
+        path = D.graph(tmp_path / "onnx", name)
+        onnx.checker.check_model(str(path), full_check=True)
+        for t in onnx.load(str(path), load_external_data=False).graph.initializer:
+            if t.name not in source:
+                continue
+            seen.add(t.name)
+            expected = source[t.name].to(torch.float16).view(torch.int16).numpy().view(np.uint16)
+            got = numpy_helper.to_array(t, base_dir=str(path.parent)).view(np.uint16)
+            transposed = expected.ndim == 2 and np.array_equal(got, expected.T)  # Linear weights [in, out]
+            if t.data_type != TensorProto.FLOAT16 or not (np.array_equal(got, expected) or transposed):
+                bad.append(t.name)
+        sess = H.ort_session(path)
+        f16 = {k: v.astype(np.float16) for k, v in feeds.items()}
+        for out, got in zip(sorted(want), sess.run(sorted(want), f16)):
+            if got.dtype != np.float16 or got.shape != want[out].shape or not np.all(np.isfinite(got)):
+                bad.append(f"{name}.{out}: {got.dtype} {got.shape}")
+    assert not bad, bad
+    assert seen == set(source), f"checkpoint tensors without an initializer: {sorted(set(source) - seen)}"
+
+
+def test_diffusers_defaults_generated():
+    """src/registry/diffusers_defaults.inc is what scripts/gen_diffusers_defaults.py derives from the
+    installed diffusers and the fields src/ reads."""
+    r = subprocess.run([sys.executable, str(H.REPO / "scripts" / "gen_diffusers_defaults.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("config,message", [
+    ({"_class_name": "ControlNetModel"}, "field '_class_name': diffusers class 'ControlNetModel' is not supported yet"),
+    (dict(UNET, _class_name="UNet2DConditionModel", class_embed_type="timestep"), "field 'class_embed_type'"),
+    (dict(UNET, _class_name="UNet2DConditionModel", attention_head_dim=3), "field 'attention_head_dim'"),
+    (dict(VAE, _class_name="AutoencoderKL", norm_num_groups=3), "field 'block_out_channels'"),
+    (dict(VAE, _class_name="AutoencoderKL", layers_per_block=0), "field 'layers_per_block'"),
+    (dict(TINY, _class_name="AutoencoderTiny", upsample_fn="bilinear"), "field 'upsample_fn'"),
+], ids=["unknown-class", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear"])
+def test_refused_configs(config, message, tmp_path):
+    """A component whose class is not registered, or whose config asks for a mechanism mobius does not
+    build or is out of range, is refused naming config.json and the field; nothing is written."""
+    (tmp_path / "component").mkdir()
+    (tmp_path / "component" / "config.json").write_text(json.dumps(config))
+    r = H.run_mobius("build", tmp_path / "component", tmp_path / "onnx", "--no-weights")
+    assert r.returncode != 0 and "config.json" in r.stderr and message in r.stderr, r.stderr
+    assert not (tmp_path / "onnx").exists()
+
+
+@pytest.mark.parametrize("row", F16_ROWS[::2], ids=[f"{r.class_name}-{r.variant}" for r in F16_ROWS[::2]])
+def test_cpu_lowering(row, tmp_path):
+    """--ep cpu: every attention of the graphs is com.microsoft MultiHeadAttention, within the same
+    tolerance of diffusers."""
+    model = D.write_component(row, tmp_path / "component")
+    H.build(tmp_path / "component", tmp_path / "onnx", "--ep", "cpu")
+    failures = []
+    for name, (feeds, want) in D.references(model, row).items():
+        path = D.graph(tmp_path / "onnx", name)
+        failures += H.attention_lowering_problems(path)
+        outs = sorted(want)
+        for out, got in zip(outs, H.ort_session(path).run(outs, feeds)):
+            if (f := D.compare(got, want[out], f"{name}.{out}")) is not None:
+                failures.append(f)
+    assert not failures, failures
