@@ -42,6 +42,7 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //     (archs/bart.cpp);
 //   - the training-only tensors the architecture names (Architecture::training_only: the wav2vec2
 //     family's masked_spec_embed, DINOv2/v3's embeddings.mask_token, BatchNorm's num_batches_tracked);
+//   - esm's contact_head: contact prediction from the attention maps, not from last_hidden_state;
 //   - wav2vec2-conformer's encoder.pos_conv_embed: built but never called by
 //     Wav2Vec2ConformerEncoder.forward (modeling_wav2vec2_conformer.py);
 //   - llava, vipllava, llava_next: the tower runs up to the deepest vision_feature_layer (archs/llava.h), so its later
@@ -51,6 +52,7 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
   const std::string type = e.model_type;
+  if (type == "esm" && key.starts_with("contact_head.")) return true;  // reads attention maps (archs/esm.cpp)
   if (std::string(e.task) == "feature-extraction")
     return key.starts_with("pooler.") ||
            ((type == "siglip_text_model" || type == "siglip2_text_model") && key.starts_with("head."));
