@@ -96,9 +96,9 @@ DebertaLayer::DebertaLayer(const DebertaEncoderOptions& o) : act_(o.hidden_act) 
   output_norm = child<LayerNorm>("output.LayerNorm", layer_norm(o));
 }
 
-Value* DebertaLayer::forward(Ops& op, Value* h, Value* rel, Value* index, Value* mask) const {
+Value* DebertaLayer::forward(Ops& op, Value* h, Value* rel, Value* index, Value* mask, Value* query_valid) const {
   auto s = enter(op);
-  Value* a = self->forward(op, h, rel, index, mask);
+  Value* a = self->forward(op, h, rel, index, mask, query_valid);
   a = attention_norm->forward(op, op.Add(attention_dense->forward(op, a), h));
   Value* i = activation(op, act_, intermediate->forward(op, a));
   return output_norm->forward(op, op.Add(output->forward(op, i), a));
@@ -132,7 +132,11 @@ DebertaEncoder::DebertaEncoder(const DebertaEncoderOptions& o) : o_(o) {
 
 Value* DebertaEncoder::forward(Ops& op, Value* h, Value* valid) const {
   auto s = enter(op);
+  // get_attention_mask: query i may attend key j when both are tokens; a padded query's row is all
+  // masked, its probabilities uniform over every key (XSoftmax): the padding mask, and the mean of
+  // the values at the padded queries (DisentangledSelfAttention::forward's query_valid)
   Value* mask = valid ? padding_mask(op, op.Cast(valid, {.to = DataType::INT64}), o_.dtype) : nullptr;
+  Value* query_valid = valid ? op.Unsqueeze(valid, {1, 3}) : nullptr;  // [batch, 1, seq, 1]
   Value* rel = nullptr;
   Value* index = nullptr;
   if (rel_embeddings) {
@@ -142,7 +146,7 @@ Value* DebertaEncoder::forward(Ops& op, Value* h, Value* valid) const {
   }
   Value* h0 = h;
   for (size_t i = 0; i < layers.size(); ++i) {
-    h = layers[i]->forward(op, h, rel, index, mask);
+    h = layers[i]->forward(op, h, rel, index, mask, query_valid);
     if (i == 0 && conv) h = conv->forward(op, h0, h, valid);
   }
   return h;

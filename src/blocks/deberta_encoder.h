@@ -8,7 +8,8 @@
 //   after layer 0, with conv_kernel_size > 0 (ConvLayer, `conv`):
 //     h = LayerNorm(h + conv_act(conv(h0) with padded positions zeroed)) * mask, h0 the layer's input
 // attention.self is the disentangled attention (blocks/disentangled_attention.h); every layer gets
-// the padding mask (XSoftmax: padded keys get no probability).
+// the mask of get_attention_mask (XSoftmax): a token attends the tokens, a padded position (its row
+// all masked) every position alike (the mean of the values).
 #pragma once
 
 #include <string>
@@ -54,11 +55,12 @@ void read_disentangled_attention(const HfConfig& c, DisentangledAttentionOptions
 void read_deberta_v2_encoder(const HfConfig& c, DebertaEncoderOptions& o);
 
 // DebertaV2Layer. forward: h [batch, seq, hidden], r [2 * span, hidden] (null without relative
-// attention), index disentangled_position_index(seq), mask additive [batch, 1, seq, seq] or null.
+// attention), index disentangled_position_index(seq), mask additive [batch, 1, seq, seq] and
+// query_valid bool [batch, 1, seq, 1], or both null.
 class DebertaLayer : public Module {
  public:
   explicit DebertaLayer(const DebertaEncoderOptions& o);
-  Value* forward(Ops& op, Value* h, Value* rel, Value* index, Value* mask) const;
+  Value* forward(Ops& op, Value* h, Value* rel, Value* index, Value* mask, Value* query_valid) const;
 
   DisentangledSelfAttention* self;
   Linear *attention_dense, *intermediate, *output;

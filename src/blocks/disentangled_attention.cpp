@@ -67,7 +67,7 @@ std::array<Value*, 3> DisentangledSelfAttention::project(Ops& op, Value* x) cons
 }
 
 Value* DisentangledSelfAttention::forward(Ops& op, Value* x, Value* rel_embeddings, Value* position_index,
-                                          Value* mask) const {
+                                          Value* mask, Value* query_valid) const {
   auto s = enter(op);
   const std::array<Value*, 3> qkv = project(op, x);
   Value *q = qkv[0], *k = qkv[1], *v = qkv[2];
@@ -95,7 +95,11 @@ Value* DisentangledSelfAttention::forward(Ops& op, Value* x, Value* rel_embeddin
     bias = bias ? op.Add(bias, terms) : terms;
   }
   AttentionOutputs a = op.Attention(q, k, v, bias, nullptr, nullptr, {.scale = scale});
-  return op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  // the head counts and size the multi_head_attention pass (--ep cpu) reads
+  op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads, .kv_num_heads = o_.num_attention_heads,
+                                     .head_size = o_.head_dim};
+  Value* y = query_valid ? op.Where(query_valid, a.y, op.ReduceMean(v, {2})) : a.y;  // [batch, heads, seq, d]
+  return op.Reshape(op.Transpose(y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
 }
 
 }  // namespace mobius

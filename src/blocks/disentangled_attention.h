@@ -59,8 +59,11 @@ class DisentangledSelfAttention : public Module {
   // x [batch, seq, hidden]; rel_embeddings [2 * span, hidden] (after the encoder's LayerNorm);
   // position_index: disentangled_position_index(seq); mask: additive [batch, 1, seq, seq] or null
   // -> context [batch, seq, heads * head_dim]. rel_embeddings and position_index are unused (may
-  // be null) without relative_attention.
-  Value* forward(Ops& op, Value* x, Value* rel_embeddings, Value* position_index, Value* mask) const;
+  // be null) without relative_attention. query_valid: bool [batch, 1, seq, 1] or null; where false
+  // (a padded query, its row all masked in XSoftmax) the probabilities are uniform over every key:
+  // the context is the mean of the values.
+  Value* forward(Ops& op, Value* x, Value* rel_embeddings, Value* position_index, Value* mask,
+                 Value* query_valid = nullptr) const;
 
   // kSeparate
   Linear *query_proj = nullptr, *key_proj = nullptr, *value_proj = nullptr;
