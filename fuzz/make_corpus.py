@@ -121,6 +121,22 @@ def safetensors() -> bytes:
     return struct.pack("<Q", len(hb)) + hb + data
 
 
+def sentence_transformers_files(pooling: list[str], dense: bool) -> bytes:
+    """fuzz_side_files' sentence-transformers input: the side files by name, as
+    SentenceTransformer.save writes them for the target's tiny bert (hidden 16)."""
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    files = {"1_Pooling/config.json": {"word_embedding_dimension": 16, "pooling_mode": pooling,
+                                       "include_prompt": True}}
+    if dense:
+        modules.append({"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+        files["2_Dense/config.json"] = {"in_features": 16 * len(pooling), "out_features": 8, "bias": True,
+                                        "activation_function": "torch.nn.modules.activation.Tanh"}
+    modules.append({"idx": len(modules), "name": str(len(modules)), "path": f"{len(modules)}_Normalize",
+                    "type": "sentence_transformers.models.Normalize"})
+    return json.dumps({"modules.json": modules, **files}).encode()
+
+
 if __name__ == "__main__":
     configs()
     ggufs()
@@ -130,5 +146,7 @@ if __name__ == "__main__":
                                          "weight_map": {"a": "a.safetensors", "b": "b.safetensors"}}).encode())
     put("side_files", json.dumps({"bos_token_id": 1, "eos_token_id": [2, 3], "pad_token_id": 0, "do_sample": True,
                                   "temperature": 0.7, "top_k": 20, "top_p": 0.9, "repetition_penalty": 1.1}).encode())
+    put("side_files", sentence_transformers_files(["mean"], dense=True))
+    put("side_files", sentence_transformers_files(["cls", "max", "weightedmean"], dense=False))
     for d in sorted(CORPUS.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")

@@ -21,6 +21,11 @@ std::unique_ptr<Architecture> create_ernie(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roberta(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_xlm_roberta(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_camembert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_roberta_prelayernorm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_xlm_roberta_xl(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_megatron_bert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_roformer(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_rembert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
@@ -203,6 +208,13 @@ std::unique_ptr<Architecture> create_unispeech_sat(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_wavlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_sew(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_wav2vec2_conformer(const HfConfig&, DataType);
+// archs/esm.cpp
+std::unique_ptr<Architecture> create_esm(const HfConfig&, DataType);
+
+// archs/deberta.cpp
+std::unique_ptr<Architecture> create_deberta(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_deberta_v2(const HfConfig&, DataType);
+
 // archs/sew_d.cpp
 std::unique_ptr<Architecture> create_sew_d(const HfConfig&, DataType);
 // archs/moonshine.cpp (speech-to-text)

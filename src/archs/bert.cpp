@@ -17,10 +17,24 @@
 //                   (attention.{query,key,value,dense,LayerNorm}, ffn, ffn_output,
 //                   full_layer_layer_norm); heads: predictions.{dense, hidden_act, LayerNorm,
 //                   decoder, bias} from embedding_size, albert.pooler + tanh + classifier
+//   roformer        as bert without position embeddings: q and k rotated (interleaved pairs) by
+//                   the sin | cos table encoder.embed_positions (saved with the weights), embeddings
+//                   of width embedding_size projected by embeddings_project as ELECTRA's; heads:
+//                   cls.predictions (from embedding_size), classifier.dense + hidden_act +
+//                   classifier.out_proj, multiple choice the last token's sequence_summary + classifier
+//   rembert         as bert, embeddings of width input_embedding_size projected to hidden_size by
+//                   encoder.embedding_hidden_mapping_in; fill-mask cls.predictions.{dense (to
+//                   output_embedding_size), hidden_act, LayerNorm, decoder} untied by default
 //   distilbert      no token type embeddings; fields dim / n_layers / n_heads / hidden_dim /
 //                   activation; layers transformer.layer.{i} with attention.{q,k,v,out}_lin,
 //                   sa_layer_norm, ffn.lin1/lin2, output_layer_norm; LayerNorm eps fixed at 1e-12
-// All: post-norm layers, bidirectional attention with q/k/v/o biases, no pooler (the
+//   roberta-prelayernorm  as roberta with pre-norm layers (blocks/encoder.h): attention.LayerNorm,
+//                   intermediate.LayerNorm, the model's LayerNorm after the last layer
+//   xlm-roberta-xl  as roberta with pre-norm layers: attention.self_attn_layer_norm, LayerNorm,
+//                   encoder.LayerNorm after the last layer, no LayerNorm in the embeddings
+//   megatron-bert   as bert with pre-norm layers: attention.ln, ln, encoder.ln after the last
+//                   layer, no LayerNorm in the embeddings
+// All: post-norm layers (but the three above), bidirectional attention with q/k/v/o biases, no pooler (the
 // feature-extraction output is last_hidden_state; pooler weights stay unused).
 // Heads (tasks/text_heads.h), as each type's <Type>For<Task> classes name them:
 //   bert, ernie     cls.predictions.{transform.dense, hidden_act, transform.LayerNorm, decoder, bias};
@@ -79,6 +93,24 @@ EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f 
   a.dtype = dtype;
   a.names = {"self.query", "self.key", "self.value", "output.dense"};
   return s;
+}
+
+// The multiple-choice head over a SequenceSummary (ElectraSequenceSummary, RoFormerSequenceSummary):
+// the summary_type token ("first" or "last"; `default_type` when absent), summary_use_proj:
+// Linear(hidden, hidden) unless summary_proj_to_labels, then summary_activation (none when null),
+// then classifier.
+FirstTokenHead sequence_summary(const HfConfig& c, const std::string& default_type, bool default_use_proj) {
+  const std::string type = c.string_or("summary_type", default_type);
+  if (type != "first" && type != "last")
+    c.fail("summary_type", "only 'first' and 'last' are supported (the multiple-choice head's summary)");
+  if (c.bool_or("summary_proj_to_labels", false))
+    c.fail("summary_proj_to_labels", "a summary projected to the labels is not supported");
+  FirstTokenHead h{c.bool_or("summary_use_proj", default_use_proj) ? "sequence_summary.summary" : "",
+                   c.has("summary_activation") ? c.get_string("summary_activation") : "", "classifier",
+                   type == "last" ? -1 : 0};
+  if (!h.act.empty() && !is_known_activation(h.act))
+    c.fail("summary_activation", "unsupported activation '" + h.act + "'");
+  return h;
 }
 
 // BertModel and the members that only change fields of it; BERT's heads (BertForMaskedLM & co.)
@@ -180,6 +212,35 @@ std::unique_ptr<Architecture> create_data2vec_text(const HfConfig& c, DataType d
   return make_roberta(c, dtype, "data2vec_text", "Data2VecTextModel");
 }
 
+std::unique_ptr<Architecture> create_roberta_prelayernorm(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = roberta_spec(c, dtype, "roberta_prelayernorm", "RobertaPreLayerNormModel");
+  s.placement = NormPlacement::pre;
+  s.names.attention_norm = "attention.LayerNorm";
+  s.names.ffn_norm = "intermediate.LayerNorm";
+  s.final_norm = "LayerNorm";
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_xlm_roberta_xl(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = roberta_spec(c, dtype, "roberta", "XLMRobertaXLModel");
+  s.placement = NormPlacement::pre;
+  s.names.attention_norm = "attention.self_attn_layer_norm";
+  s.names.ffn_norm = "LayerNorm";
+  s.embeddings_norm = "";
+  s.final_norm = "encoder.LayerNorm";
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_megatron_bert(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = bert_spec(c, dtype, "bert", "MegatronBertModel");
+  s.placement = NormPlacement::pre;
+  s.names.attention_norm = "attention.ln";
+  s.names.ffn_norm = "ln";
+  s.embeddings_norm = "";
+  s.final_norm = "encoder.ln";
+  return make(s);
+}
+
 std::unique_ptr<Architecture> create_mpnet(const HfConfig& c, DataType dtype) {
   EncoderSpec s = roberta_spec(c, dtype, "mpnet", "MPNetModel");
   s.type_vocab_size = 0;
@@ -214,16 +275,36 @@ std::unique_ptr<Architecture> create_electra(const HfConfig& c, DataType dtype) 
   s.heads->masked_lm = {"generator_predictions.dense", "gelu", "generator_predictions.LayerNorm",
                         "generator_lm_head", "generator_lm_head.bias", s.layer_norm_eps};
   s.heads->sequence_classification = {"classifier.dense", "gelu", "classifier.out_proj"};
-  // ElectraSequenceSummary: summary_type first, summary_use_proj: Linear(hidden, hidden) unless
-  // summary_proj_to_labels, then summary_activation (none when null)
-  if (c.string_or("summary_type", "first") != "first")
-    c.fail("summary_type", "only 'first' is supported (the multiple-choice head's summary)");
-  if (c.bool_or("summary_proj_to_labels", false))
-    c.fail("summary_proj_to_labels", "a summary projected to the labels is not supported");
-  s.heads->multiple_choice = {c.bool_or("summary_use_proj", true) ? "sequence_summary.summary" : "",
-                              c.has("summary_activation") ? c.get_string("summary_activation") : "", "classifier"};
-  if (!s.heads->multiple_choice.act.empty() && !is_known_activation(s.heads->multiple_choice.act))
-    c.fail("summary_activation", "unsupported activation '" + s.heads->multiple_choice.act + "'");
+  s.heads->multiple_choice = sequence_summary(c, "first", true);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_roformer(const HfConfig& c, DataType dtype) {
+  if (c.bool_or("rotary_value", false)) c.fail("rotary_value", "rotating the values is not supported");
+  EncoderSpec s = bert_spec(c, dtype, "roformer", "RoFormerModel");
+  s.embedding_size = c.int_or("embedding_size", s.hidden_size);  // RoFormerConfig: null -> hidden_size
+  if (s.embedding_size <= 0 || s.embedding_size > kMaxHiddenSize) c.fail("embedding_size", "expected a positive width");
+  if (s.attention.head_dim % 2 != 0) c.fail("num_attention_heads", "the rotated head size must be even");
+  s.rope_table = "encoder.embed_positions";
+  s.attention.rope_interleaved = true;
+  s.heads->sequence_classification = {"classifier.dense", s.hidden_act, "classifier.out_proj"};
+  s.heads->multiple_choice = sequence_summary(c, "last", false);
+  return make(s);
+}
+
+std::unique_ptr<Architecture> create_rembert(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = bert_spec(c, dtype, "rembert", "RemBertModel");
+  s.embedding_size = c.int_or("input_embedding_size", 256);
+  if (s.embedding_size <= 0 || s.embedding_size > kMaxHiddenSize)
+    c.fail("input_embedding_size", "expected a positive width");
+  s.embeddings_project = "encoder.embedding_hidden_mapping_in";
+  const int64_t output_size = c.int_or("output_embedding_size", 1664);
+  if (output_size <= 0 || output_size > kMaxHiddenSize) c.fail("output_embedding_size", "expected a positive width");
+  if (c.bool_or("tie_word_embeddings", false) && output_size != s.embedding_size)
+    c.fail("tie_word_embeddings", "the decoder is tied to the input embeddings only when output_embedding_size "
+                                  "equals input_embedding_size");
+  s.heads->masked_lm = {"cls.predictions.dense", s.hidden_act, "cls.predictions.LayerNorm", "cls.predictions.decoder",
+                        "cls.predictions.decoder.bias", s.layer_norm_eps, output_size};
   return make(s);
 }
 

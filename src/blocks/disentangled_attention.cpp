@@ -33,25 +33,44 @@ Value* disentangled_position_index(Ops& op, Value* seq, const DisentangledAttent
 DisentangledSelfAttention::DisentangledSelfAttention(const DisentangledAttentionOptions& o) : o_(o) {
   MOBIUS_ASSERT(o.num_attention_heads > 0 && o.head_dim > 0, "disentangled attention: heads and head_dim");
   const int64_t all = o.num_attention_heads * o.head_dim;
+  const bool own_pos = o.relative_attention && !o.share_att_key;
+  if (o.projections == DisentangledProjections::kFused) {
+    MOBIUS_ASSERT(!o.share_att_key, "disentangled attention: fused projections have their own position projections");
+    in_proj = child<Linear>("in_proj", LinearOptions{o.hidden_size, 3 * all, false, o.dtype});
+    q_bias = param("q_bias", {all}, o.dtype);
+    v_bias = param("v_bias", {all}, o.dtype);
+    if (own_pos && o.c2p) pos_key_proj = child<Linear>("pos_proj", LinearOptions{o.hidden_size, all, false, o.dtype});
+    if (own_pos && o.p2c) pos_query_proj = child<Linear>("pos_q_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
+    return;
+  }
   query_proj = child<Linear>("query_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
   key_proj = child<Linear>("key_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
   value_proj = child<Linear>("value_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
-  if (o.relative_attention && !o.share_att_key) {
-    if (o.c2p) pos_key_proj = child<Linear>("pos_key_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
-    if (o.p2c) pos_query_proj = child<Linear>("pos_query_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
-  }
+  if (own_pos && o.c2p) pos_key_proj = child<Linear>("pos_key_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
+  if (own_pos && o.p2c) pos_query_proj = child<Linear>("pos_query_proj", LinearOptions{o.hidden_size, all, true, o.dtype});
 }
 
 Value* DisentangledSelfAttention::heads(Ops& op, Value* x) const {
   return op.Transpose(op.Reshape(x, {0, 0, o_.num_attention_heads, o_.head_dim}), {.perm = {0, 2, 1, 3}});
 }
 
+std::array<Value*, 3> DisentangledSelfAttention::project(Ops& op, Value* x) const {
+  if (!in_proj) return {heads(op, query_proj->forward(op, x)), heads(op, key_proj->forward(op, x)),
+                        heads(op, value_proj->forward(op, x))};
+  // [batch, seq, heads, 3 * head_dim] -> [batch, heads, seq, 3 * head_dim], chunked in q, k, v
+  Value* qkv = op.Transpose(op.Reshape(in_proj->forward(op, x), {0, 0, o_.num_attention_heads, 3 * o_.head_dim}),
+                            {.perm = {0, 2, 1, 3}});
+  std::vector<Value*> parts = op.Split(qkv, {o_.head_dim, o_.head_dim, o_.head_dim}, {.axis = 3});
+  // the biases [heads * head_dim] as [heads, 1, head_dim]
+  auto bias = [&](const Parameter* p) { return op.Reshape(p->value(op), {o_.num_attention_heads, 1, o_.head_dim}); };
+  return {op.Add(parts[0], bias(q_bias)), parts[1], op.Add(parts[2], bias(v_bias))};
+}
+
 Value* DisentangledSelfAttention::forward(Ops& op, Value* x, Value* rel_embeddings, Value* position_index,
-                                          Value* mask) const {
+                                          Value* mask, Value* query_valid) const {
   auto s = enter(op);
-  Value* q = heads(op, query_proj->forward(op, x));
-  Value* k = heads(op, key_proj->forward(op, x));
-  Value* v = heads(op, value_proj->forward(op, x));
+  const std::array<Value*, 3> qkv = project(op, x);
+  Value *q = qkv[0], *k = qkv[1], *v = qkv[2];
   const int64_t factor = 1 + (o_.c2p ? 1 : 0) + (o_.p2c ? 1 : 0);
   const float scale = 1.0f / std::sqrt(static_cast<float>(o_.head_dim * factor));
   Value* bias = mask;
@@ -76,7 +95,11 @@ Value* DisentangledSelfAttention::forward(Ops& op, Value* x, Value* rel_embeddin
     bias = bias ? op.Add(bias, terms) : terms;
   }
   AttentionOutputs a = op.Attention(q, k, v, bias, nullptr, nullptr, {.scale = scale});
-  return op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  // the head counts and size the multi_head_attention pass (--ep cpu) reads
+  op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads, .kv_num_heads = o_.num_attention_heads,
+                                     .head_size = o_.head_dim};
+  Value* y = query_valid ? op.Where(query_valid, a.y, op.ReduceMean(v, {2})) : a.y;  // [batch, heads, seq, d]
+  return op.Reshape(op.Transpose(y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
 }
 
 }  // namespace mobius

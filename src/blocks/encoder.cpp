@@ -10,10 +10,12 @@ EncoderEmbeddings::EncoderEmbeddings(const EncoderSpec& s)
     : kind_(s.position_ids), padding_idx_(s.padding_idx) {
   const int64_t dim = s.embedding_size ? s.embedding_size : s.hidden_size;
   word_embeddings = child<Embedding>("word_embeddings", s.vocab_size, dim, s.dtype);
-  position_embeddings = child<Embedding>("position_embeddings", s.max_position_embeddings, dim, s.dtype);
+  if (s.rope_table.empty())
+    position_embeddings = child<Embedding>("position_embeddings", s.max_position_embeddings, dim, s.dtype);
   if (s.type_vocab_size > 0)
     token_type_embeddings = child<Embedding>("token_type_embeddings", s.type_vocab_size, dim, s.dtype);
-  layer_norm = child<LayerNorm>("LayerNorm", NormOptions{.dim = dim, .eps = s.layer_norm_eps, .dtype = s.dtype});
+  if (!s.embeddings_norm.empty())
+    layer_norm = child<LayerNorm>(s.embeddings_norm, NormOptions{.dim = dim, .eps = s.layer_norm_eps, .dtype = s.dtype});
 }
 
 Value* EncoderEmbeddings::position_ids(Ops& op, Value* input_ids) const {
@@ -31,11 +33,11 @@ Value* EncoderEmbeddings::forward(Ops& op, Value* input_ids, Value* token_type_i
   auto s = enter(op);
   Value* x = word_embeddings->forward(op, input_ids);
   if (token_type_embeddings) x = op.Add(x, token_type_embeddings->forward(op, token_type_ids));
-  x = op.Add(x, position_embeddings->forward(op, position_ids(op, input_ids)));
-  return layer_norm->forward(op, x);
+  if (position_embeddings) x = op.Add(x, position_embeddings->forward(op, position_ids(op, input_ids)));
+  return layer_norm ? layer_norm->forward(op, x) : x;
 }
 
-EncoderLayer::EncoderLayer(const EncoderSpec& s) : act_(s.hidden_act) {
+EncoderLayer::EncoderLayer(const EncoderSpec& s) : act_(s.hidden_act), placement_(s.placement) {
   const EncoderLayerNames& n = s.names;
   NormOptions norm{.dim = s.hidden_size, .eps = s.layer_norm_eps, .dtype = s.dtype};
   attention = child<Attention>(n.attention, s.attention);
@@ -47,6 +49,10 @@ EncoderLayer::EncoderLayer(const EncoderSpec& s) : act_(s.hidden_act) {
 
 Value* EncoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx) const {
   auto s = enter(op);
+  if (placement_ == NormPlacement::pre) {
+    Value* h = op.Add(x, attention->forward(op, attention_norm->forward(op, x), ctx, nullptr, nullptr).hidden);
+    return op.Add(h, ffn_out->forward(op, activation(op, act_, ffn_in->forward(op, ffn_norm->forward(op, h)))));
+  }
   Value* a = attention->forward(op, x, ctx, nullptr, nullptr).hidden;
   Value* h = attention_norm->forward(op, op.Add(a, x));
   Value* f = ffn_out->forward(op, activation(op, act_, ffn_in->forward(op, h)));
@@ -58,7 +64,7 @@ PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
   embeddings = child<EncoderEmbeddings>("embeddings", s);
   if (s.embedding_size && s.embedding_size != s.hidden_size)
     embeddings_project = child<Linear>(
-        "embeddings_project", LinearOptions{s.embedding_size, s.hidden_size, true, s.dtype});
+        s.embeddings_project, LinearOptions{s.embedding_size, s.hidden_size, true, s.dtype});
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
     layers.push_back(child<EncoderLayer>(s.layers + "." + std::to_string(i), s));
   if (s.relative_attention_num_buckets > 0)
@@ -67,6 +73,10 @@ PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
         RelativePositionBiasOptions{.num_buckets = s.relative_attention_num_buckets, .max_distance = 128,
                                     .num_heads = s.attention.num_attention_heads, .bidirectional = true,
                                     .dtype = s.dtype});
+  if (!s.rope_table.empty())
+    rope_table = child<Embedding>(s.rope_table, s.max_position_embeddings, s.attention.head_dim, s.dtype);
+  if (!s.final_norm.empty())
+    final_norm = child<LayerNorm>(s.final_norm, NormOptions{.dim = s.hidden_size, .eps = s.layer_norm_eps, .dtype = s.dtype});
 }
 
 Value* PostNormEncoder::forward(Ops& op, const EncoderInputs& in) const {
@@ -77,9 +87,18 @@ Value* PostNormEncoder::forward(Ops& op, const EncoderInputs& in) const {
     Value* seq = op.Shape(in.input_ids, {.start = 1, .end = 2});
     mask = op.Add(mask, relative_attention_bias->forward(op, op.builder().ints({0}), seq, seq));
   }
-  const AttentionContext ctx{mask};
+  AttentionContext ctx{mask};
+  if (rope_table) {  // rows 0..seq-1 of the table, split in sin and cos: [batch, seq, head_dim / 2] each
+    GraphBuilder& b = op.builder();
+    Value* seq = op.Squeeze(op.Shape(in.input_ids, {.start = 1, .end = 2}), {0});
+    Value* positions = op.Expand(op.Range(b.scalar_i64(0), seq, b.scalar_i64(1)), op.Shape(in.input_ids));
+    Value* rows = rope_table->forward(op, positions);
+    const int64_t half = spec_.attention.head_dim / 2;
+    std::vector<Value*> sin_cos = op.Split(rows, {half, half}, {.axis = 2});
+    ctx.rope = RopeTables{.cos = sin_cos[1], .sin = sin_cos[0], .rotary_dim = 0};
+  }
   for (const EncoderLayer* layer : layers) h = layer->forward(op, h, ctx);
-  return h;
+  return final_norm ? final_norm->forward(op, h) : h;
 }
 
 }  // namespace mobius

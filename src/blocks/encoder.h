@@ -6,8 +6,12 @@
 //                [-> embeddings_project, when embedding_size != hidden_size (ELECTRA)]
 //   each layer : h = LayerNorm(x + attention(x))                       (BertAttention)
 //                out = LayerNorm(h + ffn_out(act(ffn_in(h))))           (BertIntermediate/Output)
+//   pre-norm members (NormPlacement::pre: roberta-prelayernorm, xlm-roberta-xl, megatron-bert):
+//                h = x + attention(attention_norm(x))
+//                out = h + ffn_out(act(ffn_in(ffn_norm(h))))
+//                and final_norm after the last layer
 // Attention is bidirectional with a padding mask from attention_mask (MPNet: plus a relative
-// position bias shared by the layers), no RoPE, no cache.
+// position bias shared by the layers; RoFormer: RoPE instead of position embeddings), no cache.
 #pragma once
 
 #include <optional>
@@ -16,6 +20,7 @@
 
 #include "blocks/attention.h"
 #include "blocks/relative_position_bias.h"
+#include "blocks/seq2seq_layer.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/text_heads.h"
 
@@ -47,6 +52,8 @@ struct EncoderSpec {
   int64_t max_position_embeddings;
   int64_t type_vocab_size = 0;  // 0: no token_type_embeddings and no token_type_ids input
   int64_t embedding_size = 0;   // width of the embeddings when not hidden_size (ELECTRA); 0 = hidden_size
+  // the Linear from embedding_size to hidden_size when they differ (RemBERT: encoder.embedding_hidden_mapping_in)
+  std::string embeddings_project = "embeddings_project";
   float layer_norm_eps = 1e-12f;
   PositionIds position_ids = PositionIds::kArange;
   int64_t padding_idx = 0;                 // PositionIds::kFromInputIds: config pad_token_id
@@ -60,6 +67,14 @@ struct EncoderSpec {
   // > 0: MPNet's relative position bias, one table for every layer (encoder.relative_attention_bias,
   // T5's bidirectional buckets up to distance 128) added to the attention mask
   int64_t relative_attention_num_buckets = 0;
+  // RoFormer: the checkpoint name of a [max_position_embeddings, head_dim] table whose row p holds
+  // sin | cos of position p's angles (RoFormerSinusoidalPositionalEmbedding, saved with the
+  // weights); no position_embeddings, q and k rotated at positions 0..seq-1 (AttentionOptions::
+  // rope_interleaved says the layout). "" none.
+  std::string rope_table;
+  NormPlacement placement = NormPlacement::post;  // pre: the pre-norm layers above
+  std::string embeddings_norm = "LayerNorm";       // the embeddings' LayerNorm; "" none (megatron-bert, xlm-roberta-xl)
+  std::string final_norm;                          // pre-norm: the LayerNorm after the last layer; "" none
 };
 
 // BertEmbeddings. forward: input_ids int64 [batch, seq], token_type_ids int64 [batch, seq] (null
@@ -69,9 +84,10 @@ class EncoderEmbeddings : public Module {
   explicit EncoderEmbeddings(const EncoderSpec& s);
   Value* forward(Ops& op, Value* input_ids, Value* token_type_ids) const;
 
-  Embedding *word_embeddings, *position_embeddings;
+  Embedding* word_embeddings;
+  Embedding* position_embeddings = nullptr;  // none with RoPE
   Embedding* token_type_embeddings = nullptr;
-  LayerNorm* layer_norm;  // "LayerNorm" in the checkpoint
+  LayerNorm* layer_norm = nullptr;  // EncoderSpec::embeddings_norm
 
  private:
   // int64 position ids, [seq] (kArange) or [batch, seq] (kFromInputIds).
@@ -93,6 +109,7 @@ class EncoderLayer : public Module {
 
  private:
   std::string act_;
+  NormPlacement placement_;
 };
 
 // The whole model (BertModel's last_hidden_state) under the feature-extraction task.
@@ -107,9 +124,11 @@ class PostNormEncoder : public Encoder {
   const Embedding* word_embeddings() const override { return embeddings->word_embeddings; }
 
   EncoderEmbeddings* embeddings;
-  Linear* embeddings_project = nullptr;  // ELECTRA with embedding_size != hidden_size
+  Linear* embeddings_project = nullptr;  // ELECTRA, RoFormer, RemBERT with embedding_size != hidden_size
   std::vector<EncoderLayer*> layers;
   RelativePositionBias* relative_attention_bias = nullptr;  // MPNet
+  LayerNorm* final_norm = nullptr;                           // pre-norm members
+  Embedding* rope_table = nullptr;                           // RoFormer
 
  private:
   EncoderSpec spec_;

@@ -14,7 +14,7 @@
 //   w = g * v / ||v||, the norm over the output and input channels of each kernel tap,
 // with g = `conv.parametrizations.weight.original0` [1, 1, kernel] and v = `...original1`
 // [hidden, hidden / groups, kernel] (transformers 5 names; a legacy checkpoint's `conv.weight_g`
-// / `conv.weight_v` are read under them, weights/weight_plan.h legacy_key). The fold is composed
+// / `conv.weight_v` are read under them, weights/weight_plan.h legacy_keys). The fold is composed
 // in the graph from the two initializers exactly as torch computes it: onnxruntime constant-folds
 // it when the session loads, so it costs nothing per run, the checkpoint's tensors are stored as
 // they are (strict binding, `mobius apply-weights` byte checks) and weights/ needs no transform

@@ -35,7 +35,7 @@ class MaskedLMHead : public Module {
  public:
   MaskedLMHead(const TextHeadLayout::MaskedLM& l, int64_t hidden, const Embedding& words, bool tied, DataType dtype)
       : act_(l.act) {
-    const int64_t dim = words.embedding_dim;
+    const int64_t dim = l.width ? l.width : words.embedding_dim;
     dense = child<Linear>(l.dense, LinearOptions{hidden, dim, true, dtype});
     norm = child<LayerNorm>(l.norm, NormOptions{.dim = dim, .eps = l.eps, .dtype = dtype});
     decoder = child<LMHead>(l.decoder, LMHeadOptions{dim, words.num_embeddings, true, dtype}, tied ? &words : nullptr);
@@ -52,15 +52,16 @@ class MaskedLMHead : public Module {
   std::string act_;
 };
 
-// out(act(dense(x[:, 0]))): x [batch, seq, hidden] -> [batch, out_features].
+// out(act(dense(x[:, token]))): x [batch, seq, hidden] -> [batch, out_features].
 class FirstTokenClassifier : public Module {
  public:
-  FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype) : act_(h.act) {
+  FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype)
+      : act_(h.act), token_(h.token) {
     if (!h.dense.empty()) dense = child<Linear>(h.dense, LinearOptions{hidden, hidden, true, dtype});
     out = child<Linear>(h.out, LinearOptions{hidden, out_features, true, dtype});
   }
   Value* forward(Ops& op, Value* x) const {
-    Value* first = token_at(op, x, 0);
+    Value* first = token_at(op, x, token_);
     if (dense) first = dense->forward(op, first);
     return out->forward(op, maybe_activation(op, act_, first));
   }
@@ -69,6 +70,7 @@ class FirstTokenClassifier : public Module {
 
  private:
   std::string act_;
+  int64_t token_;
 };
 
 // The encoder (adopted under the layout's base_model_prefix, or at the root) and one head.
@@ -190,6 +192,9 @@ std::unique_ptr<Architecture> with_task(std::unique_ptr<Architecture> arch, cons
                 (near.empty() ? "" : "did you mean " + near.front() + "? ") + "its tasks: " + list +
                 "; sentence-embedding for a sentence-transformers model)");
   }
+  if (std::find(layout->missing.begin(), layout->missing.end(), chosen) != layout->missing.end())
+    throw Error("--task " + chosen + ": " + model_type + " has no such head (transformers has no " +
+                model_type + " class for it)");
   // a head checkpoint holds its own head: another one is not in it (the encoder alone is)
   if (const std::string saved = task_of_class(cls);
       !task.empty() && chosen != "feature-extraction" && saved != "feature-extraction" && saved != chosen)

@@ -14,13 +14,15 @@
 //   masked LM       decoder(norm(act(dense(x))))  decoder tied to the word embeddings (its own
 //                   weight with tie_word_embeddings false) plus the head's bias
 //   first token     out(act(dense(x[:, 0])))      dense and act optional (BertPooler + classifier,
-//                   RobertaClassificationHead, DistilBERT's pre_classifier, ELECTRA's summary)
+//                   RobertaClassificationHead, DistilBERT's pre_classifier, ELECTRA's summary;
+//                   RoFormer's multiple-choice summary reads the last token, x[:, -1])
 //   token           classifier(x)                 every family: "classifier"
 //   span            qa_outputs(x) split in start / end logits
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/hf_config.h"
 #include "tasks/architecture.h"
@@ -29,12 +31,13 @@ namespace mobius {
 
 class Encoder;
 
-// out(act(dense(x[:, 0]))): the checkpoint names of the two Linears ("" dense: none) and the
+// out(act(dense(x[:, token]))): the checkpoint names of the two Linears ("" dense: none) and the
 // activation between them ("" = none; the names of blocks/activation.h).
 struct FirstTokenHead {
   std::string dense;
   std::string act;
   std::string out;
+  int64_t token = 0;  // 0: the first token; -1: the last (SequenceSummary's summary_type "last", RoFormer)
 };
 
 struct TextHeadLayout {
@@ -45,9 +48,12 @@ struct TextHeadLayout {
     std::string dense, act, norm, decoder;
     std::string bias;  // the tied decoder's bias as saved (cls.predictions.bias, tied to decoder.bias)
     float eps = 1e-12f;
+    int64_t width = 0;  // dense's output width; 0: the word embeddings' (RemBERT: output_embedding_size)
   } masked_lm;
   FirstTokenHead sequence_classification;
   FirstTokenHead multiple_choice;  // out has one feature
+  // the head tasks the family has no <Type>For<Task> class for (DeBERTa: multiple-choice)
+  std::vector<std::string> missing;
 };
 
 // The task names above and feature-extraction.

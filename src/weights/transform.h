@@ -8,7 +8,7 @@
 // rather than to the graph's use of it are Checkpoint views, below this list: the GGUF
 // converter's q/k permutation and norm shift, and dequantization (weights/gguf_checkpoint.h), fused q/k/v and
 // gate/up splits of custom types (registry/custom.cpp), merged LoRA adapters (weights/lora.h), the
-// legacy weight-norm key names (weight_plan.h legacy_key): each presents the Hugging Face tensor.
+// legacy weight-norm key names (weight_plan.h legacy_keys): each presents the Hugging Face tensor.
 #pragma once
 
 #include <cstdint>

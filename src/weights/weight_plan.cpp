@@ -243,12 +243,20 @@ std::string quantized_source(const WeightRef& ref) {
 
 }  // namespace
 
-std::string legacy_key(const std::string& key) {
+std::vector<std::string> legacy_keys(const std::string& key) {
   static const std::pair<std::string, std::string> renames[] = {
-      {".parametrizations.weight.original0", ".weight_g"}, {".parametrizations.weight.original1", ".weight_v"}};
+      {".parametrizations.weight.original0", ".weight_g"}, {".parametrizations.weight.original1", ".weight_v"},
+      {"LayerNorm.weight", "LayerNorm.gamma"}, {"LayerNorm.bias", "LayerNorm.beta"}};
   for (const auto& [now, old] : renames)
-    if (key.ends_with(now)) return key.substr(0, key.size() - now.size()) + old;
-  return "";
+    if (key.ends_with(now)) return {key.substr(0, key.size() - now.size()) + old};
+  // ESM's rotary inv_freq, one per attention layer in older checkpoints (EsmModel.load_hook takes the
+  // first in sorted order) and under conversion_mapping.py's wildcard name in transformers 5's saves
+  static const std::string inv_freq = "rotary_embeddings.inv_freq";
+  if (key.ends_with(inv_freq) && (key.size() == inv_freq.size() || key[key.size() - inv_freq.size() - 1] == '.')) {
+    const std::string prefix = key.substr(0, key.size() - inv_freq.size());
+    return {prefix + "encoder.layer.*.attention.self." + inv_freq, prefix + "encoder.layer.0.attention.self." + inv_freq};
+  }
+  return {};
 }
 
 size_t WeightPlan::num_initializers() const {
@@ -264,7 +272,10 @@ WeightPlan WeightPlan::bind(const Graph& graph, const Checkpoint& ckpt) {
   auto lookup = [&](const std::string& key) {
     const TensorInfo* t = ckpt.find(key);
     std::string found = key;
-    if (!t && !(found = legacy_key(key)).empty()) t = ckpt.find(found);
+    for (const std::string& old : legacy_keys(key)) {
+      if (t) break;
+      if ((t = ckpt.find(old))) found = old;
+    }
     if (!t) {
       std::string msg = "missing tensor '" + escaped(key) + "' in the checkpoint";
       auto near = nearest_names(key, ckpt.names());

@@ -81,12 +81,17 @@ std::optional<BlockQuantization> stored_quantization(const Checkpoint& checkpoin
 // A checkpoint shape as messages print it: "[2, 3]".
 std::string dims_str(const std::vector<int64_t>& d);
 
-// The name an older checkpoint gives the tensor that transformers 5 saves as `key`, or "" when
-// none: torch's legacy weight norm `<module>.weight_g` / `.weight_v` for
+// The names other checkpoints give the tensor that transformers 5 loads as `key`, in the order
+// they are tried, empty when none: torch's legacy weight norm `<module>.weight_g` / `.weight_v` for
 // `<module>.parametrizations.weight.original0` / `.original1` (transformers/conversion_mapping.py
-// renames them on load; e.g. the wav2vec2 family's pos_conv_embed.conv). WeightPlan::bind reads
-// the legacy name when the checkpoint lacks `key`.
-std::string legacy_key(const std::string& key);
+// renames them on load; e.g. the wav2vec2 family's pos_conv_embed.conv); `LayerNorm.gamma` /
+// `.beta` for `LayerNorm.weight` / `.bias` (its "legacy" renaming, which transformers 5 reverses
+// when it saves a model with a conversion mapping of its own, ESM's layers); ESM's
+// `encoder.layer.*.attention.self.rotary_embeddings.inv_freq` (transformers 5's save, through
+// conversion_mapping.py) and `encoder.layer.0.attention.self.rotary_embeddings.inv_freq` (older
+// per-layer saves, EsmModel.load_hook) for `rotary_embeddings.inv_freq`. WeightPlan::bind reads
+// the first present when the checkpoint lacks `key`.
+std::vector<std::string> legacy_keys(const std::string& key);
 
 // Up to `n` names from `candidates` closest to `name` by edit distance, nearest first, leaving out
 // those more than `max_distance` edits away (a misspelling is a few edits; a name further away is

@@ -23,7 +23,22 @@ from harness import PAD, PREFILL_LEN, TOL, Row
 # Encoders (task feature-extraction, AutoModel checkpoints without a head): the same schema.
 ENCODER_BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=256,
                     intermediate_size=128, max_position_embeddings=512)
-ENCODER_TYPE_BASE = {"distilbert": dict(hidden_dim=128)}  # DistilBERT's intermediate size
+# DeBERTa-v3's disentangled attention (microsoft/deberta-v3-base: relative attention, shared
+# position keys, log buckets, normalized relative embeddings, no absolute positions), with 8 buckets
+# up to distance 32 so that the batch's distances reach the log buckets and their clamp; DeBERTa's
+# (microsoft/deberta-base: c2p and p2c, no absolute positions) with 16 relative positions, which
+# the batch's distances pass.
+DEBERTA_V3 = dict(relative_attention=True, pos_att_type=["p2c", "c2p"], share_att_key=True, position_buckets=8,
+                  max_relative_positions=32, norm_rel_ebd="layer_norm", position_biased_input=False)
+ENCODER_TYPE_BASE = {
+    "distilbert": dict(hidden_dim=128),  # DistilBERT's intermediate size
+    # ESM-2 (facebook/esm2_t6_8M_UR50D): rotary, token_dropout with mask id 32, padding id 1
+    "esm": dict(vocab_size=33, position_embedding_type="rotary", token_dropout=True, mask_token_id=32, pad_token_id=1,
+                emb_layer_norm_before=False, max_position_embeddings=128),
+    "deberta": dict(relative_attention=True, pos_att_type="c2p|p2c", max_relative_positions=16,
+                    position_biased_input=False),
+    "deberta-v2": DEBERTA_V3,
+}
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "albert": [
@@ -39,18 +54,46 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     ],
     "camembert": [("default", {})],  # roberta position ids
     "data2vec-text": [("default", {})],  # roberta position ids
+    "deberta": [
+        ("default", {}),  # fused in_proj + q_bias / v_bias, pos_proj (c2p) and pos_q_proj (p2c)
+        ("c2p-absolute-types", dict(pos_att_type=["c2p"], position_biased_input=True, type_vocab_size=2,
+                                    embedding_size=32)),  # embed_proj 32 -> 64
+        ("no-relative", dict(relative_attention=False)),  # pos_att_type still scales the scores
+    ],
+    "deberta-v2": [
+        ("default", {}),  # DeBERTa-v3-like
+        ("own-position-projections", dict(share_att_key=False, pos_att_type="p2c|c2p")),  # pos_key_proj, pos_query_proj
+        ("no-buckets-types", dict(position_buckets=-1, max_relative_positions=16, type_vocab_size=2,
+                                  position_biased_input=True, embedding_size=32, norm_rel_ebd="none")),
+        ("conv", dict(conv_kernel_size=3, conv_act="gelu", conv_groups=2)),  # ConvLayer after layer 0
+        ("p2c-only", dict(pos_att_type=["p2c"])),
+        ("no-relative", dict(relative_attention=False, position_biased_input=True)),
+    ],
     "distilbert": [("default", {})],  # own names, no token types
     "electra": [
         ("default", {}),  # embedding_size 128 (ElectraConfig default) != hidden 64: embeddings_project
         ("embedding-size-64", dict(embedding_size=64)),  # no projection
     ],
     "ernie": [("default", {})],  # use_task_id false
+    "esm": [
+        ("default", {}),  # ESM-2: rotary, token_dropout (the batch holds mask tokens), no embeddings LayerNorm
+        ("absolute-emb-norm", dict(position_embedding_type="absolute", emb_layer_norm_before=True,
+                                   token_dropout=False)),  # ESM-1b: positions from the ids (padding_idx 1)
+    ],
+    "megatron-bert": [("default", {})],  # pre-norm layers, encoder.ln, no embeddings LayerNorm; 2 token types
     "mpnet": [("default", {})],  # roberta position ids (padding_idx 1), relative position bias, no token types
     "roberta": [
         ("default", {}),  # position ids from padding_idx + 1 = 2
         ("pad-token-5", dict(pad_token_id=5)),
     ],
+    "rembert": [("default", dict(input_embedding_size=32, output_embedding_size=48))],  # 32 -> 64; untied decoder from 48
+    "roberta-prelayernorm": [("default", {})],
+    "roformer": [
+        ("default", {}),  # rotary (interleaved) from encoder.embed_positions, 2 token types
+        ("embedding-size-32", dict(embedding_size=32)),  # embeddings_project 32 -> 64
+    ],  # pre-norm layers, the model's final LayerNorm
     "xlm-roberta": [("default", {})],  # roberta position ids
+    "xlm-roberta-xl": [("default", {})],  # pre-norm layers, encoder.LayerNorm, no embeddings LayerNorm
 }
 
 # The heads: transformers' auto class (whose mapping says which types have the head) and
@@ -80,7 +123,15 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),  # decoder.weight saved
         ("fill-mask-gelu-tanh", dict(_task="fill-mask", hidden_act="gelu_new")),  # the transform's activation
     ],
+    "deberta": [("fill-mask-not-legacy", dict(_task="fill-mask", legacy=False))],  # lm_predictions.lm_head
+    "deberta-v2": [
+        ("fill-mask-not-legacy", dict(_task="fill-mask", legacy=False)),
+        ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),
+        ("text-classification-pooler-tanh", dict(_task="text-classification", pooler_hidden_act="tanh")),
+    ],
     "distilbert": [("fill-mask-relu", dict(_task="fill-mask", activation="relu"))],
+    "roformer": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
+                                                     summary_use_proj=True, summary_activation="tanh"))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
                                                         summary_activation="tanh"))],
 }

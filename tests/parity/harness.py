@@ -304,11 +304,14 @@ def rerandomize(model: torch.nn.Module) -> None:
     saved = model.state_dict().keys()
     buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()]
     tied = _tied_embedding(model)
+    # a head model's encoder under a prefix named *norm* (roberta_prelayernorm) is not all norms
+    prefix = f"{getattr(model, 'base_model_prefix', '')}."
     for name, p in [*model.named_parameters(), *buffers]:  # tied weights are yielded once
         if p.numel() == 0:  # e.g. DINOv3's register_tokens [1, 0, hidden] without registers
             continue
         r = torch.randn_like(p)
-        if "norm" in name.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
+        local = name[len(prefix):] if prefix != "." and name.startswith(prefix) else name
+        if "norm" in local.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             unit = "embed_tokens." in name and p is not tied

@@ -375,13 +375,28 @@ TEST_F(PlanTest, ShapeAndDtypeMismatch) {
                {dir.str("model.safetensors"), "tensor 'model.norm.weight' has dtype INT64, expected a float tensor"});
 }
 
-TEST(LegacyKey, TorchWeightNormNames) {
-  EXPECT_EQ(legacy_key("wav2vec2.encoder.pos_conv_embed.conv.parametrizations.weight.original0"),
-            "wav2vec2.encoder.pos_conv_embed.conv.weight_g");
-  EXPECT_EQ(legacy_key("encoder.pos_conv_embed.conv.parametrizations.weight.original1"),
-            "encoder.pos_conv_embed.conv.weight_v");
-  EXPECT_EQ(legacy_key("encoder.pos_conv_embed.conv.bias"), "");
-  EXPECT_EQ(legacy_key("x.parametrizations.weight.original2"), "");
+TEST(LegacyKey, TorchWeightNormAndLayerNormNames) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(legacy_keys("wav2vec2.encoder.pos_conv_embed.conv.parametrizations.weight.original0"),
+            V{"wav2vec2.encoder.pos_conv_embed.conv.weight_g"});
+  EXPECT_EQ(legacy_keys("encoder.pos_conv_embed.conv.parametrizations.weight.original1"),
+            V{"encoder.pos_conv_embed.conv.weight_v"});
+  EXPECT_EQ(legacy_keys("encoder.pos_conv_embed.conv.bias"), V{});
+  EXPECT_EQ(legacy_keys("x.parametrizations.weight.original2"), V{});
+  EXPECT_EQ(legacy_keys("encoder.layer.0.attention.LayerNorm.weight"), V{"encoder.layer.0.attention.LayerNorm.gamma"});
+  EXPECT_EQ(legacy_keys("encoder.layer.0.LayerNorm.bias"), V{"encoder.layer.0.LayerNorm.beta"});
+  EXPECT_EQ(legacy_keys("lm_head.layer_norm.weight"), V{});
+}
+
+TEST(LegacyKey, EsmRotaryInvFreq) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(legacy_keys("esm.rotary_embeddings.inv_freq"),
+            (V{"esm.encoder.layer.*.attention.self.rotary_embeddings.inv_freq",
+               "esm.encoder.layer.0.attention.self.rotary_embeddings.inv_freq"}));
+  EXPECT_EQ(legacy_keys("rotary_embeddings.inv_freq"),
+            (V{"encoder.layer.*.attention.self.rotary_embeddings.inv_freq",
+               "encoder.layer.0.attention.self.rotary_embeddings.inv_freq"}));
+  EXPECT_EQ(legacy_keys("model.my_rotary_embeddings.inv_freq"), V{});
 }
 
 TEST(NearestNames, ByEditDistanceThenName) {
