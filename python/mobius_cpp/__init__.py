@@ -147,8 +147,9 @@ class Package:
         (onnx/model_q4.onnx: graph "model_q4"). Raises MobiusFileNotFoundError when there is none."""
         path = Path(path)
         layout, graph_files = _graph_files(path)
-        main = next((g for g in ("model", "decoder") if g in graph_files), None) or next(
-            (g for g in sorted(graph_files) if g.startswith(("model_", "decoder_"))), None)
+        main = next((g for g in ("model", "decoder", "unet", "transformer") if g in graph_files), None) or next(
+            (g for g in sorted(graph_files) if g.startswith(("model_", "decoder_"))), None) or next(
+            iter(sorted(graph_files)), None)
         if main is None:
             raise MobiusFileNotFoundError(f"{path}: no model.onnx, decoder.onnx, onnx/model.onnx or "
                                           "onnx/decoder_model_merged.onnx (not a mobius package directory)")
@@ -188,7 +189,8 @@ def _graph_files(path: Path) -> tuple[str, dict[str, str]]:
     """The layout of the package in ``path`` and its graphs' files by role: flat, the .onnx files at
     the top (role: the file's stem); hf, those under onnx/ with the Hugging Face names of one
     model's graphs (src/package/layout.h model_graph_paths), a --variant's suffix kept on the role
-    (onnx/decoder_model_merged_q4.onnx: "decoder_q4"). ``path`` not a directory: ("hf", {})."""
+    (onnx/decoder_model_merged_q4.onnx: "decoder_q4"), and a pipeline's component folders
+    (unet/model.onnx: "unet"). ``path`` not a directory: ("hf", {})."""
     if not path.is_dir():
         return "hf", {}
     top = {p.stem: p.name for p in path.glob("*.onnx") if p.is_file()}
@@ -202,6 +204,10 @@ def _graph_files(path: Path) -> tuple[str, dict[str, str]]:
             if p.stem == stem or p.stem.startswith(stem + "_"):
                 files[role + p.stem[len(stem):]] = p.relative_to(path).as_posix()
                 break
+    # a diffusers pipeline's components, one folder each (src/driver/pipeline.h): unet/model.onnx
+    for p in sorted(path.glob("*/model*.onnx")):
+        if p.parent.name != "onnx" and (p.stem == "model" or p.stem.startswith("model_")):
+            files[p.parent.name + p.stem[len("model"):]] = p.relative_to(path).as_posix()
     return "hf", files
 
 

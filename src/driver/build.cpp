@@ -12,6 +12,7 @@
 #include "eval/self_check.h"
 #include "driver/apply_weights.h"
 #include "driver/generic.h"
+#include "driver/pipeline.h"
 #include "package/gguf_tokenizer.h"
 #include "package/copied_files.h"
 #include "tasks/genai_config.h"
@@ -230,9 +231,9 @@ BuildSource open_source(const BuildOptions& o) {
   }
   src.config_dir = input.path;
   const fs::path dir(src.config_dir);
-  if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))
-    throw Error((dir / "model_index.json").string() + ": a diffusers pipeline, which is not supported yet (mobius "
-                "builds the text, speech and vision tasks `mobius list models` shows)");
+  if (!fs::exists(dir / "config.json") && fs::exists(dir / "model_index.json"))  // driver/pipeline.h builds it
+    throw Error((dir / "model_index.json").string() + ": a diffusers pipeline: `mobius build` builds it; this "
+                "command reads a single model's checkpoint (build the pipeline, or name a component's folder)");
   src.config = HfConfig::load(checkpoint_file(dir, "config.json").string());
   if ((src.custom = find_custom_type(src.config->string_or("model_type", ""))))
     src.config = rename_config(*src.custom, *src.config);
@@ -302,6 +303,11 @@ VariantDtype variant_dtype(const BuildOptions& o) {
 }
 
 BuildReport build_package(const BuildOptions& o) {
+  if (const SourceArg s = source_arg(o); !s.gguf && is_pipeline_source(s.path)) {
+    BuildOptions pipeline = o;
+    pipeline.config_dir = s.path;  // a Hugging Face id resolved
+    return build_pipeline(pipeline);
+  }
   BuildReport report;
   const ExecutionProvider ep = parse_execution_provider(o.ep);
   check_bfloat16(o, ep, report.warnings);

@@ -1,0 +1,174 @@
+"""A diffusers pipeline folder built with one command (src/driver/pipeline.h) and run end to end:
+a tiny Stable-Diffusion-like pipeline made by diffusers itself (UNet2DConditionModel,
+AutoencoderKL, CLIPTextModel, DDIMScheduler; fixed seed, every parameter re-randomized,
+save_pretrained) is built by `mobius build PIPELINE OUT`, and a 4-step DDIM denoising loop runs in
+onnxruntime over the package's text_encoder, unet and vae_decoder graphs, the scheduler written
+here in numpy. The final latent equals the one diffusers' StableDiffusionPipeline gives for the
+same prompt embeddings and initial latents, and the decoded image AutoencoderKL.decode's, each
+within 1e-4 relative to its scale (the largest magnitude of the reference). The package's layout
+(Optimum's ORTDiffusionPipeline: one folder per component, each with its config.json;
+model_index.json; the scheduler folder copied; mobius_manifest.json) and a component mobius does
+not build (skipped, said in the manifest and a warning) are checked too. About 10 s."""
+
+import json
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+import harness as H
+
+diffusers = pytest.importorskip("diffusers")
+
+STEPS = 4
+SCHEDULER = dict(num_train_timesteps=1000, beta_schedule="scaled_linear", beta_start=0.00085, beta_end=0.012,
+                 clip_sample=False, set_alpha_to_one=False, steps_offset=1, timestep_spacing="leading",
+                 prediction_type="epsilon")
+
+
+def randomize(module: torch.nn.Module, seed: int) -> None:
+    """Every parameter re-drawn (norm weights and biases too), so no default initialization hides a
+    weight the graph reads wrongly."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+
+
+def tiny_pipeline(path):
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    torch.manual_seed(0)
+    unet = diffusers.UNet2DConditionModel(
+        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(16, 32),
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+        cross_attention_dim=24, attention_head_dim=4, norm_num_groups=8)
+    vae = diffusers.AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32), layers_per_block=1,
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2, norm_num_groups=8)
+    text_encoder = CLIPTextModel(CLIPTextConfig(vocab_size=100, hidden_size=24, intermediate_size=40,
+                                                num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=16,
+                                                bos_token_id=0, eos_token_id=2, pad_token_id=1))
+    for i, m in enumerate((unet, vae, text_encoder)):
+        randomize(m, 10 + i)
+    pipe = diffusers.StableDiffusionPipeline(
+        vae=vae, text_encoder=text_encoder, tokenizer=None, unet=unet,
+        scheduler=diffusers.DDIMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
+        requires_safety_checker=False)
+    pipe.save_pretrained(path)
+    return pipe
+
+
+def ddim_step(eps, t, x, alphas_cumprod, step_ratio):
+    """DDIMScheduler.step for SCHEDULER (eta 0, epsilon prediction, no clipping or thresholding)."""
+    prev = t - step_ratio
+    a_t = alphas_cumprod[t]
+    a_prev = alphas_cumprod[prev] if prev >= 0 else alphas_cumprod[0]  # set_alpha_to_one=False
+    x0 = (x - np.sqrt(1 - a_t) * eps) / np.sqrt(a_t)
+    return np.sqrt(a_prev) * x0 + np.sqrt(1 - a_prev) * eps
+
+
+def ddim_schedule():
+    n = SCHEDULER["num_train_timesteps"]
+    betas = np.linspace(SCHEDULER["beta_start"] ** 0.5, SCHEDULER["beta_end"] ** 0.5, n, dtype=np.float64) ** 2
+    alphas_cumprod = np.cumprod(1.0 - betas)
+    step_ratio = n // STEPS
+    timesteps = (np.arange(STEPS) * step_ratio).round()[::-1].astype(np.int64) + SCHEDULER["steps_offset"]
+    return alphas_cumprod.astype(np.float32), step_ratio, timesteps
+
+
+def assert_close(got, want, what):
+    scale = float(np.abs(want).max())
+    err = float(np.abs(got - want).max())
+    assert err <= 1e-4 * scale, f"{what}: max |diff| {err:.3g} > 1e-4 x scale {scale:.3g}"
+
+
+def feeds(session, **values):
+    """`values` for the session's inputs, each cast to the input's type; an attention_mask of ones."""
+    out = {}
+    for i in session.get_inputs():
+        if i.name == "attention_mask":
+            out[i.name] = np.ones_like(values["input_ids"])
+            continue
+        v = values[i.name]
+        out[i.name] = v.astype(np.int64 if i.type == "tensor(int64)" else np.float32)
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sd")
+    pipe = tiny_pipeline(root / "pipe")
+    r = H.run_mobius("build", root / "pipe", root / "out")
+    assert r.returncode == 0, r.stderr
+    return pipe, root / "pipe", root / "out"
+
+
+def test_package_layout(built):
+    _, src, out = built
+    files = H.package_files(out)
+    for comp in ("unet", "vae_encoder", "vae_decoder", "text_encoder"):
+        assert {f"{comp}/model.onnx", f"{comp}/model.onnx_data", f"{comp}/config.json"} <= files, files
+    assert (out / "unet/config.json").read_bytes() == (src / "unet/config.json").read_bytes()
+    assert (out / "vae_decoder/config.json").read_bytes() == (src / "vae/config.json").read_bytes()
+    assert (out / "model_index.json").read_bytes() == (src / "model_index.json").read_bytes()
+    assert (out / "scheduler/scheduler_config.json").read_bytes() == (src / "scheduler/scheduler_config.json").read_bytes()
+    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
+    assert manifest["unet"]["built"] == ["unet"] and manifest["vae"]["built"] == ["vae_encoder", "vae_decoder"]
+    assert manifest["scheduler"] == {"copied": ["scheduler_config.json"]}
+    assert manifest["tokenizer"] == {"absent": True}
+    r = H.run_mobius("build", src, out, "--force")  # a previous pipeline package: replaced
+    assert r.returncode == 0, r.stderr
+
+
+def test_four_step_ddim_loop_equals_diffusers(built):
+    pipe, _, out = built
+    rng = np.random.default_rng(0)
+    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
+    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+
+    with torch.no_grad():
+        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
+        want = pipe(prompt_embeds=embeds, latents=torch.from_numpy(latents), num_inference_steps=STEPS,
+                    guidance_scale=1.0, output_type="latent").images.numpy()
+        want_image = pipe.vae.decode(torch.from_numpy(want) / pipe.vae.config.scaling_factor).sample.numpy()
+
+    session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
+    text, unet, vae = session("text_encoder"), session("unet"), session("vae_decoder")
+    hidden = text.run(["last_hidden_state"], feeds(text, input_ids=input_ids))[0]
+    assert_close(hidden, embeds.numpy(), "text_encoder last_hidden_state")
+    alphas_cumprod, step_ratio, timesteps = ddim_schedule()
+    x = latents
+    for t in timesteps:
+        eps = unet.run(["out_sample"], feeds(unet, sample=x, timestep=np.array([t]), encoder_hidden_states=hidden))[0]
+        x = ddim_step(eps, int(t), x, alphas_cumprod, step_ratio).astype(np.float32)
+    assert_close(x, want, "final latent")
+    image = vae.run(["sample"], feeds(vae, latent_sample=x / pipe.vae.config.scaling_factor))[0]
+    assert_close(image, want_image, "decoded image")
+
+
+def test_unknown_component_is_skipped_and_said(built, tmp_path):
+    _, src, _ = built
+    import shutil
+
+    pipe = tmp_path / "pipe"
+    shutil.copytree(src, pipe)
+    index = json.loads((pipe / "model_index.json").read_text())
+    index["image_encoder"] = ["diffusers", "SomeNewEncoder"]
+    (pipe / "image_encoder").mkdir()
+    (pipe / "image_encoder/config.json").write_text(json.dumps({"_class_name": "SomeNewEncoder"}))
+    (pipe / "model_index.json").write_text(json.dumps(index))
+    r = H.run_mobius("build", pipe, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "pipeline component 'image_encoder' skipped: diffusers class 'SomeNewEncoder' is not supported yet" in r.stderr
+    manifest = json.loads((tmp_path / "out/mobius_manifest.json").read_text())["components"]
+    assert manifest["image_encoder"] == {"skipped": "diffusers class 'SomeNewEncoder' is not supported yet"}
+    assert not (tmp_path / "out/image_encoder").exists()
+    # a component config out of range is refused by its file and field, nothing written
+    config = json.loads((pipe / "unet/config.json").read_text())
+    config["layers_per_block"] = -1
+    (pipe / "unet/config.json").write_text(json.dumps(config))
+    r = H.run_mobius("build", pipe, tmp_path / "bad")
+    assert r.returncode == 1 and "unet/config.json" in r.stderr and "layers_per_block" in r.stderr, r.stderr
+    assert not (tmp_path / "bad").exists()
