@@ -302,7 +302,31 @@ VariantDtype variant_dtype(const BuildOptions& o) {
               " (it names fp32, fp16, q4 and q4f16 (--precision int4), q8 (--precision int8 at f32)): drop --variant");
 }
 
+void check_variant_target(const BuildOptions& o, const std::string& source, bool pipeline) {
+  const fs::path out(o.output_dir), src(source);
+  std::error_code ec;
+  if (!o.variant || !fs::is_directory(out, ec) || fs::is_empty(out, ec)) return;
+  const bool hf = fs::is_directory(out / kHfGraphDir, ec) || fs::exists(out / "mobius_manifest.json", ec);
+  if ((o.layout == PackageLayout::hf) != hf)
+    throw Error(o.output_dir + ": --variant adds into a package of the " + (hf ? "hf" : "flat") +
+                " layout: build with --layout " + (hf ? "hf" : "flat"));
+  const char* file = pipeline ? "model_index.json" : "config.json";
+  const bool theirs = fs::exists(out / file, ec), ours = fs::is_directory(src, ec) && fs::exists(src / file, ec);
+  if (theirs != ours || fs::exists(out / (pipeline ? "config.json" : "model_index.json"), ec))
+    throw Error(o.output_dir + ": --variant adds into a package of the same model, and this one was built from " +
+                "another kind of source (" + (pipeline ? "a single model" : "a pipeline or a GGUF file") +
+                "): choose another output directory");
+  if (!theirs) return;  // a GGUF file's package: no config.json on either side
+  nlohmann::json a = read_json_file((out / file).string(), kMaxJsonBytes);
+  const nlohmann::json b = read_json_file((src / file).string(), kMaxJsonBytes);
+  if (a.is_object()) a.erase("transformers.js_config");  // the hf layout's addition
+  if (a != b)
+    throw Error((out / file).string() + ": --variant adds into a package of the same model, and its " + file +
+                " differs from " + (src / file).string() + ": choose another output directory");
+}
+
 BuildReport build_package(const BuildOptions& o) {
+  if (const SourceArg s = source_arg(o); !s.gguf) check_variant_target(o, s.path, is_pipeline_source(s.path));
   if (const SourceArg s = source_arg(o); !s.gguf && is_pipeline_source(s.path)) {
     BuildOptions pipeline = o;
     pipeline.config_dir = s.path;  // a Hugging Face id resolved

@@ -172,6 +172,12 @@ void check_bfloat16(const BuildOptions& options, ExecutionProvider ep, std::vect
 void check_runtime(const BuildOptions& options, const std::string& genai_type, const std::string& task,
                    const std::string& model_type);
 
+// --variant into the non-empty OUTPUT_DIR (a previous package): throws mobius::Error naming it when
+// the package has the other layout, was built from another kind of source (a pipeline, a single
+// model, a GGUF file), or its config.json (a pipeline's model_index.json) differs from `source`'s
+// (the hf layout's transformers.js_config aside). Nothing without options.variant.
+void check_variant_target(const BuildOptions& options, const std::string& source, bool pipeline);
+
 // Reads config.json (or synthesizes it from the GGUF metadata, weights/gguf_checkpoint.h), builds
 // the graph for its model_type, binds the checkpoint strictly (unless --no-weights) and writes the
 // package. Throws mobius::Error with a one-line message naming the file and field or tensor; on

@@ -1,5 +1,6 @@
 #include "driver/pipeline.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -207,10 +208,12 @@ BuildReport build_pipeline(const BuildOptions& o) {
   for (const Component& c : components)
     if (c.manifest.contains("skipped"))
       report.warnings.push_back("pipeline component '" + c.key + "' skipped: " + c.manifest["skipped"].get<std::string>());
-    else if (o.weights && c.checkpoint)
-      for (const WeightPlan& p : c.plans)
-        for (const std::string& t : p.unused())
-          if (!c.arch->training_only(t)) report.unused_tensors.push_back(c.key + "/" + t);
+    else if (o.weights && c.checkpoint)  // unused: no graph of the component reads it
+      for (const std::string& t : c.plans.front().unused())
+        if (!c.arch->training_only(t) && std::all_of(c.plans.begin(), c.plans.end(), [&](const WeightPlan& p) {
+              return std::find(p.unused().begin(), p.unused().end(), t) != p.unused().end();
+            }))
+          report.unused_tensors.push_back(c.key + "/" + t);
 
   WriteOptions w;
   w.layout = PackageLayout::hf;
@@ -218,21 +221,25 @@ BuildReport build_pipeline(const BuildOptions& o) {
   w.add = o.variant;
   w.inputs = {o.config_dir};
   w.progress = o.progress;
-  if (o.runtime != "none") {
-    w.extra_files = [&](const std::string& dir) {
-      write_file_synced((fs::path(dir) / "model_index.json").string(), read_regular_file(index_file));
-      nlohmann::json manifest = nlohmann::json::object();
-      for (Component& c : components) {
-        if (c.manifest.contains("copy")) c.manifest = {{"copied", copy_folder(c.dir, fs::path(dir) / c.key)}};
-        for (const NamedGraph& g : c.graphs)  // the component's config.json beside each of its graphs
+  // the manifest always (a later --force knows the package's folders by it); the copied files
+  // unless --runtime none
+  w.extra_files = [&](const std::string& dir) {
+    const bool copy = o.runtime != "none";
+    if (copy) write_file_synced((fs::path(dir) / "model_index.json").string(), read_regular_file(index_file));
+    nlohmann::json manifest = nlohmann::json::object();
+    for (Component& c : components) {
+      if (c.manifest.contains("copy"))
+        c.manifest = copy ? nlohmann::json{{"copied", copy_folder(c.dir, fs::path(dir) / c.key)}}
+                          : nlohmann::json{{"skipped", "--runtime none: not copied"}};
+      for (const NamedGraph& g : c.graphs)  // the component's config.json beside each of its graphs
+        if (copy)
           write_file_synced((fs::path(dir) / fs::path(g.path.hf).parent_path() / "config.json").string(),
                             read_regular_file(c.config->file()));
-        manifest[c.key] = c.manifest;
-      }
-      write_file_synced((fs::path(dir) / "mobius_manifest.json").string(),
-                        nlohmann::json{{"pipeline", report.model_type}, {"components", manifest}}.dump(2) + "\n");
-    };
-  }
+      manifest[c.key] = c.manifest;
+    }
+    write_file_synced((fs::path(dir) / "mobius_manifest.json").string(),
+                      nlohmann::json{{"pipeline", report.model_type}, {"components", manifest}}.dump(2) + "\n");
+  };
   write_package(o.output_dir, out, w);
   return report;
 }

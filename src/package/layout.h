@@ -17,6 +17,9 @@ namespace mobius {
 
 enum class PackageLayout { hf, flat };
 
+// The folder of one model's graphs in the hf layout.
+inline constexpr const char* kHfGraphDir = "onnx";
+
 // The Hugging Face graph files of one model's package, relative to it, without ".onnx"
 // (transformers.js src/models.js session names; Optimum's ONNX_ENCODER_NAME, ONNX_DECODER_MERGED_NAME).
 namespace hf_graph {
@@ -58,6 +61,10 @@ std::string graph_data_file(const GraphPath& g, PackageLayout layout);
 // The external-data file relative to the package directory: "model.onnx.data" (flat) or
 // "onnx/model.onnx_data" (hf).
 std::string graph_data_path(const GraphPath& g, PackageLayout layout);
+
+// The suffixes of a graph file's variants (transformers.js src/utils/dtypes.js
+// DEFAULT_DTYPE_SUFFIX_MAPPING for fp32, fp16, q4, q4f16, q8: driver/build.h variant_dtype).
+inline constexpr const char* kVariantSuffixes[] = {"", "_fp16", "_q4", "_q4f16", "_quantized"};
 
 // `g` with `suffix` appended to both file stems: the Hugging Face name of a variant that lives
 // beside others in one package ("model" + "_q4": onnx/model_q4.onnx; transformers.js

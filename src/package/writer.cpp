@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "ir/serialize.h"
@@ -78,43 +79,95 @@ bool is_mobius_graph(const fs::path& file) {
   return head.size() >= at + 1 + producer.size() && std::string_view(head).substr(at + 1, producer.size()) == producer;
 }
 
-// A file a previous package holds in `dir`: a graph file mobius wrote, the external data of a graph
-// file beside it (<graph>.onnx_data or <graph>.onnx.data), a package file (is_package_file).
-bool is_previous_package_file(const fs::path& file) {
+// `stem` is one of `stems` with one of the variant suffixes (package/layout.h kVariantSuffixes).
+bool is_graph_stem(const std::string& stem, const std::vector<std::string>& stems) {
+  for (const std::string& s : stems)
+    for (const char* suffix : kVariantSuffixes)
+      if (stem == s + suffix) return true;
+  return false;
+}
+
+// A file a previous package holds in a folder whose graphs have `stems` (`flat`: <graph>.onnx.data
+// beside them, else <graph>.onnx_data): such a graph file mobius wrote, the external data of one
+// beside it, or a package file (is_package_file).
+bool is_previous_package_file(const fs::path& file, const std::vector<std::string>& stems, bool flat) {
   const std::string name = file.filename().string();
-  if (name.ends_with(".onnx")) return is_mobius_graph(file);
-  for (const char* data : {"_data", ".data"})
-    if (name.ends_with(std::string(".onnx") + data)) {
-      const fs::path graph = file.parent_path() / name.substr(0, name.size() - std::strlen(data));
-      std::error_code ec;
-      return fs::is_regular_file(fs::symlink_status(graph, ec)) && is_mobius_graph(graph);
-    }
+  auto is_graph = [&](const std::string& graph) {
+    std::error_code ec;
+    return graph.ends_with(".onnx") && is_graph_stem(graph.substr(0, graph.size() - 5), stems) &&
+           fs::is_regular_file(fs::symlink_status(file.parent_path() / graph, ec)) &&
+           is_mobius_graph(file.parent_path() / graph);
+  };
+  if (name.ends_with(".onnx")) return is_graph(name);
+  const std::string data = flat ? ".data" : "_data";
+  if (name.ends_with(".onnx" + data)) return is_graph(name.substr(0, name.size() - data.size()));
   return is_package_file(name);
 }
 
-// Only previous-package files (is_previous_package_file), all regular, in `dir` and in folders
-// (not links, not empty) down to `depth` levels below it (onnx/, a pipeline's unet/ or
-// scheduler/); counts the files in `files` and the graph files among them in `graphs`.
-bool holds_only_package_files(const fs::path& dir, int depth, int& files, int& graphs) {
+// Only previous-package files (is_previous_package_file), all regular (no link, no folder), in
+// `dir`; counts the files in `files` and the graph files among them in `graphs`.
+bool holds_only_package_files(const fs::path& dir, const std::vector<std::string>& stems, bool flat, int& files,
+                              int& graphs) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_symlink()) return false;
-    if (e.is_directory()) {
-      int inside = 0;
-      if (depth == 0 || !holds_only_package_files(e.path(), depth - 1, inside, graphs) || inside == 0) return false;
-      files += inside;
-      continue;
-    }
-    if (!e.is_regular_file() || !is_previous_package_file(e.path())) return false;
+    if (e.is_symlink() || !e.is_regular_file() || !is_previous_package_file(e.path(), stems, flat)) return false;
     ++files;
     graphs += e.path().extension() == ".onnx";
   }
   return !ec;
 }
 
+// The folders a previous pipeline package in `dir` holds (driver/pipeline.h): those its
+// mobius_manifest.json names, the graph roles of its built components and its copied folders;
+// none without a readable manifest.
+std::set<std::string> manifest_folders(const fs::path& dir) {
+  std::set<std::string> folders;
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(dir / "mobius_manifest.json", ec))) return folders;
+  try {
+    const nlohmann::json m = read_json_file((dir / "mobius_manifest.json").string(), kMaxJsonBytes);
+    if (!m.is_object() || !m.contains("components") || !m["components"].is_object()) return folders;
+    for (const auto& [key, c] : m["components"].items()) {
+      if (!c.is_object()) continue;
+      if (c.contains("copied")) folders.insert(key);
+      if (c.contains("built") && c["built"].is_array())
+        for (const auto& role : c["built"])
+          if (role.is_string()) folders.insert(role.get<std::string>());
+    }
+  } catch (const Error&) {
+  }
+  return folders;
+}
+
+// A previous package: at the top its flat graphs (the roles of model_graph_paths, with a variant
+// suffix) and package files; an onnx/ folder of hf graphs (their Hugging Face names); the folders
+// of a pipeline's manifest (their graph "model"); nothing else, and a graph among them.
 bool is_previous_package(const fs::path& dir) {
+  std::vector<std::string> roles, hf_names;
+  for (const GraphPath& g : model_graph_paths()) {
+    roles.push_back(g.name);
+    hf_names.push_back(fs::path(g.hf).filename().string());
+  }
+  const std::set<std::string> folders = manifest_folders(dir);
   int files = 0, graphs = 0;
-  return holds_only_package_files(dir, 2, files, graphs) && graphs > 0;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_symlink() || !e.is_directory()) continue;  // the files: below
+    const std::string name = e.path().filename().string();
+    int inside = 0;
+    const bool known = name == kHfGraphDir ? holds_only_package_files(e.path(), hf_names, false, inside, graphs)
+                       : folders.count(name) ? holds_only_package_files(e.path(), {"model"}, false, inside, graphs)
+                                             : false;
+    if (!known || inside == 0) return false;
+    files += inside;
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_symlink() && e.is_directory()) continue;
+    if (e.is_symlink() || !e.is_regular_file() || !is_previous_package_file(e.path(), roles, true)) return false;
+    ++files;
+    graphs += e.path().extension() == ".onnx";
+  }
+  return !ec && graphs > 0;
 }
 
 class DataWriter {

@@ -107,11 +107,14 @@ uint64_t external_data_bytes(const Graph& graph);
 // Throws mobius::Error naming `output_dir` when it is, contains or is inside one of `inputs` (the
 // checkpoint directory or GGUF file, compared after resolving symbolic links), when it exists and
 // is not a directory, or when it is a non-empty directory and either `force` is false or it is not
-// a previous mobius package of any layout: a directory holding, at the top and in folders (not
-// links) down to two levels (onnx/, a pipeline's unet/ or scheduler/), only regular files that are
-// graph files mobius wrote (an ONNX model whose producer_name is "mobius"), the external data
-// beside such a graph (<graph>.onnx_data, <graph>.onnx.data), or package files (is_package_file),
-// a graph file among them. So --force never deletes anything but mobius output.
+// a previous mobius package: a directory holding, as regular files (no links), only the files a
+// package holds: at the top flat graphs (model, encoder, decoder, vision, speech, embedding, with a
+// variant suffix: package/layout.h kVariantSuffixes) that mobius wrote (an ONNX model whose
+// producer_name is "mobius") with their <graph>.onnx.data, and package files (is_package_file);
+// an onnx/ folder of such graphs under their Hugging Face names with their <graph>.onnx_data; the
+// folders a pipeline package's mobius_manifest.json names, each of graphs "model" and package
+// files; a graph among them. So --force never deletes anything but mobius output (a folder of
+// copies, a graph saved under another name, an empty folder stop it).
 void check_output_dir(const std::string& output_dir, bool force, const std::vector<std::string>& inputs);
 
 // A file name mobius writes into a package besides the graphs and their data: genai_config.json or

@@ -131,6 +131,12 @@ def test_variants_side_by_side(tiny, tmp_path):
     assert H.run_mobius("build", tiny, out, "--variant", "--dtype", "f16", "--force").returncode == 0
     r = H.run_mobius("build", tiny, tmp_path / "bf16", "--variant", "--dtype", "bf16")
     assert r.returncode == 1 and "--variant: transformers.js names no variant for --dtype bf16" in r.stderr, r.stderr
+    r = H.run_mobius("build", tiny, out, "--variant", "--dtype", "f16", "--force", "--layout", "flat")
+    assert r.returncode == 1 and "--variant adds into a package of the hf layout" in r.stderr, r.stderr
+    other = tmp_path / "other"
+    H.write_checkpoint("llama", {"vocab_size": 300}, other)  # another model into this package
+    r = H.run_mobius("build", other, out, "--variant", "--dtype", "f16", "--force")
+    assert r.returncode == 1 and "config.json differs from" in r.stderr, r.stderr
     (out / "notes.txt").write_text("mine")
     r = H.run_mobius("build", tiny, out, "--variant", "--dtype", "f16", "--force")
     assert r.returncode == 1 and "only a previous mobius package" in r.stderr, r.stderr

@@ -102,6 +102,7 @@ def built(tmp_path_factory):
     pipe = tiny_pipeline(root / "pipe")
     r = H.run_mobius("build", root / "pipe", root / "out")
     assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr, r.stderr  # every tensor read (the vae's by one graph or the other)
     return pipe, root / "pipe", root / "out"
 
 
@@ -120,6 +121,11 @@ def test_package_layout(built):
     assert manifest["tokenizer"] == {"absent": True}
     r = H.run_mobius("build", src, out, "--force")  # a previous pipeline package: replaced
     assert r.returncode == 0, r.stderr
+    (out / "backup").mkdir()  # a user's folder with a copy of a graph: --force keeps its hands off
+    (out / "backup/model.onnx").write_bytes((out / "unet/model.onnx").read_bytes())
+    r = H.run_mobius("build", src, out, "--force")
+    assert r.returncode == 1 and "only a previous mobius package" in r.stderr, r.stderr
+    assert (out / "backup/model.onnx").is_file()
 
 
 def test_four_step_ddim_loop_equals_diffusers(built):

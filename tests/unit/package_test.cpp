@@ -203,7 +203,24 @@ TEST_F(PackageTest, ForceKnowsMobiusGraphsByTheirProducer) {
   write_package(out.string(), {unet, vae}, o);
   EXPECT_EQ(entries(out), (std::set<std::string>{"unet", "vae_decoder"}));
   EXPECT_EQ(entries(out / "unet"), (std::set<std::string>{"model.onnx", "model.onnx_data"}));
-  write_package(out.string(), {unet, vae}, o);  // component folders: a previous package
+  // component folders are a package's only when its manifest names them (driver/pipeline.h)
+  expect_error([&] { write_package(out.string(), {unet, vae}, o); }, {out.string(), "only a previous mobius package"});
+  o.extra_files = [](const std::string& dir) {
+    test::write_file(fs::path(dir) / "mobius_manifest.json",
+                     R"({"components": {"unet": {"built": ["unet"]}, "vae": {"built": ["vae_decoder"]}}})");
+  };
+  fs::remove_all(out);
+  write_package(out.string(), {unet, vae}, o);
+  write_package(out.string(), {unet, vae}, o);  // named by its manifest: a previous package
+  fs::create_directories(out / "backup");  // a user's copy of a graph mobius wrote, in a folder of their own
+  fs::copy_file(out / "unet/model.onnx", out / "backup/model.onnx");
+  expect_error([&] { write_package(out.string(), {unet}, o); }, {out.string(), "only a previous mobius package"});
+  fs::remove_all(out / "backup");
+  fs::copy_file(out / "unet/model.onnx", out / "unet/model_edited.onnx");  // saved under a name mobius does not write
+  expect_error([&] { write_package(out.string(), {unet}, o); }, {out.string(), "only a previous mobius package"});
+  fs::remove(out / "unet/model_edited.onnx");
+  fs::copy_file(out / "unet/model.onnx", out / "unet/model_q4.onnx");  // a variant's name is one
+  write_package(out.string(), {unet, vae}, o);
   test::write_file(out / "unet/other.onnx", std::string("\x08\x07\x12\x05torch", 9));  // another producer
   expect_error([&] { write_package(out.string(), {unet}, o); }, {out.string(), "only a previous mobius package"});
   EXPECT_TRUE(fs::exists(out / "unet/other.onnx"));
