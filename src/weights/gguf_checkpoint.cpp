@@ -82,7 +82,6 @@ json common_config(const Meta& m) {
   const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
   c["num_attention_heads"] = heads;
   c["num_key_value_heads"] = m.opt_count(m.key("attention.head_count_kv"), kMaxHeads).value_or(heads);
-  c["rms_norm_eps"] = m.real(m.key("attention.layer_norm_rms_epsilon"));
   c["max_position_embeddings"] = m.count(m.key("context_length"));
   // head_dim: attention.key_length, else hidden_size / heads (llama.cpp n_embd_head_k).
   const std::string kl = m.key("attention.key_length");
@@ -98,9 +97,6 @@ json common_config(const Meta& m) {
   if (auto v = m.opt_count(m.key("attention.value_length")); v && *v != head_dim)
     m.fail(m.key("attention.value_length"), std::to_string(*v) + " differs from the key length " +
                                                 std::to_string(head_dim) + " (not supported)");
-  if (auto r = m.opt_count(m.key("rope.dimension_count")); r && *r != head_dim)
-    m.fail(m.key("rope.dimension_count"), "partial rotary (" + std::to_string(*r) + " of " +
-                                              std::to_string(head_dim) + " channels) is not supported");
   c["head_dim"] = head_dim;
   if (auto v = m.opt_count(m.key("vocab_size"), kMaxVocabSize)) {
     c["vocab_size"] = *v;
@@ -154,8 +150,37 @@ json rope_parameters(const Meta& m, double default_theta) {
   return r;
 }
 
+// The rotary channels (rope.dimension_count) must be the whole head, for the types whose config
+// has no partial rotary factor.
+void require_full_rotary(const Meta& m, const json& c) {
+  const int64_t head_dim = c["head_dim"];
+  if (auto r = m.opt_count(m.key("rope.dimension_count")); r && *r != head_dim)
+    m.fail(m.key("rope.dimension_count"), "partial rotary (" + std::to_string(*r) + " of " +
+                                              std::to_string(head_dim) + " channels) is not supported");
+}
+
+// rope_parameters' partial_rotary_factor from rope.dimension_count (else the config class'
+// default): the fraction of each head's channels that rotate.
+void set_partial_rotary(const Meta& m, json& c, double default_factor) {
+  const int64_t head_dim = c["head_dim"];
+  double factor = default_factor;
+  if (auto r = m.opt_count(m.key("rope.dimension_count"), kMaxHeadDim)) {
+    if (*r > head_dim || *r % 2 != 0)
+      m.fail(m.key("rope.dimension_count"), std::to_string(*r) + " rotary channels for a head of " +
+                                                std::to_string(head_dim) + " (expected an even count up to it)");
+    factor = static_cast<double>(*r) / static_cast<double>(head_dim);
+  }
+  c["rope_parameters"]["partial_rotary_factor"] = factor;
+}
+
+// The normalization epsilon under the name the config class reads: RMSNorm types store
+// attention.layer_norm_rms_epsilon, LayerNorm types attention.layer_norm_epsilon.
+void set_eps(const Meta& m, json& c, const char* field, const char* key) { c[field] = m.real(m.key(key)); }
+
 json llama_config(const Meta& m) {
   json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
   c["model_type"] = "llama";
   c["hidden_act"] = "silu";
   c["rope_parameters"] = rope_parameters(m, 10000.0);  // llama.cpp default freq_base
@@ -170,6 +195,8 @@ json llama_config(const Meta& m) {
 // base 10000 when the file names none (the config classes' default_theta).
 json qwen2_config(const Meta& m) {
   json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
   c["model_type"] = "qwen2";
   c["rope_parameters"] = rope_parameters(m, 10000.0);
   return c;
@@ -177,6 +204,8 @@ json qwen2_config(const Meta& m) {
 
 json qwen3_config(const Meta& m) {
   json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
   c["model_type"] = "qwen3";
   c["rope_parameters"] = rope_parameters(m, 10000.0);
   c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
@@ -185,6 +214,8 @@ json qwen3_config(const Meta& m) {
 
 json gemma3_config(const Meta& m) {
   json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
   c["model_type"] = "gemma3_text";
   c["hidden_activation"] = "gelu_pytorch_tanh";
   const int64_t layers = c["num_hidden_layers"];
@@ -202,6 +233,88 @@ json gemma3_config(const Meta& m) {
   } else {
     for (int64_t i = 0; i < layers; ++i) types.push_back("full_attention");
   }
+  c["layer_types"] = types;
+  return c;
+}
+
+// Phi-3 (fused qkv_proj and gate_up_proj; Phi3TensorProcessor has no transform). LongRoPE files
+// carry rope_factors_long / rope_factors_short tensors, which transformers' GGUF loader drops.
+json phi3_config(const Meta& m) {
+  json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
+  c["model_type"] = "phi3";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"})
+    if (m.file().find_tensor(t))
+      throw Error(m.file().path() + ": tensor '" + t + "': LongRoPE scaling factors are not supported for GGUF "
+                  "input (build the Hugging Face checkpoint instead)");
+  if (auto w = m.opt_count(m.key("attention.sliding_window"))) c["sliding_window"] = *w;
+  return c;
+}
+
+// StarCoder2: LayerNorm with bias, c_fc / c_proj MLP, biases on every Linear unless use_bias is
+// off (no attn_q.bias in the file).
+json starcoder2_config(const Meta& m) {
+  json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "norm_epsilon", "attention.layer_norm_epsilon");
+  c["model_type"] = "starcoder2";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  c["use_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  return c;
+}
+
+// StableLM: LayerNorm, a rotary fraction of each head (rope.dimension_count; the class default
+// 0.25), q/k/v bias when the file has it, the parallel residual when the layers have no ffn_norm.
+// The per-head q/k LayerNorms of qk_layernorm are stored as one [heads, head_dim] tensor, which
+// transformers' loader does not split: refused.
+json stablelm_config(const Meta& m) {
+  json c = common_config(m);
+  set_eps(m, c, "layer_norm_eps", "attention.layer_norm_epsilon");
+  c["model_type"] = "stablelm";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  set_partial_rotary(m, c, 0.25);
+  c["use_qkv_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  c["use_parallel_residual"] = m.file().find_tensor("blk.0.ffn_norm.weight") == nullptr;
+  if (m.file().find_tensor("blk.0.attn_q_norm.weight"))
+    throw Error(m.file().path() + ": tensor 'blk.0.attn_q_norm.weight': StableLM's per-head q/k LayerNorms "
+                                  "(qk_layernorm) are not supported for GGUF input");
+  return c;
+}
+
+// Nemotron: LayerNorm1P (the converter stores 1 + w: undone by the norm shift), relu2 MLP, a
+// rotary fraction of each head (the class default 0.5), biases as the file has them.
+json nemotron_config(const Meta& m) {
+  json c = common_config(m);
+  set_eps(m, c, "norm_eps", "attention.layer_norm_epsilon");
+  c["model_type"] = "nemotron";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  set_partial_rotary(m, c, 0.5);
+  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  c["mlp_bias"] = m.file().find_tensor("blk.0.ffn_up.bias") != nullptr;
+  return c;
+}
+
+// Gemma 2: the converter stores 1 + w for every norm (undone by the norm shift); sliding and
+// global layers alternate (layer 0 sliding: Gemma2Config's layer_types); the softcaps as the file
+// gives them (llama.cpp writes both), else the class defaults; llama.cpp's attention scale
+// (1/sqrt(hidden / heads) for the 46-layer 27B, else 1/sqrt(head_dim)).
+json gemma2_config(const Meta& m) {
+  json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
+  c["model_type"] = "gemma2";
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  const int64_t layers = c["num_hidden_layers"];
+  c["query_pre_attn_scalar"] = layers == 46 ? c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>()
+                                            : c["head_dim"].get<int64_t>();
+  c["attn_logit_softcapping"] = m.opt_real(m.key("attn_logit_softcapping")).value_or(50.0);
+  c["final_logit_softcapping"] = m.opt_real(m.key("final_logit_softcapping")).value_or(30.0);
+  c["sliding_window"] = m.opt_count(m.key("attention.sliding_window")).value_or(4096);
+  json types = json::array();
+  for (int64_t i = 0; i < layers; ++i) types.push_back((i + 1) % 2 ? "sliding_attention" : "full_attention");
   c["layer_types"] = types;
   return c;
 }
@@ -231,12 +344,28 @@ const std::vector<Arch>& archs() {
     gemma3["ffn_norm"] = "pre_feedforward_layernorm";
     gemma3["post_attention_norm"] = "post_attention_layernorm";
     gemma3["post_ffw_norm"] = "post_feedforward_layernorm";
+    std::map<std::string, std::string> gemma2 = gemma3;
     gemma3["attn_q_norm"] = "self_attn.q_norm";
     gemma3["attn_k_norm"] = "self_attn.k_norm";
-    return std::vector<Arch>{{"gemma3", gemma3_config, gemma3, false, -1.0f},
+    std::map<std::string, std::string> phi3 = {
+        {"attn_qkv", "self_attn.qkv_proj"},   {"attn_output", "self_attn.o_proj"},
+        {"ffn_up", "mlp.gate_up_proj"},       {"ffn_down", "mlp.down_proj"},
+        {"attn_norm", "input_layernorm"},     {"ffn_norm", "post_attention_layernorm"},
+    };
+    std::map<std::string, std::string> starcoder2 = llama, nemotron = llama;
+    starcoder2.erase("ffn_gate");
+    starcoder2["ffn_up"] = "mlp.c_fc";
+    starcoder2["ffn_down"] = "mlp.c_proj";
+    nemotron.erase("ffn_gate");
+    return std::vector<Arch>{{"gemma2", gemma2_config, gemma2, false, -1.0f},
+                             {"gemma3", gemma3_config, gemma3, false, -1.0f},
                              {"llama", llama_config, llama, true, 0.0f},
+                             {"nemotron", nemotron_config, nemotron, false, -1.0f},
+                             {"phi3", phi3_config, phi3, false, 0.0f},
                              {"qwen2", qwen2_config, llama, false, 0.0f},
-                             {"qwen3", qwen3_config, qwen3, false, 0.0f}};
+                             {"qwen3", qwen3_config, qwen3, false, 0.0f},
+                             {"stablelm", stablelm_config, llama, false, 0.0f},
+                             {"starcoder2", starcoder2_config, starcoder2, false, 0.0f}};
   }();
   return table;
 }

@@ -55,18 +55,39 @@ def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
         writer.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
 
 
+# model_type -> (gguf arch, eps key: "rms" / "ln", *norm.weight stored as 1 + w, LlamaModel.permute,
+# placeholder token list: the converter writes no <arch>.vocab_size, so the vocabulary size is the
+# token list's length)
+ARCHS = {
+    "llama": (gguf.MODEL_ARCH.LLAMA, "rms", False, True, False),
+    "qwen2": (gguf.MODEL_ARCH.QWEN2, "rms", False, False, False),
+    "qwen3": (gguf.MODEL_ARCH.QWEN3, "rms", False, False, False),
+    "gemma3_text": (gguf.MODEL_ARCH.GEMMA3, "rms", True, False, True),
+    "gemma2": (gguf.MODEL_ARCH.GEMMA2, "rms", True, False, True),
+    "phi3": (gguf.MODEL_ARCH.PHI3, "rms", False, False, False),
+    "starcoder2": (gguf.MODEL_ARCH.STARCODER2, "ln", False, False, True),
+    "stablelm": (gguf.MODEL_ARCH.STABLELM, "ln", False, False, True),
+    "nemotron": (gguf.MODEL_ARCH.NEMOTRON, "ln", True, False, False),
+}
+
+
+def _rope(cfg) -> tuple[float, float]:
+    """(rope_theta, partial_rotary_factor) of a config's rope_parameters (Gemma 3: the global layers')."""
+    rp = cfg.rope_parameters
+    rp = rp.get("full_attention", rp)
+    return rp["rope_theta"], rp.get("partial_rotary_factor", 1.0)
+
+
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
-    """Writes a transformers LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM or Gemma3ForCausalLM
-    as llama.cpp would convert it;
-    `tokenizer(writer)`, when given, writes the tokenizer.* metadata (gemma3 otherwise gets a
-    placeholder token list, which gives it its vocab_size)."""
+    """Writes a transformers causal LM of a type in ARCHS as llama.cpp's convert_hf_to_gguf.py
+    would convert it (its <arch>.* metadata and tensor transforms, gguf TensorNameMap names);
+    `tokenizer(writer)`, when given, writes the tokenizer.* metadata (the types whose converter
+    writes no vocab_size otherwise get a placeholder token list, which gives it)."""
     cfg = model.config
-    gemma = cfg.model_type == "gemma3_text"
-    arch = {"gemma3_text": gguf.MODEL_ARCH.GEMMA3, "llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2,
-            "qwen3": gguf.MODEL_ARCH.QWEN3}[cfg.model_type]
+    arch, eps, norm_shift, permute, token_list = ARCHS[cfg.model_type]
     arch_name = gguf.MODEL_ARCH_NAMES[arch]
-    permute = arch == gguf.MODEL_ARCH.LLAMA  # LlamaModel.permute; Qwen2Model / Qwen3Model keep the rows
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    theta, partial = _rope(cfg)
     w = gguf.GGUFWriter(str(path), arch_name)
     w.add_name(f"tiny-{arch_name}")
     w.add_context_length(cfg.max_position_embeddings)
@@ -75,21 +96,30 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     w.add_feed_forward_length(cfg.intermediate_size)
     w.add_head_count(cfg.num_attention_heads)
     w.add_head_count_kv(cfg.num_key_value_heads)
-    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
-    if gemma:  # Gemma3Model.set_gguf_parameters
+    if eps == "rms":
+        w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    else:
+        w.add_layer_norm_eps(next(getattr(cfg, k) for k in ("norm_epsilon", "layer_norm_eps", "norm_eps")
+                                  if hasattr(cfg, k)))
+    w.add_rope_freq_base(theta)
+    if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.QWEN3):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
-        w.add_rope_freq_base(cfg.rope_parameters["full_attention"]["rope_theta"])
+    if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2):
         w.add_sliding_window(cfg.sliding_window)
-        if tokenizer is None:
-            w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # vocab_size comes from here
-    else:  # LlamaModel / Qwen2Model / Qwen3Model.set_gguf_parameters (TextModel's: key_length for qwen3)
+    else:
+        w.add_rope_dimension_count(int(head_dim * partial))
+    if arch == gguf.MODEL_ARCH.GEMMA2:
+        w.add_attn_logit_softcapping(cfg.attn_logit_softcapping)
+        w.add_final_logit_softcapping(cfg.final_logit_softcapping)
+    if token_list and tokenizer is None:
+        w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    elif not token_list:
         w.add_vocab_size(cfg.vocab_size)
-        w.add_rope_dimension_count(head_dim)
-        w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
-        if arch == gguf.MODEL_ARCH.QWEN3:
-            w.add_key_length(head_dim)
-            w.add_value_length(head_dim)
+    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id),
+                     ("pad_token_id", w.add_pad_token_id)):  # from the tokenizer, in the converter
+        if getattr(cfg, key, None) is not None:
+            add(getattr(cfg, key))
     w.add_file_type(int(qtype))
     if tokenizer is not None:
         tokenizer(w)
@@ -99,8 +129,8 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
         if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
             continue
         data = t.detach().to(torch.float32).numpy()
-        if gemma and hf_name.endswith("norm.weight"):
-            data = data + 1  # Gemma3Model.modify_tensors: norm_shift
+        if norm_shift and hf_name.endswith("norm.weight"):
+            data = data + 1  # Gemma2Model / Gemma3Model / NemotronModel.modify_tensors
         if permute and hf_name.endswith(("q_proj.weight", "q_proj.bias")):
             data = llama_permute(data, cfg.num_attention_heads)
         if permute and hf_name.endswith(("k_proj.weight", "k_proj.bias")):

@@ -1,8 +1,10 @@
-"""`mobius build --gguf` on a tiny llama, qwen2 and qwen3 against transformers' own GGUF loader.
+"""`mobius build --gguf` on tiny decoders of every GGUF architecture mobius reads (llama, qwen2, qwen3,
+phi3, starcoder2, stablelm, nemotron, gemma2; gemma3 in test_gemma3_gguf.py) against transformers'
+own GGUF loader.
 
-The tiny random LlamaForCausalLM (Qwen2ForCausalLM, Qwen3ForCausalLM) of the parity harness is
-written as GGUF the way convert_hf_to_gguf.py does (llama's Q/K rows permuted, gguf TensorNameMap
-names, <arch>.* metadata), with
+The tiny random causal LM of the parity harness is written as GGUF the way convert_hf_to_gguf.py
+does (llama's Q/K rows permuted, Gemma 2's and Nemotron's norms stored as 1 + w, gguf
+TensorNameMap names, <arch>.* metadata), with
 F32, F16 or Q8_0 weight matrices. transformers loads the file (from_pretrained(gguf_file=...):
 dequantize, un-permute), and its config and state dict are saved as a safetensors checkpoint; `mobius build --config` of that
 checkpoint is the reference for `mobius build --gguf` of the file:
@@ -21,7 +23,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 import harness as H
-from gguf_testlib import QT, write_gguf
+from gguf_testlib import ARCHS, QT, write_gguf
 
 VARIANTS = [
     ("f32", "llama", QT.F32, {}),
@@ -34,6 +36,21 @@ VARIANTS = [
     # maps no attention.key_length), which mobius reads: the rows use the head size every Qwen3 has
     ("qwen3-f32", "qwen3", QT.F32, {"head_dim": 128}),
     ("qwen3-q8_0", "qwen3", QT.Q8_0, {"head_dim": 128}),
+    # fused qkv_proj / gate_up_proj; a pad id in the file (Phi3Config's default 32000 is outside the vocabulary)
+    ("phi3-f32", "phi3", QT.F32, {"pad_token_id": 0}),
+    ("phi3-q8_0", "phi3", QT.Q8_0, {"pad_token_id": 0}),
+    ("starcoder2-f32", "starcoder2", QT.F32, {}),  # LayerNorm with bias, c_fc / c_proj
+    # transformers' loader reads no use_bias / attention_bias / mlp_bias (GGUF_CONFIG_MAPPING): a file
+    # without StarCoder2's biases or with Nemotron's gets the class default there, so the rows keep them
+    ("starcoder2-untied-q8_0", "starcoder2", QT.Q8_0, {"tie_word_embeddings": False}),
+    ("stablelm-f32", "stablelm", QT.F32, {}),  # rope.dimension_count: a quarter of each head rotates
+    ("stablelm-parallel-qkv-bias", "stablelm", QT.Q8_0, {"use_parallel_residual": True, "use_qkv_bias": True}),
+    ("nemotron-f32", "nemotron", QT.F32, {}),  # LayerNorm1P stored as 1 + w, relu2, half rotary
+    ("nemotron-q8_0", "nemotron", QT.Q8_0, {}),
+    # transformers leaves query_pre_attn_scalar at the class' 256 (GGUF stores none) where llama.cpp
+    # scales by head_dim: the row's head size is 256, where the two agree
+    ("gemma2-f32", "gemma2", QT.F32, {"head_dim": 256, "query_pre_attn_scalar": 256}),
+    ("gemma2-q8_0", "gemma2", QT.Q8_0, {"head_dim": 256, "query_pre_attn_scalar": 256}),
 ]
 
 
@@ -56,7 +73,7 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, model_type, q
 
     ref = AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=gguf_path.name, dtype=torch.float32,
                                                attn_implementation="eager").eval()
-    assert ref.config.tie_word_embeddings == bool(overrides.get("tie_word_embeddings"))
+    assert ref.config.tie_word_embeddings == original.config.tie_word_embeddings
     save_converted(ref, tmp_path / "converted")
 
     r = H.run_mobius("build", "--gguf", gguf_path, tmp_path / "out-gguf")
@@ -69,7 +86,7 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, model_type, q
     H.build(tmp_path / "converted", tmp_path / "out-config")
     assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-config"),
                        shallow=False), "bound weights differ from transformers' conversion"
-    if qtype == QT.F32:
+    if qtype == QT.F32 and not ARCHS[model_type][2]:  # (w + 1) - 1 of a shifted norm rounds
         H.build(tmp_path / "hf", tmp_path / "out-original")
         assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"),
                            H.data_path(tmp_path / "out-original"), shallow=False), \
@@ -83,3 +100,29 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, model_type, q
     hf_logits, _ = H.hf_forward(ref, ids, mask, pos)
     assert H.max_abs(gguf_logits[valid], hf_logits[valid]) <= H.TOL
     assert np.isfinite(gguf_logits).all()
+
+
+# What transformers' GGUF loader drops (GGUF_CONFIG_MAPPING maps no use_bias / attention_bias /
+# mlp_bias, and no rope.freq_base for stablelm / starcoder2) mobius reads from the file: the --gguf
+# build of an F32 file equals the original model it was converted from.
+ORIGINAL_ROWS = [
+    ("starcoder2-no-bias", "starcoder2", {"use_bias": False}),
+    ("starcoder2-theta", "starcoder2", {"rope_parameters": {"rope_type": "default", "rope_theta": 100000.0}}),
+    ("stablelm-theta", "stablelm", {"rope_parameters": {"rope_type": "default", "rope_theta": 50000.0,
+                                                        "partial_rotary_factor": 0.5}}),
+    ("nemotron-bias", "nemotron", {"attention_bias": True, "mlp_bias": True}),
+]
+
+
+@pytest.mark.parametrize("name,model_type,overrides", ORIGINAL_ROWS, ids=[r[0] for r in ORIGINAL_ROWS])
+def test_gguf_build_equals_the_original_model(tmp_path, name, model_type, overrides):
+    original = H.write_checkpoint(model_type, overrides, tmp_path / "hf")
+    gguf_path = tmp_path / "model.gguf"
+    write_gguf(original, gguf_path, QT.F32)
+    r = H.run_mobius("build", "--gguf", gguf_path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    ids, mask, pos = H.prefill_batch(original.config.vocab_size)
+    valid = mask.astype(bool)
+    got, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), original.config)(ids, mask, pos)
+    want, _ = H.hf_forward(original, ids, mask, pos)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
