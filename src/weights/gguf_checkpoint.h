@@ -12,11 +12,19 @@
 //                          layer_types every 6th layer full (llama.cpp set_swa_pattern(6)),
 //                          sliding layers rope_theta 10000, query_pre_attn_scalar = head_dim
 //                          (hidden_size / heads for the 62-layer 27B), as llama.cpp computes it
+//   gemma2 -> gemma2       norms minus 1; layer 0 sliding, alternating; softcaps from the file;
+//                          query_pre_attn_scalar as llama.cpp (hidden / heads for the 46-layer 27B)
+//   qwen2, qwen3, phi3, starcoder2, stablelm -> the same model_type, no tensor transform
+//   nemotron -> nemotron   norms minus 1 (LayerNorm1P stored as 1 + w)
+// Fields transformers' loader drops are read as llama.cpp reads them: biases from the tensors the
+// file holds, rope.freq_base, the rotary fraction (rope.dimension_count) where the type has one.
 // Tensor names: token_embd -> model.embed_tokens, output_norm -> model.norm, output -> lm_head,
 // blk.N.{attn_q,attn_k,attn_v,attn_output} -> model.layers.N.self_attn.{q,k,v,o}_proj,
 // attn_q_norm / attn_k_norm -> self_attn.q_norm / k_norm, ffn_{gate,up,down} -> mlp.*_proj,
 // attn_norm -> input_layernorm, ffn_norm -> post_attention_layernorm (llama) or
-// pre_feedforward_layernorm (gemma3), post_attention_norm -> post_attention_layernorm,
+// pre_feedforward_layernorm (gemma2/3), post_attention_norm -> post_attention_layernorm,
+// attn_qkv -> self_attn.qkv_proj and ffn_up -> mlp.gate_up_proj (phi3), ffn_up / ffn_down ->
+// mlp.c_fc / c_proj (starcoder2), mlp.up_proj / down_proj (nemotron),
 // post_ffw_norm -> post_feedforward_layernorm. tie_word_embeddings = no output.weight.
 // GGUF tensors of any other name are listed under their GGUF name (reported unused).
 #pragma once
