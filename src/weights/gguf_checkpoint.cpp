@@ -74,6 +74,8 @@ class Meta {
 
 // Fields shared by the decoder architectures (transformers GGUF_CONFIG_MAPPING, and
 // load_gguf_checkpoint for vocab_size, tie_word_embeddings and the special token ids).
+void token_config(const Meta& m, json& c);
+
 json common_config(const Meta& m) {
   json c;
   c["hidden_size"] = m.count(m.key("embedding_length"), kMaxHiddenSize);
@@ -98,6 +100,13 @@ json common_config(const Meta& m) {
     m.fail(m.key("attention.value_length"), std::to_string(*v) + " differs from the key length " +
                                                 std::to_string(head_dim) + " (not supported)");
   c["head_dim"] = head_dim;
+  token_config(m, c);
+  return c;
+}
+
+// vocab_size (<arch>.vocab_size, else the token list's length, else token_embd's rows),
+// tie_word_embeddings (no output.weight) and the special token ids: load_gguf_checkpoint.
+void token_config(const Meta& m, json& c) {
   if (auto v = m.opt_count(m.key("vocab_size"), kMaxVocabSize)) {
     c["vocab_size"] = *v;
   } else if (const GgufValue* t = m.file().find_key("tokenizer.ggml.tokens");
@@ -131,7 +140,6 @@ json common_config(const Meta& m) {
   if (m.file().find_tensor("rope_freqs.weight"))
     throw Error(m.file().path() + ": tensor 'rope_freqs.weight': per-frequency rope factors (llama3 rope "
                                   "scaling) are not supported for GGUF input");
-  return c;
 }
 
 // {"rope_type", "rope_theta"[, "factor"]} from rope.freq_base and rope.scaling.* (llama.cpp
@@ -319,13 +327,52 @@ json gemma2_config(const Meta& m) {
   return c;
 }
 
+// Mamba (MambaConfig): ssm.inner_size / embedding_length as `expand` (transformers' loader maps
+// inner_size to intermediate_size, which MambaConfig recomputes from its default expand 2),
+// ssm.state_size, ssm.conv_kernel, ssm.time_step_rank; use_bias / use_conv_bias from the tensors the
+// file holds. Falcon-Mamba files (ssm.dt_b_c_rms) are refused: transformers reads them as plain Mamba.
+json mamba_config(const Meta& m) {
+  json c;
+  c["model_type"] = "mamba";
+  const int64_t hidden = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["hidden_size"] = hidden;
+  c["num_hidden_layers"] = m.count(m.key("block_count"), kMaxLayers);
+  set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_rms_epsilon");
+  const int64_t inner = m.count(m.key("ssm.inner_size"), kMaxFfnSize);
+  if (inner % hidden != 0)
+    m.fail(m.key("ssm.inner_size"), std::to_string(inner) + " is not a multiple of embedding_length " +
+                                        std::to_string(hidden) + " (MambaConfig's expand is an integer)");
+  c["expand"] = inner / hidden;
+  c["state_size"] = m.count(m.key("ssm.state_size"), kMaxHeadDim);
+  c["conv_kernel"] = m.count(m.key("ssm.conv_kernel"), kMaxHeadDim);
+  c["time_step_rank"] = m.count(m.key("ssm.time_step_rank"), kMaxHiddenSize);
+  if (auto cl = m.opt_count(m.key("context_length"))) c["max_position_embeddings"] = *cl;
+  if (const GgufValue* v = m.file().find_key(m.key("ssm.dt_b_c_rms"));
+      v && (v->type() != GgufValueType::BOOL || v->as_bool()))
+    m.fail(m.key("ssm.dt_b_c_rms"), "Falcon-Mamba's dt / B / C RMS norms are not supported for GGUF input");
+  c["use_bias"] = m.file().find_tensor("blk.0.ssm_in.bias") != nullptr;
+  c["use_conv_bias"] = m.file().find_tensor("blk.0.ssm_conv1d.bias") != nullptr;
+  token_config(m, c);
+  return c;
+}
+
 struct Arch {
   const char* architecture;  // general.architecture
   json (*config)(const Meta&);
-  std::map<std::string, std::string> blocks;  // blk.N.<gguf role> -> model.layers.N.<hf module>
+  std::map<std::string, std::string> blocks;  // blk.N.<gguf role> -> <model>.layers.N.<hf module>
   bool unpermute_qk;    // llama: LlamaModel.permute on q_proj / k_proj
   float norm_shift;     // added to *norm.weight to undo the converter (gemma3: -1)
+  const char* model = "model";  // the base model's state-dict prefix (mamba: "backbone")
 };
+
+// The top-level tensors: token_embd, output_norm, output.
+const std::map<std::string, std::string>& top_names(const Arch& a) {
+  static const std::map<std::string, std::string> model = {
+      {"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}};
+  static const std::map<std::string, std::string> backbone = {
+      {"token_embd", "backbone.embeddings"}, {"output_norm", "backbone.norm_f"}, {"output", "lm_head"}};
+  return std::string(a.model) == "backbone" ? backbone : model;
+}
 
 const std::map<std::string, std::string> kAttention = {
     {"attn_q", "self_attn.q_proj"},       {"attn_k", "self_attn.k_proj"},
@@ -357,7 +404,13 @@ const std::vector<Arch>& archs() {
     starcoder2["ffn_up"] = "mlp.c_fc";
     starcoder2["ffn_down"] = "mlp.c_proj";
     nemotron.erase("ffn_gate");
+    const std::map<std::string, std::string> mamba = {
+        {"attn_norm", "norm"},          {"ssm_in", "mixer.in_proj"}, {"ssm_conv1d", "mixer.conv1d"},
+        {"ssm_x", "mixer.x_proj"},      {"ssm_dt", "mixer.dt_proj"}, {"ssm_a", "mixer.A_log"},
+        {"ssm_d", "mixer.D"},           {"ssm_out", "mixer.out_proj"},
+    };
     return std::vector<Arch>{{"gemma2", gemma2_config, gemma2, false, -1.0f},
+                             {"mamba", mamba_config, mamba, false, 0.0f, "backbone"},
                              {"gemma3", gemma3_config, gemma3, false, -1.0f},
                              {"llama", llama_config, llama, true, 0.0f},
                              {"nemotron", nemotron_config, nemotron, false, -1.0f},
@@ -371,15 +424,19 @@ const std::vector<Arch>& archs() {
 }
 
 // Hugging Face name of a GGUF tensor name, or "" when it has none.
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A parameter rather than a module's weight: its GGUF name has no ".weight" (mamba's A_log, D).
+bool is_parameter(const std::string& hf_module) { return hf_module == "mixer.A_log" || hf_module == "mixer.D"; }
+
 std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std::string* role) {
-  static const std::map<std::string, std::string> top = {{"token_embd", "model.embed_tokens"},
-                                                         {"output_norm", "model.norm"},
-                                                         {"output", "lm_head"}};
-  auto dot = gguf.rfind('.');
-  if (dot == std::string::npos) return "";
-  std::string stem = gguf.substr(0, dot), suffix = gguf.substr(dot);  // ".weight" / ".bias"
-  if (suffix != ".weight" && suffix != ".bias") return "";
-  if (auto it = top.find(stem); it != top.end()) return it->second + suffix;
+  const std::map<std::string, std::string>& top = top_names(a);
+  std::string stem = gguf, suffix;  // ".weight" / ".bias", or "" for a parameter
+  for (const char* s : {".weight", ".bias"})
+    if (ends_with(gguf, s)) stem = gguf.substr(0, gguf.size() - std::strlen(s)), suffix = s;
+  if (auto it = top.find(stem); it != top.end()) return suffix.empty() ? "" : it->second + suffix;
   if (stem.rfind("blk.", 0) != 0) return "";
   auto dot2 = stem.find('.', 4);
   if (dot2 == std::string::npos) return "";
@@ -389,8 +446,8 @@ std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std:
       (index.size() > 1 && index[0] == '0') || std::stoll(index) >= layers)
     return "";
   auto it = a.blocks.find(*role);
-  if (it == a.blocks.end()) return "";
-  return "model.layers." + index + "." + it->second + suffix;
+  if (it == a.blocks.end() || is_parameter(it->second) != suffix.empty()) return "";
+  return std::string(a.model) + ".layers." + index + "." + it->second + suffix;
 }
 
 DataType plain_dtype(GgmlType t) {
@@ -405,10 +462,6 @@ DataType plain_dtype(GgmlType t) {
     case GgmlType::I64: return DataType::INT64;
     default: return DataType::UNDEFINED;  // quantized
   }
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace
@@ -450,7 +503,14 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
              " heads of even size");
     }
     if (ends_with(name, "norm.weight")) e.shift = arch->norm_shift;
-    const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f;
+    // mamba: the converter stored A = -exp(A_log) (MambaTensorProcessor takes log(-A)), and the
+    // depthwise conv1d weight [channels, kernel] without its middle axis of 1
+    e.log_of_negated = role == "ssm_a";
+    if (role == "ssm_conv1d" && ends_with(name, ".weight")) {
+      if (e.shape.size() != 2) fail("expected [channels, kernel], got " + std::to_string(e.shape.size()) + " dims");
+      e.shape = {e.shape[0], 1, e.shape[1]};
+    }
+    const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f || e.log_of_negated;
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
       fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
@@ -485,11 +545,18 @@ std::vector<std::string> GgufCheckpoint::names() const {
 
 namespace {
 
-bool stored_plainly(const GgufTensor& src, int64_t unpermute_heads, float shift) {
-  return plain_dtype(src.type) != DataType::UNDEFINED && unpermute_heads == 0 && shift == 0.0f;
+bool stored_plainly(const GgufTensor& src, int64_t unpermute_heads, float shift, bool log_of_negated) {
+  return plain_dtype(src.type) != DataType::UNDEFINED && unpermute_heads == 0 && shift == 0.0f && !log_of_negated;
 }
 
 }  // namespace
+
+void GgufCheckpoint::Entry::undo_value_transform(std::span<float> v) const {
+  if (shift != 0.0f)
+    for (float& x : v) x = x + shift;
+  if (log_of_negated)
+    for (float& x : v) x = std::log(-x);
+}
 
 int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
   if (unpermute_heads == 0) return r;
@@ -499,12 +566,12 @@ int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
 
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads, e.shift);
+  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads, e.shift, e.log_of_negated);
 }
 
 std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.shape.size() != 2 || e.shift != 0.0f) return std::nullopt;
+  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated) return std::nullopt;
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
     case GgmlType::Q8_0: return BlockQuantization{.bits = 8, .block_size = 32, .symmetric = true, .from_checkpoint = true};
@@ -582,8 +649,7 @@ void GgufCheckpoint::produce_block_rows(const TensorInfo& t, DataType dst, bool 
                blocks);
     float* row = sub.data() + (r - r0) * width;
     std::copy_n(blocks.data() + (c0 - b0 * bs), width, row);
-    if (e.shift != 0.0f)
-      for (int64_t i = 0; i < width; ++i) row[i] = row[i] + e.shift;
+    e.undo_value_transform({row, static_cast<size_t>(width)});
   }
   TensorView view{{e.name, DataType::FLOAT, {r1 - r0, width}, e.file},
                   {reinterpret_cast<const uint8_t*>(sub.data()), sub.size() * sizeof(float)}};
@@ -594,7 +660,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
                              int64_t row_end, std::span<uint8_t> out) const {
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
-  if (stored_plainly(src, e.unpermute_heads, e.shift)) {
+  if (stored_plainly(src, e.unpermute_heads, e.shift, e.log_of_negated)) {
     convert_rows(TensorView{e, src.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
@@ -629,8 +695,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
       for (int64_t r = 0; r < rows; ++r) std::copy_n(&all[e.gguf_row(r) * cols], cols, f + r * cols);
     }
   }
-  if (e.shift != 0.0f)
-    for (int64_t i = 0; i < n; ++i) f[i] = f[i] + e.shift;
+  e.undo_value_transform({f, static_cast<size_t>(n)});
   if (f != reinterpret_cast<float*>(out.data())) {
     TensorView view{{e.name, DataType::FLOAT, e.shape, e.file},
                     {reinterpret_cast<const uint8_t*>(f), static_cast<size_t>(n) * 4}};

@@ -16,6 +16,8 @@
 //                          query_pre_attn_scalar as llama.cpp (hidden / heads for the 46-layer 27B)
 //   qwen2, qwen3, phi3, starcoder2, stablelm -> the same model_type, no tensor transform
 //   nemotron -> nemotron   norms minus 1 (LayerNorm1P stored as 1 + w)
+//   mamba  -> mamba        backbone.* names; ssm_a -> A_log = log(-A) (stored -exp(A_log)),
+//                          ssm_conv1d.weight [channels, kernel] -> [channels, 1, kernel]
 // Fields transformers' loader drops are read as llama.cpp reads them: biases from the tensors the
 // file holds, rope.freq_base, the rotary fraction (rope.dimension_count) where the type has one.
 // Tensor names: token_embd -> model.embed_tokens, output_norm -> model.norm, output -> lm_head,
@@ -91,6 +93,9 @@ class GgufCheckpoint final : public Checkpoint {
     const GgufTensor* source = nullptr;
     int64_t unpermute_heads = 0;  // > 0: rows interleaved per head by LlamaModel.permute
     float shift = 0.0f;           // added to every value (gemma3 norms: -1)
+    bool log_of_negated = false;  // mamba A_log: log(-A) of the stored A = -exp(A_log)
+    // Undoes the converter's value transform (shift, then log(-x)) in place, in float32.
+    void undo_value_transform(std::span<float> v) const;
     // The GGUF row of Hugging Face row r (of shape[0]): with unpermute_heads, HF row
     // h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size: LlamaModel.permute); else r.
     int64_t gguf_row(int64_t r) const;

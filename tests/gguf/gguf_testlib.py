@@ -46,7 +46,8 @@ def llama_permute(w: np.ndarray, n_head: int) -> np.ndarray:
 
 
 def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
-    if data.ndim == 1 or qtype == QT.F32:  # llama.cpp keeps 1-D tensors (norms, biases) in F32
+    # llama.cpp keeps 1-D tensors (norms, biases) and rows that are not whole blocks in F32
+    if data.ndim == 1 or qtype == QT.F32 or data.shape[-1] % gguf.GGML_QUANT_SIZES[qtype][0]:
         writer.add_tensor(name, data.astype(np.float32))
     elif qtype == QT.F16:
         writer.add_tensor(name, data.astype(np.float16))
@@ -76,6 +77,62 @@ def _rope(cfg) -> tuple[float, float]:
     rp = cfg.rope_parameters
     rp = rp.get("full_attention", rp)
     return rp["rope_theta"], rp.get("partial_rotary_factor", 1.0)
+
+
+def _write_tensors(w: gguf.GGUFWriter, model, arch, qtype, transform) -> None:
+    """Every state-dict tensor under its TensorNameMap name (a parameter such as mamba's A_log by its
+    whole name, a module's weight / bias by its stem plus the suffix), after transform(hf_name, data)."""
+    cfg = model.config
+    names = gguf.get_tensor_name_map(arch, cfg.num_hidden_layers)
+    for hf_name, t in model.state_dict().items():
+        if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        data = transform(hf_name, t.detach().to(torch.float32).numpy())
+        stem, suffix = hf_name.rsplit(".", 1)
+        if suffix in ("weight", "bias"):
+            gguf_name = names.get_name(stem)
+            gguf_name = gguf_name and f"{gguf_name}.{suffix}"
+        else:
+            gguf_name = names.get_name(hf_name)
+        assert gguf_name is not None, f"no GGUF name for {hf_name}"
+        _add(w, gguf_name, data, qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_mamba_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers MambaForCausalLM as convert_hf_to_gguf.py MambaModel writes it: mamba.ssm.*
+    metadata, A_log stored as A = -exp(A_log), the conv1d weight [channels, 1, kernel] squeezed."""
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "mamba")
+    w.add_name("tiny-mamba")
+    w.add_context_length(2 ** 20)  # MambaModel: no limit
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_feed_forward_length(0)
+    w.add_head_count(0)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_ssm_conv_kernel(cfg.conv_kernel)
+    w.add_ssm_inner_size(cfg.intermediate_size)
+    w.add_ssm_state_size(cfg.state_size)
+    w.add_ssm_time_step_rank(cfg.time_step_rank)
+    w.add_layer_norm_rms_eps(cfg.layer_norm_epsilon)
+    w.add_vocab_size(cfg.vocab_size)
+    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id),
+                     ("pad_token_id", w.add_pad_token_id)):
+        if getattr(cfg, key, None) is not None:
+            add(getattr(cfg, key))
+    w.add_file_type(int(qtype))
+
+    def transform(name, data):
+        if name.endswith("A_log"):
+            return -np.exp(data)
+        if name.endswith("conv1d.weight"):
+            return data.squeeze(1)
+        return data
+
+    _write_tensors(w, model, gguf.MODEL_ARCH.MAMBA, qtype, transform)
 
 
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
@@ -124,25 +181,16 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     if tokenizer is not None:
         tokenizer(w)
 
-    names = gguf.get_tensor_name_map(arch, cfg.num_hidden_layers)
-    for hf_name, t in model.state_dict().items():
-        if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
-            continue
-        data = t.detach().to(torch.float32).numpy()
+    def transform(hf_name, data):
         if norm_shift and hf_name.endswith("norm.weight"):
             data = data + 1  # Gemma2Model / Gemma3Model / NemotronModel.modify_tensors
         if permute and hf_name.endswith(("q_proj.weight", "q_proj.bias")):
             data = llama_permute(data, cfg.num_attention_heads)
         if permute and hf_name.endswith(("k_proj.weight", "k_proj.bias")):
             data = llama_permute(data, cfg.num_key_value_heads)
-        stem, suffix = hf_name.rsplit(".", 1)
-        gguf_name = names.get_name(stem)
-        assert gguf_name is not None, f"no GGUF name for {hf_name}"
-        _add(w, f"{gguf_name}.{suffix}", data, qtype)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+        return data
+
+    _write_tensors(w, model, arch, qtype, transform)
 
 
 # --- tokenizers and onnxruntime-genai ---------------------------------------------------------------
