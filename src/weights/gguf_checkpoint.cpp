@@ -356,6 +356,33 @@ json mamba_config(const Meta& m) {
   return c;
 }
 
+// Qwen2-MoE / Qwen3-MoE: the expert counts and widths (expert_feed_forward_length and, Qwen2-MoE,
+// expert_shared_feed_forward_length, which transformers' loader does not map: it keeps the class
+// defaults), every layer sparse as llama.cpp builds them; Qwen3-MoE normalizes the top-k weights
+// (GGUF_CONFIG_DEFAULTS_MAPPING: llama.cpp does).
+json moe_config(const Meta& m, json c) {
+  c["num_experts"] = m.count(m.key("expert_count"), kMaxSmallSize);
+  c["num_experts_per_tok"] = m.count(m.key("expert_used_count"), c["num_experts"].get<int64_t>());
+  c["moe_intermediate_size"] = m.count(m.key("expert_feed_forward_length"), kMaxFfnSize);
+  c["decoder_sparse_step"] = 1;
+  c["mlp_only_layers"] = json::array();
+  return c;
+}
+
+json qwen2moe_config(const Meta& m) {
+  json c = moe_config(m, qwen2_config(m));
+  c["model_type"] = "qwen2_moe";
+  c["shared_expert_intermediate_size"] = m.count(m.key("expert_shared_feed_forward_length"), kMaxFfnSize);
+  return c;
+}
+
+json qwen3moe_config(const Meta& m) {
+  json c = moe_config(m, qwen3_config(m));
+  c["model_type"] = "qwen3_moe";
+  c["norm_topk_prob"] = true;
+  return c;
+}
+
 struct Arch {
   const char* architecture;  // general.architecture
   json (*config)(const Meta&);
@@ -409,6 +436,18 @@ const std::vector<Arch>& archs() {
         {"ssm_x", "mixer.x_proj"},      {"ssm_dt", "mixer.dt_proj"}, {"ssm_a", "mixer.A_log"},
         {"ssm_d", "mixer.D"},           {"ssm_out", "mixer.out_proj"},
     };
+    std::map<std::string, std::string> qwen3moe = qwen3, qwen2moe = llama;
+    for (auto* t : {&qwen3moe, &qwen2moe}) {
+      for (const char* r : {"ffn_gate", "ffn_up", "ffn_down"}) t->erase(r);
+      (*t)["ffn_gate_inp"] = "mlp.gate";
+      (*t)["ffn_gate_exps"] = "mlp.experts.*.gate_proj";
+      (*t)["ffn_up_exps"] = "mlp.experts.*.up_proj";
+      (*t)["ffn_down_exps"] = "mlp.experts.*.down_proj";
+    }
+    qwen2moe["ffn_gate_shexp"] = "mlp.shared_expert.gate_proj";
+    qwen2moe["ffn_up_shexp"] = "mlp.shared_expert.up_proj";
+    qwen2moe["ffn_down_shexp"] = "mlp.shared_expert.down_proj";
+    qwen2moe["ffn_gate_inp_shexp"] = "mlp.shared_expert_gate";
     return std::vector<Arch>{{"gemma2", gemma2_config, gemma2, false, -1.0f},
                              {"mamba", mamba_config, mamba, false, 0.0f, "backbone"},
                              {"gemma3", gemma3_config, gemma3, false, -1.0f},
@@ -416,7 +455,9 @@ const std::vector<Arch>& archs() {
                              {"nemotron", nemotron_config, nemotron, false, -1.0f},
                              {"phi3", phi3_config, phi3, false, 0.0f},
                              {"qwen2", qwen2_config, llama, false, 0.0f},
+                             {"qwen2moe", qwen2moe_config, qwen2moe, false, 0.0f},
                              {"qwen3", qwen3_config, qwen3, false, 0.0f},
+                             {"qwen3moe", qwen3moe_config, qwen3moe, false, 0.0f},
                              {"stablelm", stablelm_config, llama, false, 0.0f},
                              {"starcoder2", starcoder2_config, starcoder2, false, 0.0f}};
   }();
@@ -496,6 +537,7 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     e.shape = t.shape();
     e.file = &file_.path();
     e.source = &t;
+    e.data = t.data;
     if (arch->unpermute_qk && (role == "attn_q" || role == "attn_k")) {
       e.unpermute_heads = config_->get_int(role == "attn_q" ? "num_attention_heads" : "num_key_value_heads");
       if (e.shape[0] % (2 * e.unpermute_heads) != 0)
@@ -510,6 +552,8 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
       if (e.shape.size() != 2) fail("expected [channels, kernel], got " + std::to_string(e.shape.size()) + " dims");
       e.shape = {e.shape[0], 1, e.shape[1]};
     }
+    // Qwen2-MoE's shared expert gate: [hidden] in the file, a Linear's [1, hidden] in the model
+    if (role == "ffn_gate_inp_shexp" && e.shape.size() == 1) e.shape = {1, e.shape[0]};
     const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f || e.log_of_negated;
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
@@ -518,7 +562,24 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     if (transformed && plain != DataType::UNDEFINED && !is_float(plain))
       fail("integer tensor where a float tensor is expected");
     e.dtype = transformed || plain == DataType::UNDEFINED ? DataType::FLOAT : plain;
-    entries_.emplace(name, std::move(e));
+    const size_t star = name.find(".*.");
+    if (star == std::string::npos) {
+      entries_.emplace(name, std::move(e));
+      continue;
+    }
+    // stacked experts [E, rows, cols] (ffn_{gate,up,down}_exps): expert i is the Hugging Face
+    // per-expert matrix experts.i.*_proj.weight, rows [i * rows, (i + 1) * rows) of the tensor
+    const int64_t experts = config_->get_int("num_experts");
+    if (e.shape.size() != 3 || e.shape[0] != experts)
+      fail("expected stacked experts [" + std::to_string(experts) + ", rows, columns]");
+    const size_t bytes = t.data.size() / static_cast<size_t>(experts);
+    for (int64_t i = 0; i < experts; ++i) {
+      Entry x = e;
+      x.name = name.substr(0, star) + "." + std::to_string(i) + name.substr(star + 2);
+      x.shape = {e.shape[1], e.shape[2]};
+      x.data = t.data.subspan(static_cast<size_t>(i) * bytes, bytes);
+      entries_.emplace(x.name, std::move(x));
+    }
   }
 }
 
@@ -533,7 +594,7 @@ std::string GgufCheckpoint::stored_type(const TensorInfo& t) const {
 }
 
 uint64_t GgufCheckpoint::stored_bytes(const TensorInfo& t) const {
-  return static_cast<const Entry&>(t).source->data.size();
+  return static_cast<const Entry&>(t).data.size();
 }
 
 std::vector<std::string> GgufCheckpoint::names() const {
@@ -588,9 +649,9 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
   const GgufTensor& src = *e.source;
   const bool q4 = src.type == GgmlType::Q4_0;
   const int64_t rows = e.shape[0], blocks = e.shape[1] / 32, blob = q4 ? 16 : 32;
-  const size_t block_bytes = 2 + static_cast<size_t>(blob), row_bytes = src.data.size() / static_cast<size_t>(rows);
+  const size_t block_bytes = 2 + static_cast<size_t>(blob), row_bytes = e.data.size() / static_cast<size_t>(rows);
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint8_t* in = src.data.data() + static_cast<size_t>(e.gguf_row(r)) * row_bytes;
+    const uint8_t* in = e.data.data() + static_cast<size_t>(e.gguf_row(r)) * row_bytes;
     for (int64_t j = 0; j < blocks; ++j, in += block_bytes) {
       const int64_t out = (r - row_begin) * blocks + j;
       uint16_t scale;
@@ -616,7 +677,7 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
 
 void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
   const Entry& e = static_cast<const Entry&>(t);
-  const std::span<const uint8_t> data = e.source->data;
+  const std::span<const uint8_t> data = e.data;
   if (row_end <= row_begin) return;
   if (transpose || e.shape.size() != 2) {
     file_.release(data);
@@ -638,13 +699,13 @@ void GgufCheckpoint::produce_block_rows(const TensorInfo& t, DataType dst, bool 
   if (transpose) r0 = 0, r1 = rows, c0 = row_begin, c1 = row_end;
   const GgmlTypeTraits& traits = *ggml_type_traits(static_cast<uint32_t>(src.type));
   const int64_t bs = traits.block_size, b0 = c0 / bs, b1 = (c1 + bs - 1) / bs;
-  const size_t row_bytes = src.data.size() / static_cast<size_t>(rows);
+  const size_t row_bytes = e.data.size() / static_cast<size_t>(rows);
   // HF row h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size): LlamaModel.permute.
   const int64_t width = c1 - c0;
   std::vector<float> blocks(static_cast<size_t>((b1 - b0) * bs)), sub(static_cast<size_t>((r1 - r0) * width));
   for (int64_t r = r0; r < r1; ++r) {
     dequantize(src.type,
-               src.data.subspan(static_cast<size_t>(e.gguf_row(r)) * row_bytes + static_cast<size_t>(b0 * traits.type_size),
+               e.data.subspan(static_cast<size_t>(e.gguf_row(r)) * row_bytes + static_cast<size_t>(b0 * traits.type_size),
                                 static_cast<size_t>((b1 - b0) * traits.type_size)),
                blocks);
     float* row = sub.data() + (r - r0) * width;
@@ -661,7 +722,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
   if (stored_plainly(src, e.unpermute_heads, e.shift, e.log_of_negated)) {
-    convert_rows(TensorView{e, src.data}, dst, transpose, row_begin, row_end, out);
+    convert_rows(TensorView{e, e.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
   if (e.shape.size() == 2) {
@@ -670,7 +731,8 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
   }
   MOBIUS_ASSERT(row_begin == 0 && row_end == output_rows(e.shape, transpose),
                 "GgufCheckpoint::produce: a dequantized 1-D tensor is produced whole");
-  const int64_t n = src.num_elements();
+  int64_t n = 1;
+  for (int64_t d : e.shape) n *= d;
   std::vector<float> scratch;
   float* f;
   if (dst == DataType::FLOAT && !transpose) {
@@ -680,18 +742,18 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     f = scratch.data();
   }
   if (e.unpermute_heads == 0) {
-    dequantize(src.type, src.data, {f, static_cast<size_t>(n)});
+    dequantize(src.type, e.data, {f, static_cast<size_t>(n)});
   } else {
     const int64_t rows = e.shape[0], cols = n / rows;
     const int64_t block = ggml_type_traits(static_cast<uint32_t>(src.type))->block_size;
     if (cols % block == 0) {
-      const size_t row_bytes = src.data.size() / static_cast<size_t>(rows);
+      const size_t row_bytes = e.data.size() / static_cast<size_t>(rows);
       for (int64_t r = 0; r < rows; ++r)
-        dequantize(src.type, src.data.subspan(static_cast<size_t>(e.gguf_row(r)) * row_bytes, row_bytes),
+        dequantize(src.type, e.data.subspan(static_cast<size_t>(e.gguf_row(r)) * row_bytes, row_bytes),
                    {f + r * cols, static_cast<size_t>(cols)});
     } else {  // a quantized 1-D tensor (bias): rows are not block-aligned
       std::vector<float> all(static_cast<size_t>(n));
-      dequantize(src.type, src.data, all);
+      dequantize(src.type, e.data, all);
       for (int64_t r = 0; r < rows; ++r) std::copy_n(&all[e.gguf_row(r) * cols], cols, f + r * cols);
     }
   }

@@ -16,6 +16,9 @@
 //                          query_pre_attn_scalar as llama.cpp (hidden / heads for the 46-layer 27B)
 //   qwen2, qwen3, phi3, starcoder2, stablelm -> the same model_type, no tensor transform
 //   nemotron -> nemotron   norms minus 1 (LayerNorm1P stored as 1 + w)
+//   qwen2moe, qwen3moe -> qwen2_moe, qwen3_moe: stacked experts ffn_{gate,up,down}_exps [E, rows,
+//                          cols] -> mlp.experts.e.{gate,up,down}_proj.weight (one entry per expert),
+//                          ffn_gate_inp -> mlp.gate, Qwen2-MoE's *_shexp -> mlp.shared_expert.*
 //   mamba  -> mamba        backbone.* names; ssm_a -> A_log = log(-A) (stored -exp(A_log)),
 //                          ssm_conv1d.weight [channels, kernel] -> [channels, 1, kernel]
 // Fields transformers' loader drops are read as llama.cpp reads them: biases from the tensors the
@@ -91,6 +94,7 @@ class GgufCheckpoint final : public Checkpoint {
                           int64_t row_end, std::span<uint8_t> out) const;
   struct Entry : TensorInfo {
     const GgufTensor* source = nullptr;
+    std::span<const uint8_t> data;  // this tensor's bytes in source (one expert's of stacked experts)
     int64_t unpermute_heads = 0;  // > 0: rows interleaved per head by LlamaModel.permute
     float shift = 0.0f;           // added to every value (gemma3 norms: -1)
     bool log_of_negated = false;  // mamba A_log: log(-A) of the stored A = -exp(A_log)

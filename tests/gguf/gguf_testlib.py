@@ -69,6 +69,8 @@ ARCHS = {
     "starcoder2": (gguf.MODEL_ARCH.STARCODER2, "ln", False, False, True),
     "stablelm": (gguf.MODEL_ARCH.STABLELM, "ln", False, False, True),
     "nemotron": (gguf.MODEL_ARCH.NEMOTRON, "ln", True, False, False),
+    "qwen2_moe": (gguf.MODEL_ARCH.QWEN2MOE, "rms", False, False, False),
+    "qwen3_moe": (gguf.MODEL_ARCH.QWEN3MOE, "rms", False, False, False),
 }
 
 
@@ -88,6 +90,18 @@ def _write_tensors(w: gguf.GGUFWriter, model, arch, qtype, transform) -> None:
         if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
             continue
         data = transform(hf_name, t.detach().to(torch.float32).numpy())
+        if hf_name.endswith("mlp.experts.gate_up_proj"):  # [E, 2 * ff, hidden]: gate | up halves
+            prefix = names.get_name(hf_name.replace("experts.gate_up_proj", "experts.down_proj")).rsplit(".", 1)[0]
+            half = data.shape[1] // 2
+            _add(w, f"{prefix}.ffn_gate_exps.weight", np.ascontiguousarray(data[:, :half]), qtype)
+            _add(w, f"{prefix}.ffn_up_exps.weight", np.ascontiguousarray(data[:, half:]), qtype)
+            continue
+        if hf_name.endswith("mlp.experts.down_proj"):  # [E, hidden, ff]
+            prefix = names.get_name(hf_name).rsplit(".", 1)[0]
+            _add(w, f"{prefix}.ffn_down_exps.weight", data, qtype)
+            continue
+        if hf_name.endswith("shared_expert_gate.weight"):  # [1, hidden] stored as [hidden]
+            data = data[0]
         stem, suffix = hf_name.rsplit(".", 1)
         if suffix in ("weight", "bias"):
             gguf_name = names.get_name(stem)
@@ -159,7 +173,7 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
         w.add_layer_norm_eps(next(getattr(cfg, k) for k in ("norm_epsilon", "layer_norm_eps", "norm_eps")
                                   if hasattr(cfg, k)))
     w.add_rope_freq_base(theta)
-    if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.QWEN3):
+    if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.QWEN3, gguf.MODEL_ARCH.QWEN3MOE):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2):
@@ -169,6 +183,12 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     if arch == gguf.MODEL_ARCH.GEMMA2:
         w.add_attn_logit_softcapping(cfg.attn_logit_softcapping)
         w.add_final_logit_softcapping(cfg.final_logit_softcapping)
+    if hasattr(cfg, "num_experts"):  # Qwen2MoeModel / Qwen3MoeModel.set_gguf_parameters
+        w.add_expert_count(cfg.num_experts)
+        w.add_expert_used_count(cfg.num_experts_per_tok)
+        w.add_expert_feed_forward_length(cfg.moe_intermediate_size)
+        if hasattr(cfg, "shared_expert_intermediate_size"):
+            w.add_expert_shared_feed_forward_length(cfg.shared_expert_intermediate_size)
     if token_list and tokenizer is None:
         w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
     elif not token_list:

@@ -51,6 +51,11 @@ VARIANTS = [
     # scales by head_dim: the row's head size is 256, where the two agree
     ("gemma2-f32", "gemma2", QT.F32, {"head_dim": 256, "query_pre_attn_scalar": 256}),
     ("gemma2-q8_0", "gemma2", QT.Q8_0, {"head_dim": 256, "query_pre_attn_scalar": 256}),
+    # stacked experts ffn_{gate,up,down}_exps; transformers' loader maps no expert widths (the class
+    # defaults: Qwen2-MoE 1408 / shared 5632, Qwen3-MoE 768) and normalizes Qwen3-MoE's top-k
+    # weights as llama.cpp does: the rows take those values
+    ("qwen2_moe-f32", "qwen2_moe", QT.F32, {"moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632}),
+    ("qwen3_moe-q8_0", "qwen3_moe", QT.Q8_0, {"moe_intermediate_size": 768, "norm_topk_prob": True}),
 ]
 
 
@@ -103,7 +108,7 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, model_type, q
 
 
 # What transformers' GGUF loader drops (GGUF_CONFIG_MAPPING maps no use_bias / attention_bias /
-# mlp_bias, and no rope.freq_base for stablelm / starcoder2) mobius reads from the file: the --gguf
+# mlp_bias, no rope.freq_base for stablelm / starcoder2, no expert widths) mobius reads from the file: the --gguf
 # build of an F32 file equals the original model it was converted from.
 ORIGINAL_ROWS = [
     ("starcoder2-no-bias", "starcoder2", {"use_bias": False}),
@@ -111,6 +116,8 @@ ORIGINAL_ROWS = [
     ("stablelm-theta", "stablelm", {"rope_parameters": {"rope_type": "default", "rope_theta": 50000.0,
                                                         "partial_rotary_factor": 0.5}}),
     ("nemotron-bias", "nemotron", {"attention_bias": True, "mlp_bias": True}),
+    ("qwen2_moe-widths", "qwen2_moe", {}),  # expert_feed_forward_length 32, shared 96
+    ("qwen3_moe-widths", "qwen3_moe", {"norm_topk_prob": True}),
 ]
 
 
