@@ -383,23 +383,57 @@ json qwen3moe_config(const Meta& m) {
   return c;
 }
 
+// GPT-2: n_embd, n_layer, n_head, layer_norm_epsilon; n_inner from blk.0.ffn_up's rows (unset when
+// it is GPT2Config's 4 * n_embd; transformers' loader maps none), n_positions from
+// position_embd's rows (the table the model holds), vocab from the token list.
+json gpt2_config(const Meta& m) {
+  json c;
+  c["model_type"] = "gpt2";
+  const int64_t embd = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["n_embd"] = embd;
+  c["n_layer"] = m.count(m.key("block_count"), kMaxLayers);
+  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
+  if (embd % heads != 0)
+    m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
+                                              std::to_string(embd));
+  c["n_head"] = heads;
+  set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_epsilon");
+  // the MLP width as the tensors hold it (GPT2Model.set_gguf_parameters writes 4 * n_embd whatever
+  // n_inner is)
+  const GgufTensor* up = m.file().find_tensor("blk.0.ffn_up.weight");
+  const int64_t ff = up && up->ne.size() == 2 && up->ne[1] >= 1 && up->ne[1] <= static_cast<uint64_t>(kMaxFfnSize)
+                         ? static_cast<int64_t>(up->ne[1])
+                         : m.count(m.key("feed_forward_length"), kMaxFfnSize);
+  if (ff != 4 * embd) c["n_inner"] = ff;
+  const GgufTensor* pos = m.file().find_tensor("position_embd.weight");
+  if (!pos || pos->ne.size() != 2) throw Error(m.file().path() + ": tensor 'position_embd.weight': missing or not 2-D");
+  if (pos->ne[1] < 1 || pos->ne[1] > static_cast<uint64_t>(kMaxPositions))
+    throw Error(m.file().path() + ": tensor 'position_embd.weight': " + std::to_string(pos->ne[1]) + " positions");
+  c["n_positions"] = pos->ne[1];
+  token_config(m, c);
+  return c;
+}
+
+const std::map<std::string, std::string> kModelTop = {
+    {"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}};
+const std::map<std::string, std::string> kBackboneTop = {
+    {"token_embd", "backbone.embeddings"}, {"output_norm", "backbone.norm_f"}, {"output", "lm_head"}};
+const std::map<std::string, std::string> kGpt2Top = {
+    {"token_embd", "transformer.wte"}, {"position_embd", "transformer.wpe"},
+    {"output_norm", "transformer.ln_f"}, {"output", "lm_head"}};
+
 struct Arch {
   const char* architecture;  // general.architecture
   json (*config)(const Meta&);
   std::map<std::string, std::string> blocks;  // blk.N.<gguf role> -> <model>.layers.N.<hf module>
   bool unpermute_qk;    // llama: LlamaModel.permute on q_proj / k_proj
   float norm_shift;     // added to *norm.weight to undo the converter (gemma3: -1)
-  const char* model = "model";  // the base model's state-dict prefix (mamba: "backbone")
+  // The top-level tensors (token_embd, output_norm, output, ...) and the layers' prefix.
+  const std::map<std::string, std::string>* top = &kModelTop;
+  const char* layers = "model.layers";
+  // Linear weights stored [out, in] for the model's Conv1D [in, out] (gpt2: transposed back).
+  bool conv1d = false;
 };
-
-// The top-level tensors: token_embd, output_norm, output.
-const std::map<std::string, std::string>& top_names(const Arch& a) {
-  static const std::map<std::string, std::string> model = {
-      {"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}};
-  static const std::map<std::string, std::string> backbone = {
-      {"token_embd", "backbone.embeddings"}, {"output_norm", "backbone.norm_f"}, {"output", "lm_head"}};
-  return std::string(a.model) == "backbone" ? backbone : model;
-}
 
 const std::map<std::string, std::string> kAttention = {
     {"attn_q", "self_attn.q_proj"},       {"attn_k", "self_attn.k_proj"},
@@ -431,6 +465,10 @@ const std::vector<Arch>& archs() {
     starcoder2["ffn_up"] = "mlp.c_fc";
     starcoder2["ffn_down"] = "mlp.c_proj";
     nemotron.erase("ffn_gate");
+    const std::map<std::string, std::string> gpt2 = {
+        {"attn_norm", "ln_1"},         {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
+        {"ffn_norm", "ln_2"},          {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"},
+    };
     const std::map<std::string, std::string> mamba = {
         {"attn_norm", "norm"},          {"ssm_in", "mixer.in_proj"}, {"ssm_conv1d", "mixer.conv1d"},
         {"ssm_x", "mixer.x_proj"},      {"ssm_dt", "mixer.dt_proj"}, {"ssm_a", "mixer.A_log"},
@@ -449,7 +487,8 @@ const std::vector<Arch>& archs() {
     qwen2moe["ffn_down_shexp"] = "mlp.shared_expert.down_proj";
     qwen2moe["ffn_gate_inp_shexp"] = "mlp.shared_expert_gate";
     return std::vector<Arch>{{"gemma2", gemma2_config, gemma2, false, -1.0f},
-                             {"mamba", mamba_config, mamba, false, 0.0f, "backbone"},
+                             {"gpt2", gpt2_config, gpt2, false, 0.0f, &kGpt2Top, "transformer.h", true},
+                             {"mamba", mamba_config, mamba, false, 0.0f, &kBackboneTop, "backbone.layers"},
                              {"gemma3", gemma3_config, gemma3, false, -1.0f},
                              {"llama", llama_config, llama, true, 0.0f},
                              {"nemotron", nemotron_config, nemotron, false, -1.0f},
@@ -473,7 +512,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 bool is_parameter(const std::string& hf_module) { return hf_module == "mixer.A_log" || hf_module == "mixer.D"; }
 
 std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std::string* role) {
-  const std::map<std::string, std::string>& top = top_names(a);
+  const std::map<std::string, std::string>& top = *a.top;
   std::string stem = gguf, suffix;  // ".weight" / ".bias", or "" for a parameter
   for (const char* s : {".weight", ".bias"})
     if (ends_with(gguf, s)) stem = gguf.substr(0, gguf.size() - std::strlen(s)), suffix = s;
@@ -488,7 +527,7 @@ std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std:
     return "";
   auto it = a.blocks.find(*role);
   if (it == a.blocks.end() || is_parameter(it->second) != suffix.empty()) return "";
-  return std::string(a.model) + ".layers." + index + "." + it->second + suffix;
+  return std::string(a.layers) + "." + index + "." + it->second + suffix;
 }
 
 DataType plain_dtype(GgmlType t) {
@@ -522,7 +561,7 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
                 "' is not supported for GGUF input (supported: " + supported + ")");
   config_.emplace(arch->config(Meta(file_, arch_name)), path);
-  const int64_t layers = config_->get_int("num_hidden_layers");
+  const int64_t layers = config_->has("n_layer") ? config_->get_int("n_layer") : config_->get_int("num_hidden_layers");
 
   for (const GgufTensor& t : file_.tensors()) {
     std::string role;
@@ -552,9 +591,15 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
       if (e.shape.size() != 2) fail("expected [channels, kernel], got " + std::to_string(e.shape.size()) + " dims");
       e.shape = {e.shape[0], 1, e.shape[1]};
     }
+    // GPT-2's Conv1D weights [in, out]: the converter stored them [out, in] (GPT2TensorProcessor
+    // transposes back); output.weight is lm_head's Linear, not transposed
+    if (arch->conv1d && e.shape.size() == 2 && !role.empty()) {
+      e.stored_transposed = true;
+      e.shape = {e.shape[1], e.shape[0]};
+    }
     // Qwen2-MoE's shared expert gate: [hidden] in the file, a Linear's [1, hidden] in the model
     if (role == "ffn_gate_inp_shexp" && e.shape.size() == 1) e.shape = {1, e.shape[0]};
-    const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f || e.log_of_negated;
+    const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
       fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
@@ -632,7 +677,7 @@ bool GgufCheckpoint::streams(const TensorInfo& t) const {
 
 std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated) return std::nullopt;
+  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed) return std::nullopt;
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
     case GgmlType::Q8_0: return BlockQuantization{.bits = 8, .block_size = 32, .symmetric = true, .from_checkpoint = true};
@@ -677,6 +722,10 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
 
 void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
   const Entry& e = static_cast<const Entry&>(t);
+  if (e.stored_transposed) {
+    file_.release(e.data);
+    return;
+  }
   const std::span<const uint8_t> data = e.data;
   if (row_end <= row_begin) return;
   if (transpose || e.shape.size() != 2) {
@@ -720,6 +769,13 @@ void GgufCheckpoint::produce_block_rows(const TensorInfo& t, DataType dst, bool 
 void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                              int64_t row_end, std::span<uint8_t> out) const {
   const Entry& e = static_cast<const Entry&>(t);
+  if (e.stored_transposed) {  // the tensor as stored ([out, in]), produced the other way round
+    Entry stored = e;
+    stored.stored_transposed = false;
+    stored.shape = {e.shape[1], e.shape[0]};
+    produce_block_rows(stored, dst, !transpose, row_begin, row_end, out);
+    return;
+  }
   const GgufTensor& src = *e.source;
   if (stored_plainly(src, e.unpermute_heads, e.shift, e.log_of_negated)) {
     convert_rows(TensorView{e, e.data}, dst, transpose, row_begin, row_end, out);

@@ -19,6 +19,8 @@
 //   qwen2moe, qwen3moe -> qwen2_moe, qwen3_moe: stacked experts ffn_{gate,up,down}_exps [E, rows,
 //                          cols] -> mlp.experts.e.{gate,up,down}_proj.weight (one entry per expert),
 //                          ffn_gate_inp -> mlp.gate, Qwen2-MoE's *_shexp -> mlp.shared_expert.*
+//   gpt2   -> gpt2         transformer.* names; Conv1D weights (attn_qkv, attn_output, ffn_up,
+//                          ffn_down) stored [out, in]: produced transposed back to [in, out]
 //   mamba  -> mamba        backbone.* names; ssm_a -> A_log = log(-A) (stored -exp(A_log)),
 //                          ssm_conv1d.weight [channels, kernel] -> [channels, 1, kernel]
 // Fields transformers' loader drops are read as llama.cpp reads them: biases from the tensors the
@@ -98,6 +100,7 @@ class GgufCheckpoint final : public Checkpoint {
     int64_t unpermute_heads = 0;  // > 0: rows interleaved per head by LlamaModel.permute
     float shift = 0.0f;           // added to every value (gemma3 norms: -1)
     bool log_of_negated = false;  // mamba A_log: log(-A) of the stored A = -exp(A_log)
+    bool stored_transposed = false;  // gpt2 Conv1D: shape is [in, out], the file holds [out, in]
     // Undoes the converter's value transform (shift, then log(-x)) in place, in float32.
     void undo_value_transform(std::span<float> v) const;
     // The GGUF row of Hugging Face row r (of shape[0]): with unpermute_heads, HF row

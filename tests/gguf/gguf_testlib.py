@@ -149,6 +149,29 @@ def write_mamba_gguf(model, path: Path, qtype=QT.F32) -> None:
     _write_tensors(w, model, gguf.MODEL_ARCH.MAMBA, qtype, transform)
 
 
+def write_gpt2_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers GPT2LMHeadModel as convert_hf_to_gguf.py GPT2Model writes it: gpt2.* metadata
+    (feed_forward_length 4 * n_embd), the Conv1D weights transposed to [out, in], a placeholder
+    token list (the vocabulary size)."""
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "gpt2")
+    w.add_name("tiny-gpt2")
+    w.add_block_count(cfg.n_layer)
+    w.add_context_length(cfg.n_positions)
+    w.add_embedding_length(cfg.n_embd)
+    w.add_feed_forward_length(4 * cfg.n_embd)
+    w.add_head_count(cfg.n_head)
+    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id)):
+        if getattr(cfg, key, None) is not None:
+            add(getattr(cfg, key))
+    w.add_file_type(int(qtype))
+    conv1d = (".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight")
+    _write_tensors(w, model, gguf.MODEL_ARCH.GPT2, qtype,
+                   lambda name, data: np.ascontiguousarray(data.T) if name.endswith(conv1d) else data)
+
+
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     """Writes a transformers causal LM of a type in ARCHS as llama.cpp's convert_hf_to_gguf.py
     would convert it (its <arch>.* metadata and tensor transforms, gguf TensorNameMap names);

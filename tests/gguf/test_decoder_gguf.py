@@ -23,7 +23,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 import harness as H
-from gguf_testlib import ARCHS, QT, dump_floats, write_gguf, write_mamba_gguf
+from gguf_testlib import ARCHS, QT, dump_floats, write_gguf, write_gpt2_gguf, write_mamba_gguf
 
 VARIANTS = [
     ("f32", "llama", QT.F32, {}),
@@ -167,3 +167,32 @@ def test_mamba_gguf_equals_transformers(tmp_path, qtype):
     mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
     pos2 = pos[:, -1:] + 1
     assert H.max_abs(lm(nxt, mask2, pos2, state)[0], H.hf_forward(ref, nxt, mask2, pos2, cache)[0]) <= H.TOL
+
+
+GPT2_ROWS = [("f32", QT.F32, {}), ("q8_0", QT.Q8_0, {}), ("f32-n_inner-positions", QT.F32, {"n_inner": 128})]
+
+
+@pytest.mark.parametrize("name,qtype,overrides", GPT2_ROWS, ids=[r[0] for r in GPT2_ROWS])
+def test_gpt2_gguf(tmp_path, name, qtype, overrides):
+    """gpt2: the Conv1D weights the converter transposed to [out, in] are read back as [in, out].
+    n_positions comes from position_embd's rows and n_inner from ffn_up's, which transformers'
+    loader does not map (it keeps GPT2Config's 1024 and 4 * n_embd): the rows with those values
+    equal transformers' GGUF load (logits within 1e-4; F32 weights byte-identical to the original
+    checkpoint's build), the row with others (n_inner 128, 512 positions) equals the original model."""
+    defaults = not overrides
+    overrides = {"max_position_embeddings": 1024, "n_inner": None} if defaults else overrides
+    original = H.write_checkpoint("gpt2", overrides, tmp_path / "hf")
+    path = tmp_path / "gpt2.gguf"
+    write_gpt2_gguf(original, path, qtype)
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    if qtype == QT.F32:
+        H.build(tmp_path / "hf", tmp_path / "out-original")
+        assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
+    ref = (AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
+           if defaults else original)
+    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
+    valid = mask.astype(bool)
+    got, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), ref.config)(ids, mask, pos)
+    want, _ = H.hf_forward(ref, ids, mask, pos)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
