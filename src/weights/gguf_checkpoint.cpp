@@ -414,10 +414,31 @@ json gpt2_config(const Meta& m) {
   return c;
 }
 
+// BLOOM: hidden_size, n_layer, n_head, layer_norm_epsilon (GGUF_CONFIG_MAPPING), vocab from the
+// file; ALiBi positions, so no context length is read.
+json bloom_config(const Meta& m) {
+  json c;
+  c["model_type"] = "bloom";
+  const int64_t hidden = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["hidden_size"] = hidden;
+  c["n_layer"] = m.count(m.key("block_count"), kMaxLayers);
+  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
+  if (hidden % heads != 0)
+    m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
+                                              std::to_string(hidden));
+  c["n_head"] = heads;
+  set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_epsilon");
+  token_config(m, c);
+  return c;
+}
+
 const std::map<std::string, std::string> kModelTop = {
     {"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}};
 const std::map<std::string, std::string> kBackboneTop = {
     {"token_embd", "backbone.embeddings"}, {"output_norm", "backbone.norm_f"}, {"output", "lm_head"}};
+const std::map<std::string, std::string> kBloomTop = {
+    {"token_embd", "transformer.word_embeddings"}, {"token_embd_norm", "transformer.word_embeddings_layernorm"},
+    {"output_norm", "transformer.ln_f"}, {"output", "lm_head"}};
 const std::map<std::string, std::string> kGpt2Top = {
     {"token_embd", "transformer.wte"}, {"position_embd", "transformer.wpe"},
     {"output_norm", "transformer.ln_f"}, {"output", "lm_head"}};
@@ -433,6 +454,8 @@ struct Arch {
   const char* layers = "model.layers";
   // Linear weights stored [out, in] for the model's Conv1D [in, out] (gpt2: transposed back).
   bool conv1d = false;
+  // attn_qkv rows stored [q; k; v] of all heads for the model's per-head [q, k, v] (bloom).
+  bool per_head_qkv = false;
 };
 
 const std::map<std::string, std::string> kAttention = {
@@ -465,6 +488,11 @@ const std::vector<Arch>& archs() {
     starcoder2["ffn_up"] = "mlp.c_fc";
     starcoder2["ffn_down"] = "mlp.c_proj";
     nemotron.erase("ffn_gate");
+    const std::map<std::string, std::string> bloom = {
+        {"attn_norm", "input_layernorm"},  {"attn_qkv", "self_attention.query_key_value"},
+        {"attn_output", "self_attention.dense"}, {"ffn_norm", "post_attention_layernorm"},
+        {"ffn_up", "mlp.dense_h_to_4h"},   {"ffn_down", "mlp.dense_4h_to_h"},
+    };
     const std::map<std::string, std::string> gpt2 = {
         {"attn_norm", "ln_1"},         {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
         {"ffn_norm", "ln_2"},          {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"},
@@ -486,7 +514,8 @@ const std::vector<Arch>& archs() {
     qwen2moe["ffn_up_shexp"] = "mlp.shared_expert.up_proj";
     qwen2moe["ffn_down_shexp"] = "mlp.shared_expert.down_proj";
     qwen2moe["ffn_gate_inp_shexp"] = "mlp.shared_expert_gate";
-    return std::vector<Arch>{{"gemma2", gemma2_config, gemma2, false, -1.0f},
+    return std::vector<Arch>{{"bloom", bloom_config, bloom, false, 0.0f, &kBloomTop, "transformer.h", false, true},
+                             {"gemma2", gemma2_config, gemma2, false, -1.0f},
                              {"gpt2", gpt2_config, gpt2, false, 0.0f, &kGpt2Top, "transformer.h", true},
                              {"mamba", mamba_config, mamba, false, 0.0f, &kBackboneTop, "backbone.layers"},
                              {"gemma3", gemma3_config, gemma3, false, -1.0f},
@@ -583,6 +612,11 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
         fail(std::to_string(e.shape[0]) + " rows do not split into " + std::to_string(e.unpermute_heads) +
              " heads of even size");
     }
+    if (arch->per_head_qkv && role == "attn_qkv") {  // BloomModel.modify_tensors: [q; k; v] of all heads
+      e.qkv_heads = config_->get_int("n_head");
+      if (e.shape[0] % (3 * e.qkv_heads) != 0)
+        fail(std::to_string(e.shape[0]) + " rows do not split into q, k and v of " + std::to_string(e.qkv_heads) + " heads");
+    }
     if (ends_with(name, "norm.weight")) e.shift = arch->norm_shift;
     // mamba: the converter stored A = -exp(A_log) (MambaTensorProcessor takes log(-A)), and the
     // depthwise conv1d weight [channels, kernel] without its middle axis of 1
@@ -599,7 +633,7 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     }
     // Qwen2-MoE's shared expert gate: [hidden] in the file, a Linear's [1, hidden] in the model
     if (role == "ffn_gate_inp_shexp" && e.shape.size() == 1) e.shape = {1, e.shape[0]};
-    const bool transformed = e.unpermute_heads > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
+    const bool transformed = e.unpermute_heads > 0 || e.qkv_heads > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
       fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
@@ -651,8 +685,8 @@ std::vector<std::string> GgufCheckpoint::names() const {
 
 namespace {
 
-bool stored_plainly(const GgufTensor& src, int64_t unpermute_heads, float shift, bool log_of_negated) {
-  return plain_dtype(src.type) != DataType::UNDEFINED && unpermute_heads == 0 && shift == 0.0f && !log_of_negated;
+bool stored_plainly(const GgufTensor& src, int64_t permuted_heads, float shift, bool log_of_negated) {
+  return plain_dtype(src.type) != DataType::UNDEFINED && permuted_heads == 0 && shift == 0.0f && !log_of_negated;
 }
 
 }  // namespace
@@ -665,6 +699,10 @@ void GgufCheckpoint::Entry::undo_value_transform(std::span<float> v) const {
 }
 
 int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
+  if (qkv_heads > 0) {  // HF row (h * 3 + j) * D + i is GGUF row j * heads * D + h * D + i
+    const int64_t d = shape[0] / (3 * qkv_heads), h = r / (3 * d), j = r / d % 3;
+    return j * qkv_heads * d + h * d + r % d;
+  }
   if (unpermute_heads == 0) return r;
   const int64_t d = shape[0] / unpermute_heads, half = d / 2;
   return r / d * d + 2 * (r % d % half) + r % d / half;
@@ -672,12 +710,13 @@ int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
 
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads, e.shift, e.log_of_negated);
+  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads + e.qkv_heads, e.shift, e.log_of_negated);
 }
 
 std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed) return std::nullopt;
+  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_heads > 0)
+    return std::nullopt;
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
     case GgmlType::Q8_0: return BlockQuantization{.bits = 8, .block_size = 32, .symmetric = true, .from_checkpoint = true};
@@ -722,7 +761,7 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
 
 void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.stored_transposed) {
+  if (e.stored_transposed || e.qkv_heads > 0) {  // rows read from all over the tensor
     file_.release(e.data);
     return;
   }
@@ -777,7 +816,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     return;
   }
   const GgufTensor& src = *e.source;
-  if (stored_plainly(src, e.unpermute_heads, e.shift, e.log_of_negated)) {
+  if (stored_plainly(src, e.unpermute_heads + e.qkv_heads, e.shift, e.log_of_negated)) {
     convert_rows(TensorView{e, e.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
@@ -797,7 +836,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     scratch.resize(static_cast<size_t>(n));
     f = scratch.data();
   }
-  if (e.unpermute_heads == 0) {
+  if (e.unpermute_heads == 0 && e.qkv_heads == 0) {
     dequantize(src.type, e.data, {f, static_cast<size_t>(n)});
   } else {
     const int64_t rows = e.shape[0], cols = n / rows;

@@ -21,6 +21,7 @@
 //                          ffn_gate_inp -> mlp.gate, Qwen2-MoE's *_shexp -> mlp.shared_expert.*
 //   gpt2   -> gpt2         transformer.* names; Conv1D weights (attn_qkv, attn_output, ffn_up,
 //                          ffn_down) stored [out, in]: produced transposed back to [in, out]
+//   bloom  -> bloom        transformer.* names; attn_qkv rows (and bias) back to per-head [q, k, v]
 //   mamba  -> mamba        backbone.* names; ssm_a -> A_log = log(-A) (stored -exp(A_log)),
 //                          ssm_conv1d.weight [channels, kernel] -> [channels, 1, kernel]
 // Fields transformers' loader drops are read as llama.cpp reads them: biases from the tensors the
@@ -101,10 +102,12 @@ class GgufCheckpoint final : public Checkpoint {
     float shift = 0.0f;           // added to every value (gemma3 norms: -1)
     bool log_of_negated = false;  // mamba A_log: log(-A) of the stored A = -exp(A_log)
     bool stored_transposed = false;  // gpt2 Conv1D: shape is [in, out], the file holds [out, in]
+    int64_t qkv_heads = 0;  // > 0: bloom's fused qkv, rows [q; k; v] of all heads in the file
     // Undoes the converter's value transform (shift, then log(-x)) in place, in float32.
     void undo_value_transform(std::span<float> v) const;
     // The GGUF row of Hugging Face row r (of shape[0]): with unpermute_heads, HF row
-    // h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size: LlamaModel.permute); else r.
+    // h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size: LlamaModel.permute); with qkv_heads,
+    // HF row (h*3 + j)*D + i is GGUF row j*heads*D + h*D + i (BloomModel.modify_tensors); else r.
     int64_t gguf_row(int64_t r) const;
   };
   GgufFile file_;

@@ -104,7 +104,8 @@ def _write_tensors(w: gguf.GGUFWriter, model, arch, qtype, transform) -> None:
             data = data[0]
         stem, suffix = hf_name.rsplit(".", 1)
         if suffix in ("weight", "bias"):
-            gguf_name = names.get_name(stem)
+            # BloomModel.modify_tensors maps the names without their "transformer." prefix
+            gguf_name = names.get_name(stem) or names.get_name(stem.removeprefix("transformer."))
             gguf_name = gguf_name and f"{gguf_name}.{suffix}"
         else:
             gguf_name = names.get_name(hf_name)
@@ -170,6 +171,33 @@ def write_gpt2_gguf(model, path: Path, qtype=QT.F32) -> None:
     conv1d = (".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight")
     _write_tensors(w, model, gguf.MODEL_ARCH.GPT2, qtype,
                    lambda name, data: np.ascontiguousarray(data.T) if name.endswith(conv1d) else data)
+
+
+def write_bloom_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers BloomForCausalLM as convert_hf_to_gguf.py BloomModel writes it: bloom.*
+    metadata, the fused query_key_value rows (and bias) reordered from per-head [q, k, v] to
+    [q; k; v] of all heads, a placeholder token list."""
+    cfg = model.config
+    heads, embd = cfg.n_head, cfg.hidden_size
+    w = gguf.GGUFWriter(str(path), "bloom")
+    w.add_name("tiny-bloom")
+    w.add_context_length(embd)  # BloomModel: seq_length, else n_embed
+    w.add_embedding_length(embd)
+    w.add_feed_forward_length(4 * embd)
+    w.add_block_count(cfg.n_layer)
+    w.add_head_count(heads)
+    w.add_head_count_kv(heads)
+    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    w.add_file_type(int(qtype))
+
+    def transform(name, data):
+        if "query_key_value" not in name:
+            return data
+        qkv = data.reshape(heads, 3, embd // heads, *data.shape[1:])
+        return np.ascontiguousarray(np.concatenate([qkv[:, j].reshape(-1, *data.shape[1:]) for j in range(3)]))
+
+    _write_tensors(w, model, gguf.MODEL_ARCH.BLOOM, qtype, transform)
 
 
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
