@@ -383,6 +383,15 @@ json qwen3moe_config(const Meta& m) {
   return c;
 }
 
+// attention.head_count, which must divide the width (embedding_length) `hidden`.
+int64_t head_count_dividing(const Meta& m, int64_t hidden) {
+  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
+  if (hidden % heads != 0)
+    m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
+                                              std::to_string(hidden));
+  return heads;
+}
+
 // GPT-2: n_embd, n_layer, n_head, layer_norm_epsilon; n_inner from blk.0.ffn_up's rows (unset when
 // it is GPT2Config's 4 * n_embd; transformers' loader maps none), n_positions from
 // position_embd's rows (the table the model holds), vocab from the token list.
@@ -392,11 +401,7 @@ json gpt2_config(const Meta& m) {
   const int64_t embd = m.count(m.key("embedding_length"), kMaxHiddenSize);
   c["n_embd"] = embd;
   c["n_layer"] = m.count(m.key("block_count"), kMaxLayers);
-  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
-  if (embd % heads != 0)
-    m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
-                                              std::to_string(embd));
-  c["n_head"] = heads;
+  c["n_head"] = head_count_dividing(m, embd);
   set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_epsilon");
   // the MLP width as the tensors hold it (GPT2Model.set_gguf_parameters writes 4 * n_embd whatever
   // n_inner is)
@@ -422,11 +427,7 @@ json bloom_config(const Meta& m) {
   const int64_t hidden = m.count(m.key("embedding_length"), kMaxHiddenSize);
   c["hidden_size"] = hidden;
   c["n_layer"] = m.count(m.key("block_count"), kMaxLayers);
-  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
-  if (hidden % heads != 0)
-    m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
-                                              std::to_string(hidden));
-  c["n_head"] = heads;
+  c["n_head"] = head_count_dividing(m, hidden);
   set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_epsilon");
   token_config(m, c);
   return c;
