@@ -29,6 +29,14 @@ std::unique_ptr<Architecture> create_rembert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
+// archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, markuplm.cpp, squeezebert.cpp
+std::unique_ptr<Architecture> create_xmod(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ibert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_roc_bert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_layoutlm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_markuplm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_squeezebert(const HfConfig&, DataType);
+
 // archs/gemma.cpp
 std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma2(const HfConfig&, DataType);

@@ -49,6 +49,7 @@
 //                   pre_classifier + relu + classifier for classification and multiple choice
 //   all             token classification: classifier; question answering: qa_outputs
 #include "archs/archs.h"
+#include "archs/bert.h"
 #include "blocks/activation.h"
 #include "blocks/encoder.h"
 #include "blocks/spec_check.h"
@@ -113,8 +114,8 @@ FirstTokenHead sequence_summary(const HfConfig& c, const std::string& default_ty
   return h;
 }
 
-// BertModel and the members that only change fields of it; BERT's heads (BertForMaskedLM & co.)
-// with the encoder under `prefix` (base_model_prefix) and `base_class` the model without a head.
+}  // namespace
+
 EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
   EncoderSpec s = encoder_spec(c, dtype);
   s.type_vocab_size = c.int_or("type_vocab_size", 2);
@@ -127,7 +128,6 @@ EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& pref
   return s;
 }
 
-// RobertaModel's members: positions from the ids, RobertaLMHead and RobertaClassificationHead.
 EncoderSpec roberta_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
   EncoderSpec s = bert_spec(c, dtype, prefix, base_class);
   s.position_ids = PositionIds::kFromInputIds;
@@ -137,6 +137,8 @@ EncoderSpec roberta_spec(const HfConfig& c, DataType dtype, const std::string& p
   s.heads->sequence_classification = {"classifier.dense", "tanh", "classifier.out_proj"};
   return s;
 }
+
+namespace {
 
 std::unique_ptr<Architecture> make_roberta(const HfConfig& c, DataType dtype, const std::string& prefix,
                                            const std::string& base_class) {

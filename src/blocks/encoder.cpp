@@ -18,22 +18,22 @@ EncoderEmbeddings::EncoderEmbeddings(const EncoderSpec& s)
     layer_norm = child<LayerNorm>(s.embeddings_norm, NormOptions{.dim = dim, .eps = s.layer_norm_eps, .dtype = s.dtype});
 }
 
-Value* EncoderEmbeddings::position_ids(Ops& op, Value* input_ids) const {
-  if (kind_ == PositionIds::kArange) {
+Value* token_positions(Ops& op, Value* input_ids, PositionIds kind, int64_t padding_idx) {
+  if (kind == PositionIds::kArange) {
     Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
     return op.Range(op.builder().scalar_i64(0), seq, op.builder().scalar_i64(1));
   }
-  Value* is_token = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(padding_idx_))),
+  Value* is_token = op.Cast(op.Not(op.Equal(input_ids, static_cast<double>(padding_idx))),
                             {.to = DataType::INT64});
   Value* count = op.CumSum(is_token, op.builder().scalar_i64(1));
-  return op.Add(op.Mul(count, is_token), static_cast<double>(padding_idx_));
+  return op.Add(op.Mul(count, is_token), static_cast<double>(padding_idx));
 }
 
 Value* EncoderEmbeddings::forward(Ops& op, Value* input_ids, Value* token_type_ids) const {
   auto s = enter(op);
   Value* x = word_embeddings->forward(op, input_ids);
   if (token_type_embeddings) x = op.Add(x, token_type_embeddings->forward(op, token_type_ids));
-  if (position_embeddings) x = op.Add(x, position_embeddings->forward(op, position_ids(op, input_ids)));
+  if (position_embeddings) x = op.Add(x, position_embeddings->forward(op, token_positions(op, input_ids, kind_, padding_idx_)));
   return layer_norm ? layer_norm->forward(op, x) : x;
 }
 
@@ -51,22 +51,28 @@ Value* EncoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx) con
   auto s = enter(op);
   if (placement_ == NormPlacement::pre) {
     Value* h = op.Add(x, attention->forward(op, attention_norm->forward(op, x), ctx, nullptr, nullptr).hidden);
-    return op.Add(h, ffn_out->forward(op, activation(op, act_, ffn_in->forward(op, ffn_norm->forward(op, h)))));
+    Value* f = ffn_out->forward(op, activation(op, act_, ffn_in->forward(op, ffn_norm->forward(op, h))));
+    return ffn_residual(op, op.Add(h, f));
   }
   Value* a = attention->forward(op, x, ctx, nullptr, nullptr).hidden;
   Value* h = attention_norm->forward(op, op.Add(a, x));
   Value* f = ffn_out->forward(op, activation(op, act_, ffn_in->forward(op, h)));
-  return ffn_norm->forward(op, op.Add(f, h));
+  return ffn_norm->forward(op, ffn_residual(op, op.Add(f, h)));
 }
 
-PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
+PostNormEncoder::PostNormEncoder(const EncoderSpec& s, EncoderParts parts)
+    : spec_(s), extra_inputs_(std::move(parts.extra_inputs)) {
   check_spec(s);
-  embeddings = child<EncoderEmbeddings>("embeddings", s);
+  if (parts.embeddings)
+    token_embeddings = adopt("embeddings", std::move(parts.embeddings));
+  else
+    embeddings = child<EncoderEmbeddings>("embeddings", s);
   if (s.embedding_size && s.embedding_size != s.hidden_size)
     embeddings_project = child<Linear>(
         s.embeddings_project, LinearOptions{s.embedding_size, s.hidden_size, true, s.dtype});
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
-    layers.push_back(child<EncoderLayer>(s.layers + "." + std::to_string(i), s));
+    layers.push_back(adopt(s.layers + "." + std::to_string(i),
+                           parts.make_layer ? parts.make_layer(s, i) : std::make_unique<EncoderLayer>(s)));
   if (s.relative_attention_num_buckets > 0)
     relative_attention_bias = child<RelativePositionBias>(
         "encoder.relative_attention_bias",
@@ -80,7 +86,7 @@ PostNormEncoder::PostNormEncoder(const EncoderSpec& s) : spec_(s) {
 }
 
 Value* PostNormEncoder::forward(Ops& op, const EncoderInputs& in) const {
-  Value* h = embeddings->forward(op, in.input_ids, in.token_type_ids);
+  Value* h = embeddings ? embeddings->forward(op, in.input_ids, in.token_type_ids) : token_embeddings->forward(op, in);
   if (embeddings_project) h = embeddings_project->forward(op, h);
   Value* mask = padding_mask(op, in.attention_mask, spec_.dtype);
   if (relative_attention_bias) {  // [1, heads, seq, seq]

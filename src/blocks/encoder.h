@@ -10,10 +10,15 @@
 //                h = x + attention(attention_norm(x))
 //                out = h + ffn_out(act(ffn_in(ffn_norm(h))))
 //                and final_norm after the last layer
+// A family replaces parts through EncoderParts: its layers (X-MOD: a language adapter on the
+// feed-forward sum, EncoderLayer::ffn_residual) or its embeddings over further graph inputs
+// (TokenEmbeddings and Encoder::extra_inputs: RoC-BERT, LayoutLM, MarkupLM).
 // Attention is bidirectional with a padding mask from attention_mask (MPNet: plus a relative
 // position bias shared by the layers; RoFormer: RoPE instead of position embeddings), no cache.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +40,10 @@ enum class PositionIds {
   // (RobertaEmbeddings.create_position_ids_from_input_ids).
   kFromInputIds,
 };
+
+// The absolute position of each token of input_ids int64 [batch, seq]: int64 [seq] (kArange) or
+// [batch, seq] (kFromInputIds, counted from padding_idx).
+Value* token_positions(Ops& op, Value* input_ids, PositionIds kind, int64_t padding_idx);
 
 // Child names of a layer as the checkpoint spells them (dotted names nest). Defaults: BERT.
 struct EncoderLayerNames {
@@ -90,8 +99,6 @@ class EncoderEmbeddings : public Module {
   LayerNorm* layer_norm = nullptr;  // EncoderSpec::embeddings_norm
 
  private:
-  // int64 position ids, [seq] (kArange) or [batch, seq] (kFromInputIds).
-  Value* position_ids(Ops& op, Value* input_ids) const;
   PositionIds kind_;
   int64_t padding_idx_;
 };
@@ -107,23 +114,54 @@ class EncoderLayer : public Module {
   LayerNorm *attention_norm, *ffn_norm;
   Linear *ffn_in, *ffn_out;
 
+ protected:
+  // The feed-forward block's output plus its residual, [batch, seq, hidden_size], before the
+  // post-norm ffn_norm (pre-norm: the layer's output). BERT: as it is; X-MOD: its language adapter.
+  virtual Value* ffn_residual(Ops& op, Value* sum) const {
+    (void)op;
+    return sum;
+  }
+
  private:
   std::string act_;
   NormPlacement placement_;
 };
 
+// A family's own embeddings in place of EncoderEmbeddings (RoC-BERT's shape and pronunciation
+// ids, LayoutLM's boxes). forward: the encoder's inputs (its extra_inputs included) ->
+// [batch, seq, hidden_size].
+class TokenEmbeddings : public Module {
+ public:
+  virtual Value* forward(Ops& op, const EncoderInputs& in) const = 0;
+  virtual const Embedding* word_embeddings() const = 0;  // what a masked-LM decoder is tied to
+};
+
+// Makes layer `index` (0-based) of the encoder; the encoder names it EncoderSpec::layers.<index>.
+using EncoderLayerFactory = std::function<std::unique_ptr<EncoderLayer>(const EncoderSpec&, int64_t index)>;
+
+// The parts a family replaces in PostNormEncoder (all optional).
+struct EncoderParts {
+  EncoderLayerFactory make_layer;                // null: EncoderLayer (X-MOD: its adapters)
+  std::unique_ptr<TokenEmbeddings> embeddings;   // null: EncoderEmbeddings; named "embeddings"
+  std::vector<ExtraInput> extra_inputs;          // the further graph inputs `embeddings` reads
+};
+
 // The whole model (BertModel's last_hidden_state) under the feature-extraction task.
 class PostNormEncoder : public Encoder {
  public:
-  explicit PostNormEncoder(const EncoderSpec& s);
+  explicit PostNormEncoder(const EncoderSpec& s, EncoderParts parts = {});
   DataType dtype() const override { return spec_.dtype; }
   int64_t hidden_size() const override { return spec_.hidden_size; }
   bool has_token_type_ids() const override { return spec_.type_vocab_size > 0; }
+  std::vector<ExtraInput> extra_inputs() const override { return extra_inputs_; }
   Value* forward(Ops& op, const EncoderInputs& in) const override;
   const TextHeadLayout* head_layout() const override { return spec_.heads ? &*spec_.heads : nullptr; }
-  const Embedding* word_embeddings() const override { return embeddings->word_embeddings; }
+  const Embedding* word_embeddings() const override {
+    return embeddings ? embeddings->word_embeddings : token_embeddings->word_embeddings();
+  }
 
-  EncoderEmbeddings* embeddings;
+  EncoderEmbeddings* embeddings = nullptr;
+  TokenEmbeddings* token_embeddings = nullptr;  // EncoderParts::embeddings, instead of `embeddings`
   Linear* embeddings_project = nullptr;  // ELECTRA, RoFormer, RemBERT with embedding_size != hidden_size
   std::vector<EncoderLayer*> layers;
   RelativePositionBias* relative_attention_bias = nullptr;  // MPNet
@@ -132,6 +170,7 @@ class PostNormEncoder : public Encoder {
 
  private:
   EncoderSpec spec_;
+  std::vector<ExtraInput> extra_inputs_;
 };
 
 }  // namespace mobius

@@ -8,6 +8,11 @@ EncoderInputs Encoder::token_inputs(GraphBuilder& b) const {
   in.input_ids = b.input("input_ids", DataType::INT64, tokens);
   in.attention_mask = b.input("attention_mask", DataType::INT64, tokens);
   in.token_type_ids = has_token_type_ids() ? b.input("token_type_ids", DataType::INT64, tokens) : nullptr;
+  for (const ExtraInput& e : extra_inputs()) {
+    Shape shape = tokens;
+    for (int64_t d : e.trailing) shape.push_back(d);
+    in.extra.push_back(b.input(e.name, DataType::INT64, shape));
+  }
   return in;
 }
 

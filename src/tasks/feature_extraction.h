@@ -4,10 +4,15 @@
 //            attention_mask [batch_size, sequence_length] int64 (1 = token, 0 = padding)
 //            token_type_ids [batch_size, sequence_length] int64 (only models with token type
 //            embeddings; segment A = 0, B = 1)
+//            the model's further inputs (Encoder::extra_inputs: RoC-BERT's input_shape_ids ...),
+//            int64 [batch_size, sequence_length, trailing...], named as its transformers forward names them
 //   outputs: last_hidden_state [batch_size, sequence_length, hidden_size], the model dtype
 // Padding may be on either side; the values at padded positions are unspecified (transformers
 // computes them too, but no consumer reads them).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "tasks/architecture.h"
 
@@ -16,10 +21,18 @@ namespace mobius {
 class Embedding;
 struct TextHeadLayout;
 
+// An int64 input a text encoder reads beside input_ids / attention_mask / token_type_ids, named as
+// its transformers forward names it, shaped [batch_size, sequence_length] + trailing.
+struct ExtraInput {
+  std::string name;
+  std::vector<int64_t> trailing;  // sizes after sequence_length (LayoutLM's bbox: {4}); empty: none
+};
+
 struct EncoderInputs {
   Value* input_ids;
   Value* attention_mask;
-  Value* token_type_ids;  // null when the model has no token type embeddings
+  Value* token_type_ids;      // null when the model has no token type embeddings
+  std::vector<Value*> extra;  // Encoder::extra_inputs(), in their order
 };
 
 class Encoder : public Architecture {
@@ -31,8 +44,10 @@ class Encoder : public Architecture {
   // The one graph, "model".
   Model build_model() const;
   // The graph inputs of a text encoder: input_ids, attention_mask int64 [batch_size,
-  // sequence_length], and token_type_ids when the model has token type embeddings.
+  // sequence_length], token_type_ids when the model has token type embeddings, then extra_inputs().
   EncoderInputs token_inputs(GraphBuilder& b) const;
+  // The model's further inputs (none by default).
+  virtual std::vector<ExtraInput> extra_inputs() const { return {}; }
 
   virtual DataType dtype() const = 0;
   virtual int64_t hidden_size() const = 0;

@@ -113,13 +113,20 @@ class TextHeadModel : public Architecture {
     Value* ids = input_ids;
     Value* mask = b.input("attention_mask", DataType::INT64, shape);
     Value* types = encoder_->has_token_type_ids() ? b.input("token_type_ids", DataType::INT64, shape) : nullptr;
-    if (choices) {  // each choice encoded on its own: [batch * num_choices, seq]
-      Value* flat = op.Concat({b.ints({-1}), op.Shape(ids, {.start = 2})}, {.axis = 0});
-      ids = op.Reshape(ids, flat);
-      mask = op.Reshape(mask, flat);
-      if (types) types = op.Reshape(types, flat);
+    std::vector<Value*> extra;
+    for (const ExtraInput& e : encoder_->extra_inputs()) {
+      Shape s = shape;
+      for (int64_t d : e.trailing) s.push_back(d);
+      extra.push_back(b.input(e.name, DataType::INT64, s));
     }
-    Value* x = encoder_->forward(op, EncoderInputs{ids, mask, types});
+    if (choices) {  // each choice encoded on its own: [batch * num_choices, seq, trailing...]
+      auto flatten = [&](Value* v) { return op.Reshape(v, op.Concat({b.ints({-1}), op.Shape(v, {.start = 2})}, {.axis = 0})); };
+      ids = flatten(ids);
+      mask = flatten(mask);
+      if (types) types = flatten(types);
+      for (Value*& v : extra) v = flatten(v);
+    }
+    Value* x = encoder_->forward(op, EncoderInputs{ids, mask, types, extra});
     const Shape tokens{"batch_size", "sequence_length"};
     if (masked_lm_) {
       b.output(masked_lm_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});

@@ -8,7 +8,8 @@
 //   question-answering    ...ForQuestionAnswering     start_logits, end_logits [batch_size, sequence_length]
 //   multiple-choice       ...ForMultipleChoice        logits [batch_size, num_choices]; its inputs are
 //                         [batch_size, num_choices, sequence_length] (each choice encoded alone)
-// The inputs are the encoder's (input_ids, attention_mask, token_type_ids where the type has them).
+// The inputs are the encoder's (input_ids, attention_mask, token_type_ids where the type has them,
+// its extra_inputs: tasks/feature_extraction.h).
 // A family describes its heads in a TextHeadLayout (names as its state dicts; archs/bert.cpp); the
 // head modules are the same for every family:
 //   masked LM       decoder(norm(act(dense(x))))  decoder tied to the word embeddings (its own

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import (AutoModel, AutoModelForMaskedLM, AutoModelForMultipleChoice,
+from transformers import (AutoModel, AutoModelForDocumentQuestionAnswering, AutoModelForMaskedLM,
+                          AutoModelForMultipleChoice,
                           AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
                           AutoModelForTokenClassification)
 from transformers.models.auto import modeling_auto
@@ -38,6 +39,16 @@ ENCODER_TYPE_BASE = {
     "deberta": dict(relative_attention=True, pos_att_type="c2p|p2c", max_relative_positions=16,
                     position_biased_input=False),
     "deberta-v2": DEBERTA_V3,
+    # two language adapters, the second one the default (XmodModel without lang_ids runs it)
+    "xmod": dict(languages=["en_XX", "de_DE"], default_language="de_DE"),
+    # RoC-BERT's glyph-shape and pronunciation vocabularies, small
+    "roc_bert": dict(shape_vocab_size=40, shape_embed_dim=24, pronunciation_vocab_size=30,
+                     pronunciation_embed_dim=16),
+    "layoutlm": dict(max_2d_position_embeddings=64),  # boxes with coordinates 0..63
+    "squeezebert": dict(embedding_size=64),  # = hidden_size (SqueezeBertEncoder asserts it)
+    # XPaths of depth 3 over small tag / subscript vocabularies
+    "markuplm": dict(max_depth=3, xpath_unit_hidden_size=8, max_xpath_tag_unit_embeddings=20,
+                     max_xpath_subs_unit_embeddings=30, tag_pad_id=19, subs_pad_id=29),
 }
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
@@ -94,6 +105,28 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     ],  # pre-norm layers, the model's final LayerNorm
     "xlm-roberta": [("default", {})],  # roberta position ids
     "xlm-roberta-xl": [("default", {})],  # pre-norm layers, encoder.LayerNorm, no embeddings LayerNorm
+    "xmod": [
+        ("default", {}),  # post-norm, the adapter after output.LayerNorm reused, ln_before_adapter
+        ("pre-norm", dict(pre_norm=True)),  # pre-norm layers, encoder.LayerNorm
+        ("adapter-norm-after-residual", dict(adapter_layer_norm=True, ln_before_adapter=False)),
+        ("no-adapter-norm-factor-4", dict(adapter_reuse_layer_norm=False, adapter_reduction_factor=4)),
+    ],
+    "ibert": [("default", {})],  # float mode: roberta's math, exact GELU
+    "roc_bert": [
+        ("default", {}),  # concat_input: map_inputs_layer over word | shape | pronunciation embeddings
+        ("added-embeddings", dict(concat_input=False, shape_embed_dim=64, pronunciation_embed_dim=64)),
+        ("shape-only", dict(enable_pronunciation=False)),
+    ],
+    "layoutlm": [("default", {})],  # bbox: x / y / h / w position embeddings
+    "markuplm": [
+        ("default", {}),  # xpath_tags_seq / xpath_subs_seq, positions from the ids (pad 0)
+        ("pad-token-1", dict(pad_token_id=1)),
+    ],
+    "squeezebert": [
+        ("default", {}),  # q / k / v / intermediate / output convolutions in 4 groups, post-attention in 1
+        ("groups-2-8", dict(q_groups=2, k_groups=8, v_groups=1, post_attention_groups=2, intermediate_groups=8,
+                            output_groups=2, layer_norm_eps=1e-3)),  # the layers' LayerNorms keep eps 1e-12
+    ],
 }
 
 # The heads: transformers' auto class (whose mapping says which types have the head) and
@@ -108,8 +141,18 @@ HEAD_CLASSES = {
 NUM_CHOICES = 3  # multiple-choice rows: input_ids [2, NUM_CHOICES, PREFILL_LEN]
 
 
+def head_class(model_type: str, task: str):
+    """The task's auto class; for question-answering of a type that transformers maps only as
+    document-question-answering (LayoutLMForQuestionAnswering: start / end logits), that one."""
+    auto = HEAD_CLASSES[task][0]
+    mapped = auto._model_mapping._model_mapping  # noqa: SLF001 - the auto mapping
+    document = AutoModelForDocumentQuestionAnswering._model_mapping._model_mapping  # noqa: SLF001
+    return AutoModelForDocumentQuestionAnswering if task == "question-answering" and model_type not in mapped \
+        and model_type in document else auto
+
+
 def has_head(model_type: str, task: str) -> bool:
-    return model_type in HEAD_CLASSES[task][0]._model_mapping._model_mapping  # noqa: SLF001 - the auto mapping
+    return model_type in head_class(model_type, task)._model_mapping._model_mapping  # noqa: SLF001 - the auto mapping
 
 
 # Every head of every encoder type (variant = the task), and the head configs beside the defaults.
@@ -170,10 +213,46 @@ def encoder_batch(config, seed: int = 1):
     return ids, mask, token_types
 
 
+def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarray]:
+    """The inputs a type reads beside input_ids / attention_mask / token_type_ids (the graph's
+    Encoder::extra_inputs, named as the transformers forward names them), for encoder_batch's
+    mask: RoC-BERT's input_shape_ids / input_pronunciation_ids random over their vocabularies on
+    the tokens, LayoutLM's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
+    max_2d_position_embeddings, MarkupLM's xpath_tags_seq / xpath_subs_seq [batch, seq, max_depth]
+    random over their tables (tag_pad_id / subs_pad_id on padding); 0 on padding."""
+    rng = np.random.RandomState(seed + 100)
+    out = {}
+    if config.model_type == "layoutlm":
+        half = config.max_2d_position_embeddings // 2
+        corner = rng.randint(0, half, size=(*mask.shape, 2))
+        size = rng.randint(0, half, size=(*mask.shape, 2))
+        out["bbox"] = np.concatenate([corner, corner + size], axis=-1).astype(np.int64) * mask[..., None]
+    if config.model_type == "markuplm":
+        shape = (*mask.shape, config.max_depth)
+        tags = rng.randint(0, config.max_xpath_tag_unit_embeddings, size=shape)
+        subs = rng.randint(0, config.max_xpath_subs_unit_embeddings, size=shape)
+        out["xpath_tags_seq"] = np.where(mask[..., None] == 1, tags, config.tag_pad_id).astype(np.int64)
+        out["xpath_subs_seq"] = np.where(mask[..., None] == 1, subs, config.subs_pad_id).astype(np.int64)
+    if config.model_type == "roc_bert":
+        if config.enable_shape:
+            out["input_shape_ids"] = rng.randint(0, config.shape_vocab_size, size=mask.shape).astype(np.int64) * mask
+        if config.enable_pronunciation:
+            out["input_pronunciation_ids"] = (
+                rng.randint(0, config.pronunciation_vocab_size, size=mask.shape).astype(np.int64) * mask)
+    return out
+
+
+def torch_kwargs(token_types, extra: dict) -> dict:
+    kw = {name: torch.as_tensor(v) for name, v in extra.items()}
+    if token_types is not None:
+        kw["token_type_ids"] = torch.as_tensor(token_types)
+    return kw
+
+
 @torch.no_grad()
-def hf_encode(model, ids, mask, token_types) -> np.ndarray:
-    kw = {} if token_types is None else {"token_type_ids": torch.as_tensor(token_types)}
-    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), **kw)
+def hf_encode(model, ids, mask, token_types, extra=None) -> np.ndarray:
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                **torch_kwargs(token_types, extra or {}))
     return out.last_hidden_state.double().numpy()
 
 
@@ -187,21 +266,23 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
     model = H.write_checkpoint(model_type, overrides, hf_dir)
     ref = H.load_reference(hf_dir, AutoModel)
     ids, mask, token_types = encoder_batch(ref.config)
+    extra = extra_inputs(ref.config, mask)
 
     path = H.build(hf_dir, out_dir, *build_args)
     failures = H.check_model(path, row)
 
     sess = H.ort_session(path)
-    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"})
+    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"}) | set(extra)
     problems = H.io_problems(sess, inputs, {"last_hidden_state"})
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
 
     # harness self-check: the checkpoint on disk is the model we made
-    assert np.array_equal(hf_encode(ref, ids, mask, token_types), hf_encode(model, ids, mask, token_types)), \
+    assert np.array_equal(hf_encode(ref, ids, mask, token_types, extra),
+                          hf_encode(model, ids, mask, token_types, extra)), \
         "reloaded checkpoint differs from the in-memory model"
-    hf = hf_encode(H.float64(ref), ids, mask, token_types)
-    feeds = {"input_ids": ids, "attention_mask": mask}
+    hf = hf_encode(H.float64(ref), ids, mask, token_types, extra)
+    feeds = {"input_ids": ids, "attention_mask": mask, **extra}
     if token_types is not None:
         feeds["token_type_ids"] = token_types
     (ox,) = sess.run(["last_hidden_state"], feeds)
@@ -214,18 +295,22 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
 
 
 @torch.no_grad()
-def hf_head(model, task: str, ids, mask, token_types) -> dict[str, np.ndarray]:
-    kw = {} if token_types is None else {"token_type_ids": torch.as_tensor(token_types)}
-    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), **kw)
+def hf_head(model, task: str, ids, mask, token_types, extra=None) -> dict[str, np.ndarray]:
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                **torch_kwargs(token_types, extra or {}))
     return {name: getattr(out, name).double().numpy() for name in HEAD_CLASSES[task][1]}
 
 
 def head_batch(config, task: str):
-    """encoder_batch, or for multiple-choice NUM_CHOICES of them (seeds 1..) as [2, choices, seq]."""
+    """encoder_batch and its extra_inputs, or for multiple-choice NUM_CHOICES of them (seeds 1..)
+    as [2, choices, seq]."""
     if task != "multiple-choice":
-        return encoder_batch(config)
+        ids, mask, types = encoder_batch(config)
+        return ids, mask, types, extra_inputs(config, mask)
     batches = [encoder_batch(config, seed) for seed in range(1, NUM_CHOICES + 1)]
-    return tuple(None if parts[0] is None else np.stack(parts, axis=1) for parts in zip(*batches))
+    extras = [extra_inputs(config, b[1], seed) for seed, b in zip(range(1, NUM_CHOICES + 1), batches)]
+    stacked = tuple(None if parts[0] is None else np.stack(parts, axis=1) for parts in zip(*batches))
+    return (*stacked, {name: np.stack([e[name] for e in extras], axis=1) for name in extras[0]})
 
 
 def run_head_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
@@ -233,16 +318,16 @@ def run_head_parity(model_type: str, overrides: dict, work: Path, row: dict, bui
     (no --task), each output compared with the float64 reference: per-token outputs on the
     non-padding tokens, per-sequence ones (classification, multiple choice) whole."""
     task = overrides["_task"]
-    auto, outputs = HEAD_CLASSES[task]
+    auto, outputs = head_class(model_type, task), HEAD_CLASSES[task][1]
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = H.write_checkpoint(model_type, overrides, hf_dir, auto)
     ref = H.load_reference(hf_dir, auto)
-    ids, mask, token_types = head_batch(ref.config, task)
+    ids, mask, token_types, extra = head_batch(ref.config, task)
 
     path = H.build(hf_dir, out_dir, *build_args)
     failures = H.check_model(path, row)
     sess = H.ort_session(path)
-    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"})
+    inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"}) | set(extra)
     problems = H.io_problems(sess, inputs, set(outputs))
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
@@ -252,8 +337,8 @@ def run_head_parity(model_type: str, overrides: dict, work: Path, row: dict, bui
     saved, made = ref.state_dict(), model.state_dict()
     assert saved.keys() == made.keys() and all(torch.equal(saved[k], made[k]) for k in saved), \
         "reloaded checkpoint differs from the in-memory model"
-    hf = hf_head(H.float64(ref), task, ids, mask, token_types)
-    feeds = {"input_ids": ids, "attention_mask": mask}
+    hf = hf_head(H.float64(ref), task, ids, mask, token_types, extra)
+    feeds = {"input_ids": ids, "attention_mask": mask, **extra}
     if token_types is not None:
         feeds["token_type_ids"] = token_types
     got = dict(zip(outputs, sess.run(list(outputs), feeds)))

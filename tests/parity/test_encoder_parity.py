@@ -28,13 +28,16 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # packed q/k/v; BERT (token types), RoBERTa (positions from the ids), MPNet (the relative position
 # bias in attention_bias), ALBERT (shared layers), DeBERTa and DeBERTa-v2 (the disentangled terms
 # in attention_bias), RoFormer and ESM (rotary), Megatron-BERT (pre-norm), RemBERT (the embedding
-# mapping), and every head of the four
+# mapping), X-MOD (the language adapter), I-BERT, RoC-BERT, LayoutLM and MarkupLM (their further
+# inputs), SqueezeBERT (grouped convolutions around its own attention), and every head of the four
 # head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp)
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
            if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default"),
                              ("deberta", "default"), ("deberta-v2", "default"), ("deberta-v2", "conv"),
                              ("roformer", "default"), ("esm", "default"), ("megatron-bert", "default"),
-                             ("rembert", "default")}
+                             ("rembert", "default"), ("xmod", "default"), ("ibert", "default"),
+                             ("roc_bert", "default"), ("layoutlm", "default"), ("markuplm", "default"),
+                             ("squeezebert", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra"} and name in E.HEAD_CLASSES)]
 
 

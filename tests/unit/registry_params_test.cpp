@@ -49,11 +49,16 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //   - llava, vipllava, llava_next: the tower runs up to the deepest vision_feature_layer (archs/llava.h), so its later
 //     layers, post_layernorm and SigLIP's head never reach the image features.
 //   - phi4_multimodal: the same for its vision tower (up to vision_config.feature_layer).
+//   - xmod: the language adapters of the languages other than default_language (archs/xmod.cpp:
+//     the graph runs that language's).
+//   - markuplm: XPathEmbeddings.xpath_unitseq2_embeddings, built but never called (archs/markuplm.cpp).
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
   const std::string type = e.model_type;
   if (type == "esm" && key.starts_with("contact_head.")) return true;  // reads attention maps (archs/esm.cpp)
+  if (type == "xmod" && key.find(".output.adapter_modules.") != std::string::npos) return true;
+  if (type == "markuplm" && key.find("xpath_embeddings.xpath_unitseq2_embeddings.") != std::string::npos) return true;
   if (std::string(e.task) == "feature-extraction")
     return key.starts_with("pooler.") ||
            ((type == "siglip_text_model" || type == "siglip2_text_model") && key.starts_with("head."));

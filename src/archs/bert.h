@@ -1,0 +1,25 @@
+// The BERT family's EncoderSpec (blocks/encoder.h) from config.json, for the arch files that
+// compose its encoder with their own parts (archs/bert.cpp; xmod.cpp, ibert.cpp).
+#pragma once
+
+#include <string>
+
+#include "blocks/encoder.h"
+#include "config/hf_config.h"
+
+namespace mobius {
+
+// BertModel (transformers/models/bert/modeling_bert.py) and the members that only change fields of
+// it: sizes, hidden_act, type_vocab_size (default 2), layer_norm_eps, BERT's layer names, and
+// BERT's heads (BertForMaskedLM & co.) with the encoder under `prefix` (base_model_prefix) and
+// `base_class` the model without a head. Throws mobius::Error naming config.json's field for
+// is_decoder, a position_embedding_type other than "absolute", an unknown activation, or heads
+// that do not divide hidden_size.
+EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class);
+
+// RobertaModel (transformers/models/roberta/modeling_roberta.py): bert_spec with positions from
+// the ids (padding_idx pad_token_id, default 1), RobertaLMHead (lm_head.{dense, gelu, layer_norm,
+// decoder, bias}) and RobertaClassificationHead (classifier.dense + tanh + classifier.out_proj).
+EncoderSpec roberta_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class);
+
+}  // namespace mobius
