@@ -13,6 +13,7 @@
 #include "package/writer.h"
 #include "registry/config_defaults.h"
 #include "registry/diffusers_registry.h"
+#include "registry/registry.h"
 #include "util/error.h"
 #include "util/input_files.h"
 #include "weights/safetensors.h"
@@ -64,7 +65,8 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype) {
     create = row->create;
   } else {
     model_type = raw.string_or("model_type", "");
-    if (!is_registered(model_type)) {
+    const auto& rows = registry();
+    if (std::none_of(rows.begin(), rows.end(), [&](const RegistryEntry& e) { return model_type == e.model_type; })) {
       c.manifest = {{"skipped", explain_unregistered(model_type)}};
       return nullptr;
     }
