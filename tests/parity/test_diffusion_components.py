@@ -183,7 +183,10 @@ def test_refused_configs(config, message, tmp_path):
     assert not (tmp_path / "onnx").exists()
 
 
-@pytest.mark.parametrize("row", F16_ROWS[::2], ids=[f"{r.class_name}-{r.variant}" for r in F16_ROWS[::2]])
+CPU_ROWS = F16_ROWS[::2] + [r for r in ROWS if r.variant == "dev-guidance"]  # Flux: the rotary q / k too
+
+
+@pytest.mark.parametrize("row", CPU_ROWS, ids=[f"{r.class_name}-{r.variant}" for r in CPU_ROWS])
 def test_cpu_lowering(row, tmp_path):
     """--ep cpu: every attention of the graphs is com.microsoft MultiHeadAttention, within the same
     tolerance of diffusers."""
