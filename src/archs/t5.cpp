@@ -36,6 +36,10 @@
 // tie_word_embeddings (default true) ties both embed_tokens and lm_head to `shared` and scales the
 // decoder output by d_model**-0.5; without it encoder.embed_tokens, decoder.embed_tokens and
 // lm_head are read from their own keys, unscaled.
+// A checkpoint whose config.json architectures is an "...EncoderModel" (T5EncoderModel as Flux's and
+// SD3's text_encoder_2 saves it; MT5EncoderModel, UMT5EncoderModel, LongT5EncoderModel,
+// SwitchTransformersEncoderModel) builds the encoder stack alone under feature-extraction
+// (tasks/feature_extraction.h: input_ids, attention_mask -> last_hidden_state).
 // Not modeled: the float16 clamp of T5Block (it only changes values past float16's range).
 #include <cmath>
 #include <optional>
@@ -49,6 +53,7 @@
 #include "blocks/switch_moe.h"
 #include "blocks/transient_global.h"
 #include "registry/config_defaults.h"
+#include "tasks/feature_extraction.h"
 #include "tasks/text2text_generation.h"
 #include "util/error.h"
 
@@ -277,6 +282,31 @@ class T5Block : public Module {
   T5FeedForwardLayer* ff;
 };
 
+// The encoder stack (T5Stack without a decoder): embed(input_ids), the blocks over the padding
+// mask (local / transient-global for longt5), final_layer_norm -> [batch, seq, d_model].
+Value* t5_encode(Ops& op, const T5Spec& s, const Embedding* embed, const std::vector<T5Block*>& blocks,
+                 const Norm* norm, Value* input_ids, Value* attention_mask) {
+  Value* h = embed->forward(op, input_ids);
+  Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
+  Value* base = s.local_radius ? local_padding_mask(op, attention_mask, *s.local_radius, s.dtype)
+                               : padding_mask(op, attention_mask, s.dtype);
+  StackMask mask{base, op.builder().ints({0}), seq, seq};
+  if (s.global_block_size) {
+    GlobalBlocks g = fixed_global_blocks(op, attention_mask, *s.global_block_size);
+    mask.side = SideKeys{g, additive_mask(op, side_attention_allowed(op, attention_mask, g), s.dtype),
+                         side_relative_positions(op, g)};
+  }
+  for (const T5Block* block : blocks) h = block->encode(op, h, mask);
+  return norm->forward(op, h);
+}
+
+bool has_bias_at(const T5Spec& s, int64_t i) { return i == 0 || s.bias_sharing == BiasSharing::every_block; }
+
+bool sparse_at(const T5Spec& s, bool decoder, int64_t i) {
+  const auto& l = s.switch_layout;
+  return l && SwitchLayout::sparse(decoder ? l->decoder_sparse_step : l->encoder_sparse_step, i);
+}
+
 class T5ForConditionalGeneration : public Seq2SeqLM {
  public:
   explicit T5ForConditionalGeneration(const T5Spec& s) : s_(s) {
@@ -287,11 +317,8 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
       encoder_embed = child<Embedding>("encoder.embed_tokens", s.vocab_size, s.d_model, s.dtype);
       decoder_embed = child<Embedding>("decoder.embed_tokens", s.vocab_size, s.d_model, s.dtype);
     }
-    const auto has_bias = [&](int64_t i) { return i == 0 || s.bias_sharing == BiasSharing::every_block; };
-    const auto sparse = [&](bool decoder, int64_t i) {
-      const auto& l = s.switch_layout;
-      return l && SwitchLayout::sparse(decoder ? l->decoder_sparse_step : l->encoder_sparse_step, i);
-    };
+    const auto has_bias = [&](int64_t i) { return has_bias_at(s, i); };
+    const auto sparse = [&](bool decoder, int64_t i) { return sparse_at(s, decoder, i); };
     for (int64_t i = 0; i < s.num_layers; ++i)
       encoder.push_back(child<T5Block>("encoder.block." + std::to_string(i), s, has_bias(i), false, sparse(false, i)));
     encoder_norm = adopt("encoder.final_layer_norm", make_norm(s.norm()));
@@ -309,18 +336,7 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
   }
 
   Value* encode(Ops& op, Value* input_ids, Value* attention_mask) const override {
-    Value* h = encoder_embed->forward(op, input_ids);
-    Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
-    Value* base = s_.local_radius ? local_padding_mask(op, attention_mask, *s_.local_radius, s_.dtype)
-                                  : padding_mask(op, attention_mask, s_.dtype);
-    StackMask mask{base, op.builder().ints({0}), seq, seq};
-    if (s_.global_block_size) {
-      GlobalBlocks g = fixed_global_blocks(op, attention_mask, *s_.global_block_size);
-      mask.side = SideKeys{g, additive_mask(op, side_attention_allowed(op, attention_mask, g), s_.dtype),
-                           side_relative_positions(op, g)};
-    }
-    for (const T5Block* block : encoder) h = block->encode(op, h, mask);
-    return encoder_norm->forward(op, h);
+    return t5_encode(op, s_, encoder_embed, encoder, encoder_norm, input_ids, attention_mask);
   }
 
   Seq2SeqDecoderOutputs decode(Ops& op, const Seq2SeqDecoderInputs& in) const override {
@@ -345,18 +361,56 @@ class T5ForConditionalGeneration : public Seq2SeqLM {
   T5Spec s_;
 };
 
+// T5EncoderModel (and MT5EncoderModel, UMT5EncoderModel, LongT5EncoderModel,
+// SwitchTransformersEncoderModel: config.json architectures "...EncoderModel"): the encoder stack
+// alone under feature-extraction, last_hidden_state = final_layer_norm output; embed_tokens is
+// `shared` (the classes' _tied_weights_keys tie encoder.embed_tokens to it).
+class T5EncoderModel : public Encoder {
+ public:
+  explicit T5EncoderModel(const T5Spec& s) : s_(s) {
+    shared = child<Embedding>("shared", s.vocab_size, s.d_model, s.dtype);
+    for (int64_t i = 0; i < s.num_layers; ++i)
+      encoder.push_back(child<T5Block>("encoder.block." + std::to_string(i), s, has_bias_at(s, i), false,
+                                       sparse_at(s, false, i)));
+    encoder_norm = adopt("encoder.final_layer_norm", make_norm(s.norm()));
+  }
+  DataType dtype() const override { return s_.dtype; }
+  int64_t hidden_size() const override { return s_.d_model; }
+  bool has_token_type_ids() const override { return false; }
+  Value* forward(Ops& op, const EncoderInputs& in) const override {
+    return t5_encode(op, s_, shared, encoder, encoder_norm, in.input_ids, in.attention_mask);
+  }
+
+  Embedding* shared;
+  std::vector<T5Block*> encoder;
+  Norm* encoder_norm;
+
+ private:
+  T5Spec s_;
+};
+
+// The model config.json's architectures names: the encoder alone for an "...EncoderModel" class,
+// else the encoder-decoder.
+std::unique_ptr<Architecture> t5_model(const HfConfig& c, const T5Spec& s) {
+  const nlohmann::json& j = c.json();
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+      j["architectures"][0].is_string() && j["architectures"][0].get<std::string>().ends_with("EncoderModel"))
+    return std::make_unique<T5EncoderModel>(s);
+  return std::make_unique<T5ForConditionalGeneration>(s);
+}
+
 }  // namespace
 
 std::unique_ptr<Architecture> create_t5(const HfConfig& c, DataType dtype) {
-  return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::config, BiasSharing::first_block));
+  return t5_model(c, t5_spec(c, dtype, OutputScale::config, BiasSharing::first_block));
 }
 
 std::unique_ptr<Architecture> create_mt5(const HfConfig& c, DataType dtype) {
-  return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::never, BiasSharing::first_block));
+  return t5_model(c, t5_spec(c, dtype, OutputScale::never, BiasSharing::first_block));
 }
 
 std::unique_ptr<Architecture> create_umt5(const HfConfig& c, DataType dtype) {
-  return std::make_unique<T5ForConditionalGeneration>(t5_spec(c, dtype, OutputScale::always, BiasSharing::every_block));
+  return t5_model(c, t5_spec(c, dtype, OutputScale::always, BiasSharing::every_block));
 }
 
 std::unique_ptr<Architecture> create_longt5(const HfConfig& c, DataType dtype) {
@@ -371,7 +425,7 @@ std::unique_ptr<Architecture> create_longt5(const HfConfig& c, DataType dtype) {
     s.global_block_size = c.int_or("global_block_size", 16);
     if (*s.global_block_size < 1) c.fail("global_block_size", "must be at least 1");
   }
-  return std::make_unique<T5ForConditionalGeneration>(s);
+  return t5_model(c, s);
 }
 
 std::unique_ptr<Architecture> create_switch_transformers(const HfConfig& config, DataType dtype) {
@@ -401,7 +455,7 @@ std::unique_ptr<Architecture> create_switch_transformers(const HfConfig& config,
                                  {.d_model = s.d_model, .d_ff = s.d_ff, .num_experts = num_experts,
                                   .expert_capacity = capacity, .router_bias = c.bool_or("router_bias", false),
                                   .act = s.act, .dtype = dtype}};
-  return std::make_unique<T5ForConditionalGeneration>(s);
+  return t5_model(c, s);
 }
 
 }  // namespace mobius

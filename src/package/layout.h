@@ -34,6 +34,7 @@ inline constexpr const char* embed_tokens = "onnx/embed_tokens";
 inline constexpr const char* vae_encoder = "vae_encoder/model";
 inline constexpr const char* vae_decoder = "vae_decoder/model";
 inline constexpr const char* unet = "unet/model";
+inline constexpr const char* transformer = "transformer/model";
 }  // namespace hf_graph
 
 // The files of one graph: `name` is its role (the flat layout's file stem and the name messages

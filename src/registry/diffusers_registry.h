@@ -15,6 +15,10 @@ namespace mobius {
 std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
 // archs/autoencoder_tiny.cpp
 std::unique_ptr<Architecture> create_autoencoder_tiny(const HfConfig&, DataType);
+// archs/flux_transformer.cpp
+std::unique_ptr<Architecture> create_flux_transformer(const HfConfig&, DataType);
+// archs/sd3_transformer.cpp
+std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
 // archs/unet_2d_condition.cpp
 std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig&, DataType);
 

@@ -31,6 +31,7 @@ class Row:
     latent: tuple[int, int] = (4, 4)  # a VAE decoder's and a UNet's input height, width
     text_len: int = 5  # a UNet's encoder_hidden_states length
     timestep: tuple[float, ...] = (999.0, 17.0)  # a UNet's timestep: BATCH entries, or 1 (broadcast)
+    guidance: tuple[float, ...] = (3.5, 1.0)  # a Flux transformer's guidance (guidance_embeds only)
 
 
 BATCH = 2
@@ -40,10 +41,10 @@ BATCH = 2
 def rerandomize(model: torch.nn.Module) -> None:
     """Every parameter replaced: norm weights 1 + 0.1 r and every bias 0.1 r (GroupNorm's too, so
     that a dropped affine cannot match), convolution and linear weights r / sqrt(fan_in) (fan_in:
-    in_channels * kernel height * kernel width)."""
+    in_channels * kernel height * kernel width; an adaptive norm's linear, norm1.linear, too)."""
     for name, p in model.named_parameters():
         r = torch.randn_like(p)
-        if "norm" in name and name.endswith("weight"):
+        if "norm" in name and name.endswith("weight") and p.ndim == 1:
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             p.copy_(r * p[0].numel() ** -0.5)
@@ -76,12 +77,47 @@ def references(model, row: Row, seed: int = 1) -> dict:
         vae_decoder, decode(latent_sample).sample of a batch of latents
       AutoencoderTiny: vae_encoder, encode(sample).latents; vae_decoder, decode(latent_sample).sample
       UNet2DConditionModel: unet, forward(sample, timestep, encoder_hidden_states[,
-        added_cond_kwargs text_embeds and time_ids]).sample"""
+        added_cond_kwargs text_embeds and time_ids]).sample
+      FluxTransformer2DModel: transformer, forward(hidden_states, encoder_hidden_states,
+        pooled_projections, timestep, img_ids, txt_ids[, guidance]).sample, latent = the packed
+        latent grid (img_ids [0, row, column] as FluxPipeline makes them, plus a column offset so
+        that every axis rotates; the last len(axes_dims_rope) of them), txt_ids of distinct values
+        on every axis
+      SD3Transformer2DModel: transformer, forward(hidden_states, encoder_hidden_states,
+        pooled_projections, timestep).sample"""
     rng = np.random.default_rng(seed)
     c = model.config
     m64 = model.double()
     t64 = lambda a: torch.from_numpy(a).double()  # noqa: E731
     try:
+        if row.class_name == "FluxTransformer2DModel":
+            h, w = row.latent
+            rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+            n = len(c.axes_dims_rope)  # the ids' columns: the last n of [0, row, column + 1]
+            img_ids = np.stack([np.zeros(h * w), rows.ravel(), cols.ravel() + 1], axis=1)[:, -n:].astype(np.float32)
+            txt_ids = (np.arange(row.text_len * n).reshape(row.text_len, n) % 7).astype(np.float32)
+            feeds = {"hidden_states": rng.standard_normal((BATCH, h * w, c.in_channels)).astype(np.float32),
+                     "encoder_hidden_states": rng.standard_normal((BATCH, row.text_len, c.joint_attention_dim))
+                     .astype(np.float32),
+                     "pooled_projections": rng.standard_normal((BATCH, c.pooled_projection_dim)).astype(np.float32),
+                     "timestep": np.array(row.timestep, dtype=np.float32),
+                     "img_ids": img_ids, "txt_ids": txt_ids}
+            kwargs = {}
+            if c.guidance_embeds:
+                feeds["guidance"] = np.array(row.guidance, dtype=np.float32)
+                kwargs["guidance"] = t64(feeds["guidance"])
+            out = m64(t64(feeds["hidden_states"]), t64(feeds["encoder_hidden_states"]),
+                      t64(feeds["pooled_projections"]), t64(feeds["timestep"]), t64(img_ids), t64(txt_ids),
+                      **kwargs).sample
+            return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
+        if row.class_name == "SD3Transformer2DModel":
+            feeds = {"hidden_states": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),
+                     "encoder_hidden_states": rng.standard_normal((BATCH, row.text_len, c.joint_attention_dim))
+                     .astype(np.float32),
+                     "pooled_projections": rng.standard_normal((BATCH, c.pooled_projection_dim)).astype(np.float32),
+                     "timestep": np.array(row.timestep, dtype=np.float32)}
+            out = m64(**{k: t64(v) for k, v in feeds.items()}).sample
+            return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
         if row.class_name == "UNet2DConditionModel":
             feeds = {"sample": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),
                      "timestep": np.array(row.timestep, dtype=np.float32),

@@ -67,10 +67,36 @@ ROWS += [
                projection_class_embeddings_input_dim=10 + 6 * 4, flip_sin_to_cos=False, freq_shift=1),
           latent=(6, 8)),
 ]
+# Flux.1-dev-like: guidance embedding, double and single blocks, three RoPE axes (2 + 2 + 4 = the
+# head); Flux.1-schnell-like: no guidance, patch_size 2 and out_channels (proj_out 2 * 2 * 3 wide),
+# two axes, single-stream blocks only after one double block
+FLUX = dict(patch_size=1, in_channels=8, num_layers=2, num_single_layers=2, attention_head_dim=8,
+            num_attention_heads=2, joint_attention_dim=12, pooled_projection_dim=10, guidance_embeds=True,
+            axes_dims_rope=(2, 2, 4))
+ROWS += [
+    D.Row("FluxTransformer2DModel", "dev-guidance", dict(FLUX), latent=(3, 4), timestep=(0.9, 0.25)),
+    D.Row("FluxTransformer2DModel", "schnell-patch2",
+          dict(FLUX, guidance_embeds=False, patch_size=2, out_channels=3, num_layers=1, num_single_layers=3,
+               num_attention_heads=3, attention_head_dim=6, axes_dims_rope=(2, 4)),
+          latent=(2, 5), timestep=(0.5,), text_len=3),
+]
+# SD3-like: patch 2, the 6 x 6 position table cropped to a 3 x 2 patch grid (top 1, left 2),
+# caption_projection_dim = the width, the last block context_pre_only; SD3.5-like: RMSNorm q / k,
+# dual attention (attn2) in blocks 0 and 1 of 3, out_channels 3, one timestep for the batch
+SD3 = dict(sample_size=8, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+           joint_attention_dim=12, caption_projection_dim=16, pooled_projection_dim=10, out_channels=4,
+           pos_embed_max_size=6)
+ROWS += [
+    D.Row("SD3Transformer2DModel", "sd3", dict(SD3), latent=(6, 4)),
+    D.Row("SD3Transformer2DModel", "sd35-dual-qk-norm",
+          dict(SD3, num_layers=3, dual_attention_layers=(0, 1), qk_norm="rms_norm", out_channels=3),
+          latent=(4, 4), timestep=(500.0,)),
+]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
-TASKS = {"AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae", "UNet2DConditionModel": "diffusion-denoiser"}
+TASKS = {"AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae", "UNet2DConditionModel": "diffusion-denoiser",
+         "FluxTransformer2DModel": "diffusion-denoiser", "SD3Transformer2DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
-F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15")]
+F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "dev-guidance", "sd3")]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
@@ -141,7 +167,12 @@ def test_diffusers_defaults_generated():
     (dict(VAE, _class_name="AutoencoderKL", norm_num_groups=3), "field 'block_out_channels'"),
     (dict(VAE, _class_name="AutoencoderKL", layers_per_block=0), "field 'layers_per_block'"),
     (dict(TINY, _class_name="AutoencoderTiny", upsample_fn="bilinear"), "field 'upsample_fn'"),
-], ids=["unknown-class", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear"])
+    (dict(FLUX, _class_name="FluxTransformer2DModel", axes_dims_rope=(2, 2, 2)), "field 'axes_dims_rope'"),
+    (dict(FLUX, _class_name="FluxTransformer2DModel", num_attention_heads=0), "field 'num_attention_heads'"),
+    (dict(SD3, _class_name="SD3Transformer2DModel", caption_projection_dim=12), "field 'caption_projection_dim'"),
+    (dict(SD3, _class_name="SD3Transformer2DModel", qk_norm="layer_norm"), "field 'qk_norm'"),
+], ids=["unknown-class", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
+        "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm"])
 def test_refused_configs(config, message, tmp_path):
     """A component whose class is not registered, or whose config asks for a mechanism mobius does not
     build or is out of range, is refused naming config.json and the field; nothing is written."""
@@ -152,7 +183,10 @@ def test_refused_configs(config, message, tmp_path):
     assert not (tmp_path / "onnx").exists()
 
 
-@pytest.mark.parametrize("row", F16_ROWS[::2], ids=[f"{r.class_name}-{r.variant}" for r in F16_ROWS[::2]])
+CPU_ROWS = F16_ROWS[::2] + [r for r in ROWS if r.variant == "dev-guidance"]  # Flux: the rotary q / k too
+
+
+@pytest.mark.parametrize("row", CPU_ROWS, ids=[f"{r.class_name}-{r.variant}" for r in CPU_ROWS])
 def test_cpu_lowering(row, tmp_path):
     """--ep cpu: every attention of the graphs is com.microsoft MultiHeadAttention, within the same
     tolerance of diffusers."""

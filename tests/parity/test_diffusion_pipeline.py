@@ -81,6 +81,7 @@ def ddim_schedule():
 def assert_close(got, want, what):
     scale = float(np.abs(want).max())
     err = float(np.abs(got - want).max())
+    print(f"{what}: max |diff| {err:.3g}, scale {scale:.3g}")
     assert err <= 1e-4 * scale, f"{what}: max |diff| {err:.3g} > 1e-4 x scale {scale:.3g}"
 
 
