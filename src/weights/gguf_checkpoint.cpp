@@ -185,13 +185,20 @@ void set_partial_rotary(const Meta& m, json& c, double default_factor) {
 // attention.layer_norm_rms_epsilon, LayerNorm types attention.layer_norm_epsilon.
 void set_eps(const Meta& m, json& c, const char* field, const char* key) { c[field] = m.real(m.key(key)); }
 
-json llama_config(const Meta& m) {
+// The RMSNorm decoders with a whole-head rotary: common_config, rms_norm_eps, model_type and
+// rope_parameters (rope.freq_base, else 10000: llama.cpp's default and the config classes').
+json rms_decoder_config(const Meta& m, const char* model_type) {
   json c = common_config(m);
   require_full_rotary(m, c);
   set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
-  c["model_type"] = "llama";
+  c["model_type"] = model_type;
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  return c;
+}
+
+json llama_config(const Meta& m) {
+  json c = rms_decoder_config(m, "llama");
   c["hidden_act"] = "silu";
-  c["rope_parameters"] = rope_parameters(m, 10000.0);  // llama.cpp default freq_base
   c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
   c["mlp_bias"] = m.file().find_tensor("blk.0.ffn_up.bias") != nullptr;
   return c;
@@ -202,29 +209,17 @@ json llama_config(const Meta& m) {
 // transform (modeling_gguf_pytorch_utils.py TENSOR_PROCESSORS has none for them), rope
 // base 10000 when the file names none (the config classes' default_theta).
 json qwen2_config(const Meta& m) {
-  json c = common_config(m);
-  require_full_rotary(m, c);
-  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
-  c["model_type"] = "qwen2";
-  c["rope_parameters"] = rope_parameters(m, 10000.0);
-  return c;
+  return rms_decoder_config(m, "qwen2");
 }
 
 json qwen3_config(const Meta& m) {
-  json c = common_config(m);
-  require_full_rotary(m, c);
-  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
-  c["model_type"] = "qwen3";
-  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  json c = rms_decoder_config(m, "qwen3");
   c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
   return c;
 }
 
 json gemma3_config(const Meta& m) {
-  json c = common_config(m);
-  require_full_rotary(m, c);
-  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
-  c["model_type"] = "gemma3_text";
+  json c = rms_decoder_config(m, "gemma3_text");
   c["hidden_activation"] = "gelu_pytorch_tanh";
   const int64_t layers = c["num_hidden_layers"];
   // llama.cpp (llama-model.cpp, LLM_ARCH_GEMMA3): sliding layers use rope base 10000 and every
@@ -248,11 +243,7 @@ json gemma3_config(const Meta& m) {
 // Phi-3 (fused qkv_proj and gate_up_proj; Phi3TensorProcessor has no transform). LongRoPE files
 // carry rope_factors_long / rope_factors_short tensors, which transformers' GGUF loader drops.
 json phi3_config(const Meta& m) {
-  json c = common_config(m);
-  require_full_rotary(m, c);
-  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
-  c["model_type"] = "phi3";
-  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  json c = rms_decoder_config(m, "phi3");
   for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"})
     if (m.file().find_tensor(t))
       throw Error(m.file().path() + ": tensor '" + t + "': LongRoPE scaling factors are not supported for GGUF "
@@ -309,12 +300,8 @@ json nemotron_config(const Meta& m) {
 // gives them (llama.cpp writes both), else the class defaults; llama.cpp's attention scale
 // (1/sqrt(hidden / heads) for the 46-layer 27B, else 1/sqrt(head_dim)).
 json gemma2_config(const Meta& m) {
-  json c = common_config(m);
-  require_full_rotary(m, c);
-  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
-  c["model_type"] = "gemma2";
+  json c = rms_decoder_config(m, "gemma2");
   c["hidden_activation"] = "gelu_pytorch_tanh";
-  c["rope_parameters"] = rope_parameters(m, 10000.0);
   const int64_t layers = c["num_hidden_layers"];
   c["query_pre_attn_scalar"] = layers == 46 ? c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>()
                                             : c["head_dim"].get<int64_t>();

@@ -81,6 +81,15 @@ def _rope(cfg) -> tuple[float, float]:
     return rp["rope_theta"], rp.get("partial_rotary_factor", 1.0)
 
 
+def _add_special_ids(w: gguf.GGUFWriter, cfg) -> None:
+    """tokenizer.ggml.{bos,eos,padding}_token_id from the config's ids (the converter takes them
+    from the tokenizer)."""
+    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id),
+                     ("pad_token_id", w.add_pad_token_id)):
+        if getattr(cfg, key, None) is not None:
+            add(getattr(cfg, key))
+
+
 def _write_tensors(w: gguf.GGUFWriter, model, arch, qtype, transform) -> None:
     """Every state-dict tensor under its TensorNameMap name (a parameter such as mamba's A_log by its
     whole name, a module's weight / bias by its stem plus the suffix), after transform(hf_name, data)."""
@@ -134,10 +143,7 @@ def write_mamba_gguf(model, path: Path, qtype=QT.F32) -> None:
     w.add_ssm_time_step_rank(cfg.time_step_rank)
     w.add_layer_norm_rms_eps(cfg.layer_norm_epsilon)
     w.add_vocab_size(cfg.vocab_size)
-    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id),
-                     ("pad_token_id", w.add_pad_token_id)):
-        if getattr(cfg, key, None) is not None:
-            add(getattr(cfg, key))
+    _add_special_ids(w, cfg)
     w.add_file_type(int(qtype))
 
     def transform(name, data):
@@ -164,9 +170,7 @@ def write_gpt2_gguf(model, path: Path, qtype=QT.F32) -> None:
     w.add_head_count(cfg.n_head)
     w.add_layer_norm_eps(cfg.layer_norm_epsilon)
     w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
-    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id)):
-        if getattr(cfg, key, None) is not None:
-            add(getattr(cfg, key))
+    _add_special_ids(w, cfg)
     w.add_file_type(int(qtype))
     conv1d = (".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight")
     _write_tensors(w, model, gguf.MODEL_ARCH.GPT2, qtype,
@@ -244,10 +248,7 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
         w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
     elif not token_list:
         w.add_vocab_size(cfg.vocab_size)
-    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id),
-                     ("pad_token_id", w.add_pad_token_id)):  # from the tokenizer, in the converter
-        if getattr(cfg, key, None) is not None:
-            add(getattr(cfg, key))
+    _add_special_ids(w, cfg)
     w.add_file_type(int(qtype))
     if tokenizer is not None:
         tokenizer(w)

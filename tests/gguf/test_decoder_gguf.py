@@ -107,6 +107,22 @@ def test_gguf_build_equals_transformers_conversion(tmp_path, name, model_type, q
     assert np.isfinite(gguf_logits).all()
 
 
+def check_gguf_build(tmp_path, path, ref, compare_original: bool) -> None:
+    """Builds the GGUF file `path`; with compare_original, its weights must be byte-identical to the
+    build of the original checkpoint in tmp_path/hf (a lossless F32 file); its prefill logits must
+    equal `ref`'s (a transformers model) within the parity tolerance."""
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    if compare_original:
+        H.build(tmp_path / "hf", tmp_path / "out-original")
+        assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
+    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
+    valid = mask.astype(bool)
+    got, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), ref.config)(ids, mask, pos)
+    want, _ = H.hf_forward(ref, ids, mask, pos)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+
+
 # What transformers' GGUF loader drops (GGUF_CONFIG_MAPPING maps no use_bias / attention_bias /
 # mlp_bias, no rope.freq_base for stablelm / starcoder2, no expert widths) mobius reads from the file: the --gguf
 # build of an F32 file equals the original model it was converted from.
@@ -126,13 +142,7 @@ def test_gguf_build_equals_the_original_model(tmp_path, name, model_type, overri
     original = H.write_checkpoint(model_type, overrides, tmp_path / "hf")
     gguf_path = tmp_path / "model.gguf"
     write_gguf(original, gguf_path, QT.F32)
-    r = H.run_mobius("build", "--gguf", gguf_path, tmp_path / "out-gguf")
-    assert r.returncode == 0, r.stderr
-    ids, mask, pos = H.prefill_batch(original.config.vocab_size)
-    valid = mask.astype(bool)
-    got, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), original.config)(ids, mask, pos)
-    want, _ = H.hf_forward(original, ids, mask, pos)
-    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    check_gguf_build(tmp_path, gguf_path, original, compare_original=False)
 
 
 @pytest.mark.parametrize("qtype", [QT.F32, QT.Q8_0], ids=lambda t: t.name)
@@ -184,18 +194,9 @@ def test_gpt2_gguf(tmp_path, name, qtype, overrides):
     original = H.write_checkpoint("gpt2", overrides, tmp_path / "hf")
     path = tmp_path / "gpt2.gguf"
     write_gpt2_gguf(original, path, qtype)
-    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
-    assert r.returncode == 0, r.stderr
-    if qtype == QT.F32:
-        H.build(tmp_path / "hf", tmp_path / "out-original")
-        assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
     ref = (AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
            if defaults else original)
-    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
-    valid = mask.astype(bool)
-    got, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), ref.config)(ids, mask, pos)
-    want, _ = H.hf_forward(ref, ids, mask, pos)
-    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    check_gguf_build(tmp_path, path, ref, compare_original=qtype == QT.F32)
 
 
 @pytest.mark.parametrize("qtype", [QT.F32, QT.Q8_0], ids=lambda t: t.name)
@@ -207,14 +208,5 @@ def test_bloom_gguf_equals_transformers(tmp_path, qtype):
     original = H.write_checkpoint("bloom", {}, tmp_path / "hf")
     path = tmp_path / "bloom.gguf"
     write_bloom_gguf(original, path, qtype)
-    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
-    assert r.returncode == 0, r.stderr
-    if qtype == QT.F32:
-        H.build(tmp_path / "hf", tmp_path / "out-original")
-        assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
     ref = AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
-    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
-    valid = mask.astype(bool)
-    got, _ = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), ref.config)(ids, mask, pos)
-    want, _ = H.hf_forward(ref, ids, mask, pos)
-    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    check_gguf_build(tmp_path, path, ref, compare_original=qtype == QT.F32)
