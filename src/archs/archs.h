@@ -126,6 +126,8 @@ std::unique_ptr<Architecture> create_nanochat(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_falcon_mamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mamba2(const HfConfig&, DataType);
+// archs/nemotron_h.cpp: the Mamba model whose layers hold Mamba-2, attention or MLP blocks
+std::unique_ptr<Architecture> create_nemotron_h(const HfConfig&, DataType);
 // archs/bamba.cpp, granitemoehybrid.cpp: hybrids of attention and state-space layers
 // (blocks/decoder.h make_mixer)
 std::unique_ptr<Architecture> create_bamba(const HfConfig&, DataType);

@@ -1,19 +1,27 @@
 #include "archs/mamba.h"
 
 #include "archs/archs.h"
+#include "blocks/attention.h"
 #include "util/error.h"
 
 namespace mobius {
 
-// backbone.layers.{i}: norm + mixer, with the residual around them (MambaBlock).
+// backbone.layers.{i}: norm + mixer, with the residual around them (MambaBlock); the mixer a token
+// mixer or a feed-forward block (MambaSpec::make_feed_forward).
 class MambaCausalLM::Layer : public Module {
  public:
   Layer(const MambaSpec& s, int64_t i) {
     norm = child<RMSNorm>("norm", NormOptions{.dim = s.hidden_size, .eps = s.layer_norm_epsilon, .dtype = s.dtype});
-    mixer = adopt("mixer", s.make_mixer(i));
+    if (std::unique_ptr<FeedForward> ff = s.make_feed_forward ? s.make_feed_forward(i) : nullptr)
+      feed_forward = adopt("mixer", std::move(ff));
+    else
+      mixer = adopt("mixer", s.make_mixer(i));
   }
+  // The layer's states: its token mixer's; none for a feed-forward block.
+  LayerStates states() const { return mixer ? LayerStates{mixer->state()} : LayerStates{}; }
   RMSNorm* norm;
-  TokenMixer* mixer;
+  TokenMixer* mixer = nullptr;
+  FeedForward* feed_forward = nullptr;
 };
 
 class MambaCausalLM::Backbone : public Module {
@@ -64,7 +72,7 @@ MambaCausalLM::MambaCausalLM(const MambaSpec& s) : s_(s) {
 
 std::vector<LayerStates> MambaCausalLM::layer_states() const {
   std::vector<LayerStates> states;
-  for (const Layer* l : backbone_->layers) states.push_back({l->mixer->state()});
+  for (const Layer* l : backbone_->layers) states.push_back(l->states());
   return states;
 }
 
@@ -73,14 +81,27 @@ CausalLMOutputs MambaCausalLM::forward(Ops& op, const CausalLMInputs& in) const 
   Value* tokens = in.inputs_embeds ? in.inputs_embeds : in.input_ids;
   Value* h;
   AttentionContext ctx{nullptr};
+  // which contexts the layers read: a self-attention's causal mask, a state mixer's token mask
+  bool attention = false, state_mixer = false;
+  for (const Layer* l : backbone_->layers) {
+    if (!l->mixer) continue;
+    (is_self_attention_cache(l->mixer->state()) ? attention : state_mixer) = true;
+  }
   {
     auto s = op.builder().scope("backbone");
     h = in.inputs_embeds ? in.inputs_embeds : backbone_->embeddings->forward(op, in.input_ids);
-    ctx.token_mask = step_token_mask(op, in.attention_mask, tokens, s_.dtype);  // 0 at (left) padding
+    if (state_mixer) ctx.token_mask = step_token_mask(op, in.attention_mask, tokens, s_.dtype);  // 0 at (left) padding
+    if (attention) ctx.mask = causal_mask(op, in.attention_mask, tokens, s_.dtype, 0, in.attention_overlay);
     for (size_t i = 0; i < backbone_->layers.size(); ++i) {
       const Layer* l = backbone_->layers[i];
       auto ls = op.builder().scope("layers." + std::to_string(i));
-      MixerResult r = l->mixer->mix(op, l->norm->forward(op, h), ctx, in.past.at(i));
+      Value* x = l->norm->forward(op, h);
+      if (l->feed_forward) {
+        h = op.Add(h, l->feed_forward->forward(op, x));
+        out.present.emplace_back();
+        continue;
+      }
+      MixerResult r = l->mixer->mix(op, x, ctx, in.past.at(i));
       h = op.Add(h, r.hidden);
       out.present.push_back(std::move(r.present));
     }

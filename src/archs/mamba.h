@@ -9,6 +9,9 @@
 // has no model type for it: build with --runtime none.
 // Mamba's residual_in_fp32 (the residual stream in float32 under a float16 model) is not
 // reproduced: the stream is in the model dtype.
+// Nemotron-H (archs/nemotron_h.cpp) is the same model whose layers hold, as their
+// mixer, a Mamba-2 mixer, a self-attention without position encoding (the layers' causal mask,
+// past_key_values.{i}.key|value) or a feed-forward block (an MLP or a mixture of experts; no state).
 #pragma once
 
 #include <functional>
@@ -16,6 +19,7 @@
 #include <string>
 
 #include "blocks/linear.h"
+#include "blocks/mlp.h"
 #include "blocks/mamba.h"
 #include "blocks/mamba2.h"
 #include "config/hf_config.h"
@@ -25,6 +29,9 @@ namespace mobius {
 
 // The token mixer of layer `layer` (backbone.layers.{layer}.mixer); it checks its own sizes.
 using MixerFactory = std::function<std::unique_ptr<TokenMixer>(int64_t layer)>;
+// The feed-forward block that layer `layer` holds as its mixer instead of a token mixer (Nemotron-H's
+// "mlp" / "moe" layers: no state); null where the layer holds make_mixer's.
+using MixerFeedForwardFactory = std::function<std::unique_ptr<FeedForward>(int64_t layer)>;
 
 struct MambaSpec {
   int64_t vocab_size;
@@ -33,6 +40,7 @@ struct MambaSpec {
   float layer_norm_epsilon = 1e-5f;
   bool tie_word_embeddings = true;
   MixerFactory make_mixer = {};
+  MixerFeedForwardFactory make_feed_forward = {};  // empty: every layer holds make_mixer's
   DataType dtype = DataType::FLOAT;
 };
 
@@ -52,7 +60,9 @@ struct Mamba2FieldNames {
 // The sizes of `m` (read from `c` under `names`; `expand` its expand field) checked under the
 // config's own names: each within its cap, n_groups dividing num_heads, conv_kernel at least 2,
 // num_heads * head_dim = hidden_size * expand (transformers' validate_architecture), so that
-// Mamba2Mixer's own check (blocks/spec_check.h) never fires. Throws mobius::Error naming the field.
+// Mamba2Mixer's own check (blocks/spec_check.h) never fires. An empty names.expand: the type has
+// no expand relation (Nemotron-H: the intermediate size is mamba_num_heads * mamba_head_dim).
+// Throws mobius::Error naming the field.
 void check_mamba2_fields(const HfConfig& c, const Mamba2Options& m, int64_t expand, const Mamba2FieldNames& names);
 // time_step_limit ([min, max], transformers writing an infinite max as {"__float__": "Infinity"})
 // into m.time_step_min / time_step_max; unchanged when config.json has none. Throws mobius::Error

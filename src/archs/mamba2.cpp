@@ -42,7 +42,7 @@ void check_mamba2_fields(const HfConfig& c, const Mamba2Options& m, int64_t expa
     if (v < min || v > max) c.fail(field, "expected " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
                                               std::to_string(v));
   };
-  size(n.expand, expand, kMaxSmallSize);
+  if (!n.expand.empty()) size(n.expand, expand, kMaxSmallSize);
   size(n.num_heads, m.num_heads, kMaxHeads);
   size(n.head_dim, m.head_dim, kMaxHeadDim);
   size(n.n_groups, m.n_groups, m.num_heads);
@@ -51,7 +51,7 @@ void check_mamba2_fields(const HfConfig& c, const Mamba2Options& m, int64_t expa
   size(n.state_size, m.state_size, kMaxHeadDim);
   size(n.conv_kernel, m.conv_kernel, kMaxSmallSize, 2);
   size(n.chunk_size, m.chunk_size, kMaxSmallSize);
-  if (m.hidden_size * expand != m.num_heads * m.head_dim)  // each bounded (the getters' caps): no overflow
+  if (!n.expand.empty() && m.hidden_size * expand != m.num_heads * m.head_dim)  // each bounded (the getters' caps): no overflow
     c.fail(n.num_heads, n.num_heads + " * " + n.head_dim + " (" + std::to_string(m.num_heads) + " * " +
                             std::to_string(m.head_dim) + ") must equal hidden_size * " + n.expand + " (" +
                             std::to_string(m.hidden_size * expand) + ")");

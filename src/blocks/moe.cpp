@@ -16,7 +16,12 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
     const Shape shape = o.score_bias_row ? Shape{1, r.num_experts} : Shape{r.num_experts};
     router->e_score_correction_bias = param(o.score_bias_name, shape, o.dtype);
   }
-  const int64_t E = r.num_experts, H = o.hidden_size, I = o.intermediate_size;
+  const int64_t E = r.num_experts, I = o.intermediate_size;
+  const int64_t H = o.latent_size > 0 ? o.latent_size : o.hidden_size;  // the experts' input and output
+  if (o.latent_size > 0) {
+    fc1_latent_proj = child<Linear>("fc1_latent_proj", LinearOptions{o.hidden_size, H, o.latent_bias, o.dtype});
+    fc2_latent_proj = child<Linear>("fc2_latent_proj", LinearOptions{H, o.hidden_size, o.latent_bias, o.dtype});
+  }
   switch (o.layout) {
     case ExpertLayout::per_expert:
       for (int64_t e = 0; e < E; ++e) {
@@ -36,13 +41,20 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);
       down_bias_ = param("experts.down_proj_bias", {E, H}, o.dtype);
       break;
+    case ExpertLayout::per_expert_ungated:
+      for (int64_t e = 0; e < E; ++e) {
+        const std::string p = "experts." + std::to_string(e) + ".";
+        up_.push_back(param(p + o.up_name + ".weight", {H, I}, o.dtype, /*transpose=*/true));
+        down_.push_back(param(p + o.down_name + ".weight", {I, H}, o.dtype, /*transpose=*/true));
+      }
+      break;
   }
   if (!o.shared_expert_name.empty()) {
-    shared_expert = child<GatedMLP>(o.shared_expert_name, o.shared_expert);
+    shared_expert = adopt(o.shared_expert_name, make_mlp(o.shared_expert));
     if (o.shared_expert_gate)
-      shared_expert_gate = child<Linear>("shared_expert_gate", LinearOptions{H, 1, false, o.dtype});
+      shared_expert_gate = child<Linear>("shared_expert_gate", LinearOptions{o.hidden_size, 1, false, o.dtype});
   }
-  if (o.bias) bias = param("bias", {H}, o.dtype);
+  if (o.bias) bias = param("bias", {o.hidden_size}, o.dtype);
 }
 
 Value* SparseMoE::stack(Ops& op, const std::vector<Parameter*>& per_expert) const {
@@ -55,6 +67,8 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   auto s = op.builder().scope("experts");
   GraphBuilder& b = op.builder();
   const int64_t I = o_.intermediate_size;
+  if (o_.layout == ExpertLayout::per_expert_ungated)  // [tokens, H] @ [E, H, I] -> act -> @ [E, I, H]
+    return op.MatMul(activation(op, o_.hidden_act, op.MatMul(x, stack(op, up_))), stack(op, down_));
   Value *gate, *up;
   if (o_.layout == ExpertLayout::per_expert) {
     gate = op.MatMul(x, stack(op, gate_));  // [tokens, H] @ [E, H, I] -> [E, tokens, I]
@@ -90,8 +104,10 @@ Value* SparseMoE::forward(Ops& op, Value* x) const {
   auto s = enter(op);
   Value* flat = op.Reshape(x, {-1, o_.hidden_size});                               // [tokens, H]
   Value* routing = op.Transpose(router->forward(op, flat), {.perm = {1, 0}});     // [E, tokens]
-  Value* weighted = op.Mul(experts(op, flat), op.Unsqueeze(routing, {-1}));       // [E, tokens, H]
+  Value* expert_in = fc1_latent_proj ? fc1_latent_proj->forward(op, flat) : flat;
+  Value* weighted = op.Mul(experts(op, expert_in), op.Unsqueeze(routing, {-1}));  // [E, tokens, H]
   Value* out = op.ReduceSum(weighted, {0}, {.keepdims = 0});
+  if (fc2_latent_proj) out = fc2_latent_proj->forward(op, out);
   if (shared_expert) {
     Value* shared = shared_expert->forward(op, flat);
     if (shared_expert_gate) shared = op.Mul(op.Sigmoid(shared_expert_gate->forward(op, flat)), shared);

@@ -26,6 +26,12 @@
 //   stacked_interleaved  experts.gate_up_proj [E, hidden, 2 * intermediate] (gate = even, up = odd
 //                     columns), experts.down_proj [E, intermediate, hidden], each with a
 //                     *_bias [E, out] (GPT-OSS)
+//   per_expert_ungated  experts.{e}.{up_name,down_name}.weight, each [out, in], stacked as
+//                     per_expert's: y[e] = act(x @ W_up[e]) @ W_down[e], no gate (NemotronHExperts,
+//                     as save_pretrained writes them)
+// With latent_size (NemotronHMoE's moe_latent_size) the experts read fc1_latent_proj(x)
+// [tokens, latent] instead of x, and their weighted sum goes through fc2_latent_proj back to
+// hidden (both Linear, with latent_bias); "hidden" above is then the latent size.
 #pragma once
 
 #include <string>
@@ -35,7 +41,7 @@
 
 namespace mobius {
 
-enum class ExpertLayout { per_expert, stacked, stacked_interleaved };
+enum class ExpertLayout { per_expert, stacked, stacked_interleaved, per_expert_ungated };
 
 struct MoEOptions {
   int64_t hidden_size;
@@ -44,15 +50,15 @@ struct MoEOptions {
   RouterOptions router;       // hidden_size, dtype: filled from the above
   std::string router_name = "gate";  // module of the router: gate | router | router.layer
   ExpertLayout layout = ExpertLayout::per_expert;
-  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";  // per_expert
+  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";  // per_expert(_ungated)
   // GPT-OSS clamped SwiGLU when swiglu_limit > 0 (GptOssExperts._apply_gate):
   //   gate = min(gate, limit); up = clamp(up, -limit, limit); h = (up + 1) * gate * sigmoid(alpha * gate)
   float swiglu_limit = 0.0f;
   float swiglu_alpha = 1.0f;
-  // An always-on GatedMLP added to the experts' output: shared_expert (Qwen2-MoE, scaled by
-  // sigmoid(shared_expert_gate(x))), shared_experts (DeepSeek). Empty name: none.
+  // An always-on MLP added to the experts' output: shared_expert (Qwen2-MoE, scaled by
+  // sigmoid(shared_expert_gate(x))), shared_experts (DeepSeek; Nemotron-H's ungated). Empty name: none.
   std::string shared_expert_name;
-  MLPOptions shared_expert;  // its sizes, activation and bias
+  MLPOptions shared_expert;  // its sizes, activation, bias and gating (make_mlp)
   bool shared_expert_gate = false;
   bool bias = false;  // a [hidden] `bias` added to the combined output (JetMoE)
   // The sigmoid_groups router's e_score_correction_bias [E] where the block holds it, as a key
@@ -61,6 +67,8 @@ struct MoEOptions {
   std::string score_bias_name;
   bool score_bias_row = false;  // stored [1, E] (Ernie 4.5 MoE's moe_statics.e_score_correction_bias)
   DataType dtype = DataType::FLOAT;
+  int64_t latent_size = 0;   // > 0: the experts' width through fc1_latent_proj / fc2_latent_proj
+  bool latent_bias = false;  // of the two latent projections
   // stacked: the checkpoint keys of the two stacked weights (relative to the block)
   std::string stacked_gate_up_name = "input_linear.weight", stacked_down_name = "output_linear.weight";
 };
@@ -71,7 +79,8 @@ class SparseMoE : public FeedForward {
   Value* forward(Ops& op, Value* x) const override;
 
   MoERouter* router;
-  GatedMLP* shared_expert = nullptr;
+  FeedForward* shared_expert = nullptr;
+  Linear *fc1_latent_proj = nullptr, *fc2_latent_proj = nullptr;
   Linear* shared_expert_gate = nullptr;
   Parameter* bias = nullptr;
 
@@ -81,7 +90,7 @@ class SparseMoE : public FeedForward {
   // y [E, tokens, hidden] for x [tokens, hidden].
   Value* experts(Ops& op, Value* x) const;
   MoEOptions o_;
-  std::vector<Parameter*> gate_, up_, down_;  // per_expert: one per expert
+  std::vector<Parameter*> gate_, up_, down_;  // per_expert(_ungated): one per expert
   Parameter *gate_up_ = nullptr, *gate_up_bias_ = nullptr, *down_w_ = nullptr, *down_bias_ = nullptr;
 };
 

@@ -125,6 +125,9 @@ const std::vector<RegistryEntry>& registry() {
         {"granitemoehybrid", "hybrid", "text-generation", create_granitemoehybrid, "granitemoehybrid"},
         // Mamba + attention (archs/jamba.cpp): genai's generic "decoder" reads its states as bamba's
         {"jamba", "hybrid", "text-generation", create_jamba},
+        // Mamba-2, attention and MLP layers (archs/nemotron_h.cpp): an MLP layer carries no state, which
+        // genai 0.18's "decoder" cannot skip; no onnxruntime-genai model type
+        {"nemotron_h", "hybrid", "text-generation", create_nemotron_h, ""},
         // short-convolution + attention (archs/lfm2.cpp, lfm2_moe.cpp): onnxruntime-genai 0.18's "lfm2"
         // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
         {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},

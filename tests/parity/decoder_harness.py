@@ -68,6 +68,12 @@ TYPE_BASE["lfm2_moe"] = dict(num_hidden_layers=3, layer_types=["conv", "full_att
 # layers 0 and 2 (expert_layer_period 2, offset 0); the Mamba mixers of 128 channels, state 16
 TYPE_BASE["jamba"] = dict(num_hidden_layers=3, attn_layer_period=3, attn_layer_offset=1, expert_layer_period=2,
                           expert_layer_offset=0, num_experts=4, num_experts_per_tok=2, mamba_d_state=16)
+# Nemotron-H: layers mamba, attention, MLP, mamba (num_hidden_layers is the list's length); the
+# Mamba-2 mixers of 8 heads of 16, 2 groups, state 16, chunks of 16; attention heads of 16; a finite
+# time_step_limit as mamba2's (the model does not read it: its mixers clamp at time_step_min)
+TYPE_BASE["nemotron_h"] = dict(layers_block_type=["linear_attention", "full_attention", "mlp", "linear_attention"],
+                               head_dim=16, mamba_num_heads=8, mamba_head_dim=16, n_groups=2, ssm_state_size=16,
+                               chunk_size=16, time_step_limit=[0.0, 1000.0])
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

@@ -546,6 +546,15 @@ def _jamba_states(c) -> list[dict]:
     return [_kv_states(c) if t == "attention" else mamba for t in c.layers_block_type]
 
 
+def _nemotron_h_states(c) -> list[dict]:
+    """Nemotron-H: attention layers (layers_block_type "full_attention") carry key/value, the Mamba-2
+    layers ("linear_attention") the mixer's states (mamba_num_heads, mamba_head_dim, n_groups,
+    ssm_state_size, conv_kernel), MLP layers nothing."""
+    ssd = _ssd_states(c.mamba_num_heads, c.mamba_head_dim, c.n_groups, c.ssm_state_size, c.conv_kernel)
+    return [_kv_states(c) if t == "full_attention" else ssd if t == "linear_attention" else {}
+            for t in c.layers_block_type]
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -554,7 +563,7 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
-                 "lfm2_moe": _lfm2_states, "jamba": _jamba_states}
+                 "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states}
 
 
 def is_recurrent(model_type: str) -> bool:

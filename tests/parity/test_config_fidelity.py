@@ -133,11 +133,19 @@ SEQ2SEQ_DECODE_STEPS = 2  # through both caches; no generate (generation is seq2
 
 
 @lru_cache(maxsize=None)
-def registered() -> dict[str, tuple[str, str]]:
-    """model type -> (family, task), as `mobius list models` prints them."""
+def registered() -> dict[str, tuple[str, str, str]]:
+    """model type -> (family, task, onnxruntime-genai type or "-"), as `mobius list models` prints them."""
     r = H.run_mobius("list", "models")
     assert r.returncode == 0, r.stderr
-    return {cols[0]: (cols[1], cols[2]) for cols in (line.split() for line in r.stdout.splitlines()[1:]) if cols}
+    return {cols[0]: (cols[1], cols[2], cols[3]) for cols in (line.split() for line in r.stdout.splitlines()[1:])
+            if cols}
+
+
+def runtime_none(model_type: str) -> bool:
+    """Built with --runtime none: a recurrent type, or a text-generation type without an
+    onnxruntime-genai type (its default build refuses --runtime ort-genai, Nemotron-H)."""
+    return model_type in H.RECURRENT_STATES or (task(model_type) == "text-generation" and
+                                                registered()[model_type][2] == "-")
 
 
 def registered_types() -> tuple[str, ...]:
@@ -278,8 +286,8 @@ def test_config_fidelity(model_type, name, cfg, tmp_path):
     if failure:
         (tmp_path / "hf").mkdir()
         (tmp_path / "hf" / "config.json").write_text(json.dumps(cfg, indent=2))
-        # a recurrent type has no onnxruntime-genai runtime: --runtime none, so that the refusal is the config's
-        runtime = ("--runtime", "none") if model_type in H.RECURRENT_STATES else ()
+        # --runtime none where the type has no onnxruntime-genai runtime, so that the refusal is the config's
+        runtime = ("--runtime", "none") if runtime_none(model_type) else ()
         r = H.run_mobius("build", "--config", tmp_path / "hf", tmp_path / "onnx", "--no-weights", *runtime)
         lines = r.stderr.strip().splitlines()
         clean_error = r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mobius: error:")
@@ -307,7 +315,7 @@ def parity_failures(model_type: str, cfg: dict, work) -> list[str]:
     """The parity check of one config.json: padded prefill and a decode step (encoders: the padded
     batch); returns the failures."""
     row = {}
-    overrides = {"_config_json": cfg, **({"_runtime": "none"} if model_type in H.RECURRENT_STATES else {})}
+    overrides = {"_config_json": cfg, **({"_runtime": "none"} if runtime_none(model_type) else {})}
     if task(model_type) == "text2text-generation":
         return seq2seq_parity_failures(model_type, cfg, work)
     if model_type in VLM.types():  # vlm_harness.check without generation

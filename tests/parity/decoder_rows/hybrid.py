@@ -1,13 +1,17 @@
 """The text-generation parity rows of the hybrid family: decoders whose layers interleave
 self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba,
 granitemoehybrid, jamba (Mamba-1 mixers), lfm2 and lfm2_moe (a short convolution,
-src/blocks/short_conv.h).
+src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/archs/nemotron_h.cpp).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
-genai_config.json (src/package/genai_config.cpp; LFM2 as its "lfm2" type)."""
+genai_config.json (src/package/genai_config.cpp; LFM2 as its "lfm2" type); nemotron_h, whose MLP layers
+carry no state, has no genai type (_runtime "none": the default build must refuse it)."""
 
 from harness import DROP
+
+NEMOTRON_H_MOE = dict(layers_block_type=["linear_attention", "moe", "full_attention", "moe"], n_routed_experts=4,
+                      num_experts_per_tok=2, moe_intermediate_size=32, moe_shared_expert_intermediate_size=48)
 
 VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "bamba": [
@@ -56,6 +60,33 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("no-expert-bias-scaled-bias-conv", dict(use_expert_bias=False, norm_topk_prob=False,
                                                  routed_scaling_factor=2.0, num_dense_layers=0,
                                                  conv_bias=True, conv_L_cache=2)),
+    ],
+    "nemotron_h": [
+        # layers mamba, attention, MLP (relu2), mamba (decoder_harness.TYPE_BASE)
+        ("default", dict(_runtime="none")),
+        # config.json with the legacy hybrid_override_pattern (attention, mamba, MLP, mamba, attention);
+        # projections with bias, conv without, one group, kernel 3, multi-head attention;
+        # tie_word_embeddings, which NemotronHForCausalLM ignores (no tied weights)
+        ("pattern-bias-one-group-kernel-3-tied", dict(
+            layers_block_type=["full_attention", "linear_attention", "mlp", "linear_attention", "full_attention"],
+            use_bias=True, use_conv_bias=False, mlp_bias=True, n_groups=1, conv_kernel=3, num_key_value_heads=4,
+            tie_word_embeddings=True, _runtime="none",
+            _json=dict(layers_block_type=DROP, hybrid_override_pattern="*M-M*"))),
+        # config.json with the legacy mamba_* names NemotronHConfig pops, over contradicting plain
+        # fields (the alias wins); 4 groups, 2 heads of 32, silu MLP
+        ("legacy-mamba-aliases-silu-mlp", dict(
+            n_groups=4, conv_kernel=2, chunk_size=8, use_conv_bias=False, mlp_hidden_act="silu", mamba_num_heads=4,
+            mamba_head_dim=32, _runtime="none",
+            _json=dict(n_groups=1, mamba_n_groups=4, conv_kernel=4, mamba_d_conv=2, chunk_size=64,
+                       mamba_chunk_size=8, use_conv_bias=True, mamba_conv_bias=False))),
+        # layers mamba, MoE, attention, MoE: 4 ungated experts of 32, 2 per token (sigmoid +
+        # e_score_correction_bias), shared_experts of 48
+        ("moe", dict(_runtime="none", **NEMOTRON_H_MOE)),
+        # the experts through a latent of 32 (fc1_latent_proj / fc2_latent_proj, with bias as
+        # mlp_bias), 2 groups of 2 experts (1 kept), weights not renormalized, scaled by 2
+        ("moe-latent-groups-scaled-bias", dict(_runtime="none", **NEMOTRON_H_MOE, moe_latent_size=32, n_group=2,
+                                               topk_group=1, norm_topk_prob=False, routed_scaling_factor=2.0,
+                                               mlp_bias=True)),
     ],
     "jamba": [
         # layers mamba (MoE), attention (MLP), mamba (MoE) (decoder_harness.TYPE_BASE)
