@@ -13,7 +13,7 @@
 //     mlp: jina fc2(act(fc1(x))) (CLIPMLP, biases); nomic_bert down_proj(act(gate_proj(x)) *
 //       up_proj(x)) (GemmaMLP, no biases, silu); gte the same with a bias on down_proj only
 //   no final norm. The type differences: jina and gte have biases on the attention projections,
-//   nomic_bert none (and an explicit head_dim).
+//   nomic_bert none; head_dim from config.json where set (all three read it).
 // Checkpoint keys as transformers saves them (conversion_mapping.py turns its own names back into
 // the original checkpoints' on save): q, k, v fused as [q | k | v] rows; jina emb_ln,
 // encoder.layers.N.{mixer.Wqkv, mixer.out_proj, norm1, mlp.fc1, mlp.fc2, norm2}; nomic_bert emb_ln,
@@ -147,9 +147,10 @@ class RotaryEncoder : public Encoder {
   RotaryEncoderSpec spec_;
 };
 
-// The fields the three types read alike; head_dim from config.json's head_dim where the type has
-// one (nomic_bert), else hidden_size / num_attention_heads.
-RotaryEncoderSpec rotary_encoder_spec(const HfConfig& c, DataType dtype, double default_theta, bool head_dim_field) {
+// The fields the three types read alike; head_dim from config.json's head_dim when set (nomic_bert's
+// config field; jina and gte read it too: LlamaAttention's getattr(config, "head_dim", ...)), else
+// hidden_size / num_attention_heads.
+RotaryEncoderSpec rotary_encoder_spec(const HfConfig& c, DataType dtype, double default_theta) {
   if (c.bool_or("is_decoder", false)) c.fail("is_decoder", "only the bidirectional encoder is supported");
   RotaryEncoderSpec s;
   s.dtype = dtype;
@@ -164,7 +165,7 @@ RotaryEncoderSpec rotary_encoder_spec(const HfConfig& c, DataType dtype, double 
   a.hidden_size = s.hidden_size;
   a.num_attention_heads = a.num_key_value_heads = heads;
   if (heads <= 0) c.fail("num_attention_heads", "must be positive");
-  const std::optional<int64_t> head_dim = head_dim_field ? c.opt_int("head_dim") : std::nullopt;
+  const std::optional<int64_t> head_dim = c.opt_int("head_dim");
   if (!head_dim && s.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
   a.head_dim = head_dim ? *head_dim : s.hidden_size / heads;
   a.qkv_bias = a.o_bias = true;
@@ -181,7 +182,7 @@ RotaryEncoderSpec rotary_encoder_spec(const HfConfig& c, DataType dtype, double 
 }  // namespace
 
 std::unique_ptr<Architecture> create_jina_embeddings_v3(const HfConfig& c, DataType dtype) {
-  RotaryEncoderSpec s = rotary_encoder_spec(c, dtype, 20000.0, false);
+  RotaryEncoderSpec s = rotary_encoder_spec(c, dtype, 20000.0);
   s.mlp.gated = false;  // CLIPMLP: fc1, fc2 with biases
   s.mlp.bias = true;  // (s.names: the defaults, jina's)
   const FirstTokenHead classification{"classifier.dense", "tanh", "classifier.out_proj"};  // RobertaClassificationHead
@@ -193,7 +194,7 @@ std::unique_ptr<Architecture> create_jina_embeddings_v3(const HfConfig& c, DataT
 }
 
 std::unique_ptr<Architecture> create_nomic_bert(const HfConfig& c, DataType dtype) {
-  RotaryEncoderSpec s = rotary_encoder_spec(c, dtype, 1000.0, true);
+  RotaryEncoderSpec s = rotary_encoder_spec(c, dtype, 1000.0);
   s.attention.qkv_bias = s.attention.o_bias = false;
   s.names.attention = "attn";
   s.mlp.gate_name = "fc12";  // NomicBertMLP's gate_proj and up_proj as saved
@@ -208,7 +209,7 @@ std::unique_ptr<Architecture> create_nomic_bert(const HfConfig& c, DataType dtyp
 }
 
 std::unique_ptr<Architecture> create_gte(const HfConfig& c, DataType dtype) {
-  RotaryEncoderSpec s = rotary_encoder_spec(c, dtype, 160000.0, false);
+  RotaryEncoderSpec s = rotary_encoder_spec(c, dtype, 160000.0);
   s.names = {.embeddings_norm = "embeddings.LayerNorm", .layers = "encoder.layer", .attention = "attention",
              .attention_norm = "attn_ln", .mlp_norm = "mlp_ln"};
   s.attention.fused_qkv = FusedQKV{.name = "qkv_proj"};

@@ -111,13 +111,17 @@ class ModernBertModel : public Encoder {
   ModernBertSpec spec_;
 };
 
-// The RoPE of one layer type: its rope_parameters entry (or the legacy rope_scaling, which
-// ModernBertConfig applies to both types), the theta from `theta_key` (default `theta`) unless
-// that entry sets one.
+// The RoPE of one layer type: its rope_parameters entry, or without rope_parameters the legacy
+// rope_scaling (ModernBertConfig.convert_rope_params_to_dict adds it to both types' dicts, which
+// already say rope_type "default": only a rope_type key in it changes the type), the theta from
+// `theta_key` (default `theta`) unless that entry sets one.
 RopeConfig modernbert_rope(const HfConfig& c, const std::optional<HfConfig>& params, const char* theta_key,
                            double theta, int64_t head_dim) {
   std::optional<HfConfig> p = params;
-  if (!c.sub("rope_parameters")) p = c.sub("rope_scaling");
+  if (!c.sub("rope_parameters")) {
+    p = c.sub("rope_scaling");
+    if (p && !p->has("rope_type")) p.reset();
+  }
   return RopeConfig::from_params(c, p, head_dim, {.rope_theta = c.float_or(theta_key, theta)});
 }
 
@@ -152,9 +156,22 @@ std::unique_ptr<Architecture> create_modernbert(const HfConfig& c, DataType dtyp
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
     fallback.push_back(i % every ? "sliding_attention" : "full_attention");
   s.layer_types = read_layer_types(c, s.num_hidden_layers, fallback);
-  const int64_t local = c.int_or("local_attention", 128);
-  if (local < 0) c.fail("local_attention", "must not be negative");
-  s.sliding_window = local / 2;
+  // ModernBertConfig.sliding_window is local_attention // 2; a sliding_window in config.json goes
+  // through its setter (local_attention = 2 * sliding_window)
+  if (c.has("sliding_window")) {
+    s.sliding_window = c.get_int("sliding_window");
+    if (s.sliding_window < 0) c.fail("sliding_window", "must not be negative");
+  } else {
+    const int64_t local = c.int_or("local_attention", 128);
+    if (local < 0) c.fail("local_attention", "must not be negative");
+    s.sliding_window = local / 2;
+  }
+  // rope_parameters: dict[Literal["full_attention", "sliding_attention"], dict] (the config class
+  // refuses a flat dict)
+  if (c.sub("rope_parameters"))
+    for (const auto& [key, value] : c.json()["rope_parameters"].items())
+      if (key != "full_attention" && key != "sliding_attention")
+        c.fail("rope_parameters", "its keys are the layer types full_attention and sliding_attention, not '" + key + "'");
   const auto [full, sliding] = read_layer_type_rope_params(c);
   s.full_rope = modernbert_rope(c, full, "global_rope_theta", 160000.0, a.head_dim);
   s.sliding_rope = modernbert_rope(c, sliding, "local_rope_theta", 10000.0, a.head_dim);
