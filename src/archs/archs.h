@@ -221,6 +221,14 @@ std::unique_ptr<Architecture> create_wav2vec2_conformer(const HfConfig&, DataTyp
 // archs/esm.cpp
 std::unique_ptr<Architecture> create_esm(const HfConfig&, DataType);
 
+// archs/modernbert.cpp
+std::unique_ptr<Architecture> create_modernbert(const HfConfig&, DataType);
+
+// archs/jina_embeddings_v3.cpp
+std::unique_ptr<Architecture> create_jina_embeddings_v3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_nomic_bert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gte(const HfConfig&, DataType);
+
 // archs/deberta.cpp
 std::unique_ptr<Architecture> create_deberta(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deberta_v2(const HfConfig&, DataType);

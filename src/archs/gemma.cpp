@@ -146,6 +146,7 @@ std::unique_ptr<Architecture> create_vaultgemma(const HfConfig& c, DataType dtyp
 }
 
 std::unique_ptr<Architecture> create_gemma3_text(const HfConfig& c, DataType dtype) {
+  if (c.bool_or("use_bidirectional_attention", false)) return create_gemma3_text_encoder(c, dtype);  // EmbeddingGemma
   return causal_gemma(c, dtype, "gemma3_text");
 }
 

@@ -16,6 +16,10 @@ namespace mobius {
 // mobius::Error naming the field on a missing or inconsistent one.
 DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::string& type);
 
+// EmbeddingGemma: the gemma3_text config `c` with use_bidirectional_attention, as a text encoder
+// (task feature-extraction, archs/gemma3_encoder.cpp). Throws mobius::Error as gemma_decoder_spec.
+std::unique_ptr<Architecture> create_gemma3_text_encoder(const HfConfig& c, DataType dtype);
+
 // The softcapping field `key` of `c`: 0 (none) when null, `fallback` when absent (the config
 // class default). Throws mobius::FieldError on a negative value.
 float read_softcap(const HfConfig& c, const char* key, double fallback);

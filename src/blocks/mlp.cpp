@@ -22,7 +22,7 @@ GatedMLP::GatedMLP(const MLPOptions& o) : intermediate_size_(o.intermediate_size
     gate_proj = child<Linear>(o.gate_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
     up_proj = child<Linear>(o.gated_up_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
   }
-  down_proj = child<Linear>(o.gated_down_name, LinearOptions{i, h, o.bias, o.dtype, o.conv1d});
+  down_proj = child<Linear>(o.gated_down_name, LinearOptions{i, h, o.down_bias.value_or(o.bias), o.dtype, o.conv1d});
 }
 
 Value* GatedMLP::forward(Ops& op, Value* x) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct MLPOptions {
   std::string gate_name = "gate_proj", gated_up_name = "up_proj", gated_down_name = "down_proj";
   std::string gate_up_name = "gate_up_proj";  // fused_gate_up's (DINOv2's SwiGLU: mlp.weights_in)
   bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
+  std::optional<bool> down_bias;  // GatedMLP's down projection when not `bias` (GteMLP: down_proj only)
 };
 
 // A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).

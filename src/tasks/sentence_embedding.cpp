@@ -78,34 +78,6 @@ int64_t dense_size(const nlohmann::json& j, const char* key, const std::string& 
   return j[key].get<int64_t>();
 }
 
-// Mask-weighted pooling of x [batch, seq, hidden] (sentence_transformers Pooling._forward_padded).
-Value* sentence_pool(Ops& op, const std::string& mode, Value* x, Value* mask_i64) {
-  GraphBuilder& b = op.builder();
-  const DataType dt = x->dtype;
-  Value* mask = op.Unsqueeze(op.Cast(mask_i64, {.to = dt}), {2});  // [batch, seq, 1]
-  Value* kept = op.CumSum(mask_i64, b.scalar_i64(1));                // kept tokens so far, [batch, seq]
-  auto sum_over_tokens = [&](Value* weights) { return op.ReduceSum(op.Mul(x, weights), {1}, {.keepdims = 0}); };
-  auto weights_of = [&](Value* select) { return op.Unsqueeze(op.Cast(select, {.to = dt}), {2}); };
-  if (mode == "cls")  // the first kept token: its running count is 1 and it is kept
-    return sum_over_tokens(op.Mul(mask, weights_of(op.Equal(kept, 1.0))));
-  if (mode == "lasttoken") {  // the last kept token, 0 for a row without one
-    Value* after = op.CumSum(mask_i64, b.scalar_i64(1), {.reverse = 1});
-    return sum_over_tokens(op.Mul(mask, weights_of(op.Equal(after, 1.0))));
-  }
-  if (mode == "max")
-    return op.ReduceMax(op.Where(op.Equal(mask, 0.0), -std::numeric_limits<double>::infinity(), x), {1}, {.keepdims = 0});
-  Value* weights = mask;
-  if (mode == "weightedmean") {  // position + 1 - (padding before the first kept token), on kept tokens
-    Value* seq = op.Squeeze(op.Shape(mask_i64, {.start = 1, .end = 2}), {0});
-    Value* position = op.Range(b.scalar_i64(1), op.Add(seq, b.scalar_i64(1)), b.scalar_i64(1));
-    Value* lead = op.ReduceSum(op.Cast(op.Equal(kept, 0.0), {.to = DataType::INT64}), {1});  // [batch, 1]
-    weights = op.Mul(mask, op.Unsqueeze(op.Cast(op.Sub(position, lead), {.to = dt}), {2}));
-  }
-  Value* count = op.Max(op.ReduceSum(weights, {1}, {.keepdims = 0}), 1e-9);
-  if (mode == "mean_sqrt_len_tokens") count = op.Sqrt(count);
-  return op.Div(sum_over_tokens(weights), count);
-}
-
 class SentenceEmbedder : public Architecture {
  public:
   SentenceEmbedder(std::unique_ptr<Encoder> encoder, const SentenceModules& m) : modules_(m) {
@@ -189,6 +161,33 @@ class ModuleWeights : public Checkpoint {
 };
 
 }  // namespace
+
+Value* sentence_pool(Ops& op, const std::string& mode, Value* x, Value* mask_i64) {
+  GraphBuilder& b = op.builder();
+  const DataType dt = x->dtype;
+  Value* mask = op.Unsqueeze(op.Cast(mask_i64, {.to = dt}), {2});  // [batch, seq, 1]
+  Value* kept = op.CumSum(mask_i64, b.scalar_i64(1));                // kept tokens so far, [batch, seq]
+  auto sum_over_tokens = [&](Value* weights) { return op.ReduceSum(op.Mul(x, weights), {1}, {.keepdims = 0}); };
+  auto weights_of = [&](Value* select) { return op.Unsqueeze(op.Cast(select, {.to = dt}), {2}); };
+  if (mode == "cls")  // the first kept token: its running count is 1 and it is kept
+    return sum_over_tokens(op.Mul(mask, weights_of(op.Equal(kept, 1.0))));
+  if (mode == "lasttoken") {  // the last kept token, 0 for a row without one
+    Value* after = op.CumSum(mask_i64, b.scalar_i64(1), {.reverse = 1});
+    return sum_over_tokens(op.Mul(mask, weights_of(op.Equal(after, 1.0))));
+  }
+  if (mode == "max")
+    return op.ReduceMax(op.Where(op.Equal(mask, 0.0), -std::numeric_limits<double>::infinity(), x), {1}, {.keepdims = 0});
+  Value* weights = mask;
+  if (mode == "weightedmean") {  // position + 1 - (padding before the first kept token), on kept tokens
+    Value* seq = op.Squeeze(op.Shape(mask_i64, {.start = 1, .end = 2}), {0});
+    Value* position = op.Range(b.scalar_i64(1), op.Add(seq, b.scalar_i64(1)), b.scalar_i64(1));
+    Value* lead = op.ReduceSum(op.Cast(op.Equal(kept, 0.0), {.to = DataType::INT64}), {1});  // [batch, 1]
+    weights = op.Mul(mask, op.Unsqueeze(op.Cast(op.Sub(position, lead), {.to = dt}), {2}));
+  }
+  Value* count = op.Max(op.ReduceSum(weights, {1}, {.keepdims = 0}), 1e-9);
+  if (mode == "mean_sqrt_len_tokens") count = op.Sqrt(count);
+  return op.Div(sum_over_tokens(weights), count);
+}
 
 bool has_sentence_modules(const std::string& dir) {
   std::error_code ec;

@@ -39,6 +39,11 @@ struct SentenceModules {
   bool normalize = false;
 };
 
+// Pooling `mode` (one of the modes above) of x [batch, seq, hidden] over attention_mask int64
+// [batch, seq] -> [batch, hidden] (sentence_transformers Pooling._forward_padded); the text heads
+// pool with it too (tasks/text_heads.h).
+Value* sentence_pool(Ops& op, const std::string& mode, Value* x, Value* attention_mask);
+
 // Whether `dir` holds a sentence-transformers model (modules.json).
 bool has_sentence_modules(const std::string& dir);
 

@@ -10,6 +10,7 @@
 #include "blocks/vision_transformer.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/image_classification.h"
+#include "tasks/sentence_embedding.h"
 #include "util/error.h"
 #include "util/input_files.h"
 #include "weights/weight_plan.h"
@@ -36,10 +37,11 @@ class MaskedLMHead : public Module {
   MaskedLMHead(const TextHeadLayout::MaskedLM& l, int64_t hidden, const Embedding& words, bool tied, DataType dtype)
       : act_(l.act) {
     const int64_t dim = l.width ? l.width : words.embedding_dim;
-    dense = child<Linear>(l.dense, LinearOptions{hidden, dim, true, dtype});
-    norm = child<LayerNorm>(l.norm, NormOptions{.dim = dim, .eps = l.eps, .dtype = dtype});
-    decoder = child<LMHead>(l.decoder, LMHeadOptions{dim, words.num_embeddings, true, dtype}, tied ? &words : nullptr);
-    if (tied) decoder->bias->source_key = l.bias;  // untied, transformers ties neither: decoder.bias
+    dense = child<Linear>(l.dense, LinearOptions{hidden, dim, l.dense_bias, dtype});
+    norm = child<LayerNorm>(l.norm, NormOptions{.dim = dim, .eps = l.eps, .dtype = dtype, .bias = l.norm_bias});
+    decoder = child<LMHead>(l.decoder, LMHeadOptions{dim, words.num_embeddings, l.decoder_bias, dtype},
+                            tied ? &words : nullptr);
+    if (tied && l.decoder_bias) decoder->bias->source_key = l.bias;  // untied, transformers ties neither: decoder.bias
   }
   Value* forward(Ops& op, Value* x) const {
     return decoder->forward(op, norm->forward(op, activation(op, act_, dense->forward(op, x))));
@@ -52,25 +54,43 @@ class MaskedLMHead : public Module {
   std::string act_;
 };
 
-// out(act(dense(x[:, token]))): x [batch, seq, hidden] -> [batch, out_features].
-class FirstTokenClassifier : public Module {
+// out(norm(act(dense(x)))) over the last axis, each step but out optional: [..., hidden] -> [..., out_features].
+class ClassifierHead : public Module {
  public:
-  FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype)
-      : act_(h.act), token_(h.token) {
-    if (!h.dense.empty()) dense = child<Linear>(h.dense, LinearOptions{hidden, hidden, true, dtype});
+  ClassifierHead(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype) : act_(h.act) {
+    if (!h.dense.empty()) dense = child<Linear>(h.dense, LinearOptions{hidden, hidden, h.dense_bias, dtype});
+    if (!h.norm.empty())
+      norm = child<LayerNorm>(h.norm, NormOptions{.dim = hidden, .eps = h.eps, .dtype = dtype, .bias = h.norm_bias});
     out = child<Linear>(h.out, LinearOptions{hidden, out_features, true, dtype});
   }
   Value* forward(Ops& op, Value* x) const {
-    Value* first = token_at(op, x, token_);
-    if (dense) first = dense->forward(op, first);
-    return out->forward(op, maybe_activation(op, act_, first));
+    if (dense) x = dense->forward(op, x);
+    x = maybe_activation(op, act_, x);
+    if (norm) x = norm->forward(op, x);
+    return out->forward(op, x);
   }
   Linear* dense = nullptr;
+  LayerNorm* norm = nullptr;
   Linear* out;
 
  private:
   std::string act_;
+};
+
+// ClassifierHead of one pooled vector per sequence: x [batch, seq, hidden], attention_mask int64
+// [batch, seq] -> [batch, out_features].
+class FirstTokenClassifier : public ClassifierHead {
+ public:
+  FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype)
+      : ClassifierHead(h, hidden, out_features, dtype), token_(h.token), pooling_(h.pooling) {}
+  Value* forward(Ops& op, Value* x, Value* attention_mask) const {
+    return ClassifierHead::forward(
+        op, pooling_.empty() ? token_at(op, x, token_) : sentence_pool(op, pooling_, x, attention_mask));
+  }
+
+ private:
   int64_t token_;
+  std::string pooling_;
 };
 
 // The encoder (adopted under the layout's base_model_prefix, or at the root) and one head.
@@ -92,10 +112,10 @@ class TextHeadModel : public Architecture {
     } else if (task == "multiple-choice") {
       first_token_ = child<FirstTokenClassifier>("", l.multiple_choice, hidden, 1, dtype);
     } else if (task == "token-classification") {
-      per_token_ = child<Linear>("classifier", LinearOptions{hidden, outputs_, true, dtype});
+      per_token_ = child<ClassifierHead>("", l.token_classification, hidden, outputs_, dtype);
     } else {  // question-answering: BertForQuestionAnswering's split(1, dim=-1) into two
       if (outputs_ != 2) c.fail("num_labels", "a question-answering head has 2 labels (start, end)");
-      per_token_ = child<Linear>("qa_outputs", LinearOptions{hidden, 2, true, dtype});
+      per_token_ = child<ClassifierHead>("", l.question_answering, hidden, 2, dtype);
     }
   }
 
@@ -131,10 +151,10 @@ class TextHeadModel : public Architecture {
     if (masked_lm_) {
       b.output(masked_lm_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
     } else if (choices) {
-      Value* logits = op.Reshape(first_token_->forward(op, x), op.Shape(input_ids, {.start = 0, .end = 2}));
+      Value* logits = op.Reshape(first_token_->forward(op, x, mask), op.Shape(input_ids, {.start = 0, .end = 2}));
       b.output(logits, "logits", {"batch_size", "num_choices"});
     } else if (first_token_) {
-      b.output(first_token_->forward(op, x), "logits", {"batch_size", outputs_});
+      b.output(first_token_->forward(op, x, mask), "logits", {"batch_size", outputs_});
     } else if (task_ == "token-classification") {
       b.output(per_token_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
     } else {
@@ -151,7 +171,7 @@ class TextHeadModel : public Architecture {
   Encoder* encoder_;
   MaskedLMHead* masked_lm_ = nullptr;
   FirstTokenClassifier* first_token_ = nullptr;
-  Linear* per_token_ = nullptr;  // token-classification's classifier, question-answering's qa_outputs
+  ClassifierHead* per_token_ = nullptr;  // token-classification's classifier, question-answering's qa_outputs
 };
 
 // The task config.json's architectures names (<Type>For<Task>), feature-extraction otherwise.

@@ -19,6 +19,11 @@
 //                   RoFormer's multiple-choice summary reads the last token, x[:, -1])
 //   token           classifier(x)                 every family: "classifier"
 //   span            qa_outputs(x) split in start / end logits
+// ModernBERT puts its prediction head norm(act(dense(x))) (bias-free dense and norm as configured)
+// before every classifier, pools sequence classification and multiple choice by its
+// classifier_pooling (the first token, the first kept one or the mean over the mask), and names
+// the token and span classifiers "classifier" (FirstTokenHead's norm and pooling, the layout's
+// token_classification and question_answering).
 #pragma once
 
 #include <memory>
@@ -39,6 +44,13 @@ struct FirstTokenHead {
   std::string act;
   std::string out;
   int64_t token = 0;  // 0: the first token; -1: the last (SequenceSummary's summary_type "last", RoFormer)
+  std::string norm;   // a LayerNorm after act (ModernBertPredictionHead.norm); "" none
+  bool dense_bias = true, norm_bias = true;
+  float eps = 1e-12f;  // the norm's
+  // "" the token above; else the attention-mask pooling of tasks/sentence_embedding.h sentence_pool:
+  // "cls" (the first kept token: ModernBertForMultipleChoice's attention_mask.argmax) or "mean"
+  // (classifier_pooling "mean")
+  std::string pooling;
 };
 
 struct TextHeadLayout {
@@ -50,11 +62,16 @@ struct TextHeadLayout {
     std::string bias;  // the tied decoder's bias as saved (cls.predictions.bias, tied to decoder.bias)
     float eps = 1e-12f;
     int64_t width = 0;  // dense's output width; 0: the word embeddings' (RemBERT: output_embedding_size)
+    bool dense_bias = true, norm_bias = true, decoder_bias = true;  // ModernBERT: classifier_bias, norm_bias, decoder_bias
   } masked_lm;
   FirstTokenHead sequence_classification;
   FirstTokenHead multiple_choice;  // out has one feature
   // the head tasks the family has no <Type>For<Task> class for (DeBERTa: multiple-choice)
   std::vector<std::string> missing;
+  // token-classification and question-answering: out(norm(act(dense(x)))) at every token (token
+  // and pooling unread); by default the Linear alone, "classifier" and "qa_outputs"
+  FirstTokenHead token_classification = {.out = "classifier"};
+  FirstTokenHead question_answering = {.out = "qa_outputs"};
 };
 
 // The task names above and feature-extraction.

@@ -19,7 +19,7 @@ from transformers import (AutoModel, AutoModelForDocumentQuestionAnswering, Auto
 from transformers.models.auto import modeling_auto
 
 import harness as H
-from harness import PAD, PREFILL_LEN, TOL, Row
+from harness import DROP, PAD, PREFILL_LEN, TOL, Row
 
 # Encoders (task feature-extraction, AutoModel checkpoints without a head): the same schema.
 ENCODER_BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=256,
@@ -49,6 +49,10 @@ ENCODER_TYPE_BASE = {
     # XPaths of depth 3 over small tag / subscript vocabularies
     "markuplm": dict(max_depth=3, xpath_unit_hidden_size=8, max_xpath_tag_unit_embeddings=20,
                      max_xpath_subs_unit_embeddings=30, tag_pad_id=19, subs_pad_id=29),
+    # ModernBERT's special ids inside the tiny vocabulary; a window of 16 (8 each side) on the
+    # sliding layers, shorter than the batch; 3 layers: full, sliding, sliding (every 3rd global)
+    "modernbert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
+                       local_attention=16, num_hidden_layers=3),
 }
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
@@ -92,7 +96,30 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                    token_dropout=False)),  # ESM-1b: positions from the ids (padding_idx 1)
     ],
     "megatron-bert": [("default", {})],  # pre-norm layers, encoder.ln, no embeddings LayerNorm; 2 token types
+    "modernbert": [
+        ("default", {}),  # layer 0 global (no attn_norm), 1-2 sliding; thetas 160000 / 10000; GeGLU; bias-free norms
+        ("biases-global-2", dict(norm_bias=True, attention_bias=True, mlp_bias=True, global_attn_every_n_layers=2,
+                                 hidden_activation="gelu_new")),  # full, sliding, full
+        ("window-4-thetas", dict(local_attention=4, global_rope_theta=1000.0, local_rope_theta=50.0)),  # pad rows see no token
+        # a config.json of the ModernBERT releases: global/local_rope_theta, no rope_parameters nor layer_types
+        ("legacy-thetas", dict(global_rope_theta=1000.0, local_rope_theta=50.0, global_attn_every_n_layers=2,
+                               _json=dict(rope_parameters=DROP, layer_types=DROP, global_rope_theta=1000.0,
+                                          local_rope_theta=50.0, global_attn_every_n_layers=2))),
+    ],
     "mpnet": [("default", {})],  # roberta position ids (padding_idx 1), relative position bias, no token types
+    # the rotary post-norm encoders (src/archs/jina_embeddings_v3.cpp)
+    "jina_embeddings_v3": [
+        ("default", {}),  # rotary (theta 20000), biases, fc1/fc2 gelu, one token type
+        ("theta-types-2", dict(rope_theta=500.0, type_vocab_size=2, hidden_act="gelu_new")),
+    ],
+    "nomic_bert": [
+        ("default", {}),  # no attention biases, SwiGLU (silu), theta 1000, 2 token types
+        ("head-dim-8", dict(head_dim=8)),  # head_dim * heads != hidden_size
+    ],
+    "gte": [
+        ("default", {}),  # gated gelu, down_proj bias only, theta 160000, one token type
+        ("no-token-types", dict(type_vocab_size=0)),
+    ],
     "roberta": [
         ("default", {}),  # position ids from padding_idx + 1 = 2
         ("pad-token-5", dict(pad_token_id=5)),
@@ -173,6 +200,15 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("text-classification-pooler-tanh", dict(_task="text-classification", pooler_hidden_act="tanh")),
     ],
     "distilbert": [("fill-mask-relu", dict(_task="fill-mask", activation="relu"))],
+    "modernbert": [
+        # classifier_pooling mean: over the mask, before head and classifier
+        ("text-classification-mean", dict(_task="text-classification", classifier_pooling="mean", num_labels=3)),
+        ("multiple-choice-mean", dict(_task="multiple-choice", classifier_pooling="mean")),
+        # the head's dense and norm with biases, no decoder bias, gelu_new in the head
+        ("fill-mask-biases", dict(_task="fill-mask", classifier_bias=True, norm_bias=True, decoder_bias=False,
+                                  classifier_activation="gelu_new")),
+        ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),
+    ],
     "roformer": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
                                                      summary_use_proj=True, summary_activation="tanh"))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,

@@ -29,16 +29,19 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # bias in attention_bias), ALBERT (shared layers), DeBERTa and DeBERTa-v2 (the disentangled terms
 # in attention_bias), RoFormer and ESM (rotary), Megatron-BERT (pre-norm), RemBERT (the embedding
 # mapping), X-MOD (the language adapter), I-BERT, RoC-BERT, LayoutLM and MarkupLM (their further
-# inputs), SqueezeBERT (grouped convolutions around its own attention), and every head of the four
-# head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp)
+# inputs), SqueezeBERT (grouped convolutions around its own attention), ModernBERT (fused Wqkv, the
+# local layers' band), the rotary post-norm encoders (jina_embeddings_v3, nomic_bert, gte), and every
+# head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
+# prediction head and pooling)
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
            if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default"),
                              ("deberta", "default"), ("deberta-v2", "default"), ("deberta-v2", "conv"),
                              ("roformer", "default"), ("esm", "default"), ("megatron-bert", "default"),
                              ("rembert", "default"), ("xmod", "default"), ("ibert", "default"),
                              ("roc_bert", "default"), ("layoutlm", "default"), ("markuplm", "default"),
-                             ("squeezebert", "default")}
-           or (mt in {"bert", "roberta", "distilbert", "electra"} and name in E.HEAD_CLASSES)]
+                             ("squeezebert", "default"), ("modernbert", "default"), ("modernbert", "window-4-thetas"),
+                             ("jina_embeddings_v3", "default"), ("nomic_bert", "default"), ("gte", "default")}
+           or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
 @pytest.mark.parametrize("model_type,name,overrides", EP_ROWS, ids=[f"{mt}-{n}" for mt, n, _ in EP_ROWS])

@@ -42,8 +42,19 @@ CASES = [
      "right", False),
     ("distilbert-legacy-flags", "distilbert", [("pooling", "mean"), ("normalize",)], "right", True),
     ("mpnet-mean-normalize", "mpnet", [("pooling", "mean"), ("normalize",)], "right", False),  # all-mpnet-base-v2's
+    # EmbeddingGemma's modules (google/embeddinggemma-300m: mean, Dense up, Dense down, no bias, Normalize)
+    ("embeddinggemma", "gemma3_text", [("pooling", "mean"), ("dense", 64, 96, "Identity", False),
+                                       ("dense", 96, 64, "Identity", False), ("normalize",)], "right", False),
+    ("embeddinggemma-left", "gemma3_text", [("pooling", "mean"), ("normalize",)], "left", False),
 ]
-NO_TOKEN_TYPES = {"distilbert", "mpnet"}
+NO_TOKEN_TYPES = {"distilbert", "mpnet", "gemma3_text"}
+# The encoder's config beyond the harness' tiny sizes: EmbeddingGemma is gemma3_text with
+# bidirectional attention; layers sliding, full, sliding with a window of 16 (8 each side), shorter
+# than the longest sentence.
+ENCODER_OVERRIDES = {
+    "gemma3_text": dict(use_bidirectional_attention=True, num_hidden_layers=3, sliding_window=16,
+                        layer_types=["sliding_attention", "full_attention", "sliding_attention"]),
+}
 
 
 def save_sentence_transformer(work, model_type, modules, padding_side, legacy):
@@ -51,8 +62,10 @@ def save_sentence_transformer(work, model_type, modules, padding_side, legacy):
     from sentence_transformers.base.modules import Dense, Normalize, Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
 
+    from transformers import AutoModel
+
     enc = work / "encoder"
-    H.write_checkpoint(model_type, {}, enc)
+    H.write_checkpoint(model_type, ENCODER_OVERRIDES.get(model_type, {}), enc, AutoModel)
     (enc / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
     BertTokenizerFast(vocab_file=str(enc / "vocab.txt"), padding_side=padding_side).save_pretrained(enc)
     torch.manual_seed(1)
@@ -62,7 +75,8 @@ def save_sentence_transformer(work, model_type, modules, padding_side, legacy):
         if m[0] == "pooling":
             parts.append(Pooling(hidden, pooling_mode=m[1]))
         elif m[0] == "dense":
-            parts.append(Dense(m[1], m[2], activation_function=getattr(torch.nn, m[3])()))
+            parts.append(Dense(m[1], m[2], bias=m[4] if len(m) > 4 else True,
+                               activation_function=getattr(torch.nn, m[3])()))
         else:
             parts.append(Normalize())
     st = SentenceTransformer(modules=parts, device="cpu")
