@@ -36,6 +36,11 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);
       down_bias_ = param("experts.down_proj_bias", {E, H}, o.dtype);
       break;
+    case ExpertLayout::stacked_rows:
+      gate_w_ = param(o.gate_name, {E * I, H}, o.dtype);
+      up_w_ = param(o.up_name, {E * I, H}, o.dtype);
+      down_w_ = param(o.down_name, {E * I, H}, o.dtype);
+      break;
   }
   if (!o.shared_expert_name.empty()) {
     shared_expert = child<GatedMLP>(o.shared_expert_name, o.shared_expert);
@@ -55,10 +60,16 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   auto s = op.builder().scope("experts");
   GraphBuilder& b = op.builder();
   const int64_t I = o_.intermediate_size;
-  Value *gate, *up;
+  const int64_t E = o_.router.num_experts, H = o_.hidden_size;
+  Value *gate, *up, *down;
   if (o_.layout == ExpertLayout::per_expert) {
     gate = op.MatMul(x, stack(op, gate_));  // [tokens, H] @ [E, H, I] -> [E, tokens, I]
     up = op.MatMul(x, stack(op, up_));
+  } else if (o_.layout == ExpertLayout::stacked_rows) {
+    // [E * I, H] -> [E, I, H] -> [E, H, I]
+    auto in_out = [&](Parameter* w) { return op.Transpose(op.Reshape(w->value(op), {E, I, H}), {.perm = {0, 2, 1}}); };
+    gate = op.MatMul(x, in_out(gate_w_));
+    up = op.MatMul(x, in_out(up_w_));
   } else {
     Value* gate_up = op.MatMul(x, gate_up_->value(op));  // [E, tokens, 2I]
     if (gate_up_bias_) gate_up = op.Add(gate_up, op.Unsqueeze(gate_up_bias_->value(op), {1}));
@@ -81,7 +92,10 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   } else {
     h = op.Mul(activation(op, o_.hidden_act, gate), up);
   }
-  Value* y = op.MatMul(h, o_.layout == ExpertLayout::per_expert ? stack(op, down_) : down_w_->value(op));
+  if (o_.layout == ExpertLayout::per_expert) down = stack(op, down_);
+  else if (o_.layout == ExpertLayout::stacked_rows) down = op.Reshape(down_w_->value(op), {E, I, H});
+  else down = down_w_->value(op);
+  Value* y = op.MatMul(h, down);
   if (down_bias_) y = op.Add(y, op.Unsqueeze(down_bias_->value(op), {1}));
   return y;  // [E, tokens, H]
 }
@@ -96,6 +110,7 @@ Value* SparseMoE::forward(Ops& op, Value* x) const {
     Value* shared = shared_expert->forward(op, flat);
     if (shared_expert_gate) shared = op.Mul(op.Sigmoid(shared_expert_gate->forward(op, flat)), shared);
     out = op.Add(out, shared);
+    if (o_.shared_expert_average) out = op.Mul(out, 0.5);
   }
   if (bias) out = op.Add(out, bias->value(op));
   return op.Reshape(out, op.Shape(x));

@@ -26,6 +26,10 @@
 //   stacked_interleaved  experts.gate_up_proj [E, hidden, 2 * intermediate] (gate = even, up = odd
 //                     columns), experts.down_proj [E, intermediate, hidden], each with a
 //                     *_bias [E, out] (GPT-OSS)
+//   stacked_rows      gate_name, up_name [E * intermediate, hidden] (each expert's [out, in] rows in
+//                     turn) and down_name [E * intermediate, hidden] (each expert's [in, out] rows),
+//                     keys relative to the block (DBRX experts.mlp.w1 / v1 / w2): reshaped to
+//                     [E, in, out] in the graph (folded to constants by ONNX Runtime)
 #pragma once
 
 #include <string>
@@ -35,7 +39,7 @@
 
 namespace mobius {
 
-enum class ExpertLayout { per_expert, stacked, stacked_interleaved };
+enum class ExpertLayout { per_expert, stacked, stacked_interleaved, stacked_rows };
 
 struct MoEOptions {
   int64_t hidden_size;
@@ -44,7 +48,8 @@ struct MoEOptions {
   RouterOptions router;       // hidden_size, dtype: filled from the above
   std::string router_name = "gate";  // module of the router: gate | router | router.layer
   ExpertLayout layout = ExpertLayout::per_expert;
-  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";  // per_expert
+  // per_expert: relative to experts.{e} (with .weight); stacked_rows: the keys relative to the block
+  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";
   // GPT-OSS clamped SwiGLU when swiglu_limit > 0 (GptOssExperts._apply_gate):
   //   gate = min(gate, limit); up = clamp(up, -limit, limit); h = (up + 1) * gate * sigmoid(alpha * gate)
   float swiglu_limit = 0.0f;
@@ -54,6 +59,7 @@ struct MoEOptions {
   std::string shared_expert_name;
   MLPOptions shared_expert;  // its sizes, activation and bias
   bool shared_expert_gate = false;
+  bool shared_expert_average = false;  // (experts + shared) / 2 (Cohere2-MoE "average" combination)
   bool bias = false;  // a [hidden] `bias` added to the combined output (JetMoE)
   // The sigmoid_groups router's e_score_correction_bias [E] where the block holds it, as a key
   // relative to the block (ExaoneMoe mlp., MiniMax-M2 block_sparse_moe.e_score_correction_bias);
@@ -83,6 +89,7 @@ class SparseMoE : public FeedForward {
   MoEOptions o_;
   std::vector<Parameter*> gate_, up_, down_;  // per_expert: one per expert
   Parameter *gate_up_ = nullptr, *gate_up_bias_ = nullptr, *down_w_ = nullptr, *down_bias_ = nullptr;
+  Parameter *gate_w_ = nullptr, *up_w_ = nullptr;  // stacked_rows
 };
 
 }  // namespace mobius

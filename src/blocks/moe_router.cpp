@@ -79,7 +79,12 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
       Value* probs = limit_groups(op, op.Softmax(logits), /*group_top2_sum=*/false, 0.0f);
       TopKOutputs top = op.TopK(probs, o_.top_k);
       Value* w = top.values;
-      if (o_.norm_topk_prob) w = op.Div(w, op.ReduceSum(w, {-1}));
+      if (o_.norm_topk_prob && o_.norm_topk_p == 1.0f) {
+        w = op.Div(w, op.ReduceSum(w, {-1}));
+      } else if (o_.norm_topk_prob) {  // the weights are positive: |p_k| = p_k
+        const double q = o_.norm_topk_p;
+        w = op.Div(w, op.Pow(op.ReduceSum(op.Pow(w, q), {-1}), 1.0 / q));
+      }
       if (o_.routed_scaling_factor != 1.0f) w = op.Mul(w, o_.routed_scaling_factor);
       routing = op.ScatterElements(zeros_like(op, probs), top.indices, w, {.axis = 1});
       break;
@@ -87,6 +92,13 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
     case RouterKind::topk_softmax: {
       TopKOutputs top = op.TopK(logits, o_.top_k);
       routing = op.ScatterElements(zeros_like(op, logits), top.indices, op.Softmax(top.values), {.axis = 1});
+      break;
+    }
+    case RouterKind::topk_sigmoid: {
+      TopKOutputs top = op.TopK(logits, o_.top_k);
+      Value* w = op.Sigmoid(top.values);
+      if (o_.norm_topk_prob) w = op.Div(w, op.ReduceSum(w, {-1}));
+      routing = op.ScatterElements(zeros_like(op, logits), top.indices, w, {.axis = 1});
       break;
     }
     case RouterKind::sigmoid_groups:

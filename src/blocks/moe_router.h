@@ -2,12 +2,15 @@
 // the top-k and returns the routing weights as a dense matrix R [tokens, num_experts] (the weight
 // of expert e for token t; 0 where e was not picked). The kinds, as transformers 5.23 computes
 // them in eval mode (the *TopKRouter / *TopkRouter classes in transformers/models/<type>/):
-//   softmax_topk    p = softmax(logits); top-k of p; if norm_topk_prob p_k /= sum(p_k);
+//   softmax_topk    p = softmax(logits); top-k of p; if norm_topk_prob p_k /= sum(p_k) (with
+//                   norm_topk_p != 1: p_k /= (sum(p_k^q))^(1/q), q = norm_topk_p: DBRX);
 //                   * routed_scaling_factor. With n_group > 1 (DeepSeek-V2 topk_method
 //                   "group_limited_greedy"): group score = max of p in the group, p outside the
 //                   topk_group best groups set to 0 before the top-k.
-//                   (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2)
+//                   (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2, DBRX)
 //   topk_softmax    top-k of the logits, softmax over those k (GraniteMoE, GPT-OSS with bias)
+//   topk_sigmoid    top-k of the logits, each weighted by its sigmoid; if norm_topk_prob divided
+//                   by their sum (Cohere2-MoE expert_selection_fn "sigmoid")
 //   sigmoid_groups  s = sigmoid(logits); c = s + e_score_correction_bias; group score = sum of the
 //                   two best c in the group; c outside the topk_group best groups = -inf; top-k of c
 //                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + norm_topk_eps);
@@ -31,7 +34,7 @@
 
 namespace mobius {
 
-enum class RouterKind { softmax_topk, topk_softmax, sigmoid_groups, softmax_correction, sparsemixer };
+enum class RouterKind { softmax_topk, topk_softmax, topk_sigmoid, sigmoid_groups, softmax_correction, sparsemixer };
 
 struct RouterOptions {
   RouterKind kind = RouterKind::softmax_topk;
@@ -39,6 +42,9 @@ struct RouterOptions {
   int64_t num_experts;
   int64_t top_k;                       // num_experts_per_tok (sparsemixer: always 2)
   bool norm_topk_prob = false;
+  // softmax_topk with norm_topk_prob: the order q > 0 of the norm the picked weights are divided by
+  // (DBRX moe_normalize_expert_weights: torch.norm(p_k, q)); 1: their sum
+  float norm_topk_p = 1.0f;
   float routed_scaling_factor = 1.0f;
   int64_t n_group = 1;                 // group-limited selection: num_experts % n_group == 0
   int64_t topk_group = 1;

@@ -91,6 +91,10 @@ TYPE_BASE.update({
     "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
     "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, head_dim=16),
     "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16),
+    # layer 0 dense (mlp_layer_types default), layer 1 MoE; HYV3Config's head_dim defaults to 128
+    # both layers sliding (window 4096, RoPE), MoE (first_k_dense_replace 0)
+    "cohere2_moe": dict(num_experts=4, num_experts_per_tok=2, head_dim=16),  # Cohere2MoeConfig: 128
+    "hy_v3": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
     "exaone_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, num_shared_experts=1,
                        first_k_dense_replace=1, n_group=4, topk_group=2),
     "phimoe": dict(num_local_experts=4, num_experts_per_tok=2),
@@ -116,6 +120,12 @@ TYPE_BASE.update({
     # sliding_window below the prefill; swiglu_limit low enough to clamp (HF default 7)
     "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16, sliding_window=16,
                     swiglu_limit=1.0),
+    # DbrxAttention needs clip_qkv (clamp(None, None) raises) and reads attn_config.rope_theta (the
+    # RoPE is the top-level rope_parameters'); 4 experts of 32, 2 per token. d_model by its own
+    # name: DbrxConfig.__post_init__ copies it into ffn_config.hidden_size before BASE's
+    # hidden_size (attribute_map) is set
+    "dbrx": dict(d_model=64, attn_config=dict(kv_n_heads=2, clip_qkv=8.0, rope_theta=10000.0),
+                 ffn_config=dict(ffn_hidden_size=32, moe_num_experts=4, moe_top_k=2)),
     # num_attention_heads = num_key_value_heads * num_experts_per_tok; kv_channels = the head size
     "jetmoe": dict(num_local_experts=4, num_experts_per_tok=2, kv_channels=16),
 })
@@ -137,7 +147,7 @@ def record_routing(model):
     """Records the experts each MoE router picks on each call: the top-k indices [tokens, k] that
     transformers' router classes (the targets of the model's _can_record_outputs["router_logits"])
     return as their third output (*TopKRouter, *TopkRouter), or the top-k of the logits they return
-    last (JetMoeTopKGating). A router inside another recorded module (JetMoeAttention holds one) is
+    last (JetMoeTopKGating), or of the logits they return alone (DbrxRouter: its block's top_k). A router inside another recorded module (JetMoeAttention holds one) is
     recorded once. Yields {router module name: [indices per call]}; empty without routers."""
     rec = getattr(model, "_can_record_outputs", None) or {}
     recorders = rec.get("router_logits") or []
@@ -146,8 +156,13 @@ def record_routing(model):
     routers = {n: m for n, m in routers.items() if not any(o.startswith(n + ".") for o in routers)}
     picks: dict[str, list] = {}
 
+    modules = dict(model.named_modules())
+
     def hook(name, mod, out):
-        top = out[2] if not out[2].is_floating_point() else out[-1].topk(mod.top_k, dim=-1).indices
+        if torch.is_tensor(out):  # the logits alone: the top_k of the block holding the router
+            top = out.topk(modules[name.rpartition(".")[0]].top_k, dim=-1).indices
+        else:
+            top = out[2] if not out[2].is_floating_point() else out[-1].topk(mod.top_k, dim=-1).indices
         picks.setdefault(name, []).append(top)
 
     hooks = [m.register_forward_hook(lambda mod, args, out, name=n: hook(name, mod, out))
