@@ -65,6 +65,7 @@ std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
 // archs/cohere.cpp
 std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_cohere2_moe(const HfConfig&, DataType);
 // archs/gpt2.cpp, gpt_bigcode.cpp, gpt_neo.cpp, opt.cpp, biogpt.cpp, xglm.cpp, ctrl.cpp,
 // openai_gpt.cpp, bloom.cpp, mpt.cpp, falcon.cpp
 std::unique_ptr<Architecture> create_gpt2(const HfConfig&, DataType);
@@ -86,6 +87,10 @@ std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phimoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig&, DataType);
+// archs/diffllama.cpp
+std::unique_ptr<Architecture> create_diffllama(const HfConfig&, DataType);
+// archs/hy_v3.cpp
+std::unique_ptr<Architecture> create_hy_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoeshared(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoe_swa(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_dots1(const HfConfig&, DataType);

@@ -7,10 +7,25 @@
 //            rope_theta 500000 by default
 //   cohere2  layer_types (default: every 4th layer full attention, the others sliding with
 //            sliding_window 4096); RoPE only on the sliding layers (none if sliding_window is null)
+//   cohere2_moe  cohere2 (transformers/models/cohere2_moe/modular_cohere2_moe.py) whose layers
+//            mlp_layer_types calls "sparse" hold a MoE (Cohere2MoeSparseMoeBlock: top-k of the
+//            logits weighted by their softmax, or by their sigmoid (renormalized when
+//            norm_topk_prob) per expert_selection_fn; Mixtral experts of intermediate_size;
+//            shared_experts of intermediate_size * num_shared_experts summed or averaged with them
+//            per shared_expert_combination_strategy); the "dense" ones a gated MLP of
+//            prefix_dense_intermediate_size (default intermediate_size), with RoPE whatever their
+//            attention type when prefix_dense_sliding_window_pattern is 1. Without layer_types /
+//            mlp_layer_types: the first first_k_dense_replace layers dense, sliding unless
+//            (i + 1) % prefix_dense_sliding_window_pattern == 0, the others sparse, sliding unless
+//            (i - first_k_dense_replace + 1) % sliding_window_pattern == 0 (Cohere2MoeConfig).
+//            Norms: RMSNorm when rms_norm_eps is set, else LayerNorm without bias.
+#include <algorithm>
+
 #include "archs/archs.h"
 #include "archs/attention_config.h"
 #include "archs/llama.h"
 #include "archs/layer_types.h"
+#include "archs/moe_config.h"
 #include "blocks/decoder.h"
 
 namespace mobius {
@@ -55,6 +70,69 @@ std::unique_ptr<Architecture> create_cohere2(const HfConfig& c, DataType dtype) 
   s.sliding_window = absent ? 4096 : c.int_or("sliding_window", 0);
   for (const std::string& t : s.layer_types)
     s.layer_uses_rope.push_back(t == "sliding_attention" && s.sliding_window > 0);
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+std::unique_ptr<Architecture> create_cohere2_moe(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = cohere_spec(c, dtype, 10000.0);
+  if (c.has("rms_norm_eps")) {
+    s.norm_kind = NormKind::RMSNorm;
+    s.norm_eps = static_cast<float>(c.get_float("rms_norm_eps"));
+  }
+  const int64_t first_dense = c.int_or("first_k_dense_replace", 0);
+  if (first_dense < 0 || first_dense > s.num_hidden_layers)
+    c.fail("first_k_dense_replace", "must be between 0 and num_hidden_layers");
+  const int64_t prefix_every = c.int_or("prefix_dense_sliding_window_pattern", 1);
+  if (prefix_every <= 0) c.fail("prefix_dense_sliding_window_pattern", "must be positive");
+  const int64_t every = c.int_or("sliding_window_pattern", 4);
+  if (every <= 0) c.fail("sliding_window_pattern", "must be positive");
+  std::vector<std::string> attention, mlp;
+  for (int64_t i = 0; i < s.num_hidden_layers; ++i) {
+    const bool prefix = i < first_dense;
+    const bool full = prefix ? (i + 1) % prefix_every == 0 : (i - first_dense + 1) % every == 0;
+    attention.push_back(full ? "full_attention" : "sliding_attention");
+    mlp.push_back(prefix ? "dense" : "sparse");
+  }
+  s.layer_types = read_layer_types(c, s.num_hidden_layers, attention);
+  mlp = read_layer_list(c, "mlp_layer_types", s.num_hidden_layers, {"dense", "sparse"}, mlp);
+  const bool absent = !c.json().contains("sliding_window");
+  s.sliding_window = absent ? 4096 : c.int_or("sliding_window", 0);
+  std::vector<bool> sparse;
+  for (size_t i = 0; i < mlp.size(); ++i) {
+    sparse.push_back(mlp[i] == "sparse");
+    // Cohere2MoeAttention.force_rope: a dense layer rotates when the prefix pattern is 1
+    s.layer_uses_rope.push_back((s.layer_types[i] == "sliding_attention" && s.sliding_window > 0) ||
+                                (mlp[i] == "dense" && prefix_every == 1));
+  }
+  MLPOptions routed = s.mlp;  // the experts' and shared experts' width: intermediate_size
+  if (c.has("prefix_dense_intermediate_size")) {
+    s.mlp.intermediate_size = c.get_int("prefix_dense_intermediate_size");
+    if (s.mlp.intermediate_size <= 0 || s.mlp.intermediate_size > kMaxFfnSize)
+      c.fail("prefix_dense_intermediate_size", "must be in [1, " + std::to_string(kMaxFfnSize) + "]");
+  }
+  if (std::find(sparse.begin(), sparse.end(), true) == sparse.end()) return std::make_unique<DecoderCausalLM>(s);
+  MoEOptions m = read_moe_options(c, s, "num_experts", "intermediate_size");
+  const std::string selection = c.string_or("expert_selection_fn", "softmax");
+  if (selection == "softmax") {
+    m.router.kind = RouterKind::topk_softmax;
+  } else if (selection == "sigmoid") {
+    m.router.kind = RouterKind::topk_sigmoid;
+    m.router.norm_topk_prob = c.bool_or("norm_topk_prob", true);
+  } else {
+    c.fail("expert_selection_fn", "must be 'softmax' or 'sigmoid', got '" + selection + "'");
+  }
+  const int64_t shared = c.int_or("num_shared_experts", 0);
+  if (shared < 0) c.fail("num_shared_experts", "must not be negative");
+  if (shared > 0) {
+    m.shared_expert_name = "shared_experts";
+    m.shared_expert = routed;
+    m.shared_expert.intermediate_size = routed.intermediate_size * shared;
+    const std::string combine = c.string_or("shared_expert_combination_strategy", "average");
+    if (combine != "sum" && combine != "average")
+      c.fail("shared_expert_combination_strategy", "must be 'sum' or 'average', got '" + combine + "'");
+    m.shared_expert_average = combine == "average";
+  }
+  s.make_feed_forward = sparse_moe(m, s.mlp, sparse);
   return std::make_unique<DecoderCausalLM>(s);
 }
 

@@ -112,6 +112,7 @@ Value* SparseMoE::forward(Ops& op, Value* x) const {
     Value* shared = shared_expert->forward(op, flat);
     if (shared_expert_gate) shared = op.Mul(op.Sigmoid(shared_expert_gate->forward(op, flat)), shared);
     out = op.Add(out, shared);
+    if (o_.shared_expert_average) out = op.Mul(out, 0.5);
   }
   if (bias) out = op.Add(out, bias->value(op));
   return op.Reshape(out, op.Shape(x));

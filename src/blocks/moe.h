@@ -60,6 +60,7 @@ struct MoEOptions {
   std::string shared_expert_name;
   MLPOptions shared_expert;  // its sizes, activation, bias and gating (make_mlp)
   bool shared_expert_gate = false;
+  bool shared_expert_average = false;  // (experts + shared) / 2 (Cohere2-MoE "average" combination)
   bool bias = false;  // a [hidden] `bias` added to the combined output (JetMoE)
   // The sigmoid_groups router's e_score_correction_bias [E] where the block holds it, as a key
   // relative to the block (ExaoneMoe mlp., MiniMax-M2 block_sparse_moe.e_score_correction_bias);

@@ -89,6 +89,13 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
       routing = op.ScatterElements(zeros_like(op, logits), top.indices, op.Softmax(top.values), {.axis = 1});
       break;
     }
+    case RouterKind::topk_sigmoid: {
+      TopKOutputs top = op.TopK(logits, o_.top_k);
+      Value* w = op.Sigmoid(top.values);
+      if (o_.norm_topk_prob) w = op.Div(w, op.ReduceSum(w, {-1}));
+      routing = op.ScatterElements(zeros_like(op, logits), top.indices, w, {.axis = 1});
+      break;
+    }
     case RouterKind::sigmoid_groups:
     case RouterKind::softmax_correction: {
       Value* scores = o_.kind == RouterKind::sigmoid_groups ? op.Sigmoid(logits) : op.Softmax(logits);

@@ -8,6 +8,8 @@
 //                   topk_group best groups set to 0 before the top-k.
 //                   (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2)
 //   topk_softmax    top-k of the logits, softmax over those k (GraniteMoE, GPT-OSS with bias)
+//   topk_sigmoid    top-k of the logits, each weighted by its sigmoid; if norm_topk_prob divided
+//                   by their sum (Cohere2-MoE expert_selection_fn "sigmoid")
 //   sigmoid_groups  s = sigmoid(logits); c = s + e_score_correction_bias; group score = sum of the
 //                   two best c in the group; c outside the topk_group best groups = -inf; top-k of c
 //                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + norm_topk_eps);
@@ -31,7 +33,7 @@
 
 namespace mobius {
 
-enum class RouterKind { softmax_topk, topk_softmax, sigmoid_groups, softmax_correction, sparsemixer };
+enum class RouterKind { softmax_topk, topk_softmax, topk_sigmoid, sigmoid_groups, softmax_correction, sparsemixer };
 
 struct RouterOptions {
   RouterKind kind = RouterKind::softmax_topk;

@@ -59,6 +59,7 @@ const std::vector<RegistryEntry>& registry() {
         {"glm4", "glm", "text-generation", create_glm4},
         {"cohere", "cohere", "text-generation", create_cohere},
         {"cohere2", "cohere", "text-generation", create_cohere2},
+        {"cohere2_moe", "cohere", "text-generation", create_cohere2_moe},
         {"mixtral", "mixtral", "text-generation", create_mixtral},
         {"qwen2_moe", "mixtral", "text-generation", create_qwen2_moe},
         {"qwen3_moe", "mixtral", "text-generation", create_qwen3_moe},
@@ -89,6 +90,8 @@ const std::vector<RegistryEntry>& registry() {
         {"openai-gpt", "openai_gpt", "text-generation", create_openai_gpt},
         {"bloom", "bloom", "text-generation", create_bloom},
         {"mpt", "mpt", "text-generation", create_mpt},
+        {"diffllama", "diffllama", "text-generation", create_diffllama},
+        {"hy_v3", "hy_v3", "text-generation", create_hy_v3},
         {"falcon", "falcon", "text-generation", create_falcon},
         // Llama-like types with DecoderSpec options (archs/<family>.cpp)
         {"apertus", "apertus", "text-generation", create_apertus},

@@ -97,6 +97,10 @@ TYPE_BASE.update({
     "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
     "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, head_dim=16),
     "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16),
+    # layer 0 dense (mlp_layer_types default), layer 1 MoE; HYV3Config's head_dim defaults to 128
+    # both layers sliding (window 4096, RoPE), MoE (first_k_dense_replace 0)
+    "cohere2_moe": dict(num_experts=4, num_experts_per_tok=2, head_dim=16),  # Cohere2MoeConfig: 128
+    "hy_v3": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
     "exaone_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, num_shared_experts=1,
                        first_k_dense_replace=1, n_group=4, topk_group=2),
     "phimoe": dict(num_local_experts=4, num_experts_per_tok=2),

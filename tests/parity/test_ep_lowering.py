@@ -25,7 +25,7 @@ ROWS = [pytest.param(i, mt, name, ov, id=f"{mt}-{name}") for i, (mt, name, ov) i
 LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "iquestcoder", "mixtral", "qwen2_moe", "qwen3_moe",
               "olmoe", "granitemoe", "granitemoeshared", "granite", "hyperclovax", "helium", "arcee", "apertus", "cwm",
               "seed_oss", "internlm3", "ministral", "ernie4_5", "gemma", "gemma2", "gemma3_text", "vaultgemma", "dots1",
-              "solar_open", "ernie4_5_moe")
+              "solar_open", "ernie4_5_moe", "hy_v3")
 # Llama-like too, but with layers whose rotary stays outside by design: phi3's, glm4_moe's and minimax_m2's partial
 # rotary of 4 frequencies in the tiny head (onnxruntime wants a multiple of 8), smollm3's NoPE layers
 LLAMA_LIKE_ROTARY_OUTSIDE = ("phi3", "smollm3", "glm4_moe", "minimax_m2")
