@@ -75,6 +75,12 @@ std::unique_ptr<Architecture> create_cohere2(const HfConfig& c, DataType dtype) 
 
 std::unique_ptr<Architecture> create_cohere2_moe(const HfConfig& c, DataType dtype) {
   DecoderSpec s = cohere_spec(c, dtype, 10000.0);
+  // Cohere2MoeConfig declares rope_theta and rope_scaling as plain fields: its
+  // standardize_rope_params reads config.json's rope_parameters, else the default rope at rope_theta,
+  // and never the legacy rope_scaling (which other types' configs convert)
+  const bool given = c.json().contains("rope_parameters");
+  s.rope = RopeConfig::from_params(c, given ? c.sub("rope_parameters") : std::nullopt, s.attention.head_dim,
+                                   {.rope_theta = c.float_or("rope_theta", 10000.0)});
   if (c.has("rms_norm_eps")) {
     s.norm_kind = NormKind::RMSNorm;
     s.norm_eps = static_cast<float>(c.get_float("rms_norm_eps"));
