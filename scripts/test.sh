@@ -6,13 +6,19 @@
 # `pip wheel .` over build/, repaired, installed into a fresh virtual environment, tests/python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh
+# Each step's wall time, printed as it ends (the CI budget is 45 minutes: these lines say where it goes).
+step() {
+  local start=$SECONDS
+  "$@"
+  echo "scripts/test.sh: $* took $((SECONDS - start)) s (total $SECONDS s)"
+}
+step bash scripts/setup.sh
+step bash scripts/build.sh
 (cd build && ctest --output-on-failure --parallel "$(nproc)")
 # Every fuzz target for 20 s from the checked-in corpus (a crash, hang or runaway memory fails).
-bash scripts/fuzz.sh 20
+step bash scripts/fuzz.sh 20
 # The unit tests over the same sanitized library (ASan + UBSan): undefined behaviour on ordinary inputs.
-bash scripts/sanitize.sh
+step bash scripts/sanitize.sh
 # The pytest run needs about 6 GB free under the temp directory at its peak (the over-2-GiB package:
 # a 2.7 GB checkpoint and its 2.7 GB build): a warning up front explains builds failing on ENOSPC.
 tmp="${TMPDIR:-/tmp}"
@@ -22,9 +28,10 @@ if (( free_gb < 6 )); then
 fi
 # Tests marked large_download (over 1 GB of real weights fetched at test time) run on their own:
 # .venv/bin/python -m pytest -m large_download
-.venv/bin/python -m pytest tests -n "$(nproc)" -q -m "not large_download" "$@"
+# --durations: the slowest tests, where the suite's time goes.
+step .venv/bin/python -m pytest tests -n "$(nproc)" -q -m "not large_download" --durations=25 "$@"
 # The packages in Optimum's ORT classes, in their own pinned environment (bench/requirements-optimum.txt:
 # optimum-onnx 0.1.0 needs transformers < 4.58), one row per task family (bench/test_optimum.py).
-bash bench/setup_bench.sh optimum
-bench/.venv-optimum/bin/python -m pytest bench/test_optimum.py -q
-bash scripts/test_wheel.sh -n "$(nproc)"
+step bash bench/setup_bench.sh optimum
+step bench/.venv-optimum/bin/python -m pytest bench/test_optimum.py -q
+step bash scripts/test_wheel.sh -n "$(nproc)"
