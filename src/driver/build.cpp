@@ -164,7 +164,7 @@ std::optional<QuantizeOptions> quantize_options(const BuildOptions& o, Execution
                   "--[no-]quantize-embeddings need --precision int4|int8");
     return std::nullopt;
   }
-  const bool keep = o.precision == "keep";  // the GGUF's Q4_0 / Q8_0 blocks (build_package sets stored)
+  const bool keep = o.precision == "keep";  // the GGUF's Q4_0 / Q8_0 / Q6_K blocks (build_package sets stored)
   if (o.precision != "int4" && o.precision != "int8" && !keep)
     throw Error("unknown --precision '" + o.precision + "' (expected int4, int8 or keep)");
   if (keep && (o.block_size != 32 || o.quant_scheme != "sym"))
@@ -399,7 +399,7 @@ BuildReport build_package(const BuildOptions& o) {
       for (const auto& [type, k] : report.kept_types)
         if (k.float_) floats += (floats.empty() ? "" : ", ") + std::to_string(k.float_) + " " + type;
       if (!floats.empty())
-        report.warnings.push_back("--precision keep: weight matrices written in float (" + floats + "): MatMulNBits has a layout for GGUF's Q4_0 and Q8_0 blocks "
+        report.warnings.push_back("--precision keep: weight matrices written in float (" + floats + "): MatMulNBits has a layout for GGUF's Q4_0, Q8_0 and Q6_K blocks "
                                   "only; --precision int4 or int8 quantizes every matrix instead");
     }
   } catch (const FieldError& e) {

@@ -708,17 +708,66 @@ std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const Tenso
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
     case GgmlType::Q8_0: return BlockQuantization{.bits = 8, .block_size = 32, .symmetric = true, .from_checkpoint = true};
+    case GgmlType::Q6_K: return BlockQuantization{.bits = 8, .block_size = 16, .symmetric = false, .from_checkpoint = true};
     default: return std::nullopt;
   }
 }
 
+namespace {
+
+void put_scale(float value, DataType dtype, uint8_t* scales, int64_t index) {
+  if (dtype == DataType::FLOAT16) {
+    const uint16_t h = f32_to_f16(value);
+    std::memcpy(scales + index * 2, &h, 2);
+  } else {
+    std::memcpy(scales + index * 4, &value, 4);
+  }
+}
+
+// One Q6_K super-block (ql[128] | qh[64] | int8 scales[16] | fp16 d, weights/gguf_quants.cpp) as
+// 16 MatMulNBits blocks of 16 elements starting at block `out`: the 6-bit quants one per byte,
+// d * scales[b] as the scale, 32 as the zero point.
+void q6_k_blocks(const uint8_t* in, int64_t out, DataType scale_dtype, uint8_t* data, uint8_t* scales,
+                 uint8_t* zero_points) {
+  const uint8_t* ql = in;
+  const uint8_t* qh = in + 128;
+  const int8_t* sc = reinterpret_cast<const int8_t*>(in + 192);
+  uint16_t dh;
+  std::memcpy(&dh, in + 208, 2);
+  const float d = f16_to_f32(dh);
+  for (int b = 0; b < 16; ++b) {
+    if (scales) put_scale(d * static_cast<float>(sc[b]), scale_dtype, scales, out + b);
+    if (zero_points) zero_points[out + b] = 32;
+  }
+  if (!data) return;
+  for (int e = 0; e < 256; ++e) {
+    const int h = e / 128, r = e % 128;
+    const int lo = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0F;
+    const int hi = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 0x03;
+    data[out * 16 + e] = static_cast<uint8_t>(lo | hi << 4);
+  }
+}
+
+}  // namespace
+
 void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int64_t row_end, DataType scale_dtype,
                                     uint8_t* data, uint8_t* scales, uint8_t* zero_points) const {
   const Entry& e = static_cast<const Entry&>(t);
-  MOBIUS_ASSERT(stored_quantization(t) && zero_points == nullptr &&
+  const std::optional<BlockQuantization> scheme = stored_quantization(t);
+  MOBIUS_ASSERT(scheme && (zero_points == nullptr || !scheme->symmetric) &&
                     (scale_dtype == DataType::FLOAT || scale_dtype == DataType::FLOAT16),
-                "GgufCheckpoint::produce_stored: '" + t.name + "' is not a Q4_0 / Q8_0 matrix");
+                "GgufCheckpoint::produce_stored: '" + t.name + "' is not a Q4_0 / Q8_0 / Q6_K matrix");
   const GgufTensor& src = *e.source;
+  if (src.type == GgmlType::Q6_K) {
+    const int64_t rows = e.shape[0], supers = e.shape[1] / 256;
+    const size_t row_bytes = e.data.size() / static_cast<size_t>(rows);
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      const uint8_t* in = e.data.data() + static_cast<size_t>(e.gguf_row(r)) * row_bytes;
+      for (int64_t j = 0; j < supers; ++j)
+        q6_k_blocks(in + j * 210, ((r - row_begin) * supers + j) * 16, scale_dtype, data, scales, zero_points);
+    }
+    return;
+  }
   const bool q4 = src.type == GgmlType::Q4_0;
   const int64_t rows = e.shape[0], blocks = e.shape[1] / 32, blob = q4 ? 16 : 32;
   const size_t block_bytes = 2 + static_cast<size_t>(blob), row_bytes = e.data.size() / static_cast<size_t>(rows);
@@ -728,12 +777,7 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
       const int64_t out = (r - row_begin) * blocks + j;
       uint16_t scale;
       std::memcpy(&scale, in, 2);  // fp16 d, little-endian like the file
-      if (scales && scale_dtype == DataType::FLOAT16) {
-        std::memcpy(scales + out * 2, &scale, 2);
-      } else if (scales) {
-        const float f = f16_to_f32(scale);
-        std::memcpy(scales + out * 4, &f, 4);
-      }
+      if (scales) put_scale(f16_to_f32(scale), scale_dtype, scales, out);
       if (!data) continue;
       uint8_t* b = data + out * blob;
       const uint8_t* qs = in + 2;

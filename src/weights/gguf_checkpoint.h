@@ -75,9 +75,11 @@ class GgufCheckpoint final : public Checkpoint {
   // Q4_0 -> 4 bits, Q8_0 -> 8 bits, blocks of 32 along K, symmetric: ggml's value d * (q - 8)
   // (Q4_0) or d * q (Q8_0, q int8) is MatMulNBits' (q' - zero point) * scale with scale d, q' = q
   // and the default zero point 8 (Q4_0), q' = q + 128 and the default 128 (Q8_0): the same float32
-  // product. Q4_1's d * q + m is (q - zp) * d only where -m / d is an integer in [0, 15], which
-  // ggml does not guarantee, so Q4_1 (like the K-quants and Q5_x) has none. None either for a 1-D
-  // tensor or one with the gemma norm shift.
+  // product. Q6_K -> 8 bits, blocks of 16, zero point 32: its value (d * scales[b]) * (q - 32), q
+  // the 6-bit quant, is MatMulNBits' with scale d * scales[b] (exact in float32: an 11-bit d times
+  // an 8-bit integer; a float16 scale rounds it). Q4_1's d * q + m is (q - zp) * d only where
+  // -m / d is an integer in [0, 15], which ggml does not guarantee, so Q4_1 (like Q4_K, Q5_K and
+  // Q5_x) has none. None either for a 1-D tensor or one with the gemma norm shift.
   std::optional<BlockQuantization> stored_quantization(const TensorInfo& t) const override;
   // The ggml type name ("Q4_K", "F32", ...) of the GGUF tensor that `t` (one of this checkpoint's
   // tensors) is read from; "?" for a type the reader has no name for.
@@ -86,7 +88,8 @@ class GgufCheckpoint final : public Checkpoint {
   uint64_t stored_bytes(const TensorInfo& t) const;
   // Copies the blocks of HF rows [row_begin, row_end) (un-permuted as produce() does): data with
   // Q4_0's nibbles reordered (ggml: element j in the low nibble of byte j, j + 16 in its high nibble;
-  // MatMulNBits: elements 2i, 2i + 1 in byte i) or Q8_0's bytes + 128, and d as the scale.
+  // MatMulNBits: elements 2i, 2i + 1 in byte i) or Q8_0's bytes + 128, and d as the scale; Q6_K's
+  // 6-bit quants one per byte in element order, d * scales[b] as the scale, 32 as the zero point.
   void produce_stored(const TensorInfo& t, int64_t row_begin, int64_t row_end, DataType scale_dtype,
                       uint8_t* data, uint8_t* scales, uint8_t* zero_points) const override;
 

@@ -52,7 +52,7 @@ struct BlockQuantization {
   int bits = 4;
   int64_t block_size = 32;
   bool symmetric = true;
-  // The checkpoint stores the matrix in exactly this quantization (a GGUF Q4_0 / Q8_0 tensor,
+  // The checkpoint stores the matrix in exactly this quantization (a GGUF Q4_0 / Q8_0 / Q6_K tensor,
   // `mobius build --precision keep`): its blocks are copied (Checkpoint::produce_stored), not
   // computed from float values.
   bool from_checkpoint = false;

@@ -45,6 +45,30 @@ def llama_permute(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+def quantize_q6_k(x: np.ndarray) -> np.ndarray:
+    """Q6_K blocks of the rows of `x` [rows, k], k a multiple of 256 (the gguf package cannot
+    quantize K-quants): per 16-element sub-block the scale max|x| / 31, as an int8 multiple of the
+    super-block's fp16 d = max scale / 127; q = round(x / (d * scale)) + 32 in 0..63. The layout
+    of ggml-quants.c block_q6_K: ql[128] (low nibbles), qh[64] (high 2 bits), int8 scales[16], d;
+    element e = 128 h + r has its low bits in ql[64 h + r % 64] (high nibble when r >= 64), its high
+    bits in qh[32 h + r % 32] at bit 2 (r // 32). Not llama.cpp's quantizer (no error search):
+    valid blocks, which is what reading them needs."""
+    x = np.asarray(x, np.float32)
+    rows, k = x.shape
+    b = x.reshape(-1, 16, 16)
+    sub = np.abs(b).max(-1) / 31.0
+    d = (sub.max(-1) / 127.0).astype(np.float16)
+    df = d.astype(np.float32)[:, None]
+    sc = np.rint(np.divide(sub, df, where=df > 0, out=np.zeros_like(sub))).clip(-128, 127).astype(np.int8)
+    ds = (df * sc.astype(np.float32))[..., None]
+    q = (np.rint(np.divide(b, ds, where=ds != 0, out=np.zeros_like(b))) + 32).clip(0, 63).astype(np.uint8)
+    lo, hi = (q & 0x0F).reshape(-1, 2, 128), (q >> 4).reshape(-1, 2, 128)
+    ql = (lo[:, :, :64] | lo[:, :, 64:] << 4).reshape(-1, 128)
+    qh = (hi[:, :, 0:32] | hi[:, :, 32:64] << 2 | hi[:, :, 64:96] << 4 | hi[:, :, 96:] << 6).reshape(-1, 64)
+    blocks = np.concatenate([ql, qh, sc.view(np.uint8), d.reshape(-1, 1).view(np.uint8)], axis=1)
+    return blocks.reshape(rows, k // 256 * 210)
+
+
 def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
     # llama.cpp keeps 1-D tensors (norms, biases) and rows that are not whole blocks in F32
     if data.ndim == 1 or qtype == QT.F32 or data.shape[-1] % gguf.GGML_QUANT_SIZES[qtype][0]:
@@ -52,7 +76,9 @@ def _add(writer: gguf.GGUFWriter, name: str, data: np.ndarray, qtype) -> None:
     elif qtype == QT.F16:
         writer.add_tensor(name, data.astype(np.float16))
     else:
-        q = gguf.quants.quantize(data.astype(np.float32), qtype)
+        flat = data.astype(np.float32)
+        q = (quantize_q6_k(flat.reshape(-1, flat.shape[-1])).reshape(*flat.shape[:-1], -1) if qtype == QT.Q6_K
+             else gguf.quants.quantize(flat, qtype))
         writer.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
 
 

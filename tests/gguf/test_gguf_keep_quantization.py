@@ -1,8 +1,9 @@
-"""`mobius build --gguf --precision keep`: a GGUF's Q4_0 / Q8_0 blocks become MatMulNBits /
+"""`mobius build --gguf --precision keep`: a GGUF's Q4_0 / Q8_0 / Q6_K blocks become MatMulNBits /
 GatherBlockQuantized inputs as they are, without a dequantize-requantize round trip.
 
 A tiny llama written as GGUF the way convert_hf_to_gguf.py does (Q/K rows permuted), every matrix
-Q4_0 or Q8_0, is built with --precision keep. onnxruntime runs each MatMulNBits of the package alone
+Q4_0, Q8_0 or Q6_K (hidden and intermediate sizes multiples of its 256-element super-blocks), is
+built with --precision keep. onnxruntime runs each MatMulNBits of the package alone
 on an identity input (y = I @ W^T, exact) and each GatherBlockQuantized on every row index: the
 matrices it computes with equal gguf.quants.dequantize of the GGUF tensors (un-permuted for Q/K)
 bit for bit. The package's logits equal those of the float --gguf build within 1e-4 (only the
@@ -72,18 +73,25 @@ def run_alone(node: onnx.NodeProto, inits: dict[str, np.ndarray], inputs: dict[s
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)[0]
 
 
-def dequantize_by_spec(b: np.ndarray, scales: np.ndarray, bits: int) -> np.ndarray:
+def dequantize_by_spec(b: np.ndarray, scales: np.ndarray, bits: int, zero_points=None) -> np.ndarray:
     """MatMulNBits (com.microsoft, onnxruntime docs/ContribOperators.md) B uint8 [N, blocks, blob],
-    scales [N, blocks], no zero points (the default 2^(bits-1)): element 2i of a 4-bit block in the
-    low nibble of byte i, 2i+1 in the high one; value (q - zero point) * scale in float32."""
+    scales [N, blocks], zero points uint8 [N, blocks] at 8 bits, or none (the default 2^(bits-1)):
+    element 2i of a 4-bit block in the low nibble of byte i, 2i+1 in the high one; value
+    (q - zero point) * scale in float32."""
     q = np.stack([b & 0x0F, b >> 4], axis=-1).reshape(*b.shape[:2], -1) if bits == 4 else b
-    w = (q.astype(np.float32) - np.float32(2 ** (bits - 1))) * scales.astype(np.float32)[..., None]
+    zp = np.float32(2 ** (bits - 1)) if zero_points is None else zero_points.astype(np.float32)[..., None]
+    w = (q.astype(np.float32) - zp) * scales.astype(np.float32)[..., None]
     return w.reshape(b.shape[0], -1)
 
 
-@pytest.mark.parametrize("qtype", [QT.Q4_0, QT.Q8_0], ids=["q4_0", "q8_0"])
+# ggml type -> (MatMulNBits bits, block size, zero points given), the sizes the tiny llama needs
+KEPT = {QT.Q4_0: (4, 32, False), QT.Q8_0: (8, 32, False), QT.Q6_K: (8, 16, True)}
+SIZES = {QT.Q6_K: {"hidden_size": 256, "intermediate_size": 512, "head_dim": 64}}
+
+
+@pytest.mark.parametrize("qtype", list(KEPT), ids=["q4_0", "q8_0", "q6_k"])
 def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
-    model = H.write_checkpoint("llama", {"tie_word_embeddings": True}, tmp_path / "hf")
+    model = H.write_checkpoint("llama", {"tie_word_embeddings": True, **SIZES.get(qtype, {})}, tmp_path / "hf")
     path = tmp_path / "model.gguf"
     write_gguf(model, path, qtype)
     r = H.run_mobius("build", "--gguf", path, tmp_path / "keep", "--precision", "keep", "--runtime", "none")
@@ -100,12 +108,12 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
     for node in package.graph.node:  # a tied embedding reads the head's B through a Reshape
         if node.op_type == "Reshape" and node.input[0] in inits:
             inits[node.output[0]] = inits[node.input[0]].reshape(inits[node.input[1]])
-    bits = 4 if qtype == QT.Q4_0 else 8
+    bits, block, zero_points = KEPT[qtype]
     checked = set()
     for node in package.graph.node:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         if node.op_type == "MatMulNBits":
-            assert (attrs["bits"], attrs["block_size"], len(node.input)) == (bits, 32, 3), node
+            assert (attrs["bits"], attrs["block_size"], len(node.input)) == (bits, block, 3 + zero_points), node
             k, n = attrs["K"], attrs["N"]
             y = run_alone(node, inits, {node.input[0]: np.eye(k, dtype=np.float32)})
             source = node.input[1].removesuffix(f"_Q{bits}")
@@ -113,15 +121,16 @@ def test_kept_blocks_dequantize_to_gguf_values_bit_for_bit(tmp_path, qtype):
             # onnxruntime's product: the same floats (a sum with zeros turns -0.0 into 0.0)
             assert y.shape == (k, n) and np.array_equal(y.T, want[source]), source
             # the initializers decoded by the spec: the same bits
-            assert np.array_equal(dequantize_by_spec(inits[node.input[1]], inits[node.input[2]], bits).view(np.uint32),
+            zp = inits[node.input[3]] if zero_points else None
+            assert np.array_equal(dequantize_by_spec(inits[node.input[1]], inits[node.input[2]], bits, zp).view(np.uint32),
                                   want[source].view(np.uint32)), source
             checked.add(source)
         elif node.op_type == "GatherBlockQuantized":
-            assert (attrs["bits"], attrs["block_size"]) == (bits, 32), node
+            assert (attrs["bits"], attrs["block_size"]) == (bits, block), node
             vocab = model.config.vocab_size
             y = run_alone(node, inits, {node.input[1]: np.arange(vocab, dtype=np.int64)})
             assert np.array_equal(y.view(np.uint32), want["model.embed_tokens.weight"].view(np.uint32))
-            assert len(node.input) == 3  # symmetric: no zero points
+            assert len(node.input) == 3 + zero_points  # Q4_0 / Q8_0 symmetric: no zero points
             checked.add("gather")
     assert checked == set(want) | {"gather"}, sorted(set(want) ^ checked)
 
@@ -144,7 +153,7 @@ def test_q4_1_stays_float(tmp_path):
     assert f"  --precision keep: no matrix kept; written in float: {count} Q4_1\n" in r.stdout, r.stdout
     assert "blocks of" not in r.stdout and "accuracy level" not in r.stdout, r.stdout
     assert (f"mobius: warning: --precision keep: weight matrices written in float ({count} Q4_1): MatMulNBits has a "
-            "layout for GGUF's Q4_0 and Q8_0 blocks only; --precision int4 or int8 quantizes every matrix instead"
+            "layout for GGUF's Q4_0, Q8_0 and Q6_K blocks only; --precision int4 or int8 quantizes every matrix instead"
             in r.stderr), r.stderr
     package = onnx.load(str(H.graph_path(tmp_path / "keep", "model")), load_external_data=False)
     assert not [n for n in package.graph.node if n.domain == "com.microsoft"]
