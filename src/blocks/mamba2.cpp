@@ -25,10 +25,10 @@ Mamba2Mixer::Mamba2Mixer(const Mamba2Options& o) : o_(o) {
                                                      .bias = o.use_bias, .dtype = o.dtype});
 }
 
-LayerState Mamba2Mixer::state() const {
-  return {.kind = StateKind::recurrent,
+LayerStates Mamba2Mixer::states() const {
+  return {{.kind = StateKind::recurrent,
           .tensors = {{.name = "conv_state", .shape = {"batch_size", o_.conv_dim(), o_.conv_kernel - 1}},
-                      {.name = "recurrent_state", .shape = {"batch_size", o_.num_heads, o_.head_dim, o_.state_size}}}};
+                      {.name = "recurrent_state", .shape = {"batch_size", o_.num_heads, o_.head_dim, o_.state_size}}}}};
 }
 
 MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {

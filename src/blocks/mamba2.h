@@ -55,7 +55,7 @@ class Mamba2Mixer : public TokenMixer {
  public:
   // Throws mobius::FieldError for sizes out of range (blocks/spec_check.h check_mamba2).
   explicit Mamba2Mixer(const Mamba2Options& o);
-  LayerState state() const override;
+  LayerStates states() const override;  // one recurrent state {conv_state, recurrent_state}
   // x: [batch, seq, hidden]; ctx.token_mask [batch, seq] (required); past {conv_state,
   // recurrent_state}. Returns [batch, seq, hidden] and the two states after the step.
   MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const override;
