@@ -137,6 +137,8 @@ std::unique_ptr<Architecture> create_nemotron_h(const HfConfig&, DataType);
 // (blocks/decoder.h make_mixer)
 std::unique_ptr<Architecture> create_bamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoehybrid(const HfConfig&, DataType);
+// archs/falcon_h1.cpp: attention and Mamba-2 side by side in every layer (blocks/parallel_mixers.h)
+std::unique_ptr<Architecture> create_falcon_h1(const HfConfig&, DataType);
 // archs/jamba.cpp: a hybrid of Mamba (blocks/mamba.h) and attention layers
 std::unique_ptr<Architecture> create_jamba(const HfConfig&, DataType);
 // archs/lfm2.cpp, lfm2_moe.cpp: hybrids of short-convolution and attention layers (blocks/short_conv.h)

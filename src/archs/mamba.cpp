@@ -18,7 +18,7 @@ class MambaCausalLM::Layer : public Module {
       mixer = adopt("mixer", s.make_mixer(i));
   }
   // The layer's states: its token mixer's; none for a feed-forward block.
-  LayerStates states() const { return mixer ? LayerStates{mixer->state()} : LayerStates{}; }
+  LayerStates states() const { return mixer ? mixer->states() : LayerStates{}; }
   RMSNorm* norm;
   TokenMixer* mixer = nullptr;
   FeedForward* feed_forward = nullptr;
@@ -84,8 +84,7 @@ CausalLMOutputs MambaCausalLM::forward(Ops& op, const CausalLMInputs& in) const 
   // which contexts the layers read: a self-attention's causal mask, a state mixer's token mask
   bool attention = false, state_mixer = false;
   for (const Layer* l : backbone_->layers) {
-    if (!l->mixer) continue;
-    (is_self_attention_cache(l->mixer->state()) ? attention : state_mixer) = true;
+    for (const LayerState& state : l->states()) (is_self_attention_cache(state) ? attention : state_mixer) = true;
   }
   {
     auto s = op.builder().scope("backbone");

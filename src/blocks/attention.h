@@ -109,7 +109,9 @@ class SelfAttention : public TokenMixer {
                                   Value* past_value) const = 0;
   // The cache the layer carries (kind self_kv, or sliding_kv with its window): the heads and head
   // sizes of its keys and values.
-  LayerState state() const override = 0;
+  virtual LayerState state() const = 0;
+  // {state()}: the one cache.
+  LayerStates states() const final { return {state()}; }
   // forward() with past = {past_key, past_value}; present = {present_key, present_value}. An empty
   // past: attention without a cache (forward's nulls), an empty present.
   MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const final;

@@ -120,7 +120,7 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
 
 std::vector<LayerStates> DecoderCausalLM::layer_states() const {
   std::vector<LayerStates> states;
-  for (const DecoderLayer* layer : model->layers) states.push_back({layer->mixer->state()});
+  for (const DecoderLayer* layer : model->layers) states.push_back(layer->mixer->states());
   return states;
 }
 
@@ -184,11 +184,12 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       return AttentionContext{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
     };
     for (size_t i = 0; i < model->layers.size(); ++i) {
-      const LayerState state = model->layers[i]->mixer->state();
-      AttentionContext ctx{nullptr};
-      if (is_self_attention_cache(state)) {
-        ctx = attention_context(i, state);
-      } else {  // a state mixer (DecoderSpec::make_mixer)
+      // an attention cache gets the mask and RoPE tables, a state mixer's state (DecoderSpec::make_mixer)
+      // the token mask; mixers side by side (blocks/parallel_mixers.h) both
+      const LayerStates states = model->layers[i]->mixer->states();
+      const auto attention = std::find_if(states.begin(), states.end(), is_self_attention_cache);
+      AttentionContext ctx = attention != states.end() ? attention_context(i, *attention) : AttentionContext{nullptr};
+      if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return !is_self_attention_cache(s); })) {
         if (!token_mask) token_mask = step_token_mask(op, in.attention_mask, tokens, spec_.dtype);
         ctx.token_mask = token_mask;
       }

@@ -67,8 +67,9 @@ using AttentionFactory = std::function<std::unique_ptr<SelfAttention>(int64_t la
 using FeedForwardFactory = std::function<std::unique_ptr<FeedForward>(int64_t layer)>;
 
 // A hybrid's token mixer of one layer where it is not self-attention (a state mixer, e.g. Mamba-2's,
-// blocks/mamba2.h) and its module name in the checkpoint (Bamba: "mamba"); a null mixer where
-// the layer is self-attention (names.self_attn, make_attention).
+// blocks/mamba2.h; mixers side by side, blocks/parallel_mixers.h, under the name "") and its module
+// name in the checkpoint (Bamba: "mamba"); a null mixer where the layer is self-attention
+// (names.self_attn, make_attention).
 struct LayerMixer {
   std::string name;
   std::unique_ptr<TokenMixer> mixer;

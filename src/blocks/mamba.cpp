@@ -51,11 +51,11 @@ MambaMixer::MambaMixer(const MambaOptions& o) : o_(o) {
                                                      .bias = o.use_bias, .dtype = o.dtype});
 }
 
-LayerState MambaMixer::state() const {
+LayerStates MambaMixer::states() const {
   const int64_t c = o_.intermediate_size;
-  return {.kind = StateKind::recurrent,
+  return {{.kind = StateKind::recurrent,
           .tensors = {{.name = "conv_state", .shape = {"batch_size", c, o_.conv_kernel - 1}},
-                      {.name = "recurrent_state", .shape = {"batch_size", c, o_.state_size}}}};
+                      {.name = "recurrent_state", .shape = {"batch_size", c, o_.state_size}}}}};
 }
 
 std::pair<Value*, Value*> MambaMixer::scan(Ops& op, Value* h0, Value* u, Value* dt, Value* b, Value* c) const {

@@ -63,7 +63,7 @@ class MambaMixer : public TokenMixer {
  public:
   // Throws mobius::FieldError for sizes out of range (blocks/spec_check.h check_mamba).
   explicit MambaMixer(const MambaOptions& o);
-  LayerState state() const override;
+  LayerStates states() const override;  // one recurrent state {conv_state, recurrent_state}
   // x: [batch, seq, hidden]; ctx.token_mask [batch, seq] (required); past {conv_state,
   // recurrent_state}. Returns [batch, seq, hidden] and the two states after the step.
   MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const override;

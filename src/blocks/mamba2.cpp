@@ -19,16 +19,16 @@ Mamba2Mixer::Mamba2Mixer(const Mamba2Options& o) : o_(o) {
   if (o.use_conv_bias) conv_bias = param("conv1d.bias", {cd}, o.dtype);
   dt_bias = param("dt_bias", {h}, o.dtype);
   A_log = param("A_log", {h}, o.dtype);
-  norm_weight = param("norm.weight", {o.intermediate_size()}, o.dtype);
+  if (o.gate != Mamba2Gate::gate_only) norm_weight = param("norm.weight", {o.intermediate_size()}, o.dtype);
   D = param("D", {h}, o.dtype);
   out_proj = child<Linear>("out_proj", LinearOptions{.in_features = o.intermediate_size(), .out_features = o.hidden_size,
-                                                     .bias = o.use_bias, .dtype = o.dtype});
+                                                     .bias = o.out_proj_bias.value_or(o.use_bias), .dtype = o.dtype});
 }
 
-LayerState Mamba2Mixer::state() const {
-  return {.kind = StateKind::recurrent,
+LayerStates Mamba2Mixer::states() const {
+  return {{.kind = StateKind::recurrent,
           .tensors = {{.name = "conv_state", .shape = {"batch_size", o_.conv_dim(), o_.conv_kernel - 1}},
-                      {.name = "recurrent_state", .shape = {"batch_size", o_.num_heads, o_.head_dim, o_.state_size}}}};
+                      {.name = "recurrent_state", .shape = {"batch_size", o_.num_heads, o_.head_dim, o_.state_size}}}}};
 }
 
 MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {
@@ -37,7 +37,15 @@ MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std
   GraphBuilder& b = op.builder();
   const int64_t H = o_.num_heads, P = o_.head_dim, G = o_.n_groups, N = o_.state_size, I = o_.intermediate_size();
   Value* mask = op.Unsqueeze(ctx.token_mask, {2});  // [batch, seq, 1]
-  std::vector<Value*> zxd = op.Split(in_proj->forward(op, op.Mul(x, mask)), {I, o_.conv_dim(), H}, {.axis = 2});
+  Value* projected = in_proj->forward(op, op.Mul(x, mask));
+  if (!o_.projection_multipliers.empty()) {  // [z | x | B | C | dt] each times its multiplier
+    std::vector<float> scale;
+    const int64_t sizes[] = {I, I, G * N, G * N, H};
+    for (size_t part = 0; part < 5; ++part)
+      scale.insert(scale.end(), static_cast<size_t>(sizes[part]), o_.projection_multipliers.at(part));
+    projected = op.Mul(projected, b.constant_float(scale, {static_cast<int64_t>(scale.size())}, o_.dtype));
+  }
+  std::vector<Value*> zxd = op.Split(projected, {I, o_.conv_dim(), H}, {.axis = 2});
   auto [conv, conv_state] = causal_conv1d(op, zxd[1], past[0], conv_weight->value(op),
                                           conv_bias ? conv_bias->value(op) : nullptr, o_.conv_dim(), o_.conv_kernel,
                                           o_.hidden_act);
@@ -112,18 +120,28 @@ MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std
 
   y = op.Add(op.Transpose(y, {.perm = {0, 2, 1, 3}}), op.Mul(xh, op.Unsqueeze(to_float(op, D->value(op)), {1})));
   y = op.Reshape(y, std::vector<int64_t>{0, 0, I});  // [batch, seq, I]
-  // MambaRMSNormGated: (y * silu(z)) normalized per group of I / G channels, back to the model
-  // dtype, times norm.weight
+  // the gate silu(z) and the norm per group of I / G channels (Mamba2Gate)
   Value* z = to_float(op, zxd[0]);
-  y = op.Reshape(op.Mul(y, op.Mul(z, op.Sigmoid(z))), std::vector<int64_t>{0, 0, G, I / G});
-  y = op.RMSNormalization(y, b.constant_f32(std::vector<float>(static_cast<size_t>(I / G), 1.0f), {I / G}),
-                          {.axis = -1, .epsilon = o_.layer_norm_epsilon});
-  y = op.Reshape(y, std::vector<int64_t>{0, 0, I});
+  Value* gate = op.Mul(z, op.Sigmoid(z));
+  auto group_norm = [&](Value* v) {
+    v = op.Reshape(v, std::vector<int64_t>{0, 0, G, I / G});
+    v = op.RMSNormalization(v, b.constant_f32(std::vector<float>(static_cast<size_t>(I / G), 1.0f), {I / G}),
+                            {.axis = -1, .epsilon = o_.layer_norm_epsilon});
+    return op.Reshape(v, std::vector<int64_t>{0, 0, I});
+  };
+  if (o_.gate == Mamba2Gate::norm_after_gate)
+    y = group_norm(op.Mul(y, gate));
+  else if (o_.gate == Mamba2Gate::norm_before_gate)  // FalconH1RMSNormGated: the weight in float32
+    y = op.Mul(op.Mul(group_norm(y), to_float(op, norm_weight->value(op))), gate);
+  else
+    y = op.Mul(y, gate);
   if (o_.dtype != DataType::FLOAT) {
     y = op.Cast(y, {.to = o_.dtype});
     h = op.Cast(h, {.to = o_.dtype});
   }
-  return {out_proj->forward(op, op.Mul(y, norm_weight->value(op))), {conv_state, h}};
+  // MambaRMSNormGated: back to the model dtype, then times norm.weight
+  if (o_.gate == Mamba2Gate::norm_after_gate) y = op.Mul(y, norm_weight->value(op));
+  return {out_proj->forward(op, y), {conv_state, h}};
 }
 
 }  // namespace mobius

@@ -7,6 +7,8 @@
 //   dt = clamp(softplus(dt + dt_bias), time_step_limit);  a = dt * A,  A = -exp(A_log) [H]
 //   h_t = exp(a_t) h_{t-1} + dt_t x_t B_t^T  [H, P, N];  y_t = h_t C_t + D x_t
 //   y -> gated RMSNorm (y * silu(z), normalized in G groups, * norm.weight) -> out_proj
+//   (Mamba2Gate: Falcon-H1's norm before the gate, or the gate alone; its mup multipliers scale
+//   in_proj's output parts, Mamba2Options::projection_multipliers)
 // I = intermediate_size = expand * hidden_size = H * P; H = num_heads, P = head_dim,
 // G = n_groups, N = state_size.
 // States (tasks/layer_state.h, replaced every step, in the model dtype):
@@ -24,13 +26,24 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "blocks/linear.h"
 #include "blocks/norms.h"
 #include "blocks/token_mixer.h"
 
 namespace mobius {
+
+// How the scan's output y [batch, seq, I] meets the gate z before out_proj (in float32).
+enum class Mamba2Gate {
+  norm_after_gate,   // RMSNorm(y * silu(z)) in G groups, * norm.weight (MambaRMSNormGated; Falcon-H1's
+                     // FalconH1RMSNormGated with mamba_norm_before_gate false)
+  norm_before_gate,  // RMSNorm(y) in G groups * norm.weight * silu(z) (FalconH1RMSNormGated,
+                     // mamba_norm_before_gate true)
+  gate_only,         // y * silu(z): no norm, no norm.weight (Falcon-H1 with mamba_rms_norm false)
+};
 
 struct Mamba2Options {
   int64_t hidden_size;
@@ -47,6 +60,11 @@ struct Mamba2Options {
   float time_step_min = 0.0f;        // time_step_limit
   float time_step_max = std::numeric_limits<float>::infinity();
   DataType dtype = DataType::FLOAT;
+  Mamba2Gate gate = Mamba2Gate::norm_after_gate;
+  // Five multipliers of in_proj's output parts z, x, B, C and dt (Falcon-H1's ssm_multipliers, its
+  // mup_vector), in the model dtype; empty: none
+  std::vector<float> projection_multipliers = {};
+  std::optional<bool> out_proj_bias = std::nullopt;  // out_proj's bias when not use_bias (Falcon-H1: projectors_bias)
   int64_t intermediate_size() const { return num_heads * head_dim; }
   int64_t conv_dim() const { return intermediate_size() + 2 * n_groups * state_size; }
 };
@@ -55,7 +73,7 @@ class Mamba2Mixer : public TokenMixer {
  public:
   // Throws mobius::FieldError for sizes out of range (blocks/spec_check.h check_mamba2).
   explicit Mamba2Mixer(const Mamba2Options& o);
-  LayerState state() const override;
+  LayerStates states() const override;  // one recurrent state {conv_state, recurrent_state}
   // x: [batch, seq, hidden]; ctx.token_mask [batch, seq] (required); past {conv_state,
   // recurrent_state}. Returns [batch, seq, hidden] and the two states after the step.
   MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const override;
@@ -64,7 +82,7 @@ class Mamba2Mixer : public TokenMixer {
   Parameter* conv_weight;          // conv1d.weight [conv_dim, 1, K]
   Parameter* conv_bias = nullptr;  // conv1d.bias [conv_dim]
   Parameter *dt_bias, *A_log, *D;  // [H] each
-  Parameter* norm_weight;          // norm.weight [I]
+  Parameter* norm_weight = nullptr;  // norm.weight [I]; none for Mamba2Gate::gate_only
 
  private:
   Mamba2Options o_;

@@ -13,7 +13,8 @@ Value* FeedForward::act(Ops& op, Value* x) const {
   return act_fn_ ? act_fn_->forward(op, x) : activation(op, act_, x);
 }
 
-GatedMLP::GatedMLP(const MLPOptions& o) : intermediate_size_(o.intermediate_size) {
+GatedMLP::GatedMLP(const MLPOptions& o)
+    : intermediate_size_(o.intermediate_size), gate_multiplier_(o.gate_multiplier), down_multiplier_(o.down_multiplier) {
   init_activation(o.hidden_act, o.dtype);
   const int64_t h = o.hidden_size, i = o.intermediate_size;
   if (o.fused_gate_up) {
@@ -36,7 +37,9 @@ Value* GatedMLP::forward(Ops& op, Value* x) const {
     gate = gate_proj->forward(op, x);
     up = up_proj->forward(op, x);
   }
-  return down_proj->forward(op, op.Mul(act(op, gate), up));
+  if (gate_multiplier_ != 1.0f) gate = op.Mul(gate, gate_multiplier_);
+  Value* y = down_proj->forward(op, op.Mul(act(op, gate), up));
+  return down_multiplier_ == 1.0f ? y : op.Mul(y, down_multiplier_);
 }
 
 MLP::MLP(const MLPOptions& o) {

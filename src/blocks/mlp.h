@@ -33,6 +33,9 @@ struct MLPOptions {
   std::string gate_up_name = "gate_up_proj";  // fused_gate_up's (DINOv2's SwiGLU: mlp.weights_in)
   bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
   std::optional<bool> down_bias;  // GatedMLP's down projection when not `bias` (GteMLP: down_proj only)
+  // GatedMLP: down(act(gate(x) * gate_multiplier) * up(x)) * down_multiplier (FalconH1MLP's
+  // mlp_multipliers); 1: no node
+  float gate_multiplier = 1.0f, down_multiplier = 1.0f;
 };
 
 // A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).
@@ -58,6 +61,7 @@ class GatedMLP : public FeedForward {
 
  private:
   int64_t intermediate_size_;
+  float gate_multiplier_, down_multiplier_;
 };
 
 class MLP : public FeedForward {

@@ -20,9 +20,9 @@ ShortConvMixer::ShortConvMixer(const ShortConvOptions& o) : o_(o) {
                                                      .dtype = o.dtype});
 }
 
-LayerState ShortConvMixer::state() const {
-  return {.kind = StateKind::recurrent,
-          .tensors = {{.name = "conv_state", .shape = {"batch_size", o_.hidden_size, o_.kernel - 1}}}};
+LayerStates ShortConvMixer::states() const {
+  return {{.kind = StateKind::recurrent,
+          .tensors = {{.name = "conv_state", .shape = {"batch_size", o_.hidden_size, o_.kernel - 1}}}}};
 }
 
 MixerResult ShortConvMixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {

@@ -25,7 +25,7 @@ class ShortConvMixer : public TokenMixer {
  public:
   // Throws mobius::FieldError for hidden_size or kernel out of range.
   explicit ShortConvMixer(const ShortConvOptions& o);
-  LayerState state() const override;  // recurrent {conv_state [batch_size, hidden, L - 1]}
+  LayerStates states() const override;  // one recurrent {conv_state [batch_size, hidden, L - 1]}
   // x: [batch, seq, hidden]; ctx.token_mask [batch, seq] (required); past {conv_state}. Returns
   // [batch, seq, hidden] and the conv_state after the step.
   MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const override;

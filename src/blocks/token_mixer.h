@@ -1,7 +1,8 @@
 // The token mixer of a decoder layer: the part that mixes information across positions and carries
 // a state from one generation step to the next (tasks/layer_state.h). Self-attention
 // (blocks/attention.h SelfAttention: a KV cache), a Mamba mixer (blocks/mamba.h: a conv window
-// and a selective-scan state), ... all take and return their own states through mix().
+// and a selective-scan state), mixers side by side (blocks/parallel_mixers.h: Falcon-H1's attention
+// and Mamba-2, both states) ... all take and return their own states through mix().
 #pragma once
 
 #include <span>
@@ -29,15 +30,17 @@ struct AttentionContext {
 // A token mixer's output and its state after the step.
 struct MixerResult {
   Value* hidden;               // [batch, seq, hidden_size]
-  std::vector<Value*> present;  // one per state tensor, in the order of state_tensors(state())
+  std::vector<Value*> present;  // one per state tensor: state_tensors of each of states(), in order
 };
 
 class TokenMixer : public Module {
  public:
-  // The state the mixer carries (tasks/layer_state.h): a self-attention cache or a recurrent state.
-  virtual LayerState state() const = 0;
-  // x: [batch, seq, hidden_size]; past: one value per tensor of state_tensors(state()), in order
-  // (their past shapes).
+  // The states the mixer carries (tasks/layer_state.h): one self-attention cache or recurrent
+  // state, or several for mixers side by side (blocks/parallel_mixers.h); at most one
+  // self-attention cache (the decoder builds one mask and RoPE table for the layer).
+  virtual LayerStates states() const = 0;
+  // x: [batch, seq, hidden_size]; past: one value per state tensor, state_tensors of each of
+  // states() in order (their past shapes).
   virtual MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const = 0;
 };
 

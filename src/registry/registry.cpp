@@ -135,6 +135,9 @@ const std::vector<RegistryEntry>& registry() {
         // Mamba-2, attention and MLP layers (archs/nemotron_h.cpp): an MLP layer carries no state, which
         // genai 0.18's "decoder" cannot skip; no onnxruntime-genai model type
         {"nemotron_h", "hybrid", "text-generation", create_nemotron_h, ""},
+        // attention and Mamba-2 side by side in every layer (archs/falcon_h1.cpp): a layer carrying a
+        // KV cache and conv/recurrent states, which genai 0.18's "decoder" cannot read; no genai model type
+        {"falcon_h1", "hybrid", "text-generation", create_falcon_h1, ""},
         // short-convolution + attention (archs/lfm2.cpp, lfm2_moe.cpp): onnxruntime-genai 0.18's "lfm2"
         // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
         {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},

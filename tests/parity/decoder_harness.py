@@ -74,6 +74,10 @@ TYPE_BASE["jamba"] = dict(num_hidden_layers=3, attn_layer_period=3, attn_layer_o
 TYPE_BASE["nemotron_h"] = dict(layers_block_type=["linear_attention", "full_attention", "mlp", "linear_attention"],
                                head_dim=16, mamba_num_heads=8, mamba_head_dim=16, n_groups=2, ssm_state_size=16,
                                chunk_size=16, time_step_limit=[0.0, 1000.0])
+# Falcon-H1: attention and Mamba-2 side by side in each of 2 layers; the Mamba-2 mixers of 8 heads
+# of 16 (mamba_d_ssm 128; default 1024), 2 groups, state 16, chunks of 16, a finite time_step_limit
+TYPE_BASE["falcon_h1"] = dict(mamba_d_ssm=128, mamba_n_heads=8, mamba_d_head=16, mamba_n_groups=2, mamba_d_state=16,
+                              mamba_chunk_size=16, time_step_limit=[0.0, 1000.0])
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

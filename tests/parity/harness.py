@@ -555,6 +555,14 @@ def _nemotron_h_states(c) -> list[dict]:
             for t in c.layers_block_type]
 
 
+def _falcon_h1_states(c) -> list[dict]:
+    """Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side and carries both
+    states (blocks/parallel_mixers.h): the mixer's (mamba_d_ssm = mamba_n_heads * mamba_d_head)
+    and key/value."""
+    ssd = _ssd_states(c.mamba_n_heads, c.mamba_d_head, c.mamba_n_groups, c.mamba_d_state, c.mamba_d_conv)
+    return [{**ssd, **_kv_states(c)}] * c.num_hidden_layers
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -563,7 +571,8 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
-                 "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states}
+                 "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
+                 "falcon_h1": _falcon_h1_states}
 
 
 def is_recurrent(model_type: str) -> bool:

@@ -1,7 +1,9 @@
 """The text-generation parity rows of the hybrid family: decoders whose layers interleave
 self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba,
 granitemoehybrid, jamba (Mamba-1 mixers), lfm2 and lfm2_moe (a short convolution,
-src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/archs/nemotron_h.cpp).
+src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/archs/nemotron_h.cpp),
+falcon_h1 (attention and Mamba-2 side by side in every layer, src/blocks/parallel_mixers.h: each
+layer carries both states; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -87,6 +89,23 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("moe-latent-groups-scaled-bias", dict(_runtime="none", **NEMOTRON_H_MOE, moe_latent_size=32, n_group=2,
                                                topk_group=1, norm_topk_prob=False, routed_scaling_factor=2.0,
                                                mlp_bias=True)),
+    ],
+    "falcon_h1": [
+        # 2 layers, each attention + Mamba-2 side by side (decoder_harness.TYPE_BASE); the gate
+        # alone (mamba_rms_norm false), every multiplier 1; no genai type (a layer with both states)
+        ("default", dict(_runtime="none")),
+        # every µP multiplier; FalconH1RMSNormGated before the gate (mamba_norm_before_gate default)
+        ("mup-multipliers-norm-before-gate", dict(
+            mamba_rms_norm=True, embedding_multiplier=2.0, lm_head_multiplier=0.5, mlp_multipliers=[0.5, 2.0],
+            key_multiplier=0.7, attention_in_multiplier=1.5, attention_out_multiplier=0.8,
+            ssm_multipliers=[0.5, 1.5, 0.8, 1.2, 2.0], ssm_in_multiplier=0.7, ssm_out_multiplier=1.3, _runtime="none")),
+        # the norm after the gate; mamba_d_ssm null (mamba_expand * hidden_size = 128) and
+        # mamba_d_head left out of config.json ("auto": 128 / 4 = 32), one group, kernel 3; every
+        # projection with bias (mamba_proj_bias, projectors_bias, attention_bias, mlp_bias), conv without
+        ("norm-after-gate-d-ssm-null-bias", dict(
+            mamba_rms_norm=True, mamba_norm_before_gate=False, mamba_d_ssm=None, mamba_n_heads=4, mamba_d_head=32,
+            mamba_n_groups=1, mamba_d_conv=3, mamba_proj_bias=True, projectors_bias=True, mamba_conv_bias=False,
+            attention_bias=True, mlp_bias=True, _runtime="none", _json=dict(mamba_d_head=DROP))),
     ],
     "jamba": [
         # layers mamba (MoE), attention (MLP), mamba (MoE) (decoder_harness.TYPE_BASE)
