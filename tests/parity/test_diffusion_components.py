@@ -2,7 +2,10 @@
 against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
 vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
 latents for the tiny VAE; latent_sample -> sample), UNet2DConditionModel's unet graph (sample,
-timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample); float32 within
+timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), the transformers'
+transformer graph (Flux, SD3; DiT: hidden_states, timestep, class_labels; PixArt and Sana:
+hidden_states, encoder_hidden_states, encoder_attention_mask, timestep [, PixArt's resolution,
+aspect_ratio] -> out_hidden_states); float32 within
 harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
 exactly its float16 value, and the graphs run."""
 
