@@ -10,7 +10,7 @@
 //   num_layers JointTransformerBlock (blocks/mmdit_block.h: image tokens first in the joint
 //     attention, no RoPE, qk_norm "rms_norm" or none; the last block context_pre_only; the
 //     dual_attention_layers with SD3.5's attn2)
-//   out = unpatchify(proj_out(AdaLayerNormContinuous norm_out(x, temb))): [batch, h, w, p, p, c]
+//   out = unpatchify(proj_out(AdaLayerNormContinuous norm_out(x, temb))) (blocks/patch_embed.h): [batch, h, w, p, p, c]
 //     -> [batch, c, h * p, w * p]
 // Every LayerNorm without affine parameters, eps 1e-6. caption_projection_dim must equal the
 // blocks' width (num_attention_heads * attention_head_dim), as every SD3 checkpoint has it.
@@ -28,6 +28,7 @@
 #include "archs/diffusers_config.h"
 #include "blocks/conv2d.h"
 #include "blocks/mmdit_block.h"
+#include "blocks/patch_embed.h"
 #include "blocks/timestep_embedding.h"
 #include "registry/diffusers_registry.h"
 
@@ -112,7 +113,7 @@ class SD3Transformer2DModel : public Architecture {
     GraphBuilder b(model.graph);
     Ops op(b);
     const DataType dt = s_.dtype;
-    const int64_t p = s_.patch, m = s_.max_size;
+    const int64_t m = s_.max_size;
     Value* hidden = b.input("hidden_states", dt, {"batch_size", s_.in_channels, "height", "width"});
     Value* states = b.input("encoder_hidden_states", dt, {"batch_size", "sequence_length", s_.joint_dim});
     Value* pooled = b.input("pooled_projections", dt, {"batch_size", s_.pooled_dim});
@@ -130,11 +131,7 @@ class SD3Transformer2DModel : public Architecture {
     Value* ctx = context_embedder->forward(op, states);
     for (const MMDiTBlock* block : blocks) std::tie(x, ctx) = block->forward(op, x, ctx, temb, nullptr);
     const std::vector<Value*> e = norm_out->chunks(op, temb);  // scale, shift
-    x = proj_out->forward(op, norm_out->modulate(op, x, e[1], e[0]));
-    // unpatchify: [batch, h, w, p, p, c] -> [batch, c, h, p, w, p] -> [batch, c, h * p, w * p]
-    x = op.Reshape(x, op.Concat({batch, hw, b.ints({p, p, s_.out_channels})}, {.axis = 0}));
-    x = op.Transpose(x, {.perm = {0, 5, 1, 3, 2, 4}});
-    x = op.Reshape(x, op.Concat({batch, b.ints({s_.out_channels}), op.Mul(hw, b.ints({p, p}))}, {.axis = 0}));
+    x = unpatchify(op, proj_out->forward(op, norm_out->modulate(op, x, e[1], e[0])), hw, s_.patch, s_.out_channels);
     b.output(x, "out_hidden_states", {"batch_size", s_.out_channels, "height", "width"});
     return model;
   }

@@ -20,6 +20,7 @@ struct Conv2dOptions {
   // F.pad(x, (0, 1, 0, 1)) before an unpadded convolution: {0, 0, 1, 1})
   std::vector<int64_t> pads = {};
   bool bias = true;
+  int64_t groups = 1;  // in_channels and out_channels multiples of it (depthwise: groups = in_channels)
   DataType dtype = DataType::FLOAT;
 };
 

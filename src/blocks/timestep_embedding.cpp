@@ -32,4 +32,15 @@ Value* TimestepEmbedding::forward(Ops& op, Value* x) const {
   return linear_2->forward(op, activation(op, act_, linear_1->forward(op, x)));
 }
 
+CombinedTimestepLabelEmbeddings::CombinedTimestepLabelEmbeddings(int64_t num_classes, int64_t dim, DataType dtype) {
+  timestep_embedder = child<TimestepEmbedding>(
+      "timestep_embedder", TimestepEmbeddingOptions{.in_channels = 256, .time_embed_dim = dim, .dtype = dtype});
+  class_embedder = child<Embedding>("class_embedder.embedding_table", num_classes + 1, dim, dtype);
+}
+
+Value* CombinedTimestepLabelEmbeddings::forward(Ops& op, Value* t_proj, Value* class_labels) const {
+  auto s = enter(op);
+  return op.Add(timestep_embedder->forward(op, t_proj), class_embedder->forward(op, class_labels));
+}
+
 }  // namespace mobius

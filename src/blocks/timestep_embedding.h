@@ -6,6 +6,9 @@
 //     cast to `dtype` (t_emb.to(sample.dtype)).
 //   TimestepEmbedding: linear_2(act(linear_1(x))) (no cond_proj, no post_act), children linear_1,
 //     linear_2 (Linear with bias).
+//   CombinedTimestepLabelEmbeddings (DiT's AdaLayerNormZero emb): timestep_embedder(Timesteps(256,
+//     flip_sin_to_cos, downscale_freq_shift 1)(t)) + class_embedder(class_labels), the LabelEmbedding
+//     table num_classes + 1 rows (class_dropout_prob 0.1: the last row is the unconditional class).
 #pragma once
 
 #include <string>
@@ -40,6 +43,19 @@ class TimestepEmbedding : public Module {
 
  private:
   std::string act_;
+};
+
+class CombinedTimestepLabelEmbeddings : public Module {
+ public:
+  CombinedTimestepLabelEmbeddings(int64_t num_classes, int64_t dim, DataType dtype);
+  // The Timesteps(256) options of its time_proj (applied by the caller, once for every block).
+  static TimestepSinusoidOptions time_proj(DataType dtype) {
+    return {.dim = 256, .flip_sin_to_cos = true, .downscale_freq_shift = 1.0, .dtype = dtype};
+  }
+  // t_proj [batch, 256] (timestep_sinusoids(time_proj)), class_labels int64 [batch] -> [batch, dim].
+  Value* forward(Ops& op, Value* t_proj, Value* class_labels) const;
+  TimestepEmbedding* timestep_embedder;
+  Embedding* class_embedder;  // class_embedder.embedding_table
 };
 
 }  // namespace mobius

@@ -24,7 +24,7 @@ Value* Transformer2D::forward(Ops& op, Value* x, Value* encoder_hidden_states) c
   if (proj_in_conv) h = proj_in_conv->forward(op, h);
   h = op.Transpose(op.Reshape(h, {0, o_.channels, -1}), {.perm = {0, 2, 1}});  // [batch, h * w, inner]
   if (proj_in_linear) h = proj_in_linear->forward(op, h);
-  for (const BasicTransformerBlock* b : blocks) h = b->forward(op, h, encoder_hidden_states);
+  for (const BasicTransformerBlock* b : blocks) h = b->forward(op, h, {.encoder_hidden_states = encoder_hidden_states});
   if (proj_out_linear) h = proj_out_linear->forward(op, h);
   h = op.Reshape(op.Transpose(h, {.perm = {0, 2, 1}}), op.Shape(x));
   if (proj_out_conv) h = proj_out_conv->forward(op, h);

@@ -15,8 +15,14 @@ namespace mobius {
 std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
 // archs/autoencoder_tiny.cpp
 std::unique_ptr<Architecture> create_autoencoder_tiny(const HfConfig&, DataType);
+// archs/dit_transformer.cpp
+std::unique_ptr<Architecture> create_dit_transformer(const HfConfig&, DataType);
 // archs/flux_transformer.cpp
 std::unique_ptr<Architecture> create_flux_transformer(const HfConfig&, DataType);
+// archs/pixart_transformer.cpp
+std::unique_ptr<Architecture> create_pixart_transformer(const HfConfig&, DataType);
+// archs/sana_transformer.cpp
+std::unique_ptr<Architecture> create_sana_transformer(const HfConfig&, DataType);
 // archs/sd3_transformer.cpp
 std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
 // archs/unet_2d_condition.cpp

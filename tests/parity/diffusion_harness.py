@@ -32,6 +32,7 @@ class Row:
     text_len: int = 5  # a UNet's encoder_hidden_states length
     timestep: tuple[float, ...] = (999.0, 17.0)  # a UNet's timestep: BATCH entries, or 1 (broadcast)
     guidance: tuple[float, ...] = (3.5, 1.0)  # a Flux transformer's guidance (guidance_embeds only)
+    class_labels: tuple[int, ...] = (3, 0)  # a DiT transformer's class_labels, BATCH entries
 
 
 BATCH = 2
@@ -84,7 +85,12 @@ def references(model, row: Row, seed: int = 1) -> dict:
         that every axis rotates; the last len(axes_dims_rope) of them), txt_ids of distinct values
         on every axis
       SD3Transformer2DModel: transformer, forward(hidden_states, encoder_hidden_states,
-        pooled_projections, timestep).sample"""
+        pooled_projections, timestep).sample
+      DiTTransformer2DModel: transformer, forward(hidden_states, timestep, class_labels).sample
+      PixArtTransformer2DModel, SanaTransformer2DModel: transformer, forward(hidden_states,
+        encoder_hidden_states, timestep, encoder_attention_mask with the last two tokens of the second
+        prompt padding[, PixArt's added_cond_kwargs resolution and aspect_ratio with
+        use_additional_conditions]).sample"""
     rng = np.random.default_rng(seed)
     c = model.config
     m64 = model.double()
@@ -117,6 +123,28 @@ def references(model, row: Row, seed: int = 1) -> dict:
                      "pooled_projections": rng.standard_normal((BATCH, c.pooled_projection_dim)).astype(np.float32),
                      "timestep": np.array(row.timestep, dtype=np.float32)}
             out = m64(**{k: t64(v) for k, v in feeds.items()}).sample
+            return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
+        if row.class_name == "DiTTransformer2DModel":
+            feeds = {"hidden_states": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),
+                     "timestep": np.array(row.timestep, dtype=np.float32),
+                     "class_labels": np.array(row.class_labels, dtype=np.int64)}
+            out = m64(t64(feeds["hidden_states"]), t64(feeds["timestep"]), torch.from_numpy(feeds["class_labels"])).sample
+            return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
+        if row.class_name in ("PixArtTransformer2DModel", "SanaTransformer2DModel"):
+            mask = np.ones((BATCH, row.text_len), dtype=np.int64)
+            mask[1, -2:] = 0
+            feeds = {"hidden_states": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),
+                     "encoder_hidden_states": rng.standard_normal(
+                         (BATCH, row.text_len, c.caption_channels or c.cross_attention_dim)).astype(np.float32),
+                     "encoder_attention_mask": mask, "timestep": np.array(row.timestep, dtype=np.float32)}
+            kwargs = {}
+            if getattr(model, "use_additional_conditions", False):
+                feeds["resolution"] = np.array([[64, 48], [32, 40]], dtype=np.float32)
+                feeds["aspect_ratio"] = np.array([[64 / 48], [32 / 40]], dtype=np.float32)
+                kwargs["added_cond_kwargs"] = {"resolution": t64(feeds["resolution"]),
+                                               "aspect_ratio": t64(feeds["aspect_ratio"])}
+            out = m64(t64(feeds["hidden_states"]), t64(feeds["encoder_hidden_states"]), t64(feeds["timestep"]),
+                      encoder_attention_mask=torch.from_numpy(mask), **kwargs).sample
             return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
         if row.class_name == "UNet2DConditionModel":
             feeds = {"sample": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),

@@ -2,7 +2,10 @@
 against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
 vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
 latents for the tiny VAE; latent_sample -> sample), UNet2DConditionModel's unet graph (sample,
-timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample); float32 within
+timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), the transformers'
+transformer graph (Flux, SD3; DiT: hidden_states, timestep, class_labels; PixArt and Sana:
+hidden_states, encoder_hidden_states, encoder_attention_mask, timestep [, PixArt's resolution,
+aspect_ratio] -> out_hidden_states); float32 within
 harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
 exactly its float16 value, and the graphs run."""
 
@@ -92,11 +95,51 @@ ROWS += [
           dict(SD3, num_layers=3, dual_attention_layers=(0, 1), qk_norm="rms_norm", out_channels=3),
           latent=(4, 4), timestep=(500.0,)),
 ]
+# DiT-XL-like: patch 2 at sample_size (the position table of diffusers' buffer), the unconditional
+# class (num_embeds_ada_norm) in the batch; learned-sigma-like: out_channels 2 * in_channels, affine
+# norm2 / norm3, no attention bias, patch 1 on a 6 x 6 latent (positions recomputed for another size)
+DIT = dict(num_attention_heads=2, attention_head_dim=8, in_channels=4, num_layers=2, sample_size=8, patch_size=2,
+           num_embeds_ada_norm=10)
+ROWS += [
+    D.Row("DiTTransformer2DModel", "dit", dict(DIT), latent=(8, 8), class_labels=(3, 10)),
+    D.Row("DiTTransformer2DModel", "sigma-affine-other-size",
+          dict(DIT, out_channels=8, norm_elementwise_affine=True, attention_bias=False, patch_size=1, num_layers=1),
+          latent=(6, 6), timestep=(500.0,)),
+]
+# PixArt-α-512-like: caption projection, a padded prompt, a non-square latent; PixArt-α-1024-like:
+# resolution and aspect-ratio conditions (width 12, a multiple of 3), interpolation_scale 2; no caption
+# projection: attn2 reads encoder_hidden_states of cross_attention_dim 10, affine norms, no attention bias
+PIXART = dict(num_attention_heads=2, attention_head_dim=6, in_channels=4, out_channels=8, num_layers=2,
+              cross_attention_dim=12, caption_channels=10, sample_size=8, patch_size=2)
+ROWS += [
+    D.Row("PixArtTransformer2DModel", "alpha-512", dict(PIXART), latent=(8, 6)),
+    D.Row("PixArtTransformer2DModel", "alpha-1024-size-conditions",
+          dict(PIXART, use_additional_conditions=True, interpolation_scale=2, num_layers=1), latent=(6, 4),
+          timestep=(250.0,)),
+    D.Row("PixArtTransformer2DModel", "no-caption-affine",
+          dict(PIXART, caption_channels=None, cross_attention_dim=10, norm_elementwise_affine=True,
+               attention_bias=False, out_channels=None, num_layers=1), latent=(4, 4)),
+]
+# Sana-1600M-like: no position table (interpolation_scale null), patch 1, cross-attention heads of
+# another width than the self-attention's, mlp_ratio 2.5 (GLUMBConv hidden 40); with positions:
+# interpolation_scale 1 on a 4 x 3 patch grid of an 8-sample model, patch 2, affine norm2, attention
+# bias, out_channels 3
+SANA = dict(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, num_layers=2,
+            num_cross_attention_heads=2, cross_attention_head_dim=6, cross_attention_dim=16, caption_channels=10,
+            mlp_ratio=2.5, sample_size=8, patch_size=1)
+ROWS += [
+    D.Row("SanaTransformer2DModel", "sana", dict(SANA), latent=(6, 5)),
+    D.Row("SanaTransformer2DModel", "positions-patch2-affine",
+          dict(SANA, interpolation_scale=1, patch_size=2, norm_elementwise_affine=True, attention_bias=True,
+               out_channels=3, num_layers=1), latent=(8, 6), timestep=(500.0, 250.0)),
+]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
 TASKS = {"AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae", "UNet2DConditionModel": "diffusion-denoiser",
-         "FluxTransformer2DModel": "diffusion-denoiser", "SD3Transformer2DModel": "diffusion-denoiser"}
+         "FluxTransformer2DModel": "diffusion-denoiser", "SD3Transformer2DModel": "diffusion-denoiser",
+         "DiTTransformer2DModel": "diffusion-denoiser", "PixArtTransformer2DModel": "diffusion-denoiser",
+         "SanaTransformer2DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
-F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "dev-guidance", "sd3")]
+F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "dev-guidance", "sd3", "dit", "alpha-512", "sana")]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
@@ -144,7 +187,7 @@ def test_float16_build(row, tmp_path):
             if t.data_type != TensorProto.FLOAT16 or not (np.array_equal(got, expected) or transposed):
                 bad.append(t.name)
         sess = H.ort_session(path)
-        f16 = {k: v.astype(np.float16) for k, v in feeds.items()}
+        f16 = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds.items()}  # int64 as is
         for out, got in zip(sorted(want), sess.run(sorted(want), f16)):
             if got.dtype != np.float16 or got.shape != want[out].shape or not np.all(np.isfinite(got)):
                 bad.append(f"{name}.{out}: {got.dtype} {got.shape}")
@@ -171,8 +214,16 @@ def test_diffusers_defaults_generated():
     (dict(FLUX, _class_name="FluxTransformer2DModel", num_attention_heads=0), "field 'num_attention_heads'"),
     (dict(SD3, _class_name="SD3Transformer2DModel", caption_projection_dim=12), "field 'caption_projection_dim'"),
     (dict(SD3, _class_name="SD3Transformer2DModel", qk_norm="layer_norm"), "field 'qk_norm'"),
+    (dict(DIT, _class_name="DiTTransformer2DModel", norm_type="ada_norm"), "field 'norm_type'"),
+    (dict(DIT, _class_name="DiTTransformer2DModel", attention_head_dim=3), "field 'num_attention_heads'"),
+    (dict(PIXART, _class_name="PixArtTransformer2DModel", attention_head_dim=4, use_additional_conditions=True),
+     "field 'use_additional_conditions'"),
+    (dict(PIXART, _class_name="PixArtTransformer2DModel", cross_attention_dim=10), "field 'cross_attention_dim'"),
+    (dict(SANA, _class_name="SanaTransformer2DModel", guidance_embeds=True), "field 'guidance_embeds'"),
 ], ids=["unknown-class", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
-        "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm"])
+        "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
+        "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
+        "sana-guidance"])
 def test_refused_configs(config, message, tmp_path):
     """A component whose class is not registered, or whose config asks for a mechanism mobius does not
     build or is out of range, is refused naming config.json and the field; nothing is written."""
@@ -183,7 +234,8 @@ def test_refused_configs(config, message, tmp_path):
     assert not (tmp_path / "onnx").exists()
 
 
-CPU_ROWS = F16_ROWS[::2] + [r for r in ROWS if r.variant == "dev-guidance"]  # Flux: the rotary q / k too
+# Flux: the rotary q / k too; PixArt: the cross-attention's padding bias
+CPU_ROWS = [r for r in ROWS if r.variant in ("sd", "sd15", "sd3", "dev-guidance", "alpha-512")]
 
 
 @pytest.mark.parametrize("row", CPU_ROWS, ids=[f"{r.class_name}-{r.variant}" for r in CPU_ROWS])
