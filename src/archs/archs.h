@@ -231,6 +231,14 @@ std::unique_ptr<Architecture> create_esm(const HfConfig&, DataType);
 // archs/modernbert.cpp
 std::unique_ptr<Architecture> create_modernbert(const HfConfig&, DataType);
 
+// archs/eurobert.cpp, ultrabert.cpp (archs/bidirectional_decoder.h)
+std::unique_ptr<Architecture> create_eurobert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_ultrabert(const HfConfig&, DataType);
+
+// archs/xlm.cpp
+std::unique_ptr<Architecture> create_xlm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_flaubert(const HfConfig&, DataType);
+
 // archs/jina_embeddings_v3.cpp
 std::unique_ptr<Architecture> create_jina_embeddings_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nomic_bert(const HfConfig&, DataType);

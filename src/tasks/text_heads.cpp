@@ -27,51 +27,69 @@ constexpr std::array<std::pair<const char*, const char*>, 5> kHeadTasks = {{
     {"multiple-choice", "ForMultipleChoice"},
 }};
 
+// The class-name suffixes of heads named otherwise (XLM's, FlauBERT's).
+constexpr std::array<std::pair<const char*, const char*>, 2> kOtherHeadClasses = {{
+    {"fill-mask", "WithLMHeadModel"},                        // XLMWithLMHeadModel
+    {"question-answering", "ForQuestionAnsweringSimple"},    // XLMForQuestionAnsweringSimple
+}};
+
 Value* maybe_activation(Ops& op, const std::string& act, Value* x) {
   return act.empty() ? x : activation(op, act, x);
 }
 
-// decoder(norm(act(dense(x)))): x [batch, seq, hidden] -> [batch, seq, vocab].
+// decoder(norm(act(dense(x)))), dense and norm optional, act(project(...)) after act when set:
+// x [batch, seq, hidden] -> [batch, seq, vocab].
 class MaskedLMHead : public Module {
  public:
   MaskedLMHead(const TextHeadLayout::MaskedLM& l, int64_t hidden, const Embedding& words, bool tied, DataType dtype)
       : act_(l.act) {
-    const int64_t dim = l.width ? l.width : words.embedding_dim;
-    dense = child<Linear>(l.dense, LinearOptions{hidden, dim, l.dense_bias, dtype});
-    norm = child<LayerNorm>(l.norm, NormOptions{.dim = dim, .eps = l.eps, .dtype = dtype, .bias = l.norm_bias});
-    decoder = child<LMHead>(l.decoder, LMHeadOptions{dim, words.num_embeddings, l.decoder_bias, dtype},
+    const int64_t dim = words.embedding_dim;
+    const int64_t width = l.width ? l.width : dim;  // dense's output
+    if (!l.dense.empty()) dense = child<Linear>(l.dense, LinearOptions{hidden, width, l.dense_bias, dtype});
+    if (!l.project.empty()) project = child<Linear>(l.project, LinearOptions{width, dim, l.dense_bias, dtype});
+    const int64_t out = l.dense.empty() ? hidden : l.project.empty() ? width : dim;  // the decoder's input
+    if (!l.norm.empty())
+      norm = child<LayerNorm>(l.norm, NormOptions{.dim = out, .eps = l.eps, .dtype = dtype, .bias = l.norm_bias});
+    decoder = child<LMHead>(l.decoder, LMHeadOptions{out, words.num_embeddings, l.decoder_bias, dtype},
                             tied ? &words : nullptr);
     if (tied && l.decoder_bias) decoder->bias->source_key = l.bias;  // untied, transformers ties neither: decoder.bias
   }
   Value* forward(Ops& op, Value* x) const {
-    return decoder->forward(op, norm->forward(op, activation(op, act_, dense->forward(op, x))));
+    if (dense) x = dense->forward(op, x);
+    x = maybe_activation(op, act_, x);
+    if (project) x = maybe_activation(op, act_, project->forward(op, x));
+    if (norm) x = norm->forward(op, x);
+    return decoder->forward(op, x);
   }
-  Linear* dense;
-  LayerNorm* norm;
+  Linear* dense = nullptr;
+  Linear* project = nullptr;
+  LayerNorm* norm = nullptr;
   LMHead* decoder;
 
  private:
   std::string act_;
 };
 
-// out(norm(act(dense(x)))) over the last axis, each step but out optional: [..., hidden] -> [..., out_features].
+// out(norm(act(dense(x)))) over the last axis, each step optional (dense or out present):
+// [..., hidden] -> [..., out_features]; without out, dense projects to out_features.
 class ClassifierHead : public Module {
  public:
   ClassifierHead(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype) : act_(h.act) {
-    if (!h.dense.empty()) dense = child<Linear>(h.dense, LinearOptions{hidden, hidden, h.dense_bias, dtype});
+    const int64_t width = h.out.empty() ? out_features : h.width ? h.width : hidden;
+    if (!h.dense.empty()) dense = child<Linear>(h.dense, LinearOptions{hidden, width, h.dense_bias, dtype});
     if (!h.norm.empty())
-      norm = child<LayerNorm>(h.norm, NormOptions{.dim = hidden, .eps = h.eps, .dtype = dtype, .bias = h.norm_bias});
-    out = child<Linear>(h.out, LinearOptions{hidden, out_features, true, dtype});
+      norm = child<LayerNorm>(h.norm, NormOptions{.dim = width, .eps = h.eps, .dtype = dtype, .bias = h.norm_bias});
+    if (!h.out.empty()) out = child<Linear>(h.out, LinearOptions{width, out_features, true, dtype});
   }
   Value* forward(Ops& op, Value* x) const {
     if (dense) x = dense->forward(op, x);
     x = maybe_activation(op, act_, x);
     if (norm) x = norm->forward(op, x);
-    return out->forward(op, x);
+    return out ? out->forward(op, x) : x;
   }
   Linear* dense = nullptr;
   LayerNorm* norm = nullptr;
-  Linear* out;
+  Linear* out = nullptr;
 
  private:
   std::string act_;
@@ -82,8 +100,10 @@ class ClassifierHead : public Module {
 class FirstTokenClassifier : public ClassifierHead {
  public:
   FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype)
-      : ClassifierHead(h, hidden, out_features, dtype), token_(h.token), pooling_(h.pooling) {}
+      : ClassifierHead(h, hidden, out_features, dtype), token_(h.token), pooling_(h.pooling),
+        pool_logits_(h.pool_logits) {}
   Value* forward(Ops& op, Value* x, Value* attention_mask) const {
+    if (pool_logits_) return sentence_pool(op, pooling_, ClassifierHead::forward(op, x), attention_mask);
     return ClassifierHead::forward(
         op, pooling_.empty() ? token_at(op, x, token_) : sentence_pool(op, pooling_, x, attention_mask));
   }
@@ -91,6 +111,7 @@ class FirstTokenClassifier : public ClassifierHead {
  private:
   int64_t token_;
   std::string pooling_;
+  bool pool_logits_;
 };
 
 // The encoder (adopted under the layout's base_model_prefix, or at the root) and one head.
@@ -177,6 +198,8 @@ class TextHeadModel : public Architecture {
 // The task config.json's architectures names (<Type>For<Task>), feature-extraction otherwise.
 std::string task_of_class(const std::string& cls) {
   for (const auto& [task, suffix] : kHeadTasks)
+    if (cls.ends_with(suffix)) return task;
+  for (const auto& [task, suffix] : kOtherHeadClasses)
     if (cls.ends_with(suffix)) return task;
   return "feature-extraction";
 }

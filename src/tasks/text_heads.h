@@ -13,7 +13,8 @@
 // A family describes its heads in a TextHeadLayout (names as its state dicts; archs/bert.cpp); the
 // head modules are the same for every family:
 //   masked LM       decoder(norm(act(dense(x))))  decoder tied to the word embeddings (its own
-//                   weight with tie_word_embeddings false) plus the head's bias
+//                   weight with tie_word_embeddings false) plus the head's bias; dense and norm
+//                   optional (EuroBERT: the decoder alone), UltraBERT's act(project(...)) after act
 //   first token     out(act(dense(x[:, 0])))      dense and act optional (BertPooler + classifier,
 //                   RobertaClassificationHead, DistilBERT's pre_classifier, ELECTRA's summary;
 //                   RoFormer's multiple-choice summary reads the last token, x[:, -1])
@@ -37,7 +38,8 @@ namespace mobius {
 
 class Encoder;
 
-// out(act(dense(x[:, token]))): the checkpoint names of the two Linears ("" dense: none) and the
+// out(act(dense(x[:, token]))): the checkpoint names of the two Linears ("" dense: none; "" out:
+// none, dense then gives the logits: XLMSequenceSummary's summary and summary_activation) and the
 // activation between them ("" = none; the names of blocks/activation.h).
 struct FirstTokenHead {
   std::string dense;
@@ -51,18 +53,27 @@ struct FirstTokenHead {
   // "cls" (the first kept token: ModernBertForMultipleChoice's attention_mask.argmax) or "mean"
   // (classifier_pooling "mean")
   std::string pooling;
+  // pool the per-token logits out(act(dense(x))) by `pooling` instead of pooling x first
+  // (EuroBertForSequenceClassification's classifier_pooling "late": the mean over the mask)
+  bool pool_logits = false;
+  // dense's output width when out follows it and it is not hidden_size (XLMForMultipleChoice:
+  // sequence_summary.summary to num_labels, then logits_proj); 0: hidden_size
+  int64_t width = 0;
 };
 
 struct TextHeadLayout {
   std::string base_model_prefix;  // the encoder's weights in a head checkpoint: bert.embeddings...
   std::string base_model_class;   // architectures of a checkpoint without a head: BertModel
-  // fill-mask: decoder(norm(act(dense(x)))) + bias
+  // fill-mask: decoder(norm(act(dense(x)))) + bias; dense "" and norm "" none (EuroBERT's lm_head
+  // alone), project: a Linear from width back to the word embeddings' width (bias dense_bias), then
+  // act again, after act (UltrabertPredictionHead.linear2); "" none
   struct MaskedLM {
     std::string dense, act, norm, decoder;
     std::string bias;  // the tied decoder's bias as saved (cls.predictions.bias, tied to decoder.bias)
     float eps = 1e-12f;
     int64_t width = 0;  // dense's output width; 0: the word embeddings' (RemBERT: output_embedding_size)
     bool dense_bias = true, norm_bias = true, decoder_bias = true;  // ModernBERT: classifier_bias, norm_bias, decoder_bias
+    std::string project;
   } masked_lm;
   FirstTokenHead sequence_classification;
   FirstTokenHead multiple_choice;  // out has one feature

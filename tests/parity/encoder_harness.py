@@ -53,7 +53,19 @@ ENCODER_TYPE_BASE = {
     # sliding layers, shorter than the batch; 3 layers: full, sliding, sliding (every 3rd global)
     "modernbert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
                        local_attention=16, num_hidden_layers=3),
+    # EuroBERT's / UltraBERT's special ids inside the tiny vocabulary
+    "eurobert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, mask_token_id=4),
+    # 3 layers: sliding, sliding, full ((i + 1) % 3); a window of 8 each side, shorter than the batch
+    # and wider than its left padding (PAD 7: every query sees a token, see HEAD_VARIANTS for the rest)
+    "ultrabert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, num_hidden_layers=3, sliding_window=8,
+                      prediction_head_size=32),
+    # three languages (lang_embeddings, the langs input); the sizes through XLMConfig.attribute_map
+    # (config.json: emb_dim, n_layers, n_heads; the feed-forward 4 * emb_dim wide)
+    "xlm": dict(n_langs=3),
+    "flaubert": dict(n_langs=3),
 }
+# XLM's token_type_ids index its word embeddings: segments 0 / 1 (no type_vocab_size)
+TOKEN_TYPES = {"xlm": 2, "flaubert": 2}
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "albert": [
@@ -106,6 +118,29 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                _json=dict(rope_parameters=DROP, layer_types=DROP, global_rope_theta=1000.0,
                                           local_rope_theta=50.0, global_attn_every_n_layers=2))),
     ],
+    "eurobert": [
+        ("default", {}),  # Llama layers, bidirectional; theta 10000, SwiGLU, no biases
+        ("gqa-biases-theta", dict(num_key_value_heads=2, attention_bias=True, mlp_bias=True, hidden_act="gelu",
+                                  rope_parameters=dict(rope_type="default", rope_theta=500.0))),
+    ],
+    "ultrabert": [
+        ("default", {}),  # sliding, sliding, full; thetas 10000 / 2560000
+        ("full-sliding-thetas", dict(layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+                                     sliding_window=2, rope_parameters=dict(
+                                         full_attention=dict(rope_type="default", rope_theta=1000.0),
+                                         sliding_attention=dict(rope_type="default", rope_theta=50.0)))),
+        # the released checkpoints' config.json: attention_windows and a theta per layer, no
+        # layer_types / rope_parameters / sliding_window (UltrabertConfig.__post_init__'s BC path)
+        ("attention-windows", dict(attention_windows=[0, 6, 6], rope_theta=[1000.0, 50.0, 50.0],
+                                   _json=dict(layer_types=DROP, rope_parameters=DROP, sliding_window=DROP,
+                                              attention_windows=[0, 6, 6], rope_theta=[1000.0, 50.0, 50.0]))),
+    ],
+    "xlm": [
+        ("default", {}),  # post-norm, gelu, language embeddings
+        ("relu-one-language", dict(gelu_activation=False, n_langs=1)),  # no lang_embeddings, no langs input
+        ("sinusoidal", dict(sinusoidal_embeddings=True, layer_norm_eps=1e-3)),
+    ],
+    "flaubert": [("default", {})],  # XLM's post-norm layers (pre_norm: refused, see archs/xlm.cpp)
     "mpnet": [("default", {})],  # roberta position ids (padding_idx 1), relative position bias, no token types
     # the rotary post-norm encoders (src/archs/jina_embeddings_v3.cpp)
     "jina_embeddings_v3": [
@@ -209,6 +244,27 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                   classifier_activation="gelu_new")),
         ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),
     ],
+    "eurobert": [
+        # classifier_pooling bos / mean (the default "late" pools the logits): dense + gelu + classifier
+        ("text-classification-bos", dict(_task="text-classification", classifier_pooling="bos")),
+        ("text-classification-mean", dict(_task="text-classification", classifier_pooling="mean", num_labels=3)),
+        ("fill-mask-tied-bias", dict(_task="fill-mask", tie_word_embeddings=True, mlp_bias=True)),  # lm_head.bias
+    ],
+    "ultrabert": [
+        # a window of 4 < the left padding (7): "cls" pools row 1's first position, a padding token whose
+        # sliding layers see no token; transformers' eager path attends uniformly over every key there,
+        # its default sdpa path (UltrabertPreTrainedModel: sdpa) unmasks the row: mobius equals sdpa
+        ("text-classification-window-4-sdpa", dict(_task="text-classification", sliding_window=4,
+                                                   _attn_implementation="sdpa")),
+        ("text-classification-mean", dict(_task="text-classification", classifier_pooling="mean", num_labels=3)),
+        ("fill-mask-tied", dict(_task="fill-mask", tie_word_embeddings=True)),
+    ],
+    "xlm": [
+        # the summary of the last token with its activation after the labels' projection
+        ("text-classification-last-tanh", dict(_task="text-classification", summary_type="last",
+                                               summary_activation="tanh", num_labels=3)),
+        ("multiple-choice-tanh", dict(_task="multiple-choice", summary_activation="tanh", num_labels=3)),
+    ],
     "roformer": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
                                                      summary_use_proj=True, summary_activation="tanh"))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
@@ -235,7 +291,7 @@ def encoder_batch(config, seed: int = 1):
     """Batch of 2, PREFILL_LEN long: row 0 right-padded by RIGHT_PAD, row 1 left-padded by PAD
     (which moves roberta's input_ids-derived position ids off 0..seq-1). Padding holds the
     config's pad_token_id and no real token is the pad id; token_type_ids are random over the type
-    vocabulary on the tokens, 0 on padding (None for models without token types)."""
+    vocabulary (XLM's: TOKEN_TYPES) on the tokens, 0 on padding (None for models without token types)."""
     rng = np.random.RandomState(seed)
     pad = config.pad_token_id
     ids = rng.randint(0, config.vocab_size - 1, size=(2, PREFILL_LEN)).astype(np.int64)
@@ -244,7 +300,7 @@ def encoder_batch(config, seed: int = 1):
     mask[0, PREFILL_LEN - RIGHT_PAD:] = 0
     mask[1, :PAD] = 0
     ids[mask == 0] = pad
-    types = getattr(config, "type_vocab_size", None)
+    types = getattr(config, "type_vocab_size", None) or TOKEN_TYPES.get(config.model_type)
     token_types = rng.randint(0, types, size=ids.shape).astype(np.int64) * mask if types else None
     return ids, mask, token_types
 
@@ -255,7 +311,8 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
     mask: RoC-BERT's input_shape_ids / input_pronunciation_ids random over their vocabularies on
     the tokens, LayoutLM's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
     max_2d_position_embeddings, MarkupLM's xpath_tags_seq / xpath_subs_seq [batch, seq, max_depth]
-    random over their tables (tag_pad_id / subs_pad_id on padding); 0 on padding."""
+    random over their tables (tag_pad_id / subs_pad_id on padding), XLM's / FlauBERT's langs random
+    over n_langs (with language embeddings); 0 on padding."""
     rng = np.random.RandomState(seed + 100)
     out = {}
     if config.model_type == "layoutlm":
@@ -269,6 +326,8 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
         subs = rng.randint(0, config.max_xpath_subs_unit_embeddings, size=shape)
         out["xpath_tags_seq"] = np.where(mask[..., None] == 1, tags, config.tag_pad_id).astype(np.int64)
         out["xpath_subs_seq"] = np.where(mask[..., None] == 1, subs, config.subs_pad_id).astype(np.int64)
+    if config.model_type in ("xlm", "flaubert") and config.n_langs > 1 and config.use_lang_emb:
+        out["langs"] = rng.randint(0, config.n_langs, size=mask.shape).astype(np.int64) * mask
     if config.model_type == "roc_bert":
         if config.enable_shape:
             out["input_shape_ids"] = rng.randint(0, config.shape_vocab_size, size=mask.shape).astype(np.int64) * mask
@@ -300,7 +359,7 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
         return run_head_parity(model_type, overrides, work, row, build_args)
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = H.write_checkpoint(model_type, overrides, hf_dir)
-    ref = H.load_reference(hf_dir, AutoModel)
+    ref = H.load_reference(hf_dir, AutoModel, overrides)
     ids, mask, token_types = encoder_batch(ref.config)
     extra = extra_inputs(ref.config, mask)
 
@@ -357,7 +416,7 @@ def run_head_parity(model_type: str, overrides: dict, work: Path, row: dict, bui
     auto, outputs = head_class(model_type, task), HEAD_CLASSES[task][1]
     hf_dir, out_dir = work / "hf", work / "onnx"
     model = H.write_checkpoint(model_type, overrides, hf_dir, auto)
-    ref = H.load_reference(hf_dir, auto)
+    ref = H.load_reference(hf_dir, auto, overrides)
     ids, mask, token_types, extra = head_batch(ref.config, task)
 
     path = H.build(hf_dir, out_dir, *build_args)

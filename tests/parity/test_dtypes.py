@@ -14,11 +14,13 @@ import harness as H
 # electra: an encoder whose checkpoint has no pooler (BertModel's pooler weights stay unused);
 # deberta, deberta-v2: fused projections with q_bias / v_bias, the relative embeddings; roformer:
 # its rotary table (encoder.embed_positions) stored as a weight; modernbert: the fused Wqkv and Wi,
-# bias-free norms; gte: a gated MLP with a bias on down_proj only;
+# bias-free norms; gte: a gated MLP with a bias on down_proj only; ultrabert: a Llama stack as an
+# encoder; xlm: per-layer lists (attentions.N, ffns.N), word embeddings read twice (token types);
 # codegen, cohere, stablelm, phi: fused projections, per-head norm weights, a tied head with its
 # own bias; apertus: scalar (0-d) xIELU parameters; olmo: norms without parameters
 ROWS = [("llama", "attention-bias"), ("qwen3", "tied"), ("electra", "default"), ("deberta", "default"),
         ("deberta-v2", "default"), ("roformer", "default"), ("modernbert", "default"), ("gte", "default"),
+        ("ultrabert", "default"), ("xlm", "default"),
         ("codegen", "default"), ("cohere", "qk-norm"), ("stablelm", "qk-layernorm"), ("phi", "tied"),
         ("gemma2", "full-sliding-untied-bias"), ("gemma3_text", "window-16-softcap"),
         ("apertus", "default"), ("olmo", "default")]

@@ -30,7 +30,8 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # in attention_bias), RoFormer and ESM (rotary), Megatron-BERT (pre-norm), RemBERT (the embedding
 # mapping), X-MOD (the language adapter), I-BERT, RoC-BERT, LayoutLM and MarkupLM (their further
 # inputs), SqueezeBERT (grouped convolutions around its own attention), ModernBERT (fused Wqkv, the
-# local layers' band), the rotary post-norm encoders (jina_embeddings_v3, nomic_bert, gte), and every
+# local layers' band), the rotary post-norm encoders (jina_embeddings_v3, nomic_bert, gte), the
+# bidirectional Llama layers (eurobert; ultrabert's sliding band), XLM (langs) and FlauBERT, and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
 # prediction head and pooling)
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
@@ -40,7 +41,9 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("rembert", "default"), ("xmod", "default"), ("ibert", "default"),
                              ("roc_bert", "default"), ("layoutlm", "default"), ("markuplm", "default"),
                              ("squeezebert", "default"), ("modernbert", "default"), ("modernbert", "window-4-thetas"),
-                             ("jina_embeddings_v3", "default"), ("nomic_bert", "default"), ("gte", "default")}
+                             ("jina_embeddings_v3", "default"), ("nomic_bert", "default"), ("gte", "default"),
+                             ("eurobert", "default"), ("ultrabert", "default"), ("xlm", "default"),
+                             ("flaubert", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
