@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <utility>
 
 #include "blocks/activation.h"
@@ -37,21 +38,28 @@ class MaskedLMHead : public Module {
   MaskedLMHead(const TextHeadLayout::MaskedLM& l, int64_t hidden, const Embedding& words, bool tied, DataType dtype)
       : act_(l.act) {
     const int64_t dim = l.width ? l.width : words.embedding_dim;
+    decoder_width_ = l.extra_rows.empty() ? dim : words.embedding_dim;
     dense = child<Linear>(l.dense, LinearOptions{hidden, dim, l.dense_bias, dtype});
     norm = child<LayerNorm>(l.norm, NormOptions{.dim = dim, .eps = l.eps, .dtype = dtype, .bias = l.norm_bias});
-    decoder = child<LMHead>(l.decoder, LMHeadOptions{dim, words.num_embeddings, l.decoder_bias, dtype},
+    decoder = child<LMHead>(l.decoder, LMHeadOptions{decoder_width_, words.num_embeddings, l.decoder_bias, dtype},
                             tied ? &words : nullptr);
     if (tied && l.decoder_bias) decoder->bias->source_key = l.bias;  // untied, transformers ties neither: decoder.bias
+    if (dim > decoder_width_) extra_rows = param(l.extra_rows + ".weight", {dim - decoder_width_, words.num_embeddings}, dtype);
   }
   Value* forward(Ops& op, Value* x) const {
-    return decoder->forward(op, norm->forward(op, activation(op, act_, dense->forward(op, x))));
+    Value* h = norm->forward(op, activation(op, act_, dense->forward(op, x)));
+    if (!extra_rows) return decoder->forward(op, h);
+    Value* head = decoder->forward(op, op.Slice(h, {0}, {decoder_width_}, {-1}));
+    return op.Add(head, op.MatMul(op.Slice(h, {decoder_width_}, {INT64_MAX}, {-1}), extra_rows->value(op)));
   }
   Linear* dense;
   LayerNorm* norm;
   LMHead* decoder;
+  Parameter* extra_rows = nullptr;  // TextHeadLayout::MaskedLM::extra_rows
 
  private:
   std::string act_;
+  int64_t decoder_width_;  // the decoder's input features: the first ones of dense's output
 };
 
 // out(norm(act(dense(x)))) over the last axis, each step but out optional: [..., hidden] -> [..., out_features].
