@@ -36,6 +36,9 @@ std::unique_ptr<Architecture> create_roc_bert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_layoutlm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_markuplm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_squeezebert(const HfConfig&, DataType);
+// archs/mobilebert.cpp, fnet.cpp
+std::unique_ptr<Architecture> create_mobilebert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_fnet(const HfConfig&, DataType);
 
 // archs/gemma.cpp
 std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);

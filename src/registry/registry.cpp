@@ -51,6 +51,8 @@ const std::vector<RegistryEntry>& registry() {
         {"layoutlm", "bert", "feature-extraction", create_layoutlm},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
+        {"mobilebert", "bert", "feature-extraction", create_mobilebert},
+        {"fnet", "bert", "feature-extraction", create_fnet},
         {"phi", "phi", "text-generation", create_phi, "phi"},
         {"phi3", "phi3", "text-generation", create_phi3, "phi3"},
         {"gpt_neox", "gpt_neox", "text-generation", create_gpt_neox},

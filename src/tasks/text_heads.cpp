@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <utility>
 
 #include "blocks/activation.h"
@@ -47,27 +48,33 @@ class MaskedLMHead : public Module {
     const int64_t width = l.width ? l.width : dim;  // dense's output
     if (!l.dense.empty()) dense = child<Linear>(l.dense, LinearOptions{hidden, width, l.dense_bias, dtype});
     if (!l.project.empty()) project = child<Linear>(l.project, LinearOptions{width, dim, l.dense_bias, dtype});
-    const int64_t out = l.dense.empty() ? hidden : l.project.empty() ? width : dim;  // the decoder's input
+    const int64_t out = l.dense.empty() ? hidden : l.project.empty() ? width : dim;  // the transformed x's width
     if (!l.norm.empty())
       norm = child<LayerNorm>(l.norm, NormOptions{.dim = out, .eps = l.eps, .dtype = dtype, .bias = l.norm_bias});
-    decoder = child<LMHead>(l.decoder, LMHeadOptions{out, words.num_embeddings, l.decoder_bias, dtype},
+    decoder_width_ = l.extra_rows.empty() ? out : dim;
+    decoder = child<LMHead>(l.decoder, LMHeadOptions{decoder_width_, words.num_embeddings, l.decoder_bias, dtype},
                             tied ? &words : nullptr);
     if (tied && l.decoder_bias) decoder->bias->source_key = l.bias;  // untied, transformers ties neither: decoder.bias
+    if (out > decoder_width_) extra_rows = param(l.extra_rows + ".weight", {out - decoder_width_, words.num_embeddings}, dtype);
   }
   Value* forward(Ops& op, Value* x) const {
     if (dense) x = dense->forward(op, x);
     x = maybe_activation(op, act_, x);
     if (project) x = maybe_activation(op, act_, project->forward(op, x));
     if (norm) x = norm->forward(op, x);
-    return decoder->forward(op, x);
+    if (!extra_rows) return decoder->forward(op, x);
+    Value* head = decoder->forward(op, op.Slice(x, {0}, {decoder_width_}, {-1}));
+    return op.Add(head, op.MatMul(op.Slice(x, {decoder_width_}, {INT64_MAX}, {-1}), extra_rows->value(op)));
   }
   Linear* dense = nullptr;
   Linear* project = nullptr;
   LayerNorm* norm = nullptr;
   LMHead* decoder;
+  Parameter* extra_rows = nullptr;  // TextHeadLayout::MaskedLM::extra_rows
 
  private:
   std::string act_;
+  int64_t decoder_width_;  // the decoder's input features: the first ones of dense's output
 };
 
 // out(norm(act(dense(x)))) over the last axis, each step optional (dense or out present):

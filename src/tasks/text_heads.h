@@ -14,7 +14,9 @@
 // head modules are the same for every family:
 //   masked LM       decoder(norm(act(dense(x))))  decoder tied to the word embeddings (its own
 //                   weight with tie_word_embeddings false) plus the head's bias; dense and norm
-//                   optional (EuroBERT: the decoder alone), UltraBERT's act(project(...)) after act
+//                   optional (EuroBERT: the decoder alone), UltraBERT's act(project(...)) after act;
+//                   MobileBERT: the decoder over the first embedding_size features, further rows
+//                   over the rest
 //   first token     out(act(dense(x[:, 0])))      dense and act optional (BertPooler + classifier,
 //                   RobertaClassificationHead, DistilBERT's pre_classifier, ELECTRA's summary;
 //                   RoFormer's multiple-choice summary reads the last token, x[:, -1])
@@ -74,6 +76,10 @@ struct TextHeadLayout {
     int64_t width = 0;  // dense's output width; 0: the word embeddings' (RemBERT: output_embedding_size)
     bool dense_bias = true, norm_bias = true, decoder_bias = true;  // ModernBERT: classifier_bias, norm_bias, decoder_bias
     std::string project;
+    // MobileBERT: a weight [width - embedding_dim, vocab] (as saved) whose rows follow the decoder's
+    // (MobileBertLMPredictionHead: x @ [decoder.weight^T ; dense.weight]): the decoder reads the
+    // first embedding_dim features of the transformed x, this weight the rest. "" none.
+    std::string extra_rows;
   } masked_lm;
   FirstTokenHead sequence_classification;
   FirstTokenHead multiple_choice;  // out has one feature

@@ -51,6 +51,9 @@ ENCODER_TYPE_BASE = {
                      max_xpath_subs_unit_embeddings=30, tag_pad_id=19, subs_pad_id=29),
     # ModernBERT's special ids inside the tiny vocabulary; a window of 16 (8 each side) on the
     # sliding layers, shorter than the batch; 3 layers: full, sliding, sliding (every 3rd global)
+    # MobileBERT's bottlenecks 64 -> 32 (4 heads of 8), embeddings of 32 (trigram 96 -> 64); one stacked
+    # FFN besides the layer's own (NoNorm does not bound the residual sums: the outputs stay small)
+    "mobilebert": dict(embedding_size=32, intra_bottleneck_size=32, num_feedforward_networks=2),
     "modernbert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
                        local_attention=16, num_hidden_layers=3),
     # EuroBERT's / UltraBERT's special ids inside the tiny vocabulary
@@ -108,6 +111,22 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                    token_dropout=False)),  # ESM-1b: positions from the ids (padding_idx 1)
     ],
     "megatron-bert": [("default", {})],  # pre-norm layers, encoder.ln, no embeddings LayerNorm; 2 token types
+    "fnet": [
+        ("default", {}),  # gelu_new, 4 token types, the padding mixed in as FNetModel does (no attention_mask)
+        ("gelu-eps", dict(hidden_act="gelu", layer_norm_eps=1e-3)),
+    ],
+    "mobilebert": [
+        ("default", {}),  # NoNorm, trigram input, shared q/k bottleneck, relu
+        # LayerNorms: layer_norm_eps on most, torch's 1e-5 on the embeddings' and output.LayerNorm; 3 stacked FFNs
+        ("layer-norm-eps", dict(normalization_type="layer_norm", layer_norm_eps=1e-3, hidden_act="gelu",
+                                num_feedforward_networks=4)),
+        ("bottleneck-attention", dict(use_bottleneck_attention=True, key_query_shared_bottleneck=False)),  # q = k = v
+        # q = k = v = x, the bottleneck only for the residual (as wide as hidden_size: the projections read x)
+        ("no-shared-bottleneck", dict(key_query_shared_bottleneck=False, intra_bottleneck_size=64,
+                                      num_feedforward_networks=1)),
+        # no bottleneck (true_hidden_size = hidden_size), no trigram: embedding_transformation 32 -> 64
+        ("no-bottleneck-no-trigram", dict(use_bottleneck=False, trigram_input=False, num_feedforward_networks=1)),
+    ],
     "modernbert": [
         ("default", {}),  # layer 0 global (no attn_norm), 1-2 sliding; thetas 160000 / 10000; GeGLU; bias-free norms
         ("biases-global-2", dict(norm_bias=True, attention_bias=True, mlp_bias=True, global_attn_every_n_layers=2,
@@ -264,6 +283,10 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("text-classification-last-tanh", dict(_task="text-classification", summary_type="last",
                                                summary_activation="tanh", num_labels=3)),
         ("multiple-choice-tanh", dict(_task="multiple-choice", summary_activation="tanh", num_labels=3)),
+    ],
+    "mobilebert": [
+        ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),  # cls.predictions.decoder.weight saved
+        ("text-classification-no-pooler-activation", dict(_task="text-classification", classifier_activation=False)),
     ],
     "roformer": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
                                                      summary_use_proj=True, summary_activation="tanh"))],

@@ -31,9 +31,10 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # mapping), X-MOD (the language adapter), I-BERT, RoC-BERT, LayoutLM and MarkupLM (their further
 # inputs), SqueezeBERT (grouped convolutions around its own attention), ModernBERT (fused Wqkv, the
 # local layers' band), the rotary post-norm encoders (jina_embeddings_v3, nomic_bert, gte), the
-# bidirectional Llama layers (eurobert; ultrabert's sliding band), XLM (langs) and FlauBERT, and every
+# bidirectional Llama layers (eurobert; ultrabert's sliding band), XLM (langs) and FlauBERT, MobileBERT
+# (bottlenecks, NoNorm, trigram input; its fill-mask decoder's further rows), and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
-# prediction head and pooling)
+# prediction head and pooling). FNet has no attention to lower: its graph is the same under --ep cpu.
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
            if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default"),
                              ("deberta", "default"), ("deberta-v2", "default"), ("deberta-v2", "conv"),
@@ -43,7 +44,7 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("squeezebert", "default"), ("modernbert", "default"), ("modernbert", "window-4-thetas"),
                              ("jina_embeddings_v3", "default"), ("nomic_bert", "default"), ("gte", "default"),
                              ("eurobert", "default"), ("ultrabert", "default"), ("xlm", "default"),
-                             ("flaubert", "default")}
+                             ("flaubert", "default"), ("mobilebert", "default"), ("mobilebert", "fill-mask")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
