@@ -23,6 +23,8 @@ GatedMLP::GatedMLP(const MLPOptions& o) : intermediate_size_(o.intermediate_size
     up_proj = child<Linear>(o.gated_up_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
   }
   down_proj = child<Linear>(o.gated_down_name, LinearOptions{i, h, o.down_bias.value_or(o.bias), o.dtype, o.conv1d});
+  if (const auto& n = o.down_input_norm)
+    down_input_norm = adopt(n->name, make_norm({.dim = i, .eps = n->eps, .dtype = o.dtype}));
 }
 
 Value* GatedMLP::forward(Ops& op, Value* x) const {
@@ -36,7 +38,8 @@ Value* GatedMLP::forward(Ops& op, Value* x) const {
     gate = gate_proj->forward(op, x);
     up = up_proj->forward(op, x);
   }
-  return down_proj->forward(op, op.Mul(act(op, gate), up));
+  Value* y = op.Mul(act(op, gate), up);
+  return down_proj->forward(op, down_input_norm ? down_input_norm->forward(op, y) : y);
 }
 
 MLP::MLP(const MLPOptions& o) {

@@ -16,6 +16,7 @@
 
 #include "blocks/activation.h"
 #include "blocks/linear.h"
+#include "blocks/norms.h"
 
 namespace mobius {
 
@@ -33,6 +34,7 @@ struct MLPOptions {
   std::string gate_up_name = "gate_up_proj";  // fused_gate_up's (DINOv2's SwiGLU: mlp.weights_in)
   bool conv1d = false;  // GPT-2 Conv1D projections ([in, out] weights, blocks/linear.h)
   std::optional<bool> down_bias;  // GatedMLP's down projection when not `bias` (GteMLP: down_proj only)
+  std::optional<SubNorm> down_input_norm;  // GatedMLP: a norm over act(gate) * up before the down projection (BitNet)
 };
 
 // A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).
@@ -55,6 +57,7 @@ class GatedMLP : public FeedForward {
   explicit GatedMLP(const MLPOptions& o);
   Value* forward(Ops& op, Value* x) const override;
   Linear *gate_proj = nullptr, *up_proj = nullptr, *gate_up_proj = nullptr, *down_proj;
+  Norm* down_input_norm = nullptr;  // MLPOptions::down_input_norm
 
  private:
   int64_t intermediate_size_;
