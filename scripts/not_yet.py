@@ -20,14 +20,11 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 
 # Decoder-only text-generation types: what they need beyond the blocks mobius has.
 REASONS = {
-    "afmoe": "MoE decoder from GPT-OSS / Qwen2-MoE parts (gated attention, routed + shared experts): not written yet",
     "aria_text": "Aria's text decoder (OLMoE-style MoE with shared experts): not written yet",
     "axk1": "DeepSeek-V3 with an RMSNorm on the MoE layers' output only (post_mlp_layernorm, a layer-level "
             "checkpoint key beside the mlp module), dense / sparse per mlp_layer_types: not written yet",
     "axk2": "DeepSeek-V3.2 relative: needs DeepSeek sparse attention (indexer top-k over the cache)",
     "beam": "needs DeepSeek-V3.2 / V4 sparse attention (indexer top-k over the cache)",
-    "bert-generation": "BERT layers as a causal decoder (BertGenerationDecoder): not written yet",
-    "bitnet": "ternary BitLinear weights with per-token activation quantization and sub-norms: not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
     "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
     "cpmant": "CPM-Ant: bucketed relative position bias and prompt segments: not written yet",
@@ -61,8 +58,6 @@ REASONS = {
     "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
     "minimax": "MiniMax-Text-01: lightning (linear) attention layers: issue 27",
     "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
-    "modernbert-decoder": "ModernBERT decoder: local / global layers with two RoPE thetas, GeGLU, bias-free "
-                          "LayerNorm: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
     "xlnet": "XLNet: two-stream relative attention with memory, not a causal decoder",

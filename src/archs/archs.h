@@ -233,6 +233,14 @@ std::unique_ptr<Architecture> create_esm(const HfConfig&, DataType);
 
 // archs/modernbert.cpp
 std::unique_ptr<Architecture> create_modernbert(const HfConfig&, DataType);
+// archs/afmoe.cpp
+std::unique_ptr<Architecture> create_afmoe(const HfConfig&, DataType);
+// archs/bitnet.cpp
+std::unique_ptr<Architecture> create_bitnet(const HfConfig&, DataType);
+// archs/bert_generation.cpp
+std::unique_ptr<Architecture> create_bert_generation(const HfConfig&, DataType);
+// archs/modernbert_decoder.cpp
+std::unique_ptr<Architecture> create_modernbert_decoder(const HfConfig&, DataType);
 
 // archs/eurobert.cpp, ultrabert.cpp (archs/bidirectional_decoder.h)
 std::unique_ptr<Architecture> create_eurobert(const HfConfig&, DataType);

@@ -24,6 +24,7 @@
 #include "archs/archs.h"
 #include "archs/attention_config.h"
 #include "archs/layer_types.h"
+#include "archs/modernbert.h"
 #include "blocks/attention.h"
 #include "blocks/local_attention_mask.h"
 #include "blocks/mlp.h"
@@ -127,6 +128,39 @@ RopeConfig modernbert_rope(const HfConfig& c, const std::optional<HfConfig>& par
 
 }  // namespace
 
+ModernBertLayers read_modernbert_layers(const HfConfig& c, int64_t num_hidden_layers, int64_t head_dim) {
+  ModernBertLayers l;
+  // __post_init__: layer i is global when i % global_attn_every_n_layers == 0
+  const int64_t every = c.int_or("global_attn_every_n_layers", 3);
+  if (every <= 0) c.fail("global_attn_every_n_layers", "must be positive");
+  std::vector<std::string> fallback;
+  for (int64_t i = 0; i < num_hidden_layers; ++i) fallback.push_back(i % every ? "sliding_attention" : "full_attention");
+  l.layer_types = read_layer_types(c, num_hidden_layers, fallback);
+  // sliding_window is local_attention // 2 (-1 when null: ModernBertDecoderConfig); a
+  // sliding_window in config.json wins (ModernBertConfig's setter, ModernBertDecoderConfig's
+  // attribute set after __post_init__ computes it)
+  if (c.has("sliding_window")) {
+    l.sliding_window = c.get_int("sliding_window");
+  } else {
+    const auto& j = c.json();
+    const bool null_local = j.contains("local_attention") && j["local_attention"].is_null();
+    const int64_t local = null_local ? -1 : c.int_or("local_attention", 128);
+    l.sliding_window = local < 0 ? -1 : local / 2;
+  }
+  // rope_parameters: dict[Literal["full_attention", "sliding_attention"], dict] (the config class
+  // refuses a flat dict)
+  if (c.sub("rope_parameters"))
+    for (const auto& [key, value] : c.json()["rope_parameters"].items())
+      if (key != "full_attention" && key != "sliding_attention")
+        c.fail("rope_parameters", "its keys are the layer types full_attention and sliding_attention, not '" + key + "'");
+  const auto [full, sliding] = read_layer_type_rope_params(c);
+  l.full_rope = modernbert_rope(c, full, "global_rope_theta", 160000.0, head_dim);
+  l.sliding_rope = modernbert_rope(c, sliding, "local_rope_theta", 10000.0, head_dim);
+  for (const RopeConfig* r : {&l.full_rope, &l.sliding_rope})
+    if (r->rotary_dim() < 2 || r->rotary_dim() % 2) c.fail("num_attention_heads", "the rotated head size must be even");
+  return l;
+}
+
 std::unique_ptr<Architecture> create_modernbert(const HfConfig& c, DataType dtype) {
   ModernBertSpec s;
   s.dtype = dtype;
@@ -149,34 +183,13 @@ std::unique_ptr<Architecture> create_modernbert(const HfConfig& c, DataType dtyp
                      .hidden_act = read_activation(c, "hidden_activation", "gelu"),
                      .bias = c.bool_or("mlp_bias", false), .dtype = dtype, .fused_gate_up = true,
                      .gated_down_name = "Wo", .gate_up_name = "Wi"};
-  // ModernBertConfig.__post_init__: layer i is global when i % global_attn_every_n_layers == 0
-  const int64_t every = c.int_or("global_attn_every_n_layers", 3);
-  if (every <= 0) c.fail("global_attn_every_n_layers", "must be positive");
-  std::vector<std::string> fallback;
-  for (int64_t i = 0; i < s.num_hidden_layers; ++i)
-    fallback.push_back(i % every ? "sliding_attention" : "full_attention");
-  s.layer_types = read_layer_types(c, s.num_hidden_layers, fallback);
-  // ModernBertConfig.sliding_window is local_attention // 2; a sliding_window in config.json goes
-  // through its setter (local_attention = 2 * sliding_window)
-  if (c.has("sliding_window")) {
-    s.sliding_window = c.get_int("sliding_window");
-    if (s.sliding_window < 0) c.fail("sliding_window", "must not be negative");
-  } else {
-    const int64_t local = c.int_or("local_attention", 128);
-    if (local < 0) c.fail("local_attention", "must not be negative");
-    s.sliding_window = local / 2;
-  }
-  // rope_parameters: dict[Literal["full_attention", "sliding_attention"], dict] (the config class
-  // refuses a flat dict)
-  if (c.sub("rope_parameters"))
-    for (const auto& [key, value] : c.json()["rope_parameters"].items())
-      if (key != "full_attention" && key != "sliding_attention")
-        c.fail("rope_parameters", "its keys are the layer types full_attention and sliding_attention, not '" + key + "'");
-  const auto [full, sliding] = read_layer_type_rope_params(c);
-  s.full_rope = modernbert_rope(c, full, "global_rope_theta", 160000.0, a.head_dim);
-  s.sliding_rope = modernbert_rope(c, sliding, "local_rope_theta", 10000.0, a.head_dim);
-  for (const RopeConfig* r : {&s.full_rope, &s.sliding_rope})
-    if (r->rotary_dim() < 2 || r->rotary_dim() % 2) c.fail("num_attention_heads", "the rotated head size must be even");
+  ModernBertLayers layers = read_modernbert_layers(c, s.num_hidden_layers, a.head_dim);
+  if (layers.sliding_window < 0)
+    c.fail(c.has("sliding_window") ? "sliding_window" : "local_attention", "must not be negative");
+  s.layer_types = std::move(layers.layer_types);
+  s.sliding_window = layers.sliding_window;
+  s.full_rope = layers.full_rope;
+  s.sliding_rope = layers.sliding_rope;
 
   const std::string act = read_activation(c, "classifier_activation", "gelu");
   const FirstTokenHead head{.dense = "head.dense", .act = act, .out = "classifier", .norm = "head.norm",

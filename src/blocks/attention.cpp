@@ -51,6 +51,10 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     k_norm = adopt(o.qk_norm->k_name, make_qk_norm(*o.qk_norm, o.num_key_value_heads, o));
   }
   if (o.sinks) sinks = param("sinks", {o.num_attention_heads}, o.dtype);
+  if (!o.output_gate.empty())
+    output_gate = child<Linear>(o.output_gate, LinearOptions{o.hidden_size, q_dim, false, o.dtype});
+  if (const auto& n = o.o_input_norm)
+    o_input_norm = adopt(n->name, make_norm({.dim = q_dim, .eps = n->eps, .dtype = o.dtype}));
 }
 
 Attention::QKV Attention::project(Ops& op, Value* x) const {
@@ -118,6 +122,8 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
     op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads, .kv_num_heads = o_.num_key_value_heads,
                                        .head_size = o_.head_dim};
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  if (output_gate) y = op.Mul(y, op.Sigmoid(output_gate->forward(op, x)));
+  if (o_input_norm) y = o_input_norm->forward(op, y);
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }
 

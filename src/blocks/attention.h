@@ -90,6 +90,11 @@ struct AttentionOptions {
   // > 0: a sliding-window layer (transformers' sliding_window on a "sliding_attention" layer):
   // state() reports sliding_kv with this window, from which the decoder builds the layer's mask
   int64_t sliding_window = 0;
+  // a Linear of this name (hidden_size -> heads * head_dim, no bias) whose sigmoid gates the heads'
+  // output [batch, seq, heads * head_dim] before o_proj (AFMoE gate_proj); empty: none
+  std::string output_gate;
+  // a norm over the heads' output [batch, seq, heads * head_dim] before o_proj (BitNet)
+  std::optional<SubNorm> o_input_norm;
 };
 
 struct AttentionResult {
@@ -133,6 +138,8 @@ class Attention : public SelfAttention {
 
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
   Norm *q_norm = nullptr, *k_norm = nullptr;
+  Linear* output_gate = nullptr;  // AttentionOptions::output_gate
+  Norm* o_input_norm = nullptr;   // AttentionOptions::o_input_norm
   Parameter* sinks = nullptr;  // [num_attention_heads]
 
  private:

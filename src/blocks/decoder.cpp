@@ -59,7 +59,8 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   auto norm = [&](const std::string& name) -> Norm* {  // none for an empty name
     return name.empty() ? nullptr : adopt(name, make_norm(options));
   };
-  input_layernorm = norm(n.input_layernorm);
+  const auto i = static_cast<size_t>(layer_index);
+  if (s.layer_input_norm.empty() || s.layer_input_norm.at(i)) input_layernorm = norm(n.input_layernorm);
   LayerMixer state_mixer = s.make_mixer ? s.make_mixer(layer_index) : LayerMixer{};
   if (state_mixer.mixer)
     mixer = adopt(state_mixer.name, std::move(state_mixer.mixer));
@@ -111,6 +112,8 @@ DecoderCausalLM::DecoderCausalLM(const DecoderSpec& s) : spec_(s) {
   check_spec(s);
   MOBIUS_ASSERT(s.layer_uses_rope.empty() || s.layer_uses_rope.size() == s.layer_types.size(),
                 "layer_uses_rope has one entry per layer");
+  MOBIUS_ASSERT(s.layer_input_norm.empty() || static_cast<int64_t>(s.layer_input_norm.size()) == s.num_hidden_layers,
+                "layer_input_norm has one entry per layer");
   model = child<TextDecoder>(s.names.model, s);
   lm_head = child<LMHead>(s.names.lm_head,
                           LMHeadOptions{model->embed_tokens->embedding_dim, s.vocab_size, s.lm_head_bias,

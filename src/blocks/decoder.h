@@ -99,6 +99,9 @@ struct DecoderSpec {
   int64_t sliding_window = 0;           // window of "sliding_attention" layers
   std::vector<std::string> layer_types;  // per layer: "full_attention" | "sliding_attention"
   std::vector<bool> layer_uses_rope;     // per layer; empty: every layer (Cohere2: sliding only)
+  // per layer: whether it has names.input_layernorm; empty: every layer (ModernBERT decoder: none
+  // in layer 0, nn.Identity)
+  std::vector<bool> layer_input_norm;
   AttentionOptions attention;
   MLPOptions mlp;
   RopeConfig rope;                       // RoPE of every layer type not in layer_type_rope

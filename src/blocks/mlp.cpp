@@ -24,6 +24,8 @@ GatedMLP::GatedMLP(const MLPOptions& o)
     up_proj = child<Linear>(o.gated_up_name, LinearOptions{h, i, o.bias, o.dtype, o.conv1d});
   }
   down_proj = child<Linear>(o.gated_down_name, LinearOptions{i, h, o.down_bias.value_or(o.bias), o.dtype, o.conv1d});
+  if (const auto& n = o.down_input_norm)
+    down_input_norm = adopt(n->name, make_norm({.dim = i, .eps = n->eps, .dtype = o.dtype}));
 }
 
 Value* GatedMLP::forward(Ops& op, Value* x) const {
@@ -38,7 +40,8 @@ Value* GatedMLP::forward(Ops& op, Value* x) const {
     up = up_proj->forward(op, x);
   }
   if (gate_multiplier_ != 1.0f) gate = op.Mul(gate, gate_multiplier_);
-  Value* y = down_proj->forward(op, op.Mul(act(op, gate), up));
+  Value* h = op.Mul(act(op, gate), up);
+  Value* y = down_proj->forward(op, down_input_norm ? down_input_norm->forward(op, h) : h);
   return down_multiplier_ == 1.0f ? y : op.Mul(y, down_multiplier_);
 }
 

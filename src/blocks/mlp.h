@@ -16,6 +16,7 @@
 
 #include "blocks/activation.h"
 #include "blocks/linear.h"
+#include "blocks/norms.h"
 
 namespace mobius {
 
@@ -36,6 +37,7 @@ struct MLPOptions {
   // GatedMLP: down(act(gate(x) * gate_multiplier) * up(x)) * down_multiplier (FalconH1MLP's
   // mlp_multipliers); 1: no node
   float gate_multiplier = 1.0f, down_multiplier = 1.0f;
+  std::optional<SubNorm> down_input_norm;  // GatedMLP: a norm over act(gate) * up before the down projection (BitNet)
 };
 
 // A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).
@@ -58,6 +60,7 @@ class GatedMLP : public FeedForward {
   explicit GatedMLP(const MLPOptions& o);
   Value* forward(Ops& op, Value* x) const override;
   Linear *gate_proj = nullptr, *up_proj = nullptr, *gate_up_proj = nullptr, *down_proj;
+  Norm* down_input_norm = nullptr;  // MLPOptions::down_input_norm
 
  private:
   int64_t intermediate_size_;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "nn/module.h"
 
@@ -30,6 +31,14 @@ struct NormOptions {
   bool bias = true;                // LayerNorm only
   NormKind kind = NormKind::RMSNorm;  // used by make_norm
   bool elementwise_affine = true;  // false: no weight and no bias
+};
+
+// An RMSNorm (with weight) over a block's inner activations right before its output projection,
+// under `name` in the block (BitNet's attn_sub_norm before o_proj, ffn_sub_norm before down_proj;
+// transformers/models/bitnet/modular_bitnet.py).
+struct SubNorm {
+  std::string name;
+  float eps;
 };
 
 // A normalization over the last axis; the kinds below.

@@ -97,6 +97,10 @@ const std::vector<RegistryEntry>& registry() {
         {"bloom", "bloom", "text-generation", create_bloom},
         {"mpt", "mpt", "text-generation", create_mpt},
         {"diffllama", "diffllama", "text-generation", create_diffllama},
+        {"modernbert-decoder", "modernbert", "text-generation", create_modernbert_decoder},
+        {"bert-generation", "bert_generation", "text-generation", create_bert_generation},
+        {"bitnet", "bitnet", "text-generation", create_bitnet},
+        {"afmoe", "afmoe", "text-generation", create_afmoe},
         {"hy_v3", "hy_v3", "text-generation", create_hy_v3},
         {"falcon", "falcon", "text-generation", create_falcon},
         // Llama-like types with DecoderSpec options (archs/<family>.cpp)

@@ -101,6 +101,13 @@ TYPE_BASE.update({
     "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
     "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, head_dim=16),
     "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16),
+    # ModernBertDecoderConfig: pad 50283 outside the vocabulary; local_attention 16 (window 8,
+    # below the prefill; default 128); layers full, sliding, sliding
+    "modernbert-decoder": dict(pad_token_id=0, local_attention=16, num_hidden_layers=3),
+    "bert-generation": dict(is_decoder=True),
+    # layers sliding (window 16, RoPE), full (NoPE), sliding; layer 0 dense, 4 experts, 2 per token
+    "afmoe": dict(num_hidden_layers=3, global_attn_every_n_layers=2, sliding_window=16, head_dim=16, num_experts=4,
+                  num_experts_per_tok=2, moe_intermediate_size=32, num_shared_experts=1),  # BertGenerationDecoder is causal only with is_decoder
     # layer 0 dense (mlp_layer_types default), layer 1 MoE; HYV3Config's head_dim defaults to 128
     # both layers sliding (window 4096, RoPE), MoE (first_k_dense_replace 0)
     "cohere2_moe": dict(num_experts=4, num_experts_per_tok=2, head_dim=16),  # Cohere2MoeConfig: 128
