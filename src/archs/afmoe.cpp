@@ -55,11 +55,7 @@ std::unique_ptr<Architecture> create_afmoe(const HfConfig& c, DataType dtype) {
   m.score_bias_name = "expert_bias";
   const int64_t shared = c.int_or("num_shared_experts", 2);
   if (shared < 0) c.fail("num_shared_experts", "must not be negative");
-  if (shared > 0) {
-    m.shared_expert_name = "shared_experts";
-    m.shared_expert = s.mlp;
-    m.shared_expert.intermediate_size = m.intermediate_size * shared;
-  }
+  add_shared_experts(m, s.mlp, shared);
   s.make_feed_forward = sparse_moe(m, s.mlp, sparse);
   return make_decoder(s);
 }

@@ -13,6 +13,7 @@
 
 #include "archs/archs.h"
 #include "archs/llama.h"
+#include "archs/moe_config.h"
 #include "registry/config_defaults.h"
 
 namespace mobius {
@@ -67,11 +68,7 @@ std::unique_ptr<Architecture> create_ernie4_5_moe(const HfConfig& config, DataTy
   m.score_bias_name = "moe_statics.e_score_correction_bias";
   m.score_bias_row = true;
   const int64_t shared = c.int_or("moe_num_shared_experts", 0);
-  if (shared > 0) {
-    m.shared_expert_name = "shared_experts";
-    m.shared_expert = s.mlp;
-    m.shared_expert.intermediate_size = m.intermediate_size * shared;
-  }
+  if (shared > 0) add_shared_experts(m, s.mlp, shared);  // Ernie4_5_MoeSparseMoeBlock: only when > 0
   s.make_feed_forward = sparse_moe(m, s.mlp, sparse);
   return make_decoder(s);
 }

@@ -46,10 +46,15 @@ MoEOptions read_deepseek_experts(const HfConfig& c, const DecoderSpec& s, const 
   m.router.routed_scaling_factor = static_cast<float>(c.float_or("routed_scaling_factor", 1.0));
   const int64_t shared = c.get_int(shared_key);
   if (shared < 1) c.fail(shared_key, "must be positive");
-  m.shared_expert_name = "shared_experts";
-  m.shared_expert = s.mlp;
-  m.shared_expert.intermediate_size = m.intermediate_size * shared;
+  add_shared_experts(m, s.mlp, shared);
   return m;
+}
+
+void add_shared_experts(MoEOptions& m, const MLPOptions& mlp, int64_t count, const std::string& name) {
+  if (count == 0) return;
+  m.shared_expert_name = name;
+  m.shared_expert = mlp;
+  m.shared_expert.intermediate_size = m.intermediate_size * count;
 }
 
 std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpec& s) {

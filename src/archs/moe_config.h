@@ -24,6 +24,11 @@ MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::
 // (i + 1) % decoder_sparse_step == 0. Throws mobius::Error naming the field on a bad value.
 std::vector<bool> read_sparse_layers(const HfConfig& c, int64_t num_hidden_layers);
 
+// `count` shared experts as one gated MLP named `name` beside the routed experts (DeepseekV3MoE's
+// shared_experts, Ernie4_5_MoE's, AfmoeMoE's): `mlp`'s activation and bias, count *
+// m.intermediate_size wide. count 0: none.
+void add_shared_experts(MoEOptions& m, const MLPOptions& mlp, int64_t count, const std::string& name = "shared_experts");
+
 // DeepSeek's MoE (DeepseekV3MoE; SolarOpen's on every layer, ExaoneMoe's): `experts_key`
 // (n_routed_experts) experts of moe_intermediate_size, num_experts_per_tok, * routed_scaling_factor,
 // with shared_experts (a gated MLP of `shared_key` (n_shared_experts) * moe_intermediate_size,
