@@ -14,6 +14,34 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["parity_report"]  # tests/parity/parity_report.py: the coverage table
 
 
+# Modules whose tests share costly module fixtures (real weights, multi-GB packages, whole
+# pipelines): each runs on a single xdist worker, so its fixtures are built once, not once per
+# worker. (xdist's own `xdist_group` marker does not group under pytest 9: it renames item._nodeid,
+# which pytest 9's Node.nodeid no longer reads.)
+ONE_WORKER_MODULES = frozenset({
+    "tests/real/test_gemma3_270m.py",
+    "tests/real/test_gemma3_270m_int4.py",
+    "tests/real/test_smollm2_gguf.py",
+    "tests/real/test_minilm.py",
+    "tests/real/test_whisper_tiny_en.py",
+    "tests/cli/test_large_package.py",
+    "tests/parity/test_diffusion_pipeline.py",
+    "tests/parity/test_flux_pipeline.py",
+})
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Every other test is its own work unit, as under --dist load; the largest units go first."""
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415 - only under pytest-xdist
+
+    class OneWorkerModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER_MODULES else nodeid
+
+    return OneWorkerModules(config, log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def mobius_binary() -> Path:
     path = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
