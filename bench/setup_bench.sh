@@ -3,6 +3,7 @@
 #   bench/.venv-genai        ONNX Runtime GenAI model builder   (bench/requirements-genai.txt)
 #   bench/.venv-mobius-onnx  mobius-onnx, the Python mobius     (bench/requirements-mobius-onnx.txt)
 #   bench/.venv-optimum      Optimum's ORT classes, for bench/test_optimum.py (bench/requirements-optimum.txt)
+#   bench/.venv-exporters    transformers.exporters' ONNX backend, a bench_build.py peer (bench/requirements-exporters.txt)
 # torch is installed first, alone, from the pin so that pip takes the CPU wheel; the script then
 # checks that no CUDA build came in. Arguments name the environments to make (default: genai and mobius-onnx),
 # e.g. `bench/setup_bench.sh genai` for the decode benchmark, which needs only the builder.
