@@ -286,31 +286,36 @@ def write_lfm2_gguf(model, path: Path, qtype=QT.F32) -> None:
                    lambda name, data: data.squeeze(1) if name.endswith("conv.conv.weight") else data)
 
 
-def write_t5_gguf(model, path: Path, qtype=QT.F32, name: str = "tiny-t5") -> None:
+def write_t5_gguf(model, path: Path, qtype=QT.F32, name: str = "tiny-t5", arch: str = "t5") -> None:
     """A transformers T5 / UMT5 ForConditionalGeneration as convert_hf_to_gguf.py T5Model writes it:
     t5.* metadata (both layer norm epsilons, decoder_block_count, relative buckets, decoder start
     id), shared.weight as token_embd (encoder / decoder.embed_tokens skipped), no tensor transform,
     a placeholder token list. general.name `name` (transformers reads a name containing "umt5" as
-    UMT5)."""
+    UMT5). arch "t5encoder": a T5EncoderModel as T5EncoderModel (the converter class) writes it,
+    without the decoder's keys."""
     cfg = model.config
-    w = gguf.GGUFWriter(str(path), "t5")
+    encoder_only = arch == "t5encoder"
+    w = gguf.GGUFWriter(str(path), arch)
     w.add_name(name)
     w.add_context_length(512)  # T5Model: n_positions, else 512
     w.add_embedding_length(cfg.d_model)
     w.add_feed_forward_length(cfg.d_ff)
     w.add_block_count(cfg.num_layers)
-    w.add_decoder_block_count(cfg.num_decoder_layers)
+    if not encoder_only:
+        w.add_decoder_block_count(cfg.num_decoder_layers)
     w.add_head_count(cfg.num_heads)
     w.add_key_length(cfg.d_kv)
     w.add_value_length(cfg.d_kv)
     w.add_layer_norm_eps(cfg.layer_norm_epsilon)
     w.add_relative_attn_buckets_count(cfg.relative_attention_num_buckets)
     w.add_layer_norm_rms_eps(cfg.layer_norm_epsilon)
-    w.add_decoder_start_token_id(cfg.decoder_start_token_id)
+    if not encoder_only:
+        w.add_decoder_start_token_id(cfg.decoder_start_token_id)
     w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
     _add_special_ids(w, cfg)
     w.add_file_type(int(qtype))
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.T5, max(cfg.num_layers, cfg.num_decoder_layers))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.T5ENCODER if encoder_only else gguf.MODEL_ARCH.T5,
+                                     max(cfg.num_layers, cfg.num_decoder_layers))
     for hf_name, t in model.state_dict().items():
         if hf_name in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight"):
             continue

@@ -21,6 +21,7 @@ import filecmp
 import numpy as np
 import pytest
 import torch
+import transformers
 from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 import harness as H
@@ -307,3 +308,29 @@ def test_lfm2_gguf(tmp_path, name, qtype, overrides, via_transformers):
     ref = (AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
            if via_transformers else original)
     check_gguf_build(tmp_path, path, ref, compare_original=qtype == QT.F32)
+
+
+def test_t5encoder_gguf(tmp_path):
+    """t5encoder (a T5EncoderModel, as Flux's and SD3's text_encoder_2 are converted): the encoder
+    alone, T5EncoderModel's feature-extraction graph; last_hidden_state on the non-padding tokens
+    within 1e-4 of the output's scale against the original model (transformers' loader builds it with
+    gated ReLU, see T5_ROWS); weights byte-identical to the original checkpoint's build."""
+    torch.manual_seed(0)
+    config = transformers.T5Config(**dict(S.T5, relative_attention_max_distance=128, feed_forward_proj="gated-gelu"))
+    model = transformers.T5EncoderModel(config).eval()
+    H.rerandomize(model)
+    model.save_pretrained(tmp_path / "hf")
+    path = tmp_path / "t5encoder.gguf"
+    write_t5_gguf(model, path, arch="t5encoder")
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    H.build(tmp_path / "hf", tmp_path / "out-original")
+    assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
+    sess = H.ort_session(H.graph_path(tmp_path / "out-gguf", "model"))
+    ids, mask = S.encoder_batch(config.vocab_size)
+    with torch.no_grad():
+        want = H.float64(model)(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)) \
+            .last_hidden_state.numpy()
+    (got,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+    valid = mask.astype(bool)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL * float(np.max(np.abs(want[valid])))
