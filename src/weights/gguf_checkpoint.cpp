@@ -500,12 +500,17 @@ json t5_config(const Meta& m, bool encoder_only) {
     m.fail(m.key("attention.value_length"), std::to_string(*v) + " differs from the key length " +
                                                 std::to_string(d_kv) + " (not supported)");
   c["d_kv"] = d_kv;
-  c["layer_norm_epsilon"] = m.opt_real(m.key("attention.layer_norm_rms_epsilon"))
-                                .value_or(m.real(m.key("attention.layer_norm_epsilon")));
+  const std::optional<double> rms_eps = m.opt_real(m.key("attention.layer_norm_rms_epsilon"));
+  c["layer_norm_epsilon"] = rms_eps ? *rms_eps : m.real(m.key("attention.layer_norm_epsilon"));
   c["relative_attention_num_buckets"] = m.opt_count(m.key("attention.relative_buckets_count"), kMaxHeadDim).value_or(32);
-  if (auto s = m.integer(m.key("decoder_start_token_id"))) c["decoder_start_token_id"] = *s;
   c["feed_forward_proj"] = m.file().find_tensor("enc.blk.0.ffn_gate.weight") ? "gated-gelu" : "relu";
   token_config(m, c);
+  if (auto s = m.integer(m.key("decoder_start_token_id"))) {
+    if (*s < 0 || *s >= c["vocab_size"].get<int64_t>())
+      m.fail(m.key("decoder_start_token_id"), std::to_string(*s) + " is outside the vocabulary of " +
+                                                  c["vocab_size"].dump() + " tokens");
+    c["decoder_start_token_id"] = *s;
+  }
   if (encoder_only) c["architectures"] = {umt5 ? "UMT5EncoderModel" : "T5EncoderModel"};
   return c;
 }
