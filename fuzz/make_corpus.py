@@ -1,8 +1,8 @@
 """Writes the fuzz targets' seed corpus into fuzz/corpus/<target>/ (checked in; rerun after adding a
 model type): one valid tiny config.json per parity row of every task (tests/parity: the decoder and
 encoder rows of harness.py, vision encoders, seq2seq, speech-to-text, audio encoders,
-vision-language models), a tiny llama and gemma3 GGUF (tests/gguf/gguf_testlib.py, as llama.cpp
-converts them), GGUF tokenizer metadata of each kind gguf_tokenizer reads (gpt2 with merges,
+vision-language models), tiny GGUF files (tests/gguf/gguf_testlib.py, as llama.cpp converts
+them: llama in F32 and the block types --precision keep stores, gemma3, falcon, lfm2, t5), GGUF tokenizer metadata of each kind gguf_tokenizer reads (gpt2 with merges,
 llama with merges or with scores only, gemma), a safetensors file, a
 model.safetensors.index.json and a generation_config.json.
 
@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT / "tests" / "parity"), str(ROOT / "tests" / "gguf")]
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM  # noqa: E402
 
 import audio_harness  # noqa: E402
 import gguf  # noqa: E402
@@ -31,7 +31,7 @@ import seq2seq_harness  # noqa: E402
 import speech_harness  # noqa: E402
 import vision_harness as V  # noqa: E402
 import vlm_harness  # noqa: E402
-from gguf_testlib import write_gguf  # noqa: E402
+from gguf_testlib import QT, write_falcon_gguf, write_gguf, write_lfm2_gguf, write_t5_gguf  # noqa: E402
 
 CORPUS = ROOT / "fuzz" / "corpus"
 
@@ -66,17 +66,39 @@ def configs() -> None:
 
 
 def ggufs() -> None:
+    """Tiny GGUF files as llama.cpp converts them: llama (F32, and Q4_0 / Q8_0 / Q6_K for
+    --precision keep's stored blocks), gemma3, falcon (the 7B and the 40B layouts), lfm2 and t5."""
     with tempfile.TemporaryDirectory() as tmp:
-        for model_type in ("llama", "gemma3_text"):
+        small = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     num_key_value_heads=1, head_dim=8, max_position_embeddings=64)
+
+        def tiny(model_type, **kw):
             torch.manual_seed(0)
-            extra = {"sliding_window": 4, "layer_types": None} if model_type == "gemma3_text" else {}
-            config = AutoConfig.for_model(model_type, vocab_size=32, hidden_size=16, intermediate_size=32,
-                                          num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                                          head_dim=8, max_position_embeddings=64, **extra)
-            model = AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-            path = Path(tmp) / f"{model_type}.gguf"
-            write_gguf(model, path)
+            config = AutoConfig.for_model(model_type, **kw)
+            return AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+
+        def emit(name, write, *args):
+            path = Path(tmp) / f"{name}.gguf"
+            write(path, *args)
             put("gguf", path.read_bytes())
+
+        emit("llama", lambda p: write_gguf(tiny("llama", **small), p))
+        emit("gemma3_text", lambda p: write_gguf(tiny("gemma3_text", **small, sliding_window=4, layer_types=None), p))
+        # rows of K = 256 elements: whole Q4_0 / Q8_0 blocks (32) and Q6_K super-blocks (256)
+        wide = dict(small, hidden_size=256, intermediate_size=256, num_attention_heads=2, head_dim=128)
+        for qtype in (QT.Q4_0, QT.Q8_0, QT.Q6_K):
+            emit(f"llama-{qtype.name}", lambda p, q=qtype: write_gguf(tiny("llama", **wide), p, q))
+        falcon = dict(vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4)
+        emit("falcon-7b", lambda p: write_falcon_gguf(tiny("falcon", **falcon), p, QT.Q8_0))
+        emit("falcon-40b", lambda p: write_falcon_gguf(tiny("falcon", **falcon, new_decoder_architecture=True,
+                                                            num_kv_heads=2), p))
+        emit("lfm2", lambda p: write_lfm2_gguf(tiny("lfm2", **dict(small, num_hidden_layers=3),
+                                                    layer_types=["conv", "full_attention", "conv"]), p))
+        torch.manual_seed(0)
+        t5 = AutoModelForSeq2SeqLM.from_config(AutoConfig.for_model(
+            "t5", vocab_size=32, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2, feed_forward_proj="gated-gelu",
+            decoder_start_token_id=0)).eval()
+        emit("t5", lambda p: write_t5_gguf(t5, p))
 
 
 def gguf_tokenizers() -> None:

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "config/hf_config.h"
 
@@ -379,6 +380,15 @@ int64_t head_count_dividing(const Meta& m, int64_t hidden) {
   return heads;
 }
 
+// The MLP width as the tensors hold it: blk.0.ffn_up's rows, else feed_forward_length (the GPT-2
+// and Falcon converters write 4 * hidden there whatever the model's width is).
+int64_t mlp_width(const Meta& m) {
+  const GgufTensor* up = m.file().find_tensor("blk.0.ffn_up.weight");
+  return up && up->ne.size() == 2 && up->ne[1] >= 1 && up->ne[1] <= kMaxFfnSize
+             ? static_cast<int64_t>(up->ne[1])
+             : m.count(m.key("feed_forward_length"), kMaxFfnSize);
+}
+
 // GPT-2: n_embd, n_layer, n_head, layer_norm_epsilon; n_inner from blk.0.ffn_up's rows (unset when
 // it is GPT2Config's 4 * n_embd; transformers' loader maps none), n_positions from
 // position_embd's rows (the table the model holds), vocab from the token list.
@@ -390,13 +400,7 @@ json gpt2_config(const Meta& m) {
   c["n_layer"] = m.count(m.key("block_count"), kMaxLayers);
   c["n_head"] = head_count_dividing(m, embd);
   set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_epsilon");
-  // the MLP width as the tensors hold it (GPT2Model.set_gguf_parameters writes 4 * n_embd whatever
-  // n_inner is)
-  const GgufTensor* up = m.file().find_tensor("blk.0.ffn_up.weight");
-  const int64_t ff = up && up->ne.size() == 2 && up->ne[1] >= 1 && up->ne[1] <= static_cast<uint64_t>(kMaxFfnSize)
-                         ? static_cast<int64_t>(up->ne[1])
-                         : m.count(m.key("feed_forward_length"), kMaxFfnSize);
-  if (ff != 4 * embd) c["n_inner"] = ff;
+  if (const int64_t ff = mlp_width(m); ff != 4 * embd) c["n_inner"] = ff;
   const GgufTensor* pos = m.file().find_tensor("position_embd.weight");
   if (!pos || pos->ne.size() != 2) throw Error(m.file().path() + ": tensor 'position_embd.weight': missing or not 2-D");
   if (pos->ne[1] < 1 || pos->ne[1] > static_cast<uint64_t>(kMaxPositions))
@@ -420,6 +424,151 @@ json bloom_config(const Meta& m) {
   return c;
 }
 
+// Falcon (FalconModel.set_gguf_parameters writes n_head_kv, 1 for the 7B's multi-query): the
+// 7B layout (one input_layernorm, one key/value head: multi_query, the fused qkv as the model holds
+// it) or, with a second norm per layer (attn_norm_2, the 40B's ln_attn) or several key/value
+// heads, new_decoder_architecture with num_kv_heads groups, num_ln_in_parallel_attn 2 or 1;
+// ffn_hidden_size from ffn_up's rows, bias from the file's attn_qkv.bias, RoPE over whole heads
+// (rope.freq_base, else 10000). transformers' loader maps neither num_kv_heads nor the layout (it
+// builds FalconConfig's 7B defaults) and ties lm_head whatever the file holds; llama.cpp reads
+// output.weight when present, as here.
+json falcon_config(const Meta& m) {
+  json c;
+  c["model_type"] = "falcon";
+  const int64_t hidden = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["hidden_size"] = hidden;
+  c["num_hidden_layers"] = m.count(m.key("block_count"), kMaxLayers);
+  const int64_t heads = head_count_dividing(m, hidden);
+  c["num_attention_heads"] = heads;
+  const int64_t kv = m.opt_count(m.key("attention.head_count_kv"), kMaxHeads).value_or(1);
+  if (heads % kv != 0)
+    m.fail(m.key("attention.head_count_kv"), std::to_string(kv) + " key/value heads do not divide " +
+                                                 std::to_string(heads) + " heads");
+  if (auto r = m.opt_count(m.key("rope.dimension_count"), kMaxHeadDim); r && *r != hidden / heads)
+    m.fail(m.key("rope.dimension_count"), "partial rotary (" + std::to_string(*r) + " of " +
+                                              std::to_string(hidden / heads) + " channels) is not supported");
+  set_eps(m, c, "layer_norm_epsilon", "attention.layer_norm_epsilon");
+  c["max_position_embeddings"] = m.count(m.key("context_length"));
+  c["rope_parameters"] = rope_parameters(m, 10000.0);
+  c["ffn_hidden_size"] = mlp_width(m);
+  c["bias"] = m.file().find_tensor("blk.0.attn_qkv.bias") != nullptr;
+  const bool two_norms = m.file().find_tensor("blk.0.attn_norm_2.weight") != nullptr;
+  c["new_decoder_architecture"] = two_norms || kv > 1;
+  c["multi_query"] = !(two_norms || kv > 1);
+  if (two_norms || kv > 1) {
+    c["num_kv_heads"] = kv;
+    c["num_ln_in_parallel_attn"] = two_norms ? 2 : 1;
+  }
+  token_config(m, c);
+  return c;
+}
+
+// T5 (t5.* metadata, T5Model.set_gguf_parameters): d_model, d_ff, num_layers,
+// num_decoder_layers (decoder_block_count, else num_layers), num_heads, d_kv (key_length),
+// layer_norm_epsilon, relative_attention_num_buckets, decoder_start_token_id. UMT5 (a relative
+// bias in every block) when general.name says umt5, as transformers' loader decides, or when
+// block 1 holds a relative bias (llama.cpp's test). The feed-forward as llama.cpp runs it: gated
+// GELU (tanh: gelu_new, "gated-gelu") when the blocks hold ffn_gate (T5 v1.1, flan-t5, mT5,
+// UMT5), else ReLU (the original T5). transformers' loader builds every T5 file as gated ReLU
+// (is_gated_act with T5Config's default "relu"): it matches neither. tie_word_embeddings (no
+// output.weight) decides T5's decoder output scaling; the LM head is `shared`, as transformers 5
+// ties it. The relative max distance is not stored: 128 (T5Config's default, llama.cpp's constant).
+json t5_config(const Meta& m, bool encoder_only) {
+  json c;
+  std::string name = m.opt_string("general.name").value_or("");
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const bool umt5 = name.find("umt5") != std::string::npos || m.file().find_tensor("enc.blk.1.attn_rel_b.weight");
+  c["model_type"] = umt5 ? "umt5" : "t5";
+  const int64_t d_model = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["d_model"] = d_model;
+  c["d_ff"] = m.count(m.key("feed_forward_length"), kMaxFfnSize);
+  const int64_t layers = m.count(m.key("block_count"), kMaxLayers);
+  c["num_layers"] = layers;
+  c["num_decoder_layers"] = m.opt_count(m.key("decoder_block_count"), kMaxLayers).value_or(layers);
+  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
+  c["num_heads"] = heads;
+  int64_t d_kv;
+  if (auto k = m.opt_count(m.key("attention.key_length"), kMaxHeadDim)) {
+    d_kv = *k;
+  } else {
+    if (d_model % heads != 0)
+      m.fail(m.key("attention.head_count"), std::to_string(heads) + " heads do not divide embedding_length " +
+                                                std::to_string(d_model) + " and attention.key_length is not set");
+    d_kv = d_model / heads;
+  }
+  if (auto v = m.opt_count(m.key("attention.value_length"), kMaxHeadDim); v && *v != d_kv)
+    m.fail(m.key("attention.value_length"), std::to_string(*v) + " differs from the key length " +
+                                                std::to_string(d_kv) + " (not supported)");
+  c["d_kv"] = d_kv;
+  const std::optional<double> rms_eps = m.opt_real(m.key("attention.layer_norm_rms_epsilon"));
+  c["layer_norm_epsilon"] = rms_eps ? *rms_eps : m.real(m.key("attention.layer_norm_epsilon"));
+  c["relative_attention_num_buckets"] = m.opt_count(m.key("attention.relative_buckets_count"), kMaxHeadDim).value_or(32);
+  c["feed_forward_proj"] = m.file().find_tensor("enc.blk.0.ffn_gate.weight") ? "gated-gelu" : "relu";
+  token_config(m, c);
+  if (auto s = m.integer(m.key("decoder_start_token_id"))) {
+    if (*s < 0 || *s >= c["vocab_size"].get<int64_t>())
+      m.fail(m.key("decoder_start_token_id"), std::to_string(*s) + " is outside the vocabulary of " +
+                                                  c["vocab_size"].dump() + " tokens");
+    c["decoder_start_token_id"] = *s;
+  }
+  if (encoder_only) c["architectures"] = {umt5 ? "UMT5EncoderModel" : "T5EncoderModel"};
+  return c;
+}
+
+json t5_seq2seq_config(const Meta& m) { return t5_config(m, false); }
+json t5_encoder_config(const Meta& m) { return t5_config(m, true); }
+
+// LFM2 (LFM2Model.set_gguf_parameters): attention.head_count_kv is an array with 0 for the
+// short-convolution layers (layer_types "conv") and the key/value heads of the attention ones
+// (num_key_value_heads); feed_forward_length is the width after block_auto_adjust_ff_dim (off
+// here), shortconv.l_cache the conv kernel; conv_bias from the file's in_proj bias; rope.freq_base,
+// else the class' 1000000. transformers' loader reads the same fields.
+json lfm2_config(const Meta& m) {
+  json c;
+  c["model_type"] = "lfm2";
+  c["hidden_size"] = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  c["intermediate_size"] = m.count(m.key("feed_forward_length"), kMaxFfnSize);
+  c["block_auto_adjust_ff_dim"] = false;
+  const int64_t layers = m.count(m.key("block_count"), kMaxLayers);
+  c["num_hidden_layers"] = layers;
+  const int64_t heads = head_count_dividing(m, c["hidden_size"].get<int64_t>());
+  c["num_attention_heads"] = heads;
+  const std::string kvk = m.key("attention.head_count_kv");
+  const GgufValue* kv = m.file().find_key(kvk);
+  if (!kv || kv->type() != GgufValueType::ARRAY)
+    m.fail(kvk, kv ? "expected an array of per-layer key/value head counts" : "missing");
+  const std::vector<GgufValue> counts = kv->elements();
+  if (counts.size() != static_cast<size_t>(layers))
+    m.fail(kvk, std::to_string(counts.size()) + " entries for " + std::to_string(layers) + " layers");
+  json types = json::array();
+  int64_t kv_heads = 0, first_conv = -1;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const GgufValue& v = counts[i];
+    const bool in_range = v.is_integer() && (v.type() != GgufValueType::UINT64 || v.to_json().get<uint64_t>() <= INT64_MAX);
+    const int64_t n = in_range ? v.as_int() : -1;
+    if (n < 0 || n > heads || (n > 0 && heads % n != 0))
+      m.fail(kvk, "entry " + std::to_string(i) + ": expected 0 (a conv layer) or a divisor of " +
+                      std::to_string(heads) + " heads");
+    if (n > 0 && kv_heads > 0 && n != kv_heads)
+      m.fail(kvk, "attention layers with different key/value head counts are not supported");
+    if (n > 0) kv_heads = n;
+    if (n == 0 && first_conv < 0) first_conv = static_cast<int64_t>(i);
+    types.push_back(n > 0 ? "full_attention" : "conv");
+  }
+  c["num_key_value_heads"] = kv_heads > 0 ? kv_heads : heads;
+  c["layer_types"] = types;
+  c["conv_L_cache"] = m.count(m.key("shortconv.l_cache"), kMaxHeadDim);
+  c["conv_bias"] = first_conv >= 0 && m.file().find_tensor("blk." + std::to_string(first_conv) + ".shortconv.in_proj.bias");
+  set_eps(m, c, "norm_eps", "attention.layer_norm_rms_epsilon");
+  c["max_position_embeddings"] = m.count(m.key("context_length"));
+  c["rope_parameters"] = rope_parameters(m, 1000000.0);
+  if (auto r = m.opt_count(m.key("rope.dimension_count"), kMaxHeadDim);
+      r && *r != c["hidden_size"].get<int64_t>() / heads)
+    m.fail(m.key("rope.dimension_count"), "partial rotary is not supported");
+  token_config(m, c);
+  return c;
+}
+
 const std::map<std::string, std::string> kModelTop = {
     {"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}};
 const std::map<std::string, std::string> kBackboneTop = {
@@ -431,20 +580,52 @@ const std::map<std::string, std::string> kGpt2Top = {
     {"token_embd", "transformer.wte"}, {"position_embd", "transformer.wpe"},
     {"output_norm", "transformer.ln_f"}, {"output", "lm_head"}};
 
+const std::map<std::string, std::string> kFalconTop = {
+    {"token_embd", "transformer.word_embeddings"}, {"output_norm", "transformer.ln_f"}, {"output", "lm_head"}};
+const std::map<std::string, std::string> kT5Top = {
+    {"token_embd", "shared"}, {"output", "lm_head"},
+    {"enc.output_norm", "encoder.final_layer_norm"}, {"dec.output_norm", "decoder.final_layer_norm"}};
+
+// One kind of numbered block: GGUF <prefix>N.<role> -> <layers>.N.<module>, N below the config's
+// `count` field.
+struct Blocks {
+  const char* prefix = "blk.";
+  const char* layers = "model.layers";
+  const char* count = "num_hidden_layers";
+  std::map<std::string, std::string> roles;
+};
+
+// A fused qkv the converter regrouped (GgufCheckpoint::Entry::qkv_groups): `groups` groups of
+// `queries` query heads with their key and value; groups 0: stored as the model holds it.
+struct QkvLayout {
+  int64_t groups = 0;
+  int64_t queries = 0;
+};
+
 struct Arch {
   const char* architecture;  // general.architecture
   json (*config)(const Meta&);
-  std::map<std::string, std::string> blocks;  // blk.N.<gguf role> -> <model>.layers.N.<hf module>
-  bool unpermute_qk;    // llama: LlamaModel.permute on q_proj / k_proj
-  float norm_shift;     // added to *norm.weight to undo the converter (gemma3: -1)
-  // The top-level tensors (token_embd, output_norm, output, ...) and the layers' prefix.
+  // The numbered blocks, given the synthesized config (the names of Falcon's norms and T5's
+  // feed-forward depend on it).
+  std::function<std::vector<Blocks>(const HfConfig&)> blocks;
+  bool unpermute_qk = false;  // llama: LlamaModel.permute on q_proj / k_proj
+  float norm_shift = 0.0f;    // added to *norm.weight to undo the converter (gemma3: -1)
+  // The top-level tensors (token_embd, output_norm, output, ...).
   const std::map<std::string, std::string>* top = &kModelTop;
-  const char* layers = "model.layers";
   // Linear weights stored [out, in] for the model's Conv1D [in, out] (gpt2: transposed back).
   bool conv1d = false;
-  // attn_qkv rows stored [q; k; v] of all heads for the model's per-head [q, k, v] (bloom).
-  bool per_head_qkv = false;
+  // attn_qkv rows stored [all queries; all keys; all values] (bloom, falcon).
+  QkvLayout (*qkv_layout)(const HfConfig&) = nullptr;
 };
+
+// Blocks that do not depend on the config.
+std::function<std::vector<Blocks>(const HfConfig&)> fixed(std::map<std::string, std::string> roles,
+                                                          const char* layers = "model.layers",
+                                                          const char* count = "num_hidden_layers") {
+  return [b = Blocks{.layers = layers, .count = count, .roles = std::move(roles)}](const HfConfig&) {
+    return std::vector<Blocks>{b};
+  };
+}
 
 const std::map<std::string, std::string> kAttention = {
     {"attn_q", "self_attn.q_proj"},       {"attn_k", "self_attn.k_proj"},
@@ -452,6 +633,67 @@ const std::map<std::string, std::string> kAttention = {
     {"attn_norm", "input_layernorm"},     {"ffn_gate", "mlp.gate_proj"},
     {"ffn_up", "mlp.up_proj"},            {"ffn_down", "mlp.down_proj"},
 };
+
+// Falcon: attn_norm is the 40B's ln_mlp (llama.cpp feeds the MLP with it), attn_norm_2 its ln_attn;
+// the 7B's one norm is input_layernorm.
+std::vector<Blocks> falcon_blocks(const HfConfig& c) {
+  std::map<std::string, std::string> roles = {
+      {"attn_qkv", "self_attention.query_key_value"}, {"attn_output", "self_attention.dense"},
+      {"ffn_up", "mlp.dense_h_to_4h"},                {"ffn_down", "mlp.dense_4h_to_h"}};
+  if (c.int_or("num_ln_in_parallel_attn", 1) == 2) {
+    roles["attn_norm"] = "ln_mlp";
+    roles["attn_norm_2"] = "ln_attn";
+  } else {
+    roles["attn_norm"] = "input_layernorm";
+  }
+  return {Blocks{.layers = "transformer.h", .roles = roles}};
+}
+
+QkvLayout falcon_qkv(const HfConfig& c) {
+  if (!c.bool_or("new_decoder_architecture", false)) return {};  // multi-query: [q | k | v] already
+  const int64_t kv = c.get_int("num_kv_heads");
+  return {.groups = kv, .queries = c.get_int("num_attention_heads") / kv};
+}
+
+const std::map<std::string, std::string> kLfm2Blocks = {
+    {"attn_q", "self_attn.q_proj"},           {"attn_k", "self_attn.k_proj"},
+    {"attn_v", "self_attn.v_proj"},           {"attn_output", "self_attn.out_proj"},
+    {"attn_q_norm", "self_attn.q_layernorm"}, {"attn_k_norm", "self_attn.k_layernorm"},
+    {"shortconv.conv", "conv.conv"},          {"shortconv.in_proj", "conv.in_proj"},
+    {"shortconv.out_proj", "conv.out_proj"},  {"ffn_gate", "feed_forward.w1"},
+    {"ffn_up", "feed_forward.w3"},            {"ffn_down", "feed_forward.w2"},
+    {"attn_norm", "operator_norm"},           {"ffn_norm", "ffn_norm"}};
+const std::map<std::string, std::string> kLfm2Top = {
+    {"token_embd", "model.embed_tokens"}, {"token_embd_norm", "model.embedding_norm"}, {"output", "lm_head"}};
+
+QkvLayout bloom_qkv(const HfConfig& c) { return {.groups = c.get_int("n_head"), .queries = 1}; }
+
+// T5: the encoder's blocks enc.blk.N (layer.0 self-attention, layer.1 feed-forward), the decoder's
+// dec.blk.N (layer.0 self-attention, layer.1 cross-attention, layer.2 feed-forward); ffn_up is
+// wi_1 of a gated feed-forward, wi otherwise.
+std::vector<Blocks> t5_blocks(const HfConfig& c) {
+  const bool gated = c.string_or("feed_forward_proj", "relu").rfind("gated-", 0) == 0;
+  auto stack = [&](const std::string& ff) {
+    return std::map<std::string, std::string>{
+        {"attn_q", "layer.0.SelfAttention.q"},      {"attn_k", "layer.0.SelfAttention.k"},
+        {"attn_v", "layer.0.SelfAttention.v"},      {"attn_o", "layer.0.SelfAttention.o"},
+        {"attn_rel_b", "layer.0.SelfAttention.relative_attention_bias"},
+        {"attn_norm", "layer.0.layer_norm"},        {"ffn_gate", ff + ".DenseReluDense.wi_0"},
+        {"ffn_up", ff + (gated ? ".DenseReluDense.wi_1" : ".DenseReluDense.wi")},
+        {"ffn_down", ff + ".DenseReluDense.wo"},    {"ffn_norm", ff + ".layer_norm"}};
+  };
+  std::vector<Blocks> out = {Blocks{.prefix = "enc.blk.", .layers = "encoder.block", .count = "num_layers",
+                                    .roles = stack("layer.1")}};
+  if (c.has("architectures")) return out;  // T5EncoderModel
+  std::map<std::string, std::string> dec = stack("layer.2");
+  dec["cross_attn_q"] = "layer.1.EncDecAttention.q";
+  dec["cross_attn_k"] = "layer.1.EncDecAttention.k";
+  dec["cross_attn_v"] = "layer.1.EncDecAttention.v";
+  dec["cross_attn_o"] = "layer.1.EncDecAttention.o";
+  dec["cross_attn_norm"] = "layer.1.layer_norm";
+  out.push_back(Blocks{.prefix = "dec.blk.", .layers = "decoder.block", .count = "num_decoder_layers", .roles = dec});
+  return out;
+}
 
 const std::vector<Arch>& archs() {
   static const std::vector<Arch> table = [] {
@@ -502,20 +744,29 @@ const std::vector<Arch>& archs() {
     qwen2moe["ffn_up_shexp"] = "mlp.shared_expert.up_proj";
     qwen2moe["ffn_down_shexp"] = "mlp.shared_expert.down_proj";
     qwen2moe["ffn_gate_inp_shexp"] = "mlp.shared_expert_gate";
-    return std::vector<Arch>{{"bloom", bloom_config, bloom, false, 0.0f, &kBloomTop, "transformer.h", false, true},
-                             {"gemma2", gemma2_config, gemma2, false, -1.0f},
-                             {"gpt2", gpt2_config, gpt2, false, 0.0f, &kGpt2Top, "transformer.h", true},
-                             {"mamba", mamba_config, mamba, false, 0.0f, &kBackboneTop, "backbone.layers"},
-                             {"gemma3", gemma3_config, gemma3, false, -1.0f},
-                             {"llama", llama_config, llama, true, 0.0f},
-                             {"nemotron", nemotron_config, nemotron, false, -1.0f},
-                             {"phi3", phi3_config, phi3, false, 0.0f},
-                             {"qwen2", qwen2_config, llama, false, 0.0f},
-                             {"qwen2moe", qwen2moe_config, qwen2moe, false, 0.0f},
-                             {"qwen3", qwen3_config, qwen3, false, 0.0f},
-                             {"qwen3moe", qwen3moe_config, qwen3moe, false, 0.0f},
-                             {"stablelm", stablelm_config, llama, false, 0.0f},
-                             {"starcoder2", starcoder2_config, starcoder2, false, 0.0f}};
+    return std::vector<Arch>{
+        {.architecture = "bloom", .config = bloom_config, .blocks = fixed(bloom, "transformer.h", "n_layer"),
+         .top = &kBloomTop, .qkv_layout = bloom_qkv},
+        {.architecture = "falcon", .config = falcon_config, .blocks = falcon_blocks, .top = &kFalconTop,
+         .qkv_layout = falcon_qkv},
+        {.architecture = "gemma2", .config = gemma2_config, .blocks = fixed(gemma2), .norm_shift = -1.0f},
+        {.architecture = "gpt2", .config = gpt2_config, .blocks = fixed(gpt2, "transformer.h", "n_layer"),
+         .top = &kGpt2Top, .conv1d = true},
+        {.architecture = "mamba", .config = mamba_config, .blocks = fixed(mamba, "backbone.layers"),
+         .top = &kBackboneTop},
+        {.architecture = "gemma3", .config = gemma3_config, .blocks = fixed(gemma3), .norm_shift = -1.0f},
+        {.architecture = "lfm2", .config = lfm2_config, .blocks = fixed(kLfm2Blocks), .top = &kLfm2Top},
+        {.architecture = "llama", .config = llama_config, .blocks = fixed(llama), .unpermute_qk = true},
+        {.architecture = "nemotron", .config = nemotron_config, .blocks = fixed(nemotron), .norm_shift = -1.0f},
+        {.architecture = "phi3", .config = phi3_config, .blocks = fixed(phi3)},
+        {.architecture = "qwen2", .config = qwen2_config, .blocks = fixed(llama)},
+        {.architecture = "qwen2moe", .config = qwen2moe_config, .blocks = fixed(qwen2moe)},
+        {.architecture = "qwen3", .config = qwen3_config, .blocks = fixed(qwen3)},
+        {.architecture = "qwen3moe", .config = qwen3moe_config, .blocks = fixed(qwen3moe)},
+        {.architecture = "stablelm", .config = stablelm_config, .blocks = fixed(llama)},
+        {.architecture = "starcoder2", .config = starcoder2_config, .blocks = fixed(starcoder2)},
+        {.architecture = "t5", .config = t5_seq2seq_config, .blocks = t5_blocks, .top = &kT5Top},
+        {.architecture = "t5encoder", .config = t5_encoder_config, .blocks = t5_blocks, .top = &kT5Top}};
   }();
   return table;
 }
@@ -528,23 +779,31 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // A parameter rather than a module's weight: its GGUF name has no ".weight" (mamba's A_log, D).
 bool is_parameter(const std::string& hf_module) { return hf_module == "mixer.A_log" || hf_module == "mixer.D"; }
 
-std::string hf_name(const Arch& a, const std::string& gguf, int64_t layers, std::string* role) {
+// `counts`: each block group's layer count.
+std::string hf_name(const Arch& a, const std::vector<Blocks>& groups, const std::vector<int64_t>& counts,
+                    const std::string& gguf, std::string* role) {
   const std::map<std::string, std::string>& top = *a.top;
   std::string stem = gguf, suffix;  // ".weight" / ".bias", or "" for a parameter
   for (const char* s : {".weight", ".bias"})
     if (ends_with(gguf, s)) stem = gguf.substr(0, gguf.size() - std::strlen(s)), suffix = s;
   if (auto it = top.find(stem); it != top.end()) return suffix.empty() ? "" : it->second + suffix;
-  if (stem.rfind("blk.", 0) != 0) return "";
-  auto dot2 = stem.find('.', 4);
-  if (dot2 == std::string::npos) return "";
-  std::string index = stem.substr(4, dot2 - 4);
-  *role = stem.substr(dot2 + 1);
-  if (index.empty() || index.size() > 9 || !std::all_of(index.begin(), index.end(), [](unsigned char ch) { return std::isdigit(ch); }) ||
-      (index.size() > 1 && index[0] == '0') || std::stoll(index) >= layers)
-    return "";
-  auto it = a.blocks.find(*role);
-  if (it == a.blocks.end() || is_parameter(it->second) != suffix.empty()) return "";
-  return std::string(a.layers) + "." + index + "." + it->second + suffix;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Blocks& b = groups[g];
+    const size_t p = std::strlen(b.prefix);
+    if (stem.rfind(b.prefix, 0) != 0) continue;
+    auto dot2 = stem.find('.', p);
+    if (dot2 == std::string::npos) return "";
+    std::string index = stem.substr(p, dot2 - p);
+    *role = stem.substr(dot2 + 1);
+    if (index.empty() || index.size() > 9 ||
+        !std::all_of(index.begin(), index.end(), [](unsigned char ch) { return std::isdigit(ch); }) ||
+        (index.size() > 1 && index[0] == '0') || std::stoll(index) >= counts[g])
+      return "";
+    auto it = b.roles.find(*role);
+    if (it == b.roles.end() || is_parameter(it->second) != suffix.empty()) return "";
+    return std::string(b.layers) + "." + index + "." + it->second + suffix;
+  }
+  return "";
 }
 
 DataType plain_dtype(GgmlType t) {
@@ -578,11 +837,14 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
                 "' is not supported for GGUF input (supported: " + supported + ")");
   config_.emplace(arch->config(Meta(file_, arch_name)), path);
-  const int64_t layers = config_->has("n_layer") ? config_->get_int("n_layer") : config_->get_int("num_hidden_layers");
+  const std::vector<Blocks> groups = arch->blocks(*config_);
+  std::vector<int64_t> counts;
+  for (const Blocks& b : groups) counts.push_back(config_->get_int(b.count));
+  const QkvLayout qkv = arch->qkv_layout ? arch->qkv_layout(*config_) : QkvLayout{};
 
   for (const GgufTensor& t : file_.tensors()) {
     std::string role;
-    std::string name = hf_name(*arch, t.name, layers, &role);
+    std::string name = hf_name(*arch, groups, counts, t.name, &role);
     if (name.empty()) {
       unmapped_.push_back(t.name);
       continue;
@@ -600,16 +862,19 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
         fail(std::to_string(e.shape[0]) + " rows do not split into " + std::to_string(e.unpermute_heads) +
              " heads of even size");
     }
-    if (arch->per_head_qkv && role == "attn_qkv") {  // BloomModel.modify_tensors: [q; k; v] of all heads
-      e.qkv_heads = config_->get_int("n_head");
-      if (e.shape[0] % (3 * e.qkv_heads) != 0)
-        fail(std::to_string(e.shape[0]) + " rows do not split into q, k and v of " + std::to_string(e.qkv_heads) + " heads");
+    if (qkv.groups > 0 && role == "attn_qkv") {  // Bloom / FalconModel.modify_tensors
+      e.qkv_groups = qkv.groups;
+      e.qkv_queries = qkv.queries;
+      if (e.shape[0] % (qkv.groups * (qkv.queries + 2)) != 0)
+        fail(std::to_string(e.shape[0]) + " rows do not split into " + std::to_string(qkv.groups) + " groups of " +
+             std::to_string(qkv.queries) + " query heads, a key and a value");
     }
     if (ends_with(name, "norm.weight")) e.shift = arch->norm_shift;
     // mamba: the converter stored A = -exp(A_log) (MambaTensorProcessor takes log(-A)), and the
     // depthwise conv1d weight [channels, kernel] without its middle axis of 1
     e.log_of_negated = role == "ssm_a";
-    if (role == "ssm_conv1d" && ends_with(name, ".weight")) {
+    // (LFM2's short convolution too: LFM2Model.modify_tensors squeezes it)
+    if ((role == "ssm_conv1d" || role == "shortconv.conv") && ends_with(name, ".weight")) {
       if (e.shape.size() != 2) fail("expected [channels, kernel], got " + std::to_string(e.shape.size()) + " dims");
       e.shape = {e.shape[0], 1, e.shape[1]};
     }
@@ -621,7 +886,7 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     }
     // Qwen2-MoE's shared expert gate: [hidden] in the file, a Linear's [1, hidden] in the model
     if (role == "ffn_gate_inp_shexp" && e.shape.size() == 1) e.shape = {1, e.shape[0]};
-    const bool transformed = e.unpermute_heads > 0 || e.qkv_heads > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
+    const bool transformed = e.unpermute_heads > 0 || e.qkv_groups > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
       fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
@@ -687,9 +952,10 @@ void GgufCheckpoint::Entry::undo_value_transform(std::span<float> v) const {
 }
 
 int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
-  if (qkv_heads > 0) {  // HF row (h * 3 + j) * D + i is GGUF row j * heads * D + h * D + i
-    const int64_t d = shape[0] / (3 * qkv_heads), h = r / (3 * d), j = r / d % 3;
-    return j * qkv_heads * d + h * d + r % d;
+  if (qkv_groups > 0) {
+    const int64_t q = qkv_queries, group_rows = shape[0] / qkv_groups, d = group_rows / (q + 2);
+    const int64_t g = r / group_rows, s = r % group_rows / d, i = r % d;
+    return s < q ? (g * q + s) * d + i : (qkv_groups * q + (s - q) * qkv_groups + g) * d + i;
   }
   if (unpermute_heads == 0) return r;
   const int64_t d = shape[0] / unpermute_heads, half = d / 2;
@@ -698,12 +964,12 @@ int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
 
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads + e.qkv_heads, e.shift, e.log_of_negated);
+  return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads + e.qkv_groups, e.shift, e.log_of_negated);
 }
 
 std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_heads > 0)
+  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_groups > 0)
     return std::nullopt;
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
@@ -793,7 +1059,7 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
 
 void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.stored_transposed || e.qkv_heads > 0) {  // rows read from all over the tensor
+  if (e.stored_transposed || e.qkv_groups > 0) {  // rows read from all over the tensor
     file_.release(e.data);
     return;
   }
@@ -848,7 +1114,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     return;
   }
   const GgufTensor& src = *e.source;
-  if (stored_plainly(src, e.unpermute_heads + e.qkv_heads, e.shift, e.log_of_negated)) {
+  if (stored_plainly(src, e.unpermute_heads + e.qkv_groups, e.shift, e.log_of_negated)) {
     convert_rows(TensorView{e, e.data}, dst, transpose, row_begin, row_end, out);
     return;
   }
@@ -868,7 +1134,7 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     scratch.resize(static_cast<size_t>(n));
     f = scratch.data();
   }
-  if (e.unpermute_heads == 0 && e.qkv_heads == 0) {
+  if (e.unpermute_heads == 0 && e.qkv_groups == 0) {
     dequantize(src.type, e.data, {f, static_cast<size_t>(n)});
   } else {
     const int64_t rows = e.shape[0], cols = n / rows;

@@ -24,6 +24,16 @@
 //   bloom  -> bloom        transformer.* names; attn_qkv rows (and bias) back to per-head [q, k, v]
 //   mamba  -> mamba        backbone.* names; ssm_a -> A_log = log(-A) (stored -exp(A_log)),
 //                          ssm_conv1d.weight [channels, kernel] -> [channels, 1, kernel]
+//   falcon -> falcon       transformer.* names; the 7B layout (multi-query, one norm) or, with
+//                          attn_norm_2 (ln_attn; attn_norm is then ln_mlp) or several key/value
+//                          heads, new_decoder_architecture: attn_qkv rows back from [queries; keys;
+//                          values] to [queries | key | value] per key/value group
+//   t5, t5encoder -> t5 / umt5 (umt5 by general.name, or block 1 holding a relative bias):
+//                          enc.blk.N / dec.blk.N -> encoder.block.N / decoder.block.N layers;
+//                          gated GELU feed-forward when ffn_gate is present, else ReLU (as
+//                          llama.cpp runs them); t5encoder: the encoder alone (T5EncoderModel)
+//   lfm2   -> lfm2         layer_types from the per-layer attention.head_count_kv (0: conv);
+//                          shortconv.conv.weight [hidden, L] -> conv.conv.weight [hidden, 1, L]
 // Fields transformers' loader drops are read as llama.cpp reads them: biases from the tensors the
 // file holds, rope.freq_base, the rotary fraction (rope.dimension_count) where the type has one.
 // Tensor names: token_embd -> model.embed_tokens, output_norm -> model.norm, output -> lm_head,
@@ -105,12 +115,16 @@ class GgufCheckpoint final : public Checkpoint {
     float shift = 0.0f;           // added to every value (gemma3 norms: -1)
     bool log_of_negated = false;  // mamba A_log: log(-A) of the stored A = -exp(A_log)
     bool stored_transposed = false;  // gpt2 Conv1D: shape is [in, out], the file holds [out, in]
-    int64_t qkv_heads = 0;  // > 0: bloom's fused qkv, rows [q; k; v] of all heads in the file
+    // > 0: a fused qkv the converter regrouped (bloom, falcon): in the model, qkv_groups groups of
+    // [qkv_queries query heads | key | value]; in the file, [all queries; all keys; all values]
+    int64_t qkv_groups = 0;
+    int64_t qkv_queries = 0;
     // Undoes the converter's value transform (shift, then log(-x)) in place, in float32.
     void undo_value_transform(std::span<float> v) const;
     // The GGUF row of Hugging Face row r (of shape[0]): with unpermute_heads, HF row
-    // h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size: LlamaModel.permute); with qkv_heads,
-    // HF row (h*3 + j)*D + i is GGUF row j*heads*D + h*D + i (BloomModel.modify_tensors); else r.
+    // h*D + p*D/2 + j is GGUF row h*D + 2j + p (D = head size: LlamaModel.permute); with qkv_groups
+    // G of Q queries, HF row (g*(Q + 2) + s)*D + i is GGUF row (g*Q + s)*D + i for a query (s < Q),
+    // else G*Q*D + (s - Q)*G*D + g*D + i (BloomModel / FalconModel.modify_tensors); else r.
     int64_t gguf_row(int64_t r) const;
   };
   GgufFile file_;

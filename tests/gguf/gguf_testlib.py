@@ -230,6 +230,105 @@ def write_bloom_gguf(model, path: Path, qtype=QT.F32) -> None:
     _write_tensors(w, model, gguf.MODEL_ARCH.BLOOM, qtype, transform)
 
 
+def write_falcon_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers FalconForCausalLM as convert_hf_to_gguf.py FalconModel writes it: falcon.*
+    metadata (context length 2048, feed_forward_length 4 * hidden whatever ffn_hidden_size is,
+    head_count_kv num_kv_heads else 1), query_key_value regrouped from [queries | key | value] per
+    KV group to [all queries; all keys; all values], a placeholder token list."""
+    cfg = model.config
+    heads, hidden = cfg.num_attention_heads, cfg.hidden_size
+    kv = cfg.num_kv_heads if cfg.new_decoder_architecture else 1
+    w = gguf.GGUFWriter(str(path), "falcon")
+    w.add_name("tiny-falcon")
+    w.add_context_length(2048)
+    w.add_tensor_data_layout("jploski")
+    w.add_embedding_length(hidden)
+    w.add_feed_forward_length(4 * hidden)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    _add_special_ids(w, cfg)
+    w.add_file_type(int(qtype))
+
+    def transform(name, data):
+        if "query_key_value" not in name:
+            return data
+        qkv = data.reshape(kv, heads // kv + 2, hidden // heads, hidden)
+        q = qkv[:, :-2].reshape(-1, hidden)
+        return np.ascontiguousarray(np.concatenate([q, qkv[:, -2].reshape(-1, hidden), qkv[:, -1].reshape(-1, hidden)]))
+
+    _write_tensors(w, model, gguf.MODEL_ARCH.FALCON, qtype, transform)
+
+
+def write_lfm2_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers Lfm2ForCausalLM as convert_hf_to_gguf.py LFM2Model writes it: lfm2.* metadata,
+    attention.head_count_kv per layer (0 for a conv layer), feed_forward_length the MLP's width
+    (w1's rows, after block_auto_adjust_ff_dim), shortconv.l_cache, the conv weight [hidden, 1, L]
+    squeezed to [hidden, L], a placeholder token list."""
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "lfm2")
+    w.add_name("tiny-lfm2")
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_feed_forward_length(model.model.layers[0].feed_forward.w1.weight.shape[0])
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv([cfg.num_key_value_heads if t == "full_attention" else 0 for t in cfg.layer_types])
+    w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
+    w.add_layer_norm_rms_eps(cfg.norm_eps)
+    w.add_shortconv_l_cache(cfg.conv_L_cache)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])  # transformers' loader reads the vocabulary size there
+    _add_special_ids(w, cfg)
+    w.add_file_type(int(qtype))
+    _write_tensors(w, model, gguf.MODEL_ARCH.LFM2, qtype,
+                   lambda name, data: data.squeeze(1) if name.endswith("conv.conv.weight") else data)
+
+
+def write_t5_gguf(model, path: Path, qtype=QT.F32, name: str = "tiny-t5", arch: str = "t5") -> None:
+    """A transformers T5 / UMT5 ForConditionalGeneration as convert_hf_to_gguf.py T5Model writes it:
+    t5.* metadata (both layer norm epsilons, decoder_block_count, relative buckets, decoder start
+    id), shared.weight as token_embd (encoder / decoder.embed_tokens skipped), no tensor transform,
+    a placeholder token list. general.name `name` (transformers reads a name containing "umt5" as
+    UMT5). arch "t5encoder": a T5EncoderModel as T5EncoderModel (the converter class) writes it,
+    without the decoder's keys."""
+    cfg = model.config
+    encoder_only = arch == "t5encoder"
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_name(name)
+    w.add_context_length(512)  # T5Model: n_positions, else 512
+    w.add_embedding_length(cfg.d_model)
+    w.add_feed_forward_length(cfg.d_ff)
+    w.add_block_count(cfg.num_layers)
+    if not encoder_only:
+        w.add_decoder_block_count(cfg.num_decoder_layers)
+    w.add_head_count(cfg.num_heads)
+    w.add_key_length(cfg.d_kv)
+    w.add_value_length(cfg.d_kv)
+    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    w.add_relative_attn_buckets_count(cfg.relative_attention_num_buckets)
+    w.add_layer_norm_rms_eps(cfg.layer_norm_epsilon)
+    if not encoder_only:
+        w.add_decoder_start_token_id(cfg.decoder_start_token_id)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    _add_special_ids(w, cfg)
+    w.add_file_type(int(qtype))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.T5ENCODER if encoder_only else gguf.MODEL_ARCH.T5,
+                                     max(cfg.num_layers, cfg.num_decoder_layers))
+    for hf_name, t in model.state_dict().items():
+        if hf_name in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight"):
+            continue
+        if hf_name == "lm_head.weight" and getattr(cfg, "scale_decoder_outputs", True):
+            continue  # tied: not saved
+        stem, suffix = hf_name.rsplit(".", 1)
+        _add(w, f"{names.get_name(stem)}.{suffix}", t.detach().to(torch.float32).numpy(), qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     """Writes a transformers causal LM of a type in ARCHS as llama.cpp's convert_hf_to_gguf.py
     would convert it (its <arch>.* metadata and tensor transforms, gguf TensorNameMap names);

@@ -1,6 +1,7 @@
-"""`mobius build --gguf` on tiny decoders of every GGUF architecture mobius reads (llama, qwen2, qwen3,
-phi3, starcoder2, stablelm, nemotron, gemma2; gemma3 in test_gemma3_gguf.py) against transformers'
-own GGUF loader.
+"""`mobius build --gguf` on tiny models of every GGUF architecture mobius reads (llama, qwen2, qwen3,
+phi3, starcoder2, stablelm, nemotron, gemma2, qwen2moe, qwen3moe, mamba, gpt2, bloom, falcon, t5, lfm2;
+gemma3 in test_gemma3_gguf.py) against transformers' own GGUF loader, or, where that loader
+builds another model than the file holds, against the original model.
 
 The tiny random causal LM of the parity harness is written as GGUF the way convert_hf_to_gguf.py
 does (llama's Q/K rows permuted, Gemma 2's and Nemotron's norms stored as 1 + w, gguf
@@ -20,10 +21,13 @@ import filecmp
 import numpy as np
 import pytest
 import torch
-from transformers import AutoModelForCausalLM
+import transformers
+from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 import harness as H
-from gguf_testlib import ARCHS, QT, dump_floats, write_bloom_gguf, write_gguf, write_gpt2_gguf, write_mamba_gguf
+import seq2seq_harness as S
+from gguf_testlib import (ARCHS, QT, dump_floats, write_bloom_gguf, write_falcon_gguf, write_gguf, write_gpt2_gguf,
+                          write_lfm2_gguf, write_mamba_gguf, write_t5_gguf)
 
 VARIANTS = [
     ("f32", "llama", QT.F32, {}),
@@ -210,3 +214,123 @@ def test_bloom_gguf_equals_transformers(tmp_path, qtype):
     write_bloom_gguf(original, path, qtype)
     ref = AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
     check_gguf_build(tmp_path, path, ref, compare_original=qtype == QT.F32)
+
+
+FALCON_ROWS = [
+    # the 7B layout (multi-query, one norm): what transformers' loader builds (FalconConfig's
+    # defaults; it maps no ffn_hidden_size: the converter's 4 * hidden)
+    ("f32", QT.F32, {"ffn_hidden_size": 256}, True),
+    ("q8_0", QT.Q8_0, {"ffn_hidden_size": 256}, True),
+    # the 40B layout (ln_attn / ln_mlp, 2 key/value groups: the fused qkv regrouped by the
+    # converter), one norm with groups (Falcon2-11B), a narrower MLP: transformers' loader builds
+    # the 7B layout for these (the 40B one fails to load), so the rows compare with the original
+    # model (F32: lossless)
+    ("new-architecture", QT.F32, {"new_decoder_architecture": True, "num_kv_heads": 2}, False),
+    ("new-architecture-one-norm", QT.F32, {"new_decoder_architecture": True, "num_kv_heads": 2,
+                                           "num_ln_in_parallel_attn": 1}, False),
+    ("ffn-128", QT.F32, {}, False),
+]
+
+
+@pytest.mark.parametrize("name,qtype,overrides,via_transformers", FALCON_ROWS, ids=[r[0] for r in FALCON_ROWS])
+def test_falcon_gguf(tmp_path, name, qtype, overrides, via_transformers):
+    """falcon: the fused query_key_value the converter regrouped to [all queries; all keys; all
+    values] read back per key/value group, the layout from the file (a second norm, the key/value
+    head count), the MLP width from ffn_up. Logits within 1e-4 of transformers' GGUF load (7B
+    layout) or of the original model; F32 weights byte-identical to the original checkpoint's build."""
+    original = H.write_checkpoint("falcon", overrides, tmp_path / "hf")
+    path = tmp_path / "falcon.gguf"
+    write_falcon_gguf(original, path, qtype)
+    ref = (AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
+           if via_transformers else original)
+    check_gguf_build(tmp_path, path, ref, compare_original=qtype == QT.F32)
+
+
+# T5 family: the seq2seq harness' tiny sizes, relative_attention_max_distance 128 (GGUF stores none;
+# llama.cpp's constant and T5Config's default)
+T5_ROWS = [
+    # transformers' loader builds every "t5" file as gated ReLU (is_gated_act with T5Config's
+    # default feed_forward_proj "relu"): neither T5 v1.1's gated GELU nor the original T5's ReLU,
+    # so these rows compare with the original model (F32: lossless)
+    ("t5-gated-gelu", "t5", {"feed_forward_proj": "gated-gelu"}, QT.F32, False),
+    ("t5-gated-gelu-untied", "t5", {"feed_forward_proj": "gated-gelu", "tie_word_embeddings": False}, QT.F32, False),
+    ("t5-relu", "t5", {"feed_forward_proj": "relu"}, QT.F32, False),
+    # general.name "umt5": transformers' loader builds UMT5 (gated GELU, a relative bias per block)
+    ("umt5", "umt5", {"feed_forward_proj": "gated-gelu"}, QT.F32, True),
+    ("umt5-q8_0", "umt5", {"feed_forward_proj": "gated-gelu"}, QT.Q8_0, True),
+]
+
+
+@pytest.mark.parametrize("name,model_type,overrides,qtype,via_transformers", T5_ROWS, ids=[r[0] for r in T5_ROWS])
+def test_t5_gguf(tmp_path, name, model_type, overrides, qtype, via_transformers):
+    """t5 (encoder-decoder: the seq2seq package, encoder.onnx + decoder.onnx): enc.blk / dec.blk
+    tensors back to encoder.block / decoder.block, the feed-forward from the file (ffn_gate: gated
+    GELU, else ReLU), UMT5 by general.name. The encoder output, a decoder prefill and 3 decode steps
+    (logits and both caches) within 1e-4 of transformers' GGUF load (umt5) or of the original model;
+    F32 weights byte-identical to the original checkpoint's build."""
+    row = S.Row(model_type, name, dict(S.T5, relative_attention_max_distance=128, **overrides))
+    original = S.write_checkpoint(row, tmp_path / "hf")
+    path = tmp_path / "t5.gguf"
+    write_t5_gguf(original, path, qtype, name=f"tiny-{model_type}")
+    ref = (AutoModelForSeq2SeqLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
+           if via_transformers else original)
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    if qtype == QT.F32:
+        H.build(tmp_path / "hf", tmp_path / "out-original")
+        for g in S.GRAPHS:
+            assert filecmp.cmp(H.data_path(tmp_path / "out-gguf", g), H.data_path(tmp_path / "out-original", g),
+                               shallow=False), g
+    rec = {}
+    ref64 = H.float64(ref)
+    assert S.check_steps(ref64, ref64, S.OnnxSeq2Seq(tmp_path / "out-gguf"), rec, S.DECODE_STEPS) == []
+
+
+LFM2_ROWS = [
+    ("f32", QT.F32, {}, True),  # the harness' layers conv, attention, conv; the MLP width auto-adjusted
+    ("q8_0-untied", QT.Q8_0, {"tie_word_embeddings": False}, True),
+    # conv_bias: transformers' loader drops the convolution's own bias (its LFM2 conversion maps
+    # shortconv.conv.weight alone: conv.conv.bias stays zero), so the row compares with the
+    # original model (F32: lossless)
+    ("conv-bias-kernel-4", QT.F32, {"conv_bias": True, "conv_L_cache": 4}, False),
+]
+
+
+@pytest.mark.parametrize("name,qtype,overrides,via_transformers", LFM2_ROWS, ids=[r[0] for r in LFM2_ROWS])
+def test_lfm2_gguf(tmp_path, name, qtype, overrides, via_transformers):
+    """lfm2: the layer types from the per-layer key/value head counts, the squeezed short-convolution
+    weight back to [hidden, 1, L], the adjusted MLP width as stored. Logits within 1e-4 of
+    transformers' GGUF load or of the original model; F32 weights byte-identical to the original
+    checkpoint's build."""
+    original = H.write_checkpoint("lfm2", overrides, tmp_path / "hf")
+    path = tmp_path / "lfm2.gguf"
+    write_lfm2_gguf(original, path, qtype)
+    ref = (AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32).eval()
+           if via_transformers else original)
+    check_gguf_build(tmp_path, path, ref, compare_original=qtype == QT.F32)
+
+
+def test_t5encoder_gguf(tmp_path):
+    """t5encoder (a T5EncoderModel, as Flux's and SD3's text_encoder_2 are converted): the encoder
+    alone, T5EncoderModel's feature-extraction graph; last_hidden_state on the non-padding tokens
+    within 1e-4 of the output's scale against the original model (transformers' loader builds it with
+    gated ReLU, see T5_ROWS); weights byte-identical to the original checkpoint's build."""
+    torch.manual_seed(0)
+    config = transformers.T5Config(**dict(S.T5, relative_attention_max_distance=128, feed_forward_proj="gated-gelu"))
+    model = transformers.T5EncoderModel(config).eval()
+    H.rerandomize(model)
+    model.save_pretrained(tmp_path / "hf")
+    path = tmp_path / "t5encoder.gguf"
+    write_t5_gguf(model, path, arch="t5encoder")
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "out-gguf")
+    assert r.returncode == 0, r.stderr
+    H.build(tmp_path / "hf", tmp_path / "out-original")
+    assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
+    sess = H.ort_session(H.graph_path(tmp_path / "out-gguf", "model"))
+    ids, mask = S.encoder_batch(config.vocab_size)
+    with torch.no_grad():
+        want = H.float64(model)(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)) \
+            .last_hidden_state.numpy()
+    (got,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+    valid = mask.astype(bool)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL * float(np.max(np.abs(want[valid])))
