@@ -132,7 +132,8 @@ class ClipTextModelWithProjection : public Architecture {
  public:
   ClipTextModelWithProjection(const HfConfig& c, DataType dtype)
       : eos_(clip_eos_token_id(c)), projection_dim_(clip_projection_dim(c)) {
-    text = adopt("text_model", std::make_unique<TextTransformer>(c, "clip_text_model", TextTransformer::Mask::causal, dtype));
+    text = adopt("text_model",
+                 std::make_unique<TextTransformer>(c, "clip_text_model", TextTransformer::Mask::causal, dtype));
     text_projection = child<Linear>("text_projection", LinearOptions{text->hidden_size(), projection_dim_, false, dtype});
   }
   std::string task() const override { return "feature-extraction"; }
@@ -146,7 +147,8 @@ class ClipTextModelWithProjection : public Architecture {
     const std::vector<Value*> states = text->hidden_states(op, ids, mask);
     Value* last = text->final_layer_norm->forward(op, states.back());
     const Shape hidden{"batch_size", "sequence_length", text->hidden_size()};
-    b.output(text_projection->forward(op, eos_token(op, last, ids, eos_)), "text_embeds", {"batch_size", projection_dim_});
+    b.output(text_projection->forward(op, eos_token(op, last, ids, eos_)), "text_embeds",
+             {"batch_size", projection_dim_});
     b.output(last, "last_hidden_state", hidden);
     for (size_t i = 0; i < states.size(); ++i) b.output(states[i], "hidden_states." + std::to_string(i), hidden);
     return single_graph(std::move(model), GraphLowering::attention);

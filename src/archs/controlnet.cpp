@@ -119,7 +119,8 @@ class ControlNetModel : public Architecture {
     Value* cond = b.input("controlnet_cond", dt, {"batch_size", s_.conditioning_channels, "cond_height", "cond_width"});
     Value* scale = b.input("conditioning_scale", dt, {});
     Value* emb = encoder->embedding(op, sample, timestep);
-    if (s_.bgr) cond = op.Slice(cond, b.ints({-1}), b.ints({std::numeric_limits<int64_t>::min()}), b.ints({1}), b.ints({-1}));
+    if (s_.bgr)  // torch.flip(controlnet_cond, dims=[1])
+      cond = op.Slice(cond, b.ints({-1}), b.ints({std::numeric_limits<int64_t>::min()}), b.ints({1}), b.ints({-1}));
     Value* x = op.Add(encoder->conv_in->forward(op, sample), cond_embedding->forward(op, cond));
     std::vector<Value*> skips = encoder->down(op, x, emb, states);
     Value* mid = encoder->mid(op, skips.back(), emb, states);

@@ -66,7 +66,8 @@ T2IAdapterSpec adapter_spec(const HfConfig& c, DataType dtype) {
     for (size_t k = 0; k + 1 < n; ++k) s.blocks.push_back({ch[k], ch[k + 1], true});
     s.blocks.push_back({ch[n - 1], ch[n - 1], true});
     for (int64_t v : ch)
-      if (v < 4) c.fail("channels", "light_adapter's blocks are channels / 4 wide: expected at least 4, got " + std::to_string(v));
+      if (v < 4)
+        c.fail("channels", "light_adapter's blocks are channels / 4 wide: expected at least 4, got " + std::to_string(v));
   } else {
     c.fail("adapter_type", "unsupported '" + type + "' (expected full_adapter, full_adapter_xl or light_adapter)");
   }

@@ -162,10 +162,11 @@ ROWS += [
                out_channels=3, num_layers=1), latent=(8, 6), timestep=(500.0, 250.0)),
 ]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
-TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter", "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae", "UNet2DConditionModel": "diffusion-denoiser",
-         "FluxTransformer2DModel": "diffusion-denoiser", "SD3Transformer2DModel": "diffusion-denoiser",
-         "DiTTransformer2DModel": "diffusion-denoiser", "PixArtTransformer2DModel": "diffusion-denoiser",
-         "SanaTransformer2DModel": "diffusion-denoiser"}
+TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter",
+         "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae",
+         "UNet2DConditionModel": "diffusion-denoiser", "FluxTransformer2DModel": "diffusion-denoiser",
+         "SD3Transformer2DModel": "diffusion-denoiser", "DiTTransformer2DModel": "diffusion-denoiser",
+         "PixArtTransformer2DModel": "diffusion-denoiser", "SanaTransformer2DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
 F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev-guidance", "sd3", "dit", "alpha-512",
                                              "sana")]
@@ -238,7 +239,8 @@ def test_diffusers_defaults_generated():
     (dict(CONTROLNET, _class_name="ControlNetModel", conditioning_embedding_out_channels=[]),
      "field 'conditioning_embedding_out_channels'"),
     (dict(ADAPTER, _class_name="T2IAdapter", adapter_type="other"), "field 'adapter_type'"),
-    (dict(ADAPTER, _class_name="T2IAdapter", adapter_type="full_adapter_xl", channels=(8, 16, 16, 8)), "field 'channels'"),
+    (dict(ADAPTER, _class_name="T2IAdapter", adapter_type="full_adapter_xl", channels=(8, 16, 16, 8)),
+     "field 'channels'"),
     (dict(UNET, _class_name="UNet2DConditionModel", class_embed_type="timestep"), "field 'class_embed_type'"),
     (dict(UNET, _class_name="UNet2DConditionModel", attention_head_dim=3), "field 'attention_head_dim'"),
     (dict(VAE, _class_name="AutoencoderKL", norm_num_groups=3), "field 'block_out_channels'"),
@@ -254,8 +256,8 @@ def test_diffusers_defaults_generated():
      "field 'use_additional_conditions'"),
     (dict(PIXART, _class_name="PixArtTransformer2DModel", cross_attention_dim=10), "field 'cross_attention_dim'"),
     (dict(SANA, _class_name="SanaTransformer2DModel", guidance_embeds=True), "field 'guidance_embeds'"),
-], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type",
-        "adapter-xl-widths", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
+], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type", "adapter-xl-widths",
+        "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
         "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
         "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
         "sana-guidance"])

@@ -9,7 +9,8 @@ Each row checks, for a batch of BATCH images (and TEXT_BATCH texts, the second r
 the text and dual models):
   - the package: model.onnx(.data) and the copied config.json, onnx.checker, the I/O names
     (pixel_values -> last_hidden_state [+ pooler_output] [+ logits]; input_ids, attention_mask ->
-    last_hidden_state [CLIPTextModelWithProjection: + text_embeds, hidden_states.{i}]; all three -> logits_per_image, logits_per_text, text_embeds, image_embeds;
+    last_hidden_state [CLIPTextModelWithProjection: + text_embeds, hidden_states.{i}]; all three ->
+    logits_per_image, logits_per_text, text_embeds, image_embeds;
     pixtral: pixel_values, image_sizes -> last_hidden_state [1, Σ patches, hidden]) and the task
     in the metadata;
   - every output the transformers model returns, max|Δ| <= harness.TOL (last_hidden_state of a
