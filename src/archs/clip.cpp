@@ -3,6 +3,12 @@
 //                      (archs/vision_towers.h); pooler_output = post_layernorm(x[:, 0])
 //   clip_text_model    CLIPTextModel (feature-extraction): the causal text tower's
 //                      last_hidden_state (its pooled eos token is the dual model's)
+//   clip_text_model with CLIPTextModelWithProjection (config.json architectures; feature-extraction,
+//                      SDXL's text_encoder_2): text_model.*, text_embeds =
+//                      text_projection(last[i_eos]) (not normalized), last_hidden_state and
+//                      hidden_states.{0..num_hidden_layers} (Optimum's CLIPTextWithProjectionOnnxConfig
+//                      with output_hidden_states, as its SDXL export sets it: the pipeline reads the
+//                      penultimate)
 //   clip               CLIPModel (zero-shot-image-classification): text_model.*, vision_model.*,
 //                      text_embeds = normalize(text_projection(last[i_eos])),
 //                      image_embeds = normalize(visual_projection(vision pooler_output)),
@@ -54,6 +60,19 @@ class ClipTextModel : public Encoder {
   DataType dtype_;
 };
 
+// CLIPTextConfig's eos_token_id default (read without a *_or accessor: the generated defaults table
+// would give every type an eos_token_id row).
+int64_t clip_eos_token_id(const HfConfig& text_config) {
+  return text_config.has("eos_token_id") ? text_config.get_int("eos_token_id") : 49407;
+}
+
+// projection_dim of a CLIP config (CLIPConfig, CLIPTextConfig: default 512).
+int64_t clip_projection_dim(const HfConfig& c) {
+  const int64_t n = c.int_or("projection_dim", 512);
+  if (n < 1 || n > kMaxHiddenSize) c.fail("projection_dim", "expected a positive width");
+  return n;
+}
+
 // x [batch, seq, hidden] at the first position of `eos` in each row of ids (the first largest id
 // when eos is 2) -> [batch, hidden]: a one-hot row times x (exact: one 1, zeros elsewhere).
 Value* eos_token(Ops& op, Value* x, Value* ids, int64_t eos) {
@@ -71,17 +90,14 @@ class ClipModel : public ImageTextModel {
  public:
   ClipModel(const HfConfig& c, DataType dtype) : dtype_(dtype) {
     const HfConfig text_config = with_class_defaults(sub_config(c, "text_config"), "clip_text_model");
-    // CLIPTextConfig's eos_token_id default (read without a *_or accessor: the generated defaults
-    // table would give every type an eos_token_id row)
-    eos_ = text_config.has("eos_token_id") ? text_config.get_int("eos_token_id") : 49407;
+    eos_ = clip_eos_token_id(text_config);
     text = adopt("text_model", std::make_unique<TextTransformer>(text_config, "clip_text_model",
                                                                  TextTransformer::Mask::causal, dtype));
     vision = adopt("vision_model", clip_vision_tower(sub_config(c, "vision_config"), dtype));
     const VisionLayerOptions& l = vision->options().layer;
     post_layernorm = child<LayerNorm>("vision_model.post_layernorm",
                                       NormOptions{.dim = l.hidden_size, .eps = l.layer_norm_eps, .dtype = dtype});
-    projection_dim_ = c.int_or("projection_dim", 512);
-    if (projection_dim_ < 1 || projection_dim_ > kMaxHiddenSize) c.fail("projection_dim", "expected a positive width");
+    projection_dim_ = clip_projection_dim(c);
     visual_projection = child<Linear>("visual_projection", LinearOptions{l.hidden_size, projection_dim_, false, dtype});
     text_projection = child<Linear>("text_projection", LinearOptions{text->hidden_size(), projection_dim_, false, dtype});
     logit_scale = param("logit_scale", {}, dtype);
@@ -109,6 +125,49 @@ class ClipModel : public ImageTextModel {
   int64_t projection_dim_;
 };
 
+// CLIPTextModelWithProjection: one graph "model", input_ids, attention_mask int64 [batch_size,
+// sequence_length] -> text_embeds [batch_size, projection_dim], last_hidden_state and
+// hidden_states.{i} [batch_size, sequence_length, hidden_size].
+class ClipTextModelWithProjection : public Architecture {
+ public:
+  ClipTextModelWithProjection(const HfConfig& c, DataType dtype)
+      : eos_(clip_eos_token_id(c)), projection_dim_(clip_projection_dim(c)) {
+    text = adopt("text_model",
+                 std::make_unique<TextTransformer>(c, "clip_text_model", TextTransformer::Mask::causal, dtype));
+    text_projection = child<Linear>("text_projection", LinearOptions{text->hidden_size(), projection_dim_, false, dtype});
+  }
+  std::string task() const override { return "feature-extraction"; }
+  std::vector<NamedGraph> build_graphs() const override {
+    Model model;
+    GraphBuilder b(model.graph);
+    Ops op(b);
+    const Shape tokens{"batch_size", "sequence_length"};
+    Value* ids = b.input("input_ids", DataType::INT64, tokens);
+    Value* mask = b.input("attention_mask", DataType::INT64, tokens);
+    const std::vector<Value*> states = text->hidden_states(op, ids, mask);
+    Value* last = text->final_layer_norm->forward(op, states.back());
+    const Shape hidden{"batch_size", "sequence_length", text->hidden_size()};
+    b.output(text_projection->forward(op, eos_token(op, last, ids, eos_)), "text_embeds",
+             {"batch_size", projection_dim_});
+    b.output(last, "last_hidden_state", hidden);
+    for (size_t i = 0; i < states.size(); ++i) b.output(states[i], "hidden_states." + std::to_string(i), hidden);
+    return single_graph(std::move(model), GraphLowering::attention);
+  }
+
+  TextTransformer* text;
+  Linear* text_projection;
+
+ private:
+  int64_t eos_, projection_dim_;
+};
+
+// Whether config.json's architectures names CLIPTextModelWithProjection.
+bool is_text_with_projection(const HfConfig& c) {
+  const nlohmann::json& j = c.json();
+  return j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+         j["architectures"][0] == "CLIPTextModelWithProjection";
+}
+
 }  // namespace
 
 std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataType dtype) {
@@ -116,6 +175,7 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataTy
 }
 
 std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType dtype) {
+  if (is_text_with_projection(c)) return std::make_unique<ClipTextModelWithProjection>(c, dtype);
   return std::make_unique<ClipTextModel>(c, dtype);
 }
 

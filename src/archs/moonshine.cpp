@@ -159,9 +159,9 @@ Value* moonshine_frame_mask(Ops& op, Value* attention_mask, Value* hidden) {
 
 // MoonshineEncoder: input_values [batch, samples], attention_mask int64 [batch, samples]
 // -> hidden [batch, frames, hidden], the frame mask int64 [batch, frames].
-class Encoder : public Module {
+class MoonshineEncoder : public Module {
  public:
-  explicit Encoder(const MoonshineSpec& s) : s_(s) {
+  explicit MoonshineEncoder(const MoonshineSpec& s) : s_(s) {
     const int64_t h = s.hidden_size;
     conv1 = child<Conv1d>("conv1", Conv1dOptions{.in_channels = 1, .out_channels = h, .kernel_size = 127,
                                                  .stride = 64, .bias = false, .dtype = s.dtype});
@@ -265,7 +265,7 @@ class Decoder : public Module {
 class MoonshineForConditionalGeneration : public SpeechToText {
  public:
   explicit MoonshineForConditionalGeneration(const MoonshineSpec& s) : s_(s) {
-    encoder = child<Encoder>("model.encoder", s_);
+    encoder = child<MoonshineEncoder>("model.encoder", s_);
     decoder = child<Decoder>("model.decoder", s_);
     proj_out = child<LMHead>("proj_out", LMHeadOptions{s.hidden_size, s.vocab_size, false, s.dtype},
                              s.tied ? decoder->embed_tokens : nullptr);
@@ -321,7 +321,7 @@ class MoonshineForConditionalGeneration : public SpeechToText {
     return out;
   }
 
-  Encoder* encoder;
+  MoonshineEncoder* encoder;
   Decoder* decoder;
   LMHead* proj_out;
 

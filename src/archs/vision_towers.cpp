@@ -175,13 +175,18 @@ TextTransformer::TextTransformer(const HfConfig& text_config, const char* config
 }
 
 Value* TextTransformer::forward(Ops& op, Value* input_ids, Value* attention_mask) const {
+  return final_layer_norm->forward(op, hidden_states(op, input_ids, attention_mask).back());
+}
+
+std::vector<Value*> TextTransformer::hidden_states(Ops& op, Value* input_ids, Value* attention_mask) const {
   Value* seq = op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0});
   Value* positions = op.Range(op.builder().scalar_i64(0), seq, op.builder().scalar_i64(1));
-  Value* x = op.Add(token_embedding->forward(op, input_ids), position_embedding->forward(op, positions));
+  std::vector<Value*> states = {
+      op.Add(token_embedding->forward(op, input_ids), position_embedding->forward(op, positions))};
   Value* mask = mask_ == Mask::causal ? causal_mask(op, attention_mask, input_ids, layer_.dtype)
                                       : padding_mask(op, attention_mask, layer_.dtype);
-  for (const VisionEncoderLayer* layer : layers) x = layer->forward(op, x, mask);
-  return final_layer_norm->forward(op, x);
+  for (const VisionEncoderLayer* layer : layers) states.push_back(layer->forward(op, states.back(), mask));
+  return states;
 }
 
 AttentionPoolingHead::AttentionPoolingHead(const VisionLayerOptions& l) : l_(l) {

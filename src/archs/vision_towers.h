@@ -88,6 +88,9 @@ class TextTransformer : public Module {
   // input_ids, attention_mask: int64 [batch, seq] (1 = token) -> [batch, seq, hidden_size]
   // (after final_layer_norm).
   Value* forward(Ops& op, Value* input_ids, Value* attention_mask) const;
+  // The hidden states transformers' output_hidden_states gives: the embeddings' output, then every
+  // layer's (num_hidden_layers + 1 of [batch, seq, hidden_size], the last before final_layer_norm).
+  std::vector<Value*> hidden_states(Ops& op, Value* input_ids, Value* attention_mask) const;
 
   int64_t hidden_size() const { return layer_.hidden_size; }
 

@@ -35,6 +35,8 @@ inline constexpr const char* vae_encoder = "vae_encoder/model";
 inline constexpr const char* vae_decoder = "vae_decoder/model";
 inline constexpr const char* unet = "unet/model";
 inline constexpr const char* transformer = "transformer/model";
+inline constexpr const char* controlnet = "controlnet/model";
+inline constexpr const char* adapter = "adapter/model";
 }  // namespace hf_graph
 
 // The files of one graph: `name` is its role (the flat layout's file stem and the name messages

@@ -11,11 +11,13 @@ const std::vector<DiffusersEntry>& diffusers_registry() {
   static const std::vector<DiffusersEntry> entries = {
       {"AutoencoderKL", "autoencoder_kl", "diffusion-vae", create_autoencoder_kl},
       {"AutoencoderTiny", "autoencoder_tiny", "diffusion-vae", create_autoencoder_tiny},
+      {"ControlNetModel", "controlnet", "diffusion-controlnet", create_controlnet},
       {"DiTTransformer2DModel", "dit_transformer", "diffusion-denoiser", create_dit_transformer},
       {"FluxTransformer2DModel", "flux_transformer", "diffusion-denoiser", create_flux_transformer},
       {"PixArtTransformer2DModel", "pixart_transformer", "diffusion-denoiser", create_pixart_transformer},
       {"SanaTransformer2DModel", "sana_transformer", "diffusion-denoiser", create_sana_transformer},
       {"SD3Transformer2DModel", "sd3_transformer", "diffusion-denoiser", create_sd3_transformer},
+      {"T2IAdapter", "t2i_adapter", "diffusion-adapter", create_t2i_adapter},
       {"UNet2DConditionModel", "unet_2d_condition", "diffusion-denoiser", create_unet_2d_condition},
   };
   return entries;

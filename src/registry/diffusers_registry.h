@@ -15,6 +15,8 @@ namespace mobius {
 std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
 // archs/autoencoder_tiny.cpp
 std::unique_ptr<Architecture> create_autoencoder_tiny(const HfConfig&, DataType);
+// archs/controlnet.cpp
+std::unique_ptr<Architecture> create_controlnet(const HfConfig&, DataType);
 // archs/dit_transformer.cpp
 std::unique_ptr<Architecture> create_dit_transformer(const HfConfig&, DataType);
 // archs/flux_transformer.cpp
@@ -25,13 +27,16 @@ std::unique_ptr<Architecture> create_pixart_transformer(const HfConfig&, DataTyp
 std::unique_ptr<Architecture> create_sana_transformer(const HfConfig&, DataType);
 // archs/sd3_transformer.cpp
 std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
+// archs/t2i_adapter.cpp
+std::unique_ptr<Architecture> create_t2i_adapter(const HfConfig&, DataType);
 // archs/unet_2d_condition.cpp
 std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig&, DataType);
 
 struct DiffusersEntry {
   const char* class_name;  // config.json "_class_name", diffusers' model class
   const char* family;      // the architecture file it is built by
-  const char* task;        // the Architecture's task(): "diffusion-vae", "diffusion-denoiser"
+  const char* task;        // the Architecture's task(): "diffusion-vae", "diffusion-denoiser",
+                           // "diffusion-controlnet", "diffusion-adapter"
   ArchFactory create;
 };
 

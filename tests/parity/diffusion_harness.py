@@ -27,12 +27,13 @@ class Row:
     class_name: str
     variant: str
     config: dict  # the diffusers class' __init__ kwargs
-    image: tuple[int, int] = (8, 8)  # a VAE encoder's input height, width
+    image: tuple[int, int] = (8, 8)  # a VAE encoder's or a T2IAdapter's input height, width
     latent: tuple[int, int] = (4, 4)  # a VAE decoder's and a UNet's input height, width
     text_len: int = 5  # a UNet's encoder_hidden_states length
     timestep: tuple[float, ...] = (999.0, 17.0)  # a UNet's timestep: BATCH entries, or 1 (broadcast)
     guidance: tuple[float, ...] = (3.5, 1.0)  # a Flux transformer's guidance (guidance_embeds only)
     class_labels: tuple[int, ...] = (3, 0)  # a DiT transformer's class_labels, BATCH entries
+    conditioning_scale: float = 0.75  # a ControlNet's conditioning_scale
 
 
 BATCH = 2
@@ -79,6 +80,10 @@ def references(model, row: Row, seed: int = 1) -> dict:
       AutoencoderTiny: vae_encoder, encode(sample).latents; vae_decoder, decode(latent_sample).sample
       UNet2DConditionModel: unet, forward(sample, timestep, encoder_hidden_states[,
         added_cond_kwargs text_embeds and time_ids]).sample
+      ControlNetModel: controlnet, the UNet's inputs and controlnet_cond (the latent's size times
+        the conditioning embedding's downsampling), conditioning_scale ->
+        down_block_res_samples.{i}, mid_block_res_sample
+      T2IAdapter: adapter, forward(sample) -> adapter_state.{k}, a batch of images
       FluxTransformer2DModel: transformer, forward(hidden_states, encoder_hidden_states,
         pooled_projections, timestep, img_ids, txt_ids[, guidance]).sample, latent = the packed
         latent grid (img_ids [0, row, column] as FluxPipeline makes them, plus a column offset so
@@ -146,7 +151,10 @@ def references(model, row: Row, seed: int = 1) -> dict:
             out = m64(t64(feeds["hidden_states"]), t64(feeds["encoder_hidden_states"]), t64(feeds["timestep"]),
                       encoder_attention_mask=torch.from_numpy(mask), **kwargs).sample
             return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
-        if row.class_name == "UNet2DConditionModel":
+        if row.class_name == "T2IAdapter":
+            feeds = {"sample": rng.standard_normal((BATCH, c.in_channels, *row.image)).astype(np.float32)}
+            return {"adapter": (feeds, {f"adapter_state.{k}": s.numpy() for k, s in enumerate(m64(t64(feeds["sample"])))})}
+        if row.class_name in ("UNet2DConditionModel", "ControlNetModel"):
             feeds = {"sample": rng.standard_normal((BATCH, c.in_channels, *row.latent)).astype(np.float32),
                      "timestep": np.array(row.timestep, dtype=np.float32),
                      "encoder_hidden_states": rng.standard_normal((BATCH, row.text_len, c.cross_attention_dim))
@@ -159,8 +167,17 @@ def references(model, row: Row, seed: int = 1) -> dict:
                 feeds["time_ids"] = np.array([[64, 48, 3, 0, 64, 48], [32, 40, 0, 5, 32, 40]], dtype=np.float32)
                 kwargs["added_cond_kwargs"] = {"text_embeds": t64(feeds["text_embeds"]),
                                                "time_ids": t64(feeds["time_ids"])}
-            out = m64(t64(feeds["sample"]), t64(feeds["timestep"]), t64(feeds["encoder_hidden_states"]), **kwargs).sample
-            return {"unet": (feeds, {"out_sample": out.numpy()})}
+            args = (t64(feeds["sample"]), t64(feeds["timestep"]), t64(feeds["encoder_hidden_states"]))
+            if row.class_name == "UNet2DConditionModel":
+                return {"unet": (feeds, {"out_sample": m64(*args, **kwargs).sample.numpy()})}
+            factor = 2 ** (len(c.conditioning_embedding_out_channels) - 1)
+            feeds["controlnet_cond"] = rng.standard_normal(
+                (BATCH, c.conditioning_channels, row.latent[0] * factor, row.latent[1] * factor)).astype(np.float32)
+            feeds["conditioning_scale"] = np.array(row.conditioning_scale, dtype=np.float32)
+            out = m64(*args, controlnet_cond=t64(feeds["controlnet_cond"]),
+                      conditioning_scale=float(feeds["conditioning_scale"]), **kwargs)
+            want = {f"down_block_res_samples.{i}": r.numpy() for i, r in enumerate(out.down_block_res_samples)}
+            return {"controlnet": (feeds, dict(want, mid_block_res_sample=out.mid_block_res_sample.numpy()))}
         sample = rng.standard_normal((BATCH, c.in_channels, *row.image)).astype(np.float32)
         latent = rng.standard_normal((BATCH, c.latent_channels, *row.latent)).astype(np.float32)
         encoded = m64.encode(t64(sample))

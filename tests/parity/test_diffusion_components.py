@@ -2,7 +2,9 @@
 against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
 vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
 latents for the tiny VAE; latent_sample -> sample), UNet2DConditionModel's unet graph (sample,
-timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), the transformers'
+timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), ControlNetModel's
+controlnet graph (the UNet's inputs, controlnet_cond, conditioning_scale -> down_block_res_samples.{i},
+mid_block_res_sample), T2IAdapter's adapter graph (sample -> adapter_state.{k}), the transformers'
 transformer graph (Flux, SD3; DiT: hidden_states, timestep, class_labels; PixArt and Sana:
 hidden_states, encoder_hidden_states, encoder_attention_mask, timestep [, PixArt's resolution,
 aspect_ratio] -> out_hidden_states); float32 within
@@ -70,6 +72,32 @@ ROWS += [
                projection_class_embeddings_input_dim=10 + 6 * 4, flip_sin_to_cos=False, freq_shift=1),
           latent=(6, 8)),
 ]
+# ControlNet (SD 1.x-like, the UNET's encoder half): a conditioning embedding downsampling by 4;
+# SDXL-like: text_time, two transformer layers in the cross-attention block, linear projections,
+# a BGR conditioning image embedded at the latent's size, one timestep for the batch
+CONTROLNET = dict(block_out_channels=(8, 16), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                  layers_per_block=2, attention_head_dim=2, cross_attention_dim=12, norm_num_groups=4,
+                  conditioning_embedding_out_channels=(4, 8, 8))
+ROWS += [
+    D.Row("ControlNetModel", "sd15", dict(CONTROLNET), latent=(4, 6)),
+    D.Row("ControlNetModel", "sdxl-text-time-bgr",
+          dict(CONTROLNET, down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), layers_per_block=1,
+               transformer_layers_per_block=(1, 2), use_linear_projection=True, addition_embed_type="text_time",
+               addition_time_embed_dim=4, projection_class_embeddings_input_dim=10 + 6 * 4,
+               controlnet_conditioning_channel_order="bgr", conditioning_embedding_out_channels=(4,),
+               conditioning_channels=2),
+          latent=(5, 3), timestep=(421.0,), conditioning_scale=0.5),
+]
+# T2IAdapter: FullAdapter (SD 1.x) with odd feature maps (the average pools' ceil mode), LightAdapter,
+# FullAdapterXL
+ADAPTER = dict(in_channels=3, channels=(8, 16, 16), num_res_blocks=2, downscale_factor=4)
+ROWS += [
+    D.Row("T2IAdapter", "full", dict(ADAPTER), image=(24, 20)),
+    D.Row("T2IAdapter", "light", dict(ADAPTER, adapter_type="light_adapter", channels=(8, 16), num_res_blocks=1,
+                                      downscale_factor=2, in_channels=1), image=(12, 20)),
+    D.Row("T2IAdapter", "full-xl", dict(ADAPTER, adapter_type="full_adapter_xl", channels=(8, 16, 16, 16),
+                                        num_res_blocks=1, downscale_factor=2), image=(8, 12)),
+]
 # Flux.1-dev-like: guidance embedding, double and single blocks, three RoPE axes (2 + 2 + 4 = the
 # head); Flux.1-schnell-like: no guidance, patch_size 2 and out_channels (proj_out 2 * 2 * 3 wide),
 # two axes, single-stream blocks only after one double block
@@ -134,12 +162,14 @@ ROWS += [
                out_channels=3, num_layers=1), latent=(8, 6), timestep=(500.0, 250.0)),
 ]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
-TASKS = {"AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae", "UNet2DConditionModel": "diffusion-denoiser",
-         "FluxTransformer2DModel": "diffusion-denoiser", "SD3Transformer2DModel": "diffusion-denoiser",
-         "DiTTransformer2DModel": "diffusion-denoiser", "PixArtTransformer2DModel": "diffusion-denoiser",
-         "SanaTransformer2DModel": "diffusion-denoiser"}
+TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter",
+         "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae",
+         "UNet2DConditionModel": "diffusion-denoiser", "FluxTransformer2DModel": "diffusion-denoiser",
+         "SD3Transformer2DModel": "diffusion-denoiser", "DiTTransformer2DModel": "diffusion-denoiser",
+         "PixArtTransformer2DModel": "diffusion-denoiser", "SanaTransformer2DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
-F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "dev-guidance", "sd3", "dit", "alpha-512", "sana")]
+F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev-guidance", "sd3", "dit", "alpha-512",
+                                             "sana")]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
@@ -204,7 +234,13 @@ def test_diffusers_defaults_generated():
 
 
 @pytest.mark.parametrize("config,message", [
-    ({"_class_name": "ControlNetModel"}, "field '_class_name': diffusers class 'ControlNetModel' is not supported yet"),
+    ({"_class_name": "UNetMotionModel"}, "field '_class_name': diffusers class 'UNetMotionModel' is not supported yet"),
+    (dict(CONTROLNET, _class_name="ControlNetModel", global_pool_conditions=True), "field 'global_pool_conditions'"),
+    (dict(CONTROLNET, _class_name="ControlNetModel", conditioning_embedding_out_channels=[]),
+     "field 'conditioning_embedding_out_channels'"),
+    (dict(ADAPTER, _class_name="T2IAdapter", adapter_type="other"), "field 'adapter_type'"),
+    (dict(ADAPTER, _class_name="T2IAdapter", adapter_type="full_adapter_xl", channels=(8, 16, 16, 8)),
+     "field 'channels'"),
     (dict(UNET, _class_name="UNet2DConditionModel", class_embed_type="timestep"), "field 'class_embed_type'"),
     (dict(UNET, _class_name="UNet2DConditionModel", attention_head_dim=3), "field 'attention_head_dim'"),
     (dict(VAE, _class_name="AutoencoderKL", norm_num_groups=3), "field 'block_out_channels'"),
@@ -220,7 +256,8 @@ def test_diffusers_defaults_generated():
      "field 'use_additional_conditions'"),
     (dict(PIXART, _class_name="PixArtTransformer2DModel", cross_attention_dim=10), "field 'cross_attention_dim'"),
     (dict(SANA, _class_name="SanaTransformer2DModel", guidance_embeds=True), "field 'guidance_embeds'"),
-], ids=["unknown-class", "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
+], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type", "adapter-xl-widths",
+        "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
         "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
         "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
         "sana-guidance"])

@@ -8,7 +8,8 @@ same prompt embeddings and initial latents, and the decoded image AutoencoderKL.
 within 1e-4 relative to its scale (the largest magnitude of the reference). The package's layout
 (Optimum's ORTDiffusionPipeline: one folder per component, each with its config.json;
 model_index.json; the scheduler folder copied; mobius_manifest.json) and a component mobius does
-not build (skipped, said in the manifest and a warning) are checked too. About 10 s."""
+not build (skipped, said in the manifest and a warning) are checked too; an SDXL-like pipeline
+(text_encoder_2 a CLIPTextModelWithProjection, a text_time UNet) the same way. About 12 s."""
 
 import json
 
@@ -179,3 +180,74 @@ def test_unknown_component_is_skipped_and_said(built, tmp_path):
     r = H.run_mobius("build", pipe, tmp_path / "bad")
     assert r.returncode == 1 and "unet/config.json" in r.stderr and "layers_per_block" in r.stderr, r.stderr
     assert not (tmp_path / "bad").exists()
+
+
+# SDXL-like: two text encoders (CLIPTextModel, CLIPTextModelWithProjection as text_encoder_2), a
+# text_time UNet (the pooled text_embeds and the six size / crop ids added to the time embedding)
+def tiny_sdxl_pipeline(path):
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
+
+    torch.manual_seed(0)
+    text = dict(vocab_size=100, intermediate_size=40, num_hidden_layers=2, num_attention_heads=4,
+                max_position_embeddings=16, bos_token_id=0, eos_token_id=2, pad_token_id=1)
+    text_encoder = CLIPTextModel(CLIPTextConfig(hidden_size=24, **text))
+    text_encoder_2 = CLIPTextModelWithProjection(CLIPTextConfig(hidden_size=16, projection_dim=12, **text))
+    unet = diffusers.UNet2DConditionModel(
+        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(16, 32),
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=24 + 16, attention_head_dim=4, norm_num_groups=8, use_linear_projection=True,
+        addition_embed_type="text_time", addition_time_embed_dim=4, projection_class_embeddings_input_dim=6 * 4 + 12)
+    vae = diffusers.AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32), layers_per_block=1,
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2, norm_num_groups=8)
+    for i, m in enumerate((unet, vae, text_encoder, text_encoder_2)):
+        randomize(m, 20 + i)
+    pipe = diffusers.StableDiffusionXLPipeline(
+        vae=vae, text_encoder=text_encoder, text_encoder_2=text_encoder_2, tokenizer=None, tokenizer_2=None, unet=unet,
+        scheduler=diffusers.DDIMScheduler(**SCHEDULER))
+    pipe.save_pretrained(path)
+    return pipe
+
+
+def test_sdxl_pipeline_four_step_ddim_loop(tmp_path):
+    """The SDXL-like pipeline builds with one command (text_encoder_2 is CLIPTextModelWithProjection:
+    text_embeds, last_hidden_state and hidden_states.{i}); its text_encoder_2 gives the pooled
+    embedding and the penultimate hidden state StableDiffusionXLPipeline.encode_prompt takes, and a
+    4-step DDIM loop over the unet graph (text_embeds, time_ids) gives the pipeline's final latent.
+    text_encoder's penultimate state (its package outputs last_hidden_state only) comes from
+    transformers."""
+    pipe = tiny_sdxl_pipeline(tmp_path / "pipe")
+    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    out = tmp_path / "out"
+    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
+    assert manifest["text_encoder_2"] == {"built": ["text_encoder_2"], "class": "CLIPTextModelWithProjection"}, manifest
+
+    rng = np.random.default_rng(0)
+    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
+    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    size = 8 * pipe.vae_scale_factor
+    with torch.no_grad():
+        ids = torch.from_numpy(input_ids)
+        first = pipe.text_encoder(ids, output_hidden_states=True).hidden_states[-2]
+        second = pipe.text_encoder_2(ids, output_hidden_states=True)
+        embeds = torch.cat([first, second.hidden_states[-2]], dim=-1)
+        want = pipe(prompt_embeds=embeds, pooled_prompt_embeds=second.text_embeds, latents=torch.from_numpy(latents),
+                    num_inference_steps=STEPS, guidance_scale=1.0, height=size, width=size,
+                    output_type="latent").images.numpy()
+
+    session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
+    text_2, unet = session("text_encoder_2"), session("unet")
+    layers = pipe.text_encoder_2.config.num_hidden_layers
+    pooled, penultimate = text_2.run(["text_embeds", f"hidden_states.{layers - 1}"], feeds(text_2, input_ids=input_ids))
+    assert_close(pooled, second.text_embeds.numpy(), "text_encoder_2 text_embeds")
+    assert_close(penultimate, second.hidden_states[-2].numpy(), "text_encoder_2 penultimate hidden state")
+    hidden = np.concatenate([first.numpy(), penultimate], axis=-1)
+    time_ids = np.array([[size, size, 0, 0, size, size]], dtype=np.float32)  # original size, crop, target size
+    alphas_cumprod, step_ratio, timesteps = ddim_schedule()
+    x = latents
+    for t in timesteps:
+        eps = unet.run(["out_sample"], feeds(unet, sample=x, timestep=np.array([t]), encoder_hidden_states=hidden,
+                                             text_embeds=pooled, time_ids=time_ids))[0]
+        x = ddim_step(eps, int(t), x, alphas_cumprod, step_ratio).astype(np.float32)
+    assert_close(x, want, "final latent")

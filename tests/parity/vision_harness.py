@@ -9,11 +9,12 @@ Each row checks, for a batch of BATCH images (and TEXT_BATCH texts, the second r
 the text and dual models):
   - the package: model.onnx(.data) and the copied config.json, onnx.checker, the I/O names
     (pixel_values -> last_hidden_state [+ pooler_output] [+ logits]; input_ids, attention_mask ->
-    last_hidden_state; all three -> logits_per_image, logits_per_text, text_embeds, image_embeds;
+    last_hidden_state [CLIPTextModelWithProjection: + text_embeds, hidden_states.{i}]; all three ->
+    logits_per_image, logits_per_text, text_embeds, image_embeds;
     pixtral: pixel_values, image_sizes -> last_hidden_state [1, Σ patches, hidden]) and the task
     in the metadata;
   - every output the transformers model returns, max|Δ| <= harness.TOL (last_hidden_state of a
-    text model on the non-padding tokens).
+    text model, and its hidden_states.{i}, on the non-padding tokens).
 Every parameter is re-randomized (harness.rerandomize; then the patch Conv weights at
 1/sqrt(fan_in) and LayerScale factors around 1, so that no branch is scaled to nothing).
 """
@@ -123,6 +124,10 @@ PIXTRAL_SIZES = [(48, 32), (30, 42)]  # 12 x 8 and 7 x 10 patches of 4 (the seco
 ROWS += [
     Row("pixtral", "two-sizes", dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                                      patch_size=4, image_size=64)),
+]
+# SDXL's text_encoder_2: the projected eos token, the last hidden state and every layer's
+ROWS += [
+    Row("clip_text_model", "with-projection", dict(TEXT, projection_dim=40), "CLIPTextModelWithProjection"),
 ]
 DUAL = {"clip", "siglip", "siglip2"}
 
@@ -241,6 +246,11 @@ def inputs(row: Row, config, seed: int = 1) -> dict:
 def reference_outputs(model, feeds: dict) -> dict:
     """The outputs the transformers model returns, by the package's output names."""
     out = model(**{k: torch.from_numpy(v) for k, v in feeds.items()})
+    if "pixel_values" not in feeds and hasattr(out, "text_embeds"):  # CLIPTextModelWithProjection
+        out = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}, output_hidden_states=True)
+        got = {"text_embeds": out.text_embeds, "last_hidden_state": out.last_hidden_state}
+        got.update({f"hidden_states.{i}": h for i, h in enumerate(out.hidden_states)})
+        return {n: v.numpy() for n, v in got.items()}
     if "input_ids" in feeds:
         names = ("last_hidden_state",) if "pixel_values" not in feeds else \
             ("logits_per_image", "logits_per_text", "text_embeds", "image_embeds")
@@ -292,7 +302,9 @@ def check(row: Row, hf_dir: Path, model, out_dir: Path, rec: dict, build_args=()
     got = dict(zip(names, sess.run(names, feeds)))
     if is_text(row):  # the non-padding tokens
         valid = feeds["attention_mask"].astype(bool)
-        got["last_hidden_state"], want["last_hidden_state"] = got["last_hidden_state"][valid], want["last_hidden_state"][valid]
+        for n in names:
+            if n == "last_hidden_state" or n.startswith("hidden_states."):
+                got[n], want[n] = got[n][valid], want[n][valid]
     deltas = {}
     for n in names:
         if got[n].shape != want[n].shape:
