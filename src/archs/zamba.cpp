@@ -172,7 +172,7 @@ class ZambaCausalLM::HybridLayer : public Module {
  public:
   HybridLayer(const ZambaSpec& s, int64_t i, int64_t application, const ZambaSharedBlock* shared_block)
       : application(application), shared(shared_block) {
-    if (!shared) shared = adopt(s.shared_name, s.make_shared_block(application));
+    if (!shared) shared = adopt(s.shared_name, s.make_shared_block(application % s.num_mem_blocks));
     linear = child<Linear>("linear", LinearOptions{s.hidden_size, s.hidden_size, false, s.dtype});
     mamba_decoder = child<MambaLayer>("mamba_decoder", s, i);
   }
@@ -197,9 +197,9 @@ class ZambaCausalLM::Backbone : public Module {
         continue;
       }
       const int64_t a = applications++;
-      const bool first = a < s.num_mem_blocks;
-      hybrid_layers.push_back(child<HybridLayer>(name, s, layer, a, first ? nullptr : blocks[a % s.num_mem_blocks]));
-      if (first) blocks.push_back(hybrid_layers.back()->shared);
+      const bool owner = a < s.num_mem_blocks || !s.share_blocks;
+      hybrid_layers.push_back(child<HybridLayer>(name, s, layer, a, owner ? nullptr : blocks[a % s.num_mem_blocks]));
+      if (a < s.num_mem_blocks) blocks.push_back(hybrid_layers.back()->shared);
       mamba_layers.push_back(nullptr);
     }
     final_layernorm = child<RMSNorm>("final_layernorm", NormOptions{.dim = s.hidden_size, .eps = s.rms_norm_eps,
@@ -306,6 +306,7 @@ std::unique_ptr<Architecture> create_zamba(const HfConfig& c, DataType dtype) {
               .rms_norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-5)),
               .tie_word_embeddings = c.bool_or("tie_word_embeddings", true), .shared_name = "shared_transf",
               .dtype = dtype};
+  s.share_blocks = s.tie_word_embeddings;
 
   const int64_t expand = c.int_or("mamba_expand", 2);
   if (expand < 1 || expand > kMaxSmallSize) c.fail("mamba_expand", "expected 1 to " + std::to_string(kMaxSmallSize));

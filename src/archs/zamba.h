@@ -12,7 +12,8 @@
 // The shared block (ZambaSharedBlock) has no residual of its own; its attention reads the 2 H
 // wide input with heads of head_dim = 2 H / heads and scores scaled by (head_dim / 2)^-0.5.
 // Shared weights: block b is stored under the b-th hybrid layer, model.layers.{i}.<shared_name>
-// (save_pretrained drops the tied copies of the others). Zamba2's blocks also hold the low-rank
+// (save_pretrained drops the tied copies of the others); without tie_word_embeddings transformers
+// ties nothing and every hybrid layer holds its own copy (ZambaSpec::share_blocks). Zamba2's blocks also hold the low-rank
 // adapters of each of their applications a, e.g. self_attn.linear_q_adapter_list.{a}.0 / .1
 // (blocks/low_rank_adapter.h).
 // States (tasks/layer_state.h): a Mamba layer carries its mixer's past_key_values.{i}.conv_state
@@ -85,6 +86,10 @@ struct ZambaSpec {
   bool tie_word_embeddings = true;
   std::string shared_name;  // the block's child name: "shared_transf" (Zamba), "shared_transformer" (Zamba2)
   int64_t num_mem_blocks = 1;  // the blocks, applied in turn by the hybrid layers
+  // the hybrid layers applying one block share its weights (under the first of them); false: each
+  // holds its own copy (transformers ties the blocks, like the LM head, only with
+  // tie_word_embeddings: PreTrainedModel.get_expanded_tied_weights_keys)
+  bool share_blocks = true;
   // block b (below num_mem_blocks); it checks its own sizes
   std::function<std::unique_ptr<ZambaSharedBlock>(int64_t block)> make_shared_block = {};
   // layer i's Mamba mixer (model.layers.{i}.mamba, or .mamba_decoder.mamba on a hybrid layer)

@@ -1,6 +1,7 @@
 // Zamba2 (transformers/models/zamba2/modeling_zamba2.py Zamba2ForCausalLM; configuration_zamba2.py):
 // the Zamba model (archs/zamba.h) with Mamba-2 mixers (blocks/mamba2.h) and num_mem_blocks shared
-// blocks (model.layers.{i}.shared_transformer) applied in turn by the "hybrid" layers of
+// blocks (model.layers.{i}.shared_transformer; one copy per hybrid layer without
+// tie_word_embeddings, archs/zamba.h) applied in turn by the "hybrid" layers of
 // layers_block_type (alias layer_types; Zamba2Config's default pattern of 54 layers when absent).
 // Zamba2Config.__post_init__ derives the sizes, whatever config.json says:
 //   attention_head_dim = 2 * hidden_size // num_attention_heads; mamba_headdim =
@@ -35,6 +36,7 @@ std::unique_ptr<Architecture> create_zamba2(const HfConfig& c, DataType dtype) {
               .rms_norm_eps = static_cast<float>(c.float_or("rms_norm_eps", 1e-5)),
               .tie_word_embeddings = c.bool_or("tie_word_embeddings", true), .shared_name = "shared_transformer",
               .num_mem_blocks = c.int_or("num_mem_blocks", 1), .dtype = dtype};
+  s.share_blocks = s.tie_word_embeddings;
   if (s.layer_types.empty()) {  // Zamba2Config's default layers_block_type
     s.layer_types = {"linear_attention"};
     for (int k = 0; k < 7; ++k) {
