@@ -125,11 +125,12 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         # layers mamba, hybrid (decoder_harness.TYPE_BASE): the shared block with its MLP adapter; no
         # position encoding; no genai type (a hybrid layer carries both states)
         ("default", dict(_runtime="none")),
-        # layers hybrid, mamba; q/k/v adapters (multi-head: the adapters' outputs are 2 * hidden_size
-        # wide), RoPE (use_mem_rope); num_mem_blocks 2 with one application (block 1 never built)
+        # q/k/v adapters (multi-head: the adapters' outputs are 2 * hidden_size wide), RoPE
+        # (use_mem_rope); num_mem_blocks 2 with one application (block 1 never built); one group
+        # (two give this model a float32 rounding of 8.7e-5 in transformers' own forward)
         ("attention-adapters-rope", dict(
-            layers_block_type=["hybrid", "linear_attention"], num_mem_blocks=2, use_shared_attention_adapter=True,
-            num_key_value_heads=4, use_mem_rope=True, _runtime="none")),
+            num_mem_blocks=2, use_shared_attention_adapter=True, num_key_value_heads=4, use_mem_rope=True,
+            mamba_ngroups=1, _runtime="none")),
         # projections with bias (add_bias_linear), untied, one group, kernel 3, tanh GELU;
         # intermediate_size null (4 * hidden_size) and config.json with the legacy layer type "mamba"
         ("bias-untied-legacy-layer-names", dict(
