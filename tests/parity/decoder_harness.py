@@ -87,7 +87,8 @@ TYPE_BASE["zamba2"] = dict(num_hidden_layers=2, layers_block_type=["linear_atten
                            n_mamba_heads=8, mamba_ngroups=2, mamba_d_state=16, chunk_size=16, adapter_rank=8)
 # Zamba: layers mamba, hybrid, mamba, hybrid: one shared block (attention of 4 heads of 2 * 64 / 4
 # = 32, 2 KV heads); the multi-head Mamba mixers of 2 heads of 64 channels, state 16
-TYPE_BASE["zamba"] = dict(num_hidden_layers=4, layers_block_type=["linear_attention", "hybrid", "linear_attention", "hybrid"])
+TYPE_BASE["zamba"] = dict(num_hidden_layers=4,
+                          layers_block_type=["linear_attention", "hybrid", "linear_attention", "hybrid"])
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",
