@@ -142,6 +142,10 @@ std::unique_ptr<Architecture> create_bamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoehybrid(const HfConfig&, DataType);
 // archs/falcon_h1.cpp: attention and Mamba-2 side by side in every layer (blocks/parallel_mixers.h)
 std::unique_ptr<Architecture> create_falcon_h1(const HfConfig&, DataType);
+// archs/zamba.cpp: multi-head Mamba layers and a shared transformer block (archs/zamba.h)
+std::unique_ptr<Architecture> create_zamba(const HfConfig&, DataType);
+// archs/zamba2.cpp: Mamba-2 layers and shared transformer blocks with low-rank adapters (archs/zamba.h)
+std::unique_ptr<Architecture> create_zamba2(const HfConfig&, DataType);
 // archs/jamba.cpp: a hybrid of Mamba (blocks/mamba.h) and attention layers
 std::unique_ptr<Architecture> create_jamba(const HfConfig&, DataType);
 // archs/lfm2.cpp, lfm2_moe.cpp: hybrids of short-convolution and attention layers (blocks/short_conv.h)

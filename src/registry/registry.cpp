@@ -148,6 +148,11 @@ const std::vector<RegistryEntry>& registry() {
         // attention and Mamba-2 side by side in every layer (archs/falcon_h1.cpp): a layer carrying a
         // KV cache and conv/recurrent states, which genai 0.18's "decoder" cannot read; no genai model type
         {"falcon_h1", "hybrid", "text-generation", create_falcon_h1, ""},
+        // Mamba layers and a shared attention block on concat(hidden, embeddings) (archs/zamba.cpp,
+        // zamba2.cpp, archs/zamba.h): a hybrid layer carries a KV cache and conv/recurrent states; no
+        // genai model type
+        {"zamba", "hybrid", "text-generation", create_zamba, ""},
+        {"zamba2", "hybrid", "text-generation", create_zamba2, ""},
         // short-convolution + attention (archs/lfm2.cpp, lfm2_moe.cpp): onnxruntime-genai 0.18's "lfm2"
         // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
         {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},

@@ -78,6 +78,17 @@ TYPE_BASE["nemotron_h"] = dict(layers_block_type=["linear_attention", "full_atte
 # of 16 (mamba_d_ssm 128; default 1024), 2 groups, state 16, chunks of 16, a finite time_step_limit
 TYPE_BASE["falcon_h1"] = dict(mamba_d_ssm=128, mamba_n_heads=8, mamba_d_head=16, mamba_n_groups=2, mamba_d_state=16,
                               mamba_chunk_size=16, time_step_limit=[0.0, 1000.0])
+# Zamba2: layers mamba, hybrid: the shared block (attention of 4 heads of 2 * 64 / 4 = 32, 2 KV
+# heads; its MLP's low-rank adapter of rank 8); the Mamba-2 mixers of 8 heads of 16, 2 groups,
+# state 16, chunks of 16. Two layers: with a second application of the block the tiny random model
+# is ill-conditioned in float32 (transformers' own float32 forward is 1.5e-4 to 4.5e-4 off its
+# float64 one: the Mamba-2 mixers' grouped gated norm amplifies the first application's rounding)
+TYPE_BASE["zamba2"] = dict(num_hidden_layers=2, layers_block_type=["linear_attention", "hybrid"],
+                           n_mamba_heads=8, mamba_ngroups=2, mamba_d_state=16, chunk_size=16, adapter_rank=8)
+# Zamba: layers mamba, hybrid, mamba, hybrid: one shared block (attention of 4 heads of 2 * 64 / 4
+# = 32, 2 KV heads); the multi-head Mamba mixers of 2 heads of 64 channels, state 16
+TYPE_BASE["zamba"] = dict(num_hidden_layers=4,
+                          layers_block_type=["linear_attention", "hybrid", "linear_attention", "hybrid"])
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

@@ -563,6 +563,23 @@ def _falcon_h1_states(c) -> list[dict]:
     return [{**ssd, **_kv_states(c)}] * c.num_hidden_layers
 
 
+def _zamba_states(c) -> list[dict]:
+    """Zamba: every layer carries its multi-head Mamba mixer's states (blocks/multi_head_mamba.h:
+    n_mamba_heads heads of mamba_expand * hidden_size / n_mamba_heads channels), a "hybrid" layer
+    also the shared attention block's key/value (archs/zamba.h)."""
+    inner = c.mamba_expand * c.hidden_size
+    mamba = {"conv_state": (inner, c.mamba_d_conv - 1),
+             "recurrent_state": (c.n_mamba_heads, inner // c.n_mamba_heads, c.mamba_d_state)}
+    return [{**_kv_states(c), **mamba} if t == "hybrid" else mamba for t in c.layers_block_type]
+
+
+def _zamba2_states(c) -> list[dict]:
+    """Zamba2: every layer carries its Mamba-2 mixer's states (n_mamba_heads of mamba_headdim),
+    a "hybrid" layer also the shared attention block's key/value (archs/zamba.h)."""
+    ssd = _ssd_states(c.n_mamba_heads, c.mamba_headdim, c.mamba_ngroups, c.mamba_d_state, c.mamba_d_conv)
+    return [{**_kv_states(c), **ssd} if t == "hybrid" else ssd for t in c.layers_block_type]
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -572,7 +589,7 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
                  "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
-                 "falcon_h1": _falcon_h1_states}
+                 "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states}
 
 
 def is_recurrent(model_type: str) -> bool:

@@ -3,7 +3,9 @@ self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_
 granitemoehybrid, jamba (Mamba-1 mixers), lfm2 and lfm2_moe (a short convolution,
 src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/archs/nemotron_h.cpp),
 falcon_h1 (attention and Mamba-2 side by side in every layer, src/blocks/parallel_mixers.h: each
-layer carries both states; no genai type).
+layer carries both states; no genai type), zamba and zamba2 (multi-head Mamba or Mamba-2 layers and
+shared attention blocks, Zamba2's with low-rank adapters, src/archs/zamba.h: a hybrid layer carries
+both states; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -106,6 +108,35 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             mamba_rms_norm=True, mamba_norm_before_gate=False, mamba_d_ssm=None, mamba_n_heads=4, mamba_d_head=32,
             mamba_n_groups=1, mamba_d_conv=3, mamba_proj_bias=True, projectors_bias=True, mamba_conv_bias=False,
             attention_bias=True, mlp_bias=True, _runtime="none", _json=dict(mamba_d_head=DROP))),
+    ],
+    "zamba": [
+        # layers mamba, hybrid, mamba, hybrid (decoder_harness.TYPE_BASE): one shared block applied
+        # twice; no genai type (a hybrid layer carries both states)
+        ("default", dict(_runtime="none")),
+        # layers_block_type left out of config.json: ZambaConfig's pattern for 5 layers (period 2,
+        # offset 0: mamba, mamba, hybrid, hybrid, mamba); 4 Mamba heads, rank 8, projections with
+        # bias, conv without, kernel 3; attention heads of 16 (attention_head_dim); untied
+        ("default-pattern-4-heads-bias-kernel-3", dict(
+            num_hidden_layers=5, layers_block_type=None, attn_layer_period=2, attn_layer_offset=0, n_mamba_heads=4,
+            mamba_dt_rank=8, mamba_proj_bias=True, mamba_conv_bias=False, mamba_d_conv=3, attention_head_dim=16,
+            tie_word_embeddings=False, _runtime="none", _json=dict(layers_block_type=DROP))),
+    ],
+    "zamba2": [
+        # layers mamba, hybrid (decoder_harness.TYPE_BASE): the shared block with its MLP adapter; no
+        # position encoding; no genai type (a hybrid layer carries both states)
+        ("default", dict(_runtime="none")),
+        # q/k/v adapters (multi-head: the adapters' outputs are 2 * hidden_size wide), RoPE
+        # (use_mem_rope); num_mem_blocks 2 with one application (block 1 never built); one group
+        # (two give this model a float32 rounding of 8.7e-5 in transformers' own forward)
+        ("attention-adapters-rope", dict(
+            num_mem_blocks=2, use_shared_attention_adapter=True, num_key_value_heads=4, use_mem_rope=True,
+            mamba_ngroups=1, _runtime="none")),
+        # projections with bias (add_bias_linear), untied, one group, kernel 3, tanh GELU;
+        # intermediate_size null (4 * hidden_size) and config.json with the legacy layer type "mamba"
+        ("bias-untied-legacy-layer-names", dict(
+            add_bias_linear=True, tie_word_embeddings=False, mamba_ngroups=1, mamba_d_conv=3,
+            hidden_act="gelu_pytorch_tanh", intermediate_size=None, _runtime="none",
+            _json=dict(intermediate_size=None, layers_block_type=["mamba", "hybrid"]))),
     ],
     "jamba": [
         # layers mamba (MoE), attention (MLP), mamba (MoE) (decoder_harness.TYPE_BASE)
