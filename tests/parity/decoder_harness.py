@@ -115,10 +115,6 @@ TYPE_BASE.update({
     # layers chunked (RoPE, L2 q/k norm), full (NoPE, temperature tuning), chunked, full: chunks of
     # 16 below the prefill, floor_scale 8 so that the temperature changes within the prompt; every
     # layer MoE (4 experts, 2 per token, experts of 32, shared expert of 32); dense MLP width 96
-    # keep_window_size 24 below the prefill: the dynamic mask keeps each query's 24 largest keys (a
-    # size at which no two equal keys of layer 0, a token repeated in the prompt, straddle the
-    # boundary: transformers' torch.topk leaves the order of ties unspecified)
-    "doge": dict(keep_window_size=24),
     # layers sliding (window 16), full, sliding; RoPE by layer type (the class default: full layers
     # on half the head); layer 0 dense, 4 experts of 32, 2 per token, shared experts of 48
     "laguna": dict(num_hidden_layers=3, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
