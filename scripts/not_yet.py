@@ -33,10 +33,7 @@ REASONS = {
     "deepseek_v32": "DeepSeek sparse attention (lightning indexer top-k over the cache): not expressible in the "
                     "attention block yet",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
-    "doge": "dynamic mask attention (a learned per-token bias on the mask) and cross-domain MoE: not written yet",
     "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
-    "flint": "Qwen3-MoE with attention sinks, RoPE on the sliding layers only, and a sigmoid top-k router "
-             "without groups or correction bias (a router kind mobius lacks) plus a shared expert: not written yet",
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
                     "not written yet",
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
@@ -50,11 +47,7 @@ REASONS = {
     "kolibri1": "EXAONE 4 attention in GLM-4's sandwich layer; its router picks the top-k of logits + "
                 "e_score_correction_bias and weights sigmoid(logit) (a router kind mobius lacks), plus shared "
                 "experts: not written yet",
-    "laguna": "MoE decoder from AFMoE / GLM-4-MoE-Lite / Qwen3.5-MoE parts: not written yet",
-    "llama4_text": "chunked attention, NoPE layers with attention temperature tuning, sigmoid top-1 MoE with a "
-                   "shared expert: not written yet",
     "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
-    "mellum": "Laguna / Qwen3-MoE parts: after laguna",
     "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
     "minimax": "MiniMax-Text-01: lightning (linear) attention layers: issue 27",
     "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",

@@ -46,11 +46,7 @@ std::unique_ptr<Architecture> create_afmoe(const HfConfig& c, DataType dtype) {
   for (int64_t i = 0; i < s.num_hidden_layers; ++i) sparse.push_back(i >= dense);
   if (dense >= s.num_hidden_layers) return make_decoder(s);
   MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
-  RouterOptions& r = m.router;
-  r.kind = RouterKind::sigmoid_groups;  // n_group = topk_group = 1
-  r.norm_topk_prob = true;
-  r.routed_scaling_factor = static_cast<float>(c.float_or("route_scale", 1.0));
-  if (r.num_experts < 2) c.fail("num_experts", "the sigmoid router needs at least 2 experts");
+  set_one_group_sigmoid_router(c, m, c.float_or("route_scale", 1.0));
   m.router_name = "router.gate";
   m.score_bias_name = "expert_bias";
   const int64_t shared = c.int_or("num_shared_experts", 2);

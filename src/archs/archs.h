@@ -239,6 +239,15 @@ std::unique_ptr<Architecture> create_esm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_modernbert(const HfConfig&, DataType);
 // archs/afmoe.cpp
 std::unique_ptr<Architecture> create_afmoe(const HfConfig&, DataType);
+// archs/llama4.cpp
+std::unique_ptr<Architecture> create_llama4_text(const HfConfig&, DataType);
+// archs/doge.cpp
+std::unique_ptr<Architecture> create_doge(const HfConfig&, DataType);
+// archs/laguna.cpp, mellum.cpp
+std::unique_ptr<Architecture> create_laguna(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_mellum(const HfConfig&, DataType);
+// archs/flint.cpp
+std::unique_ptr<Architecture> create_flint(const HfConfig&, DataType);
 // archs/bitnet.cpp
 std::unique_ptr<Architecture> create_bitnet(const HfConfig&, DataType);
 // archs/bert_generation.cpp

@@ -27,11 +27,7 @@ std::unique_ptr<Architecture> create_hy_v3(const HfConfig& c, DataType dtype) {
     sparse.push_back(t == "sparse");
   if (std::find(sparse.begin(), sparse.end(), true) == sparse.end()) return make_decoder(s);
   MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
-  RouterOptions& r = m.router;
-  r.kind = RouterKind::sigmoid_groups;  // n_group = topk_group = 1
-  r.norm_topk_prob = true;
-  r.routed_scaling_factor = static_cast<float>(c.float_or("router_scaling_factor", 2.826));
-  if (r.num_experts < 2) c.fail("num_experts", "the sigmoid router needs at least 2 experts");
+  set_one_group_sigmoid_router(c, m, c.float_or("router_scaling_factor", 2.826));
   // the checkpoint names save_pretrained writes (transformers' conversion mapping reversed):
   // router.gate, expert_bias (e_score_correction_bias), experts.{e}.gate_proj / up_proj /
   // down_proj, shared_mlp

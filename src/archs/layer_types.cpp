@@ -35,4 +35,21 @@ LayerTypeRopeParams read_layer_type_rope_params(const HfConfig& c) {
   return {nested->sub("full_attention"), nested->sub("sliding_attention")};
 }
 
+void read_nested_layer_type_rope(const HfConfig& c, DecoderSpec& s, const RopeDefaults& full, const RopeDefaults& sliding) {
+  const int64_t head_dim = s.attention.head_dim;
+  if (!c.has("rope_parameters")) {
+    s.rope = RopeConfig::from_params(c, std::nullopt, head_dim, full);
+    s.layer_type_rope["sliding_attention"] = RopeConfig::from_params(c, std::nullopt, head_dim, sliding);
+    return;
+  }
+  const auto [full_params, sliding_params] = read_layer_type_rope_params(c);
+  for (const auto& t : s.layer_types)
+    if (!(t == "sliding_attention" ? sliding_params : full_params))
+      c.fail("rope_parameters", "expected an entry for each layer type (\"" + t + "\")");
+  if (full_params) s.rope = RopeConfig::from_params(c, full_params, head_dim, {.rope_theta = full.rope_theta, .partial_rotary_factor = 1.0});
+  if (sliding_params)
+    s.layer_type_rope["sliding_attention"] =
+        RopeConfig::from_params(c, sliding_params, head_dim, {.rope_theta = sliding.rope_theta, .partial_rotary_factor = 1.0});
+}
+
 }  // namespace mobius

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "blocks/decoder.h"
 #include "config/hf_config.h"
 
 namespace mobius {
@@ -32,5 +33,13 @@ struct LayerTypeRopeParams {
   std::optional<HfConfig> full, sliding;
 };
 LayerTypeRopeParams read_layer_type_rope_params(const HfConfig& c);
+
+// s.rope and s.layer_type_rope["sliding_attention"] from rope_parameters nested by layer type as
+// LagunaConfig and MellumConfig keep it (their convert_rope_params_to_dict leaves it as given;
+// LagunaRotaryEmbedding reads rope_parameters[layer_type], an entry without partial_rotary_factor
+// rotating the whole head), or without it the class defaults `full` and `sliding` (their
+// rope_theta and partial_rotary_factor). Throws mobius::Error naming rope_parameters when a layer
+// type of s.layer_types has no entry.
+void read_nested_layer_type_rope(const HfConfig& c, DecoderSpec& s, const RopeDefaults& full, const RopeDefaults& sliding);
 
 }  // namespace mobius

@@ -85,6 +85,14 @@ void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob) {
   if (r.num_experts / r.n_group < 2) c.fail("n_group", "needs at least two experts per group");
 }
 
+void set_one_group_sigmoid_router(const HfConfig& c, MoEOptions& m, double routed_scaling_factor) {
+  RouterOptions& r = m.router;
+  r.kind = RouterKind::sigmoid_groups;  // n_group = topk_group = 1
+  r.norm_topk_prob = true;
+  r.routed_scaling_factor = static_cast<float>(routed_scaling_factor);
+  if (r.num_experts < 2) c.fail("num_experts", "the sigmoid router needs at least 2 experts");
+}
+
 std::unique_ptr<Architecture> make_v3_moe_decoder(const HfConfig& c, DecoderSpec s, bool norm_topk_prob) {
   std::optional<DeepseekMoE> m = read_deepseek_moe(c, s);
   if (!m) return make_decoder(s);

@@ -58,6 +58,13 @@ void read_groups(const HfConfig& c, RouterOptions& r);
 // the field.
 void read_v3_router(const HfConfig& c, MoEOptions& m, bool norm_topk_prob);
 
+// The DeepSeek-V3 router with one group (n_group = topk_group = 1) as AFMoE and HunYuan V3 set it
+// (AfmoeTokenChoiceRouter, HYV3TopKRouter): sigmoid scores + the block's correction bias pick the
+// top-k, weighted by the picked scores renormalized (+ 1e-20) times `routed_scaling_factor` (the
+// type's field: route_scale, router_scaling_factor). Throws mobius::Error naming num_experts when
+// m has fewer than 2 experts.
+void set_one_group_sigmoid_router(const HfConfig& c, MoEOptions& m, double routed_scaling_factor);
+
 // The decoder of `s` with DeepSeek-V3's MoE layers (read_deepseek_moe, read_v3_router with the
 // class default `norm_topk_prob`), or `s` alone when every layer is dense: Dots1, GLM-4-MoE.
 std::unique_ptr<Architecture> make_v3_moe_decoder(const HfConfig& c, DecoderSpec s, bool norm_topk_prob);

@@ -28,6 +28,13 @@ std::unique_ptr<Norm> make_qk_norm(const QKNorm& n, int64_t heads, const Attenti
       .norm_per_head = n.layout == QKNormLayout::norm_per_head, .dtype = o.dtype});
 }
 
+// The dtype's lowest finite value (bfloat16's is not float32's, which would round to -inf).
+float lowest_value(DataType dtype) {
+  return dtype == DataType::FLOAT16    ? -65504.0f
+         : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
+                                       : std::numeric_limits<float>::lowest();
+}
+
 }  // namespace
 
 Attention::Attention(const AttentionOptions& o) : o_(o) {
@@ -50,11 +57,43 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     q_norm = adopt(o.qk_norm->q_name, make_qk_norm(*o.qk_norm, o.num_attention_heads, o));
     k_norm = adopt(o.qk_norm->k_name, make_qk_norm(*o.qk_norm, o.num_key_value_heads, o));
   }
-  if (o.sinks) sinks = param("sinks", {o.num_attention_heads}, o.dtype);
+  if (o.sinks) sinks = param(n.sinks, {o.num_attention_heads}, o.dtype);
   if (!o.output_gate.empty())
-    output_gate = child<Linear>(o.output_gate, LinearOptions{o.hidden_size, q_dim, false, o.dtype});
+    output_gate = child<Linear>(o.output_gate, LinearOptions{o.hidden_size, o.output_gate_per_head ? o.num_attention_heads : q_dim,
+                                                             false, o.dtype});
   if (const auto& n = o.o_input_norm)
     o_input_norm = adopt(n->name, make_norm({.dim = q_dim, .eps = n->eps, .dtype = o.dtype}));
+  if (o.dynamic_mask_keep_window) {
+    MOBIUS_ASSERT(*o.dynamic_mask_keep_window > 0 && !o.sinks, "a dynamic mask keeps a positive window, without sinks");
+    A = param("A", {o.num_key_value_heads}, o.dtype);
+    dt_proj = child<Linear>("dt_proj", LinearOptions{kv_dim, o.num_key_value_heads, o.qkv_bias, o.dtype});
+  }
+}
+
+Value* Attention::dynamic_mask(Ops& op, Value* mask, Value* values) const {
+  auto s = op.builder().scope("dynamic_mask");
+  GraphBuilder& b = op.builder();
+  const int64_t kv = o_.num_key_value_heads, heads = o_.num_attention_heads;
+  // dt_proj over each key's values [batch, total, kv * head_dim] -> [batch, total, kv]
+  Value* flat = op.Reshape(op.Transpose(values, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  Value* dt = op.Exp(op.Mul(A->value(op), op.Softplus(dt_proj->forward(op, flat))));
+  // repeat_kv: [batch, kv, 1, 1, total] -> [batch, heads, 1, total]
+  dt = op.Unsqueeze(op.Transpose(dt, {.perm = {0, 2, 1}}), {2, 3});
+  dt = op.Reshape(op.Expand(dt, b.ints({1, 1, heads / kv, 1, 1})), {0, heads, 1, -1});
+  // the bias where the mask allows the key; the mask's lowest value elsewhere
+  Value* biased = op.Where(op.Equal(mask, b.constant_float({0.0f}, {}, o_.dtype)), dt, mask);
+  // keep_window_size largest per query: TopK over the keys padded with keep_window_size lowest
+  // values, so that k never exceeds the keys and every allowed key is kept when there are fewer
+  const int64_t keep = *o_.dynamic_mask_keep_window;
+  Value* lowest = b.constant_float({lowest_value(o_.dtype)}, {}, o_.dtype);
+  Value* pad_shape = op.Concat({op.Shape(biased, {.start = 0, .end = 3}), b.ints({keep})}, {.axis = 0});
+  Value* padded = op.Concat({biased, op.Expand(lowest, pad_shape)}, {.axis = -1});
+  TopKOutputs top = op.TopK(padded, keep);  // ties: the lower key index first (ONNX TopK)
+  Value* zeros = op.Expand(b.constant_float({0.0f}, {}, o_.dtype), op.Shape(padded));
+  Value* ones = op.Expand(b.constant_float({1.0f}, {}, o_.dtype), op.Shape(top.values));
+  Value* active = op.ScatterElements(zeros, top.indices, ones, {.axis = 3});
+  active = op.Slice(active, b.ints({0}), op.Shape(biased, {.start = 3, .end = 4}), b.ints({3}));
+  return op.Where(op.Equal(active, b.constant_float({1.0f}, {}, o_.dtype)), biased, lowest);
 }
 
 Attention::QKV Attention::project(Ops& op, Value* x) const {
@@ -114,29 +153,41 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
   Value* k = to_heads(op, p.k, full_width ? nullptr : k_norm, &ctx.rope);
   Value* v = to_heads(op, p.v, nullptr, nullptr);
   float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
+  Value* mask = dt_proj ? dynamic_mask(op, ctx.mask, past_value ? op.Concat({past_value, v}, {.axis = 2}) : v)
+                        : ctx.mask;
   AttentionOutputs a =
-      sinks ? attention_with_sinks(op, q, k, v, ctx.mask, past_key, past_value, sinks->value(op),
+      sinks ? attention_with_sinks(op, q, k, v, mask, past_key, past_value, sinks->value(op),
                                    {o_.num_attention_heads, o_.num_key_value_heads, o_.head_dim, scale})
-            : op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = scale, .softcap = o_.softcap});
+            : op.Attention(q, k, v, mask, past_key, past_value, {.scale = scale, .softcap = o_.softcap});
   if (!sinks)
     op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads, .kv_num_heads = o_.num_key_value_heads,
                                        .head_size = o_.head_dim};
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
-  if (output_gate) y = op.Mul(y, op.Sigmoid(output_gate->forward(op, x)));
+  if (output_gate) {
+    Value* g = output_gate->forward(op, x);
+    if (o_.output_gate_act == GateActivation::sigmoid) {
+      g = op.Sigmoid(g);
+    } else if (o_.dtype == DataType::FLOAT) {
+      g = op.Softplus(g);
+    } else {  // in float32 (LagunaAttention)
+      g = op.Cast(op.Softplus(op.Cast(g, {.to = DataType::FLOAT})), {.to = o_.dtype});
+    }
+    if (o_.output_gate_per_head)  // [batch, seq, heads, 1] over [batch, seq, heads, head_dim]
+      y = op.Reshape(op.Mul(op.Reshape(y, {0, 0, o_.num_attention_heads, o_.head_dim}), op.Unsqueeze(g, {-1})), {0, 0, -1});
+    else
+      y = op.Mul(y, g);
+  }
   if (o_input_norm) y = o_input_norm->forward(op, y);
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }
 
 Value* additive_mask(Ops& op, Value* allowed, DataType dtype) {
-  float lowest = dtype == DataType::FLOAT16    ? -65504.0f
-                 : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
-                                               : std::numeric_limits<float>::lowest();
   Value* zero_f = op.builder().constant_float({0.0f}, {}, dtype);
-  return op.Where(allowed, zero_f, op.builder().constant_float({lowest}, {}, dtype));
+  return op.Where(allowed, zero_f, op.builder().constant_float({lowest_value(dtype)}, {}, dtype));
 }
 
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
-                   int64_t sliding_window, Value* overlay) {
+                   int64_t sliding_window, Value* overlay, int64_t chunk_size) {
   auto s = op.builder().scope(overlay ? "overlay_mask" : "causal_mask");
   Value* total = op.Shape(attention_mask, {.start = 1, .end = 2});
   Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
@@ -150,6 +201,15 @@ Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dt
   if (sliding_window > 0)
     allowed = op.And(allowed, op.Greater(k_idx, op.Sub(q_idx, static_cast<double>(sliding_window))));
   Value* keep = op.Cast(op.Unsqueeze(attention_mask, {1, 2}), {.to = DataType::BOOL});
+  if (chunk_size > 0) {
+    // the row's left padding [batch, 1, 1, 1]; integer division truncates, which differs from the
+    // floor only on padded keys (masked by `keep`) and padded queries (every key they see is padding)
+    Value* leading = op.Cast(op.Equal(op.CumSum(attention_mask, op.builder().scalar_i64(1)), zero), {.to = DataType::INT64});
+    Value* pad = op.Unsqueeze(op.ReduceSum(leading, {1}, {.keepdims = 0}), {1, 2, 3});
+    Value* same_chunk = op.Equal(op.Div(op.Sub(q_idx, pad), static_cast<double>(chunk_size)),
+                                 op.Div(op.Sub(k_idx, pad), static_cast<double>(chunk_size)));
+    keep = op.And(keep, same_chunk);  // [batch, 1, seq, total]
+  }
   allowed = op.And(overlay ? allowed : op.Unsqueeze(allowed, {0, 1}), keep);  // [batch, 1, seq, total]
   return additive_mask(op, allowed, dtype);
 }

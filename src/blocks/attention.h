@@ -26,6 +26,7 @@ struct AttentionNames {
   std::string k_proj = "k_proj";
   std::string v_proj = "v_proj";
   std::string o_proj = "o_proj";  // dense (Phi, GPT-NeoX, Persimmon), out_proj (GPT-J, CodeGen)
+  std::string sinks = "sinks";    // AttentionOptions::sinks (Flint's saved as softmax_offset)
 };
 
 // One projection for q, k and v, split in the graph. Its output [..., q_dim + 2 * kv_dim] is
@@ -66,6 +67,8 @@ struct QKNorm {
   bool elementwise_affine = true;  // false: no weight (NanoChat's Llama4TextL2Norm); shared layout
 };
 
+enum class GateActivation { sigmoid, softplus };
+
 struct AttentionOptions {
   int64_t hidden_size;
   int64_t num_attention_heads;
@@ -93,8 +96,19 @@ struct AttentionOptions {
   // a Linear of this name (hidden_size -> heads * head_dim, no bias) whose sigmoid gates the heads'
   // output [batch, seq, heads * head_dim] before o_proj (AFMoE gate_proj); empty: none
   std::string output_gate;
+  // the gate's activation, and its width: with output_gate_per_head hidden_size -> heads, one gate
+  // per head broadcast over head_dim (Laguna g_proj: softplus, per head or per element)
+  GateActivation output_gate_act = GateActivation::sigmoid;
+  bool output_gate_per_head = false;
   // a norm over the heads' output [batch, seq, heads * head_dim] before o_proj (BitNet)
   std::optional<SubNorm> o_input_norm;
+  // Doge's dynamic mask attention (DogeAttention.prepare_dynamic_mask, transformers/models/doge/
+  // modeling_doge.py): each key's bias exp(A * softplus(dt_proj(v))) [batch, kv_heads, total_seq],
+  // from the values of every key (the cache's included; dt_proj: kv_heads * head_dim -> kv_heads,
+  // bias per qkv_bias; A [kv_heads]), replaces the 0 of the additive mask where it allows the key;
+  // with more than keep_window_size keys each query keeps its keep_window_size largest entries
+  // (the others the dtype's lowest). Unset: none.
+  std::optional<int64_t> dynamic_mask_keep_window;
 };
 
 struct AttentionResult {
@@ -141,8 +155,13 @@ class Attention : public SelfAttention {
   Linear* output_gate = nullptr;  // AttentionOptions::output_gate
   Norm* o_input_norm = nullptr;   // AttentionOptions::o_input_norm
   Parameter* sinks = nullptr;  // [num_attention_heads]
+  Linear* dt_proj = nullptr;   // AttentionOptions::dynamic_mask_keep_window
+  Parameter* A = nullptr;      // [num_key_value_heads], with dt_proj
 
  private:
+  // The dynamic mask (dynamic_mask_keep_window) from the additive `mask` [batch, 1, seq, total]
+  // and the values of every key `values` [batch, kv_heads, total, head_dim]: [batch, heads, seq, total].
+  Value* dynamic_mask(Ops& op, Value* mask, Value* values) const;
   struct QKV {
     Value *q, *k, *v;  // [batch, seq, heads, head_dim]
   };
@@ -167,9 +186,12 @@ Value* additive_mask(Ops& op, Value* allowed, DataType dtype);
 // them (Gemma3's sliding layers: AND(sliding window, OR(causal, blockwise))). With an overlay the
 // nodes are scoped "overlay_mask", not "causal_mask": the group_query_attention pass keeps
 // GroupQueryAttention's own causal masking only for a plain causal mask.
+// `chunk_size` > 0 also masks keys outside the query's chunk of chunk_size tokens, counted from
+// the row's first token (transformers' chunked_overlay with its left_padding: (j - pad) // chunk
+// == (past + i - pad) // chunk, pad = the row's leading zeros of attention_mask; Llama 4).
 // Returns [batch, 1, seq, total_seq] in `dtype`.
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
-                   int64_t sliding_window = 0, Value* overlay = nullptr);
+                   int64_t sliding_window = 0, Value* overlay = nullptr, int64_t chunk_size = 0);
 
 // The additive mask for bidirectional attention over a padded batch (transformers'
 // create_bidirectional_mask): 0 where key j is a token (attention_mask 1), the dtype's lowest

@@ -72,6 +72,13 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
     attn_output_norm = norm(n.attn_output_norm);
     mlp_output_norm = norm(n.mlp_output_norm);
   }
+  MOBIUS_ASSERT(n.input_residual.empty() == n.post_attention_residual.empty() &&
+                    (n.input_residual.empty() || s.topology == LayerTopology::sequential),
+                "residual weights come in pairs, on the sequential topology");
+  if (!n.input_residual.empty()) {
+    input_residual = param(n.input_residual, {s.hidden_size}, s.dtype);
+    post_attention_residual = param(n.post_attention_residual, {s.hidden_size}, s.dtype);
+  }
   mlp = adopt(n.mlp, s.make_feed_forward ? s.make_feed_forward(layer_index) : make_mlp(s.mlp));
 }
 
@@ -88,15 +95,16 @@ MixerResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx
     return a;
   }
   const bool from_norm = topology_ == T::residual_from_norm;
+  auto weighted = [&](const Parameter* w, Value* y) { return w ? op.Mul(w->value(op), y) : y; };
   Value* attn_in = apply(input_layernorm, x);
   MixerResult a = mixer->mix(op, attn_in, ctx, past);
-  Value* h = op.Add(from_norm ? attn_in : x, scaled(apply(attn_output_norm, a.hidden)));
+  Value* h = op.Add(from_norm ? attn_in : weighted(input_residual, x), scaled(apply(attn_output_norm, a.hidden)));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
   Value* mlp_in = topology_ == T::parallel_shared_norm
                       ? attn_in
                       : apply(post_attention_layernorm, topology_ == T::parallel ? x : h);
   Value* m = mlp->forward(op, mlp_in);
-  a.hidden = op.Add(from_norm ? mlp_in : h, scaled(apply(mlp_output_norm, m)));
+  a.hidden = op.Add(from_norm ? mlp_in : weighted(post_attention_residual, h), scaled(apply(mlp_output_norm, m)));
   return a;
 }
 
@@ -164,8 +172,21 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       if (spec_.dtype != DataType::FLOAT) scale = op.Cast(scale, {.to = spec_.dtype});
       query_scale = op.Unsqueeze(scale, {1, 3});
     }
+    Value* nope_query_scale = nullptr;
+    if (spec_.nope_attn_scale != 0.0f) {
+      // 1 + attn_scale * log(1 + floor((t + 1) / floor_scale)) at the step's cache indices t, in
+      // float32, as [1, 1, seq, 1]
+      Value* total = op.Squeeze(op.Shape(in.attention_mask, {.start = 1, .end = 2}), {0});
+      Value* seq = op.Squeeze(op.Shape(tokens, {.start = 1, .end = 2}), {0});
+      Value* t = op.Cast(op.Range(op.Sub(total, seq), total, op.builder().scalar_i64(1)), {.to = DataType::FLOAT});
+      Value* n = op.Floor(op.Div(op.Add(t, 1.0), static_cast<double>(spec_.nope_floor_scale)));
+      Value* scale = op.Add(op.Mul(op.Log(op.Add(n, 1.0)), spec_.nope_attn_scale), 1.0);
+      if (spec_.dtype != DataType::FLOAT) scale = op.Cast(scale, {.to = spec_.dtype});
+      nope_query_scale = op.Unsqueeze(scale, {0, 1, 3});
+    }
     std::map<const RopeConfig*, RopeTables> ropes;  // one table per distinct RoPE config in use
-    std::map<int64_t, Value*> masks;  // one mask per window the layers' states report (0: none)
+    // one mask per window the layers' states report (0: none) and chunk size (0: none)
+    std::map<std::pair<int64_t, int64_t>, Value*> masks;
     Value* token_mask = nullptr;      // the state mixers' (step_token_mask), built once
     // the context of an attention layer: the mask of its window and its RoPE tables
     auto attention_context = [&](size_t i, const LayerState& state) {
@@ -173,9 +194,11 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       const int64_t window = state.kind == StateKind::sliding_kv ? state.window : 0;
       MOBIUS_ASSERT(window == (type == "sliding_attention" ? spec_.sliding_window : 0),
                     "layer " + std::to_string(i) + "'s attention part reports the spec's sliding window");
-      if (!masks.count(window)) {
-        masks[window] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay);
-        if (bias) masks[window] = op.Add(masks[window], bias);
+      const int64_t chunk = type == "chunked_attention" ? spec_.attention_chunk_size : 0;
+      const std::pair<int64_t, int64_t> key{window, chunk};
+      if (!masks.count(key)) {
+        masks[key] = causal_mask(op, in.attention_mask, tokens, spec_.dtype, window, in.attention_overlay, chunk);
+        if (bias) masks[key] = op.Add(masks[key], bias);
       }
       const bool uses_rope = spec_.layer_uses_rope.empty() || spec_.layer_uses_rope[i];
       const RopeConfig* rope = &spec_.rope_for(type);
@@ -184,7 +207,8 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
         if (spec_.rope_negated_sin) t.sin = op.Neg(t.sin);
         ropes[rope] = t;
       }
-      return AttentionContext{masks.at(window), uses_rope ? ropes.at(rope) : RopeTables{}, query_scale};
+      return AttentionContext{masks.at(key), uses_rope ? ropes.at(rope) : RopeTables{},
+                              !uses_rope && nope_query_scale ? nope_query_scale : query_scale};
     };
     for (size_t i = 0; i < model->layers.size(); ++i) {
       // an attention cache gets the mask and RoPE tables, a state mixer's state (DecoderSpec::make_mixer)

@@ -45,6 +45,9 @@ struct DecoderNames {
   std::string post_attention_layernorm = "post_attention_layernorm";
   std::string attn_output_norm = "post_self_attn_layernorm";  // LayerTopology::sandwich only
   std::string mlp_output_norm = "post_mlp_layernorm";         // LayerTopology::sandwich only
+  // LayerTopology::sequential: [hidden] weights scaling the residual, h = w1 * x + attn(n1(x)),
+  // out = w2 * h + mlp(n2(h)) (DogeDecoderLayer input_residual, post_attention_residual); empty: none
+  std::string input_residual, post_attention_residual;
 };
 
 // The residual / norm topology of a decoder layer, n1 = input_layernorm, n2 = post_attention_layernorm:
@@ -96,8 +99,15 @@ struct DecoderSpec {
   // RoPE (get_llama_4_attn_scale, transformers/models/ministral3/modeling_ministral3.py); 0: none
   float llama_4_scaling_beta = 0.0f;
   int64_t llama_4_original_max_position_embeddings = 0;
+  // Llama 4's attention temperature tuning (Llama4TextAttention attn_temperature_tuning) on the
+  // layers without RoPE (layer_uses_rope false): q *= 1 + nope_attn_scale * log(1 + floor((t + 1) /
+  // nope_floor_scale)) after the q norm, t the query's cache index (not its position id); 0: none
+  float nope_attn_scale = 0.0f;
+  int64_t nope_floor_scale = 0;
   int64_t sliding_window = 0;           // window of "sliding_attention" layers
-  std::vector<std::string> layer_types;  // per layer: "full_attention" | "sliding_attention"
+  int64_t attention_chunk_size = 0;     // chunk of "chunked_attention" layers (causal_mask's chunk_size)
+  // per layer: "full_attention" | "sliding_attention" | "chunked_attention"
+  std::vector<std::string> layer_types;
   std::vector<bool> layer_uses_rope;     // per layer; empty: every layer (Cohere2: sliding only)
   // per layer: whether it has names.input_layernorm; empty: every layer (ModernBERT decoder: none
   // in layer 0, nn.Identity)
@@ -144,6 +154,7 @@ class DecoderLayer : public Module {
   MixerResult forward(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const;
   Norm *input_layernorm = nullptr, *post_attention_layernorm = nullptr;
   Norm *attn_output_norm = nullptr, *mlp_output_norm = nullptr;
+  Parameter *input_residual = nullptr, *post_attention_residual = nullptr;  // DecoderNames
   // The layer's token mixer: its self-attention (names.self_attn) or the state mixer that
   // DecoderSpec::make_mixer gives it (under the name it gives).
   TokenMixer* mixer;

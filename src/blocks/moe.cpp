@@ -41,6 +41,10 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);
       down_bias_ = param("experts.down_proj_bias", {E, H}, o.dtype);
       break;
+    case ExpertLayout::stacked_in_out:  // stored [E, in, out] already
+      gate_up_ = param("experts.gate_up_proj", {E, H, 2 * I}, o.dtype);
+      down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);
+      break;
     case ExpertLayout::per_expert_ungated:
       for (int64_t e = 0; e < E; ++e) {
         const std::string p = "experts." + std::to_string(e) + ".";
@@ -76,7 +80,7 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   } else {
     Value* gate_up = op.MatMul(x, gate_up_->value(op));  // [E, tokens, 2I]
     if (gate_up_bias_) gate_up = op.Add(gate_up, op.Unsqueeze(gate_up_bias_->value(op), {1}));
-    if (o_.layout == ExpertLayout::stacked) {
+    if (o_.layout != ExpertLayout::stacked_interleaved) {  // gate | up halves
       gate = op.Slice(gate_up, {0}, {I}, {-1});
       up = op.Slice(gate_up, {I}, {2 * I}, {-1});
     } else {
@@ -105,7 +109,9 @@ Value* SparseMoE::forward(Ops& op, Value* x) const {
   Value* flat = op.Reshape(x, {-1, o_.hidden_size});                               // [tokens, H]
   Value* routing = op.Transpose(router->forward(op, flat), {.perm = {1, 0}});     // [E, tokens]
   Value* expert_in = fc1_latent_proj ? fc1_latent_proj->forward(op, flat) : flat;
-  Value* weighted = op.Mul(experts(op, expert_in), op.Unsqueeze(routing, {-1}));  // [E, tokens, H]
+  Value* weighted = o_.routing_applied == RoutingApplied::inputs
+                       ? experts(op, op.Mul(op.Unsqueeze(routing, {-1}), expert_in))
+                       : op.Mul(experts(op, expert_in), op.Unsqueeze(routing, {-1}));  // [E, tokens, H]
   Value* out = op.ReduceSum(weighted, {0}, {.keepdims = 0});
   if (fc2_latent_proj) out = fc2_latent_proj->forward(op, out);
   if (shared_expert) {

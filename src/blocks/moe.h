@@ -26,12 +26,18 @@
 //   stacked_interleaved  experts.gate_up_proj [E, hidden, 2 * intermediate] (gate = even, up = odd
 //                     columns), experts.down_proj [E, intermediate, hidden], each with a
 //                     *_bias [E, out] (GPT-OSS)
+//   stacked_in_out    experts.gate_up_proj [E, hidden, 2 * intermediate] (gate | up halves) and
+//                     experts.down_proj [E, intermediate, hidden], stored [in, out], no bias
+//                     (Llama4TextExperts)
 //   per_expert_ungated  experts.{e}.{up_name,down_name}.weight, each [out, in], stacked as
 //                     per_expert's: y[e] = act(x @ W_up[e]) @ W_down[e], no gate (NemotronHExperts,
 //                     as save_pretrained writes them)
 // With latent_size (NemotronHMoE's moe_latent_size) the experts read fc1_latent_proj(x)
 // [tokens, latent] instead of x, and their weighted sum goes through fc2_latent_proj back to
 // hidden (both Linear, with latent_bias); "hidden" above is then the latent size.
+// With RoutingApplied::inputs the routing weights scale the experts' inputs instead of their
+// outputs (Llama4TextMoe): out = sum_e y_e(R[:, e] * x), the unpicked experts reading 0 (their
+// output 0: no bias, act(0) * 0).
 #pragma once
 
 #include <string>
@@ -41,7 +47,9 @@
 
 namespace mobius {
 
-enum class ExpertLayout { per_expert, stacked, stacked_interleaved, per_expert_ungated };
+enum class ExpertLayout { per_expert, stacked, stacked_interleaved, stacked_in_out, per_expert_ungated };
+
+enum class RoutingApplied { outputs, inputs };  // what the routing weights scale (see above)
 
 struct MoEOptions {
   int64_t hidden_size;
@@ -50,6 +58,7 @@ struct MoEOptions {
   RouterOptions router;       // hidden_size, dtype: filled from the above
   std::string router_name = "gate";  // module of the router: gate | router | router.layer
   ExpertLayout layout = ExpertLayout::per_expert;
+  RoutingApplied routing_applied = RoutingApplied::outputs;
   std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";  // per_expert(_ungated)
   // GPT-OSS clamped SwiGLU when swiglu_limit > 0 (GptOssExperts._apply_gate):
   //   gate = min(gate, limit); up = clamp(up, -limit, limit); h = (up + 1) * gate * sigmoid(alpha * gate)
@@ -88,7 +97,7 @@ class SparseMoE : public FeedForward {
  private:
   // The stacked [E, in, out] weight of one per_expert projection.
   Value* stack(Ops& op, const std::vector<Parameter*>& per_expert) const;
-  // y [E, tokens, hidden] for x [tokens, hidden].
+  // y [E, tokens, hidden] for x [tokens, hidden] (every expert reads x) or [E, tokens, hidden].
   Value* experts(Ops& op, Value* x) const;
   MoEOptions o_;
   std::vector<Parameter*> gate_, up_, down_;  // per_expert(_ungated): one per expert

@@ -73,6 +73,7 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
   Value* logits = op.MatMul(x, weight->value(op));
   if (bias) logits = op.Add(logits, bias->value(op));
   if (logits->dtype != DataType::FLOAT) logits = op.Cast(logits, {.to = DataType::FLOAT});
+  if (const float c = o_.logit_softcapping; c > 0.0f) logits = op.Mul(op.Tanh(op.Div(logits, c)), c);
   Value* routing = nullptr;
   switch (o_.kind) {
     case RouterKind::softmax_topk: {

@@ -53,6 +53,9 @@ struct RouterOptions {
   // use_expert_bias false)
   bool score_correction = true;
   double norm_topk_eps = 1e-20;  // sigmoid_groups, softmax_correction: added to the picked sum (Lfm2Moe 1e-6)
+  // > 0: the float32 logits become c * tanh(logits / c) before scoring (Laguna
+  // moe_router_logit_softcapping); 0: none
+  float logit_softcapping = 0.0f;
   // Whether the kind picks on scores + e_score_correction_bias.
   bool corrected() const {
     return (kind == RouterKind::sigmoid_groups && score_correction) || kind == RouterKind::softmax_correction;

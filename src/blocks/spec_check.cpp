@@ -94,7 +94,10 @@ void check_spec(const DecoderSpec& s) {
   check_positive("rms_norm_eps", s.norm_eps);
   if (s.layer_norm_eps) check_positive("layer_norm_eps", *s.layer_norm_eps);
   check_size("sliding_window", s.sliding_window, kMaxPositions, 0);
+  check_size("attention_chunk_size", s.attention_chunk_size, kMaxPositions, 0);
+  check_size("floor_scale", s.nope_floor_scale, kMaxPositions, 0);
   for (const auto& [field, v] : {std::pair<const char*, float>{"logit_scale", s.logit_scale},
+                                 {"attn_scale", s.nope_attn_scale},
                                  {"final_logit_softcapping", s.final_logit_softcapping},
                                  {"embedding_multiplier", s.embed_scale},
                                  {"residual_multiplier", s.residual_multiplier},

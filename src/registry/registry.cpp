@@ -102,6 +102,11 @@ const std::vector<RegistryEntry>& registry() {
         {"bitnet", "bitnet", "text-generation", create_bitnet},
         {"afmoe", "afmoe", "text-generation", create_afmoe},
         {"hy_v3", "hy_v3", "text-generation", create_hy_v3},
+        {"llama4_text", "llama4", "text-generation", create_llama4_text},
+        {"doge", "doge", "text-generation", create_doge},
+        {"laguna", "laguna", "text-generation", create_laguna},
+        {"mellum", "laguna", "text-generation", create_mellum},
+        {"flint", "flint", "text-generation", create_flint},
         {"falcon", "falcon", "text-generation", create_falcon},
         // Llama-like types with DecoderSpec options (archs/<family>.cpp)
         {"apertus", "apertus", "text-generation", create_apertus},

@@ -123,6 +123,25 @@ TYPE_BASE.update({
     # both layers sliding (window 4096, RoPE), MoE (first_k_dense_replace 0)
     "cohere2_moe": dict(num_experts=4, num_experts_per_tok=2, head_dim=16),  # Cohere2MoeConfig: 128
     "hy_v3": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
+    # layers chunked (RoPE, L2 q/k norm), full (NoPE, temperature tuning), chunked, full: chunks of
+    # 16 below the prefill, floor_scale 8 so that the temperature changes within the prompt; every
+    # layer MoE (4 experts, 2 per token, experts of 32, shared expert of 32); dense MLP width 96
+    # layers sliding (window 16), full, sliding; RoPE by layer type (the class default: full layers
+    # on half the head); layer 0 dense, 4 experts of 32, 2 per token, shared experts of 48
+    "laguna": dict(num_hidden_layers=3, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                   sliding_window=16, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                   shared_expert_intermediate_size=48),
+    # layers sliding (window 16), full, sliding; every layer MoE (4 experts of 32, 2 per token)
+    "mellum": dict(num_hidden_layers=3, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                   sliding_window=16, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
+    # layers full (NoPE), sliding (window 16, RoPE), full; layer 0 dense (mlp_only_layers), 4 experts of
+    # 32, 2 per token, shared expert of 48
+    "flint": dict(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"],
+                  sliding_window=16, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                  shared_expert_intermediate_size=48, mlp_only_layers=[0]),
+    "llama4_text": dict(num_hidden_layers=4, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
+                        intermediate_size=32, intermediate_size_mlp=96, attention_chunk_size=16,
+                        no_rope_layer_interval=2, floor_scale=8),
     "exaone_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, num_shared_experts=1,
                        first_k_dense_replace=1, n_group=4, topk_group=2),
     "phimoe": dict(num_local_experts=4, num_experts_per_tok=2),
@@ -171,7 +190,9 @@ def record_routing(model):
     return as their third output (*TopKRouter, *TopkRouter), or the top-k of the logits they return
     last (JetMoeTopKGating). A router inside another recorded module (JetMoeAttention holds one) is
     recorded once. Yields {router module name: [indices per call]}; empty without routers."""
-    rec = getattr(model, "_can_record_outputs", None) or {}
+    # (the causal LM's, else its `model`'s: Llama4TextModel declares them, not Llama4ForCausalLM)
+    rec = (getattr(model, "_can_record_outputs", None) or getattr(getattr(model, "model", None), "_can_record_outputs", None)
+           or {})
     recorders = rec.get("router_logits") or []
     classes = tuple(r.target_class for r in (recorders if isinstance(recorders, list) else [recorders]))
     routers = {n: m for n, m in model.named_modules() if classes and isinstance(m, classes)}
@@ -179,7 +200,10 @@ def record_routing(model):
     picks: dict[str, list] = {}
 
     def hook(name, mod, out):
-        top = out[2] if not out[2].is_floating_point() else out[-1].topk(mod.top_k, dim=-1).indices
+        if len(out) == 2:  # Llama4Router: (scores, logits)
+            top = out[1].topk(mod.top_k, dim=-1).indices
+        else:
+            top = out[2] if not out[2].is_floating_point() else out[-1].topk(mod.top_k, dim=-1).indices
         picks.setdefault(name, []).append(top)
 
     hooks = [m.register_forward_hook(lambda mod, args, out, name=n: hook(name, mod, out))
