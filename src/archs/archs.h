@@ -29,11 +29,13 @@ std::unique_ptr<Architecture> create_rembert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
-// archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, markuplm.cpp, squeezebert.cpp
+// archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, tapas.cpp, splinter.cpp, markuplm.cpp, squeezebert.cpp
 std::unique_ptr<Architecture> create_xmod(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ibert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roc_bert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_layoutlm(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_tapas(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_splinter(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_markuplm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_squeezebert(const HfConfig&, DataType);
 // archs/mobilebert.cpp, fnet.cpp

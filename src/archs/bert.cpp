@@ -83,16 +83,8 @@ EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f 
   s.hidden_act = c.string_or(f.hidden_act, "gelu");
   if (!is_known_activation(s.hidden_act))
     c.fail(f.hidden_act, "unsupported activation '" + s.hidden_act + "'");
-  const int64_t heads = c.get_int(f.num_attention_heads);
-  if (heads <= 0 || s.hidden_size % heads != 0)
-    c.fail(f.num_attention_heads, "must divide " + std::string(f.hidden_size));
-  AttentionOptions& a = s.attention;
-  a.hidden_size = s.hidden_size;
-  a.num_attention_heads = a.num_key_value_heads = heads;
-  a.head_dim = s.hidden_size / heads;
-  a.qkv_bias = a.o_bias = true;
-  a.dtype = dtype;
-  a.names = {"self.query", "self.key", "self.value", "output.dense"};
+  s.attention = encoder_attention(c, s.hidden_size, dtype, {"self.query", "self.key", "self.value", "output.dense"},
+                                  f.num_attention_heads, f.hidden_size);
   return s;
 }
 

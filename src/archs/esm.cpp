@@ -125,15 +125,8 @@ std::unique_ptr<Architecture> create_esm(const HfConfig& c, DataType dtype) {
   e.max_position_embeddings = c.int_or("max_position_embeddings", 1026);
   e.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
   e.hidden_act = "gelu";  // EsmIntermediate's gelu (erf), not hidden_act
-  const int64_t heads = c.get_int("num_attention_heads");
-  if (heads <= 0 || e.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
-  AttentionOptions& a = e.attention;
-  a.hidden_size = e.hidden_size;
-  a.num_attention_heads = a.num_key_value_heads = heads;
-  a.head_dim = e.hidden_size / heads;
-  a.qkv_bias = a.o_bias = true;
-  a.dtype = dtype;
-  a.names = {"self.query", "self.key", "self.value", "output.dense"};
+  const AttentionOptions& a = e.attention =
+      encoder_attention(c, e.hidden_size, dtype, {"self.query", "self.key", "self.value", "output.dense"});
   e.placement = NormPlacement::pre;
   e.names.attention_norm = "attention.LayerNorm";
   e.names.ffn_norm = "LayerNorm";

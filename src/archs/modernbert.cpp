@@ -26,6 +26,7 @@
 #include "archs/layer_types.h"
 #include "archs/modernbert.h"
 #include "blocks/attention.h"
+#include "blocks/encoder.h"
 #include "blocks/local_attention_mask.h"
 #include "blocks/mlp.h"
 #include "blocks/spec_check.h"
@@ -169,16 +170,9 @@ std::unique_ptr<Architecture> create_modernbert(const HfConfig& c, DataType dtyp
   s.num_hidden_layers = c.get_int("num_hidden_layers");
   s.norm_eps = static_cast<float>(c.float_or("norm_eps", 1e-5));
   s.norm_bias = c.bool_or("norm_bias", false);
-  const int64_t heads = c.get_int("num_attention_heads");
-  if (heads <= 0 || s.hidden_size % heads != 0) c.fail("num_attention_heads", "must divide hidden_size");
-  AttentionOptions& a = s.attention;
-  a.hidden_size = s.hidden_size;
-  a.num_attention_heads = a.num_key_value_heads = heads;
-  a.head_dim = s.hidden_size / heads;
+  AttentionOptions& a = s.attention = encoder_attention(c, s.hidden_size, dtype, {.o_proj = "Wo"});
   a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
   a.fused_qkv = FusedQKV{.name = "Wqkv"};
-  a.names.o_proj = "Wo";
-  a.dtype = dtype;
   s.mlp = MLPOptions{.hidden_size = s.hidden_size, .intermediate_size = c.get_int("intermediate_size"),
                      .hidden_act = read_activation(c, "hidden_activation", "gelu"),
                      .bias = c.bool_or("mlp_bias", false), .dtype = dtype, .fused_gate_up = true,

@@ -96,15 +96,7 @@ std::unique_ptr<Architecture> make_xlm(const HfConfig& config, DataType dtype, c
   e.intermediate_size = 4 * e.hidden_size;  // XLMModel.hidden_dim
   e.hidden_act = c.bool_or("gelu_activation", true) ? "gelu" : "relu";
   e.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
-  const int64_t heads = c.get_int("n_heads");
-  if (heads <= 0 || e.hidden_size % heads != 0) c.fail("n_heads", "must divide emb_dim");
-  AttentionOptions& a = e.attention;
-  a.hidden_size = e.hidden_size;
-  a.num_attention_heads = a.num_key_value_heads = heads;
-  a.head_dim = e.hidden_size / heads;
-  a.qkv_bias = a.o_bias = true;
-  a.dtype = dtype;
-  a.names = {"q_lin", "k_lin", "v_lin", "out_lin"};
+  e.attention = encoder_attention(c, e.hidden_size, dtype, {"q_lin", "k_lin", "v_lin", "out_lin"}, "n_heads", "emb_dim");
   const int64_t n_langs = c.int_or("n_langs", 1);
   if (n_langs < 1 || n_langs > kMaxPositions) c.fail("n_langs", "expected at least 1");
   s.n_langs = n_langs > 1 && c.bool_or("use_lang_emb", true) ? n_langs : 0;

@@ -6,6 +6,15 @@
 
 namespace mobius {
 
+AttentionOptions encoder_attention(const HfConfig& c, int64_t hidden, DataType dtype, AttentionNames names,
+                                   const std::string& heads_field, const std::string& hidden_field) {
+  const int64_t heads = c.get_int(heads_field);
+  if (heads <= 0 || hidden % heads != 0) c.fail(heads_field, "must divide " + hidden_field);
+  return AttentionOptions{.hidden_size = hidden, .num_attention_heads = heads, .num_key_value_heads = heads,
+                          .head_dim = hidden / heads, .qkv_bias = true, .o_bias = true, .dtype = dtype,
+                          .names = std::move(names)};
+}
+
 EncoderEmbeddings::EncoderEmbeddings(const EncoderSpec& s)
     : kind_(s.position_ids), padding_idx_(s.padding_idx) {
   const int64_t dim = s.embedding_size ? s.embedding_size : s.hidden_size;

@@ -26,6 +26,7 @@
 #include "blocks/attention.h"
 #include "blocks/relative_position_bias.h"
 #include "blocks/seq2seq_layer.h"
+#include "config/hf_config.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/text_heads.h"
 
@@ -85,6 +86,15 @@ struct EncoderSpec {
   std::string embeddings_norm = "LayerNorm";       // the embeddings' LayerNorm; "" none (megatron-bert, xlm-roberta-xl)
   std::string final_norm;                          // pre-norm: the LayerNorm after the last layer; "" none
 };
+
+// BERT's multi-head self-attention over `hidden` features (BertSelfAttention and the encoders that
+// copy it): num_attention_heads = num_key_value_heads = the config's `heads_field`, head_dim
+// hidden / heads, biases on q, k, v and o, the projections named `names`. Throws mobius::Error
+// naming heads_field when it is not positive or does not divide hidden (`hidden_field` names the
+// width in the message).
+AttentionOptions encoder_attention(const HfConfig& c, int64_t hidden, DataType dtype, AttentionNames names,
+                                   const std::string& heads_field = "num_attention_heads",
+                                   const std::string& hidden_field = "hidden_size");
 
 // BertEmbeddings. forward: input_ids int64 [batch, seq], token_type_ids int64 [batch, seq] (null
 // when type_vocab_size is 0) -> [batch, seq, embedding_size].

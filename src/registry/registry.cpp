@@ -49,6 +49,8 @@ const std::vector<RegistryEntry>& registry() {
         {"ibert", "bert", "feature-extraction", create_ibert},
         {"roc_bert", "bert", "feature-extraction", create_roc_bert},
         {"layoutlm", "bert", "feature-extraction", create_layoutlm},
+        {"tapas", "bert", "feature-extraction", create_tapas},
+        {"splinter", "bert", "feature-extraction", create_splinter},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
         {"mobilebert", "bert", "feature-extraction", create_mobilebert},

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "blocks/activation.h"
+#include "blocks/attention.h"
 #include "blocks/linear.h"
 #include "blocks/norms.h"
 #include "blocks/vision_transformer.h"
@@ -121,6 +122,59 @@ class FirstTokenClassifier : public ClassifierHead {
   bool pool_logits_;
 };
 
+// Splinter's QuestionAwareSpanSelectionHead (transformers/models/splinter/modeling_splinter.py)
+// under SplinterForQuestionAnswering: the first question token's state q (input_ids == the id,
+// argmax; position 0 without one), each transform LayerNorm(gelu(dense(.))) (eps 1e-5):
+//   start_logits = start_classifier(query_start_transform(q)) . start_transform(x)^T
+//   end_logits   = end_classifier(query_end_transform(q)) . end_transform(x)^T
+// plus the dtype's lowest value at padding (attention_mask 0). forward: x [batch, seq, hidden],
+// input_ids and attention_mask int64 [batch, seq] -> {start, end} [batch, seq].
+class QuestionAwareSpanHead : public Module {
+ public:
+  QuestionAwareSpanHead(int64_t question_token_id, int64_t hidden, DataType dtype)
+      : question_token_id_(question_token_id), dtype_(dtype) {
+    auto transform = [&](const std::string& name) {
+      return child<ClassifierHead>("", FirstTokenHead{.dense = name + ".dense", .act = "gelu", .norm = name + ".LayerNorm",
+                                                      .eps = 1e-5f},
+                                   hidden, hidden, dtype);
+    };
+    query_start_transform = transform("query_start_transform");
+    query_end_transform = transform("query_end_transform");
+    start_transform = transform("start_transform");
+    end_transform = transform("end_transform");
+    start_classifier = child<Linear>("start_classifier", LinearOptions{hidden, hidden, false, dtype});
+    end_classifier = child<Linear>("end_classifier", LinearOptions{hidden, hidden, false, dtype});
+  }
+  std::pair<Value*, Value*> forward(Ops& op, Value* x, Value* input_ids, Value* attention_mask) const {
+    auto s = enter(op);
+    GraphBuilder& b = op.builder();
+    // the first position of the question token: seq - max(seq - position over its positions), 0 without one
+    Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
+    Value* positions = op.Range(b.scalar_i64(0), op.Squeeze(seq, {0}), b.scalar_i64(1));
+    Value* from_end = op.Where(op.Equal(input_ids, static_cast<double>(question_token_id_)), op.Sub(seq, positions),
+                               b.scalar_i64(0));
+    Value* last = op.ReduceMax(from_end, {1});  // [batch, 1]
+    Value* first = op.Where(op.Greater(last, b.scalar_i64(0)), op.Sub(seq, last), b.scalar_i64(0));
+    Value* index = op.Expand(op.Unsqueeze(first, {2}), op.Concat({op.Shape(x, {.start = 0, .end = 1}), b.ints({1}),
+                                                                  op.Shape(x, {.start = 2})}, {.axis = 0}));
+    Value* q = op.GatherElements(x, index, {.axis = 1});  // [batch, 1, hidden]
+    Value* padding = additive_mask(op, op.Cast(attention_mask, {.to = DataType::BOOL}), dtype_);
+    auto logits = [&](const ClassifierHead* query, const Linear* classifier, const ClassifierHead* tokens) {
+      Value* scores = op.MatMul(classifier->forward(op, query->forward(op, q)),
+                                op.Transpose(tokens->forward(op, x), {.perm = {0, 2, 1}}));  // [batch, 1, seq]
+      return op.Add(op.Squeeze(scores, {1}), padding);
+    };
+    return {logits(query_start_transform, start_classifier, start_transform),
+            logits(query_end_transform, end_classifier, end_transform)};
+  }
+  ClassifierHead *query_start_transform, *query_end_transform, *start_transform, *end_transform;
+  Linear *start_classifier, *end_classifier;
+
+ private:
+  int64_t question_token_id_;
+  DataType dtype_;
+};
+
 // The encoder (adopted under the layout's base_model_prefix, or at the root) and one head.
 class TextHeadModel : public Architecture {
  public:
@@ -142,8 +196,13 @@ class TextHeadModel : public Architecture {
     } else if (task == "token-classification") {
       per_token_ = child<ClassifierHead>("", l.token_classification, hidden, outputs_, dtype);
     } else {  // question-answering: BertForQuestionAnswering's split(1, dim=-1) into two
-      if (outputs_ != 2) c.fail("num_labels", "a question-answering head has 2 labels (start, end)");
-      per_token_ = child<ClassifierHead>("", l.question_answering, hidden, 2, dtype);
+      if (!l.question_aware_spans.name.empty())
+        spans_ = child<QuestionAwareSpanHead>(l.question_aware_spans.name, l.question_aware_spans.question_token_id,
+                                              hidden, dtype);
+      else if (outputs_ != 2)
+        c.fail("num_labels", "a question-answering head has 2 labels (start, end)");
+      else
+        per_token_ = child<ClassifierHead>("", l.question_answering, hidden, 2, dtype);
     }
   }
 
@@ -185,6 +244,10 @@ class TextHeadModel : public Architecture {
       b.output(first_token_->forward(op, x, mask), "logits", {"batch_size", outputs_});
     } else if (task_ == "token-classification") {
       b.output(per_token_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
+    } else if (spans_) {
+      auto [start, end] = spans_->forward(op, x, ids, mask);
+      b.output(start, "start_logits", tokens);
+      b.output(end, "end_logits", tokens);
     } else {
       Value* logits = per_token_->forward(op, x);
       b.output(op.Gather(logits, b.scalar_i64(0), {.axis = 2}), "start_logits", tokens);
@@ -200,6 +263,7 @@ class TextHeadModel : public Architecture {
   MaskedLMHead* masked_lm_ = nullptr;
   FirstTokenClassifier* first_token_ = nullptr;
   ClassifierHead* per_token_ = nullptr;  // token-classification's classifier, question-answering's qa_outputs
+  QuestionAwareSpanHead* spans_ = nullptr;  // question-answering by TextHeadLayout::question_aware_spans
 };
 
 // The task config.json's architectures names (<Type>For<Task>), feature-extraction otherwise.

@@ -89,6 +89,14 @@ struct TextHeadLayout {
   // and pooling unread); by default the Linear alone, "classifier" and "qa_outputs"
   FirstTokenHead token_classification = {.out = "classifier"};
   FirstTokenHead question_answering = {.out = "qa_outputs"};
+  // question-answering by Splinter's question-aware span selection instead of question_answering
+  // (QuestionAwareSpanSelectionHead, transformers/models/splinter/modeling_splinter.py): the
+  // module's checkpoint name ("" none) and the id of the question token whose first occurrence in
+  // input_ids (else position 0) is the query of the start and end logits
+  struct QuestionAwareSpans {
+    std::string name;
+    int64_t question_token_id = 0;
+  } question_aware_spans;
 };
 
 // The task names above and feature-extraction.

@@ -45,6 +45,10 @@ ENCODER_TYPE_BASE = {
     "roc_bert": dict(shape_vocab_size=40, shape_embed_dim=24, pronunciation_vocab_size=30,
                      pronunciation_embed_dim=16),
     "layoutlm": dict(max_2d_position_embeddings=64),  # boxes with coordinates 0..63
+    # TAPAS' seven token type tables, small: segment, column, row, prev label, ranks, numeric relation
+    "tapas": dict(type_vocab_sizes=[3, 4, 5, 2, 6, 6, 10]),
+    # the question token 216: at positions 31 and 32 of the batch's row 0, 37 of row 1
+    "splinter": dict(question_token_id=216),
     "squeezebert": dict(embedding_size=64),  # = hidden_size (SqueezeBertEncoder asserts it)
     # XPaths of depth 3 over small tag / subscript vocabularies
     "markuplm": dict(max_depth=3, xpath_unit_hidden_size=8, max_xpath_tag_unit_embeddings=20,
@@ -199,6 +203,11 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("shape-only", dict(enable_pronunciation=False)),
     ],
     "layoutlm": [("default", {})],  # bbox: x / y / h / w position embeddings
+    "tapas": [
+        ("default", {}),  # positions reset per cell (column id, row id), 7 token type tables
+        ("absolute-positions", dict(reset_position_index_per_cell=False, layer_norm_eps=1e-3)),
+    ],
+    "splinter": [("default", {})],  # BERT's layers; its head: question-aware span selection
     "markuplm": [
         ("default", {}),  # xpath_tags_seq / xpath_subs_seq, positions from the ids (pad 0)
         ("pad-token-1", dict(pad_token_id=1)),
@@ -288,6 +297,8 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("fill-mask-untied", dict(_task="fill-mask", tie_word_embeddings=False)),  # cls.predictions.decoder.weight saved
         ("text-classification-no-pooler-activation", dict(_task="text-classification", classifier_activation=False)),
     ],
+    # no question token in the batch: the span selection queries position 0 (row 1: a padding token)
+    "splinter": [("question-answering-no-question-token", dict(_task="question-answering", question_token_id=104))],
     "roformer": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
                                                      summary_use_proj=True, summary_activation="tanh"))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
@@ -332,7 +343,8 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
     """The inputs a type reads beside input_ids / attention_mask / token_type_ids (the graph's
     Encoder::extra_inputs, named as the transformers forward names them), for encoder_batch's
     mask: RoC-BERT's input_shape_ids / input_pronunciation_ids random over their vocabularies on
-    the tokens, LayoutLM's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
+    the tokens, TAPAS' token_type_ids [batch, seq, 7] random over its type_vocab_sizes (cells of
+    scattered tokens), LayoutLM's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
     max_2d_position_embeddings, MarkupLM's xpath_tags_seq / xpath_subs_seq [batch, seq, max_depth]
     random over their tables (tag_pad_id / subs_pad_id on padding), XLM's / FlauBERT's langs random
     over n_langs (with language embeddings); 0 on padding."""
@@ -351,6 +363,10 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
         out["xpath_subs_seq"] = np.where(mask[..., None] == 1, subs, config.subs_pad_id).astype(np.int64)
     if config.model_type in ("xlm", "flaubert") and config.n_langs > 1 and config.use_lang_emb:
         out["langs"] = rng.randint(0, config.n_langs, size=mask.shape).astype(np.int64) * mask
+    if config.model_type == "tapas":  # token_type_ids [batch, seq, 7]: one id per table
+        sizes = config.type_vocab_sizes
+        types = np.stack([rng.randint(0, n, size=mask.shape) for n in sizes], axis=-1)
+        out["token_type_ids"] = types.astype(np.int64) * mask[..., None]
     if config.model_type == "roc_bert":
         if config.enable_shape:
             out["input_shape_ids"] = rng.randint(0, config.shape_vocab_size, size=mask.shape).astype(np.int64) * mask

@@ -438,8 +438,9 @@ torch.full = _full_wide
 
 # Types whose float64 copy takes attention_mask as float64: ProphetNet computes its masks as
 # (1.0 - attention_mask) * torch.finfo(model dtype).min, which for an integer mask is a float32
-# tensor times float64's minimum: -inf, and 0 x -inf = NaN at every attended position.
-FLOAT64_MASK_TYPES = ("prophetnet",)
+# tensor times float64's minimum: -inf, and 0 x -inf = NaN at every attended position
+# (SplinterForQuestionAnswering: its logits' padding term (1 - attention_mask) * finfo.min).
+FLOAT64_MASK_TYPES = ("prophetnet", "splinter")
 
 
 def float64(model: torch.nn.Module, inplace: bool = False) -> torch.nn.Module:
