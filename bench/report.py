@@ -23,10 +23,10 @@ speed of the packages in onnxruntime-genai against the ORT GenAI model builder's
 are never part of the test run. To reproduce:
 
 ```
-bench/setup_bench.sh                      # peers in bench/.venv-genai, bench/.venv-mobius-onnx
+bench/setup_bench.sh genai mobius-onnx optimum exporters   # the peers, each in bench/.venv-NAME
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DMOBIUS_BUILD_BENCH=ON
 cmake --build build --target mobius mobius_graph_bench
-.venv/bin/python bench/bench_build.py --runs 3   # checkpoints and outputs in bench/work/
+.venv/bin/python bench/bench_build.py --runs 3   # checkpoints and outputs in bench/work/ (--models llama-3.1-8b ...: the large shapes)
 .venv/bin/python bench/graph_bench.py --reps 50
 .venv/bin/python bench/bench_decode.py --rounds 3  # packages in bench/work/decode/
 ```
