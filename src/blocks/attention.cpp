@@ -41,6 +41,7 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
   const int64_t q_dim = o.num_attention_heads * o.head_dim;
   const int64_t kv_dim = o.num_key_value_heads * o.head_dim;
   const AttentionNames& n = o.names;
+  MOBIUS_ASSERT(!(o.gate_in_q_proj && o.fused_qkv), "a gate in q_proj needs separate q, k, v projections");
   if (o.fused_qkv) {
     const FusedQKV& f = *o.fused_qkv;
     MOBIUS_ASSERT(f.groups > 0 && q_dim % f.groups == 0 && kv_dim % f.groups == 0,
@@ -48,7 +49,8 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     MOBIUS_ASSERT(o.k_bias, "a fused qkv projection has one bias for q, k and v");
     qkv_proj = child<Linear>(f.name, LinearOptions{o.hidden_size, q_dim + 2 * kv_dim, o.qkv_bias, o.dtype, o.conv1d});
   } else {
-    q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype, o.conv1d});
+    q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, o.gate_in_q_proj ? 2 * q_dim : q_dim, o.qkv_bias,
+                                                   o.dtype, o.conv1d});
     k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias && o.k_bias, o.dtype, o.conv1d});
     v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype, o.conv1d});
   }
@@ -99,6 +101,10 @@ Value* Attention::dynamic_mask(Ops& op, Value* mask, Value* values) const {
 Attention::QKV Attention::project(Ops& op, Value* x) const {
   const int64_t hq = o_.num_attention_heads, hkv = o_.num_key_value_heads, d = o_.head_dim;
   auto heads = [&](Value* y, int64_t n) { return op.Reshape(y, {0, 0, n, d}); };
+  if (!qkv_proj && o_.gate_in_q_proj) {  // per head [query | gate]
+    std::vector<Value*> qg = op.Split(op.Reshape(q_proj->forward(op, x), {0, 0, hq, 2 * d}), {d, d}, {.axis = 3});
+    return {qg[0], heads(k_proj->forward(op, x), hkv), heads(v_proj->forward(op, x), hkv), qg[1]};
+  }
   if (!qkv_proj)
     return {heads(q_proj->forward(op, x), hq), heads(k_proj->forward(op, x), hkv),
             heads(v_proj->forward(op, x), hkv)};
@@ -177,6 +183,7 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
     else
       y = op.Mul(y, g);
   }
+  if (p.gate) y = op.Mul(y, op.Sigmoid(op.Reshape(p.gate, {0, 0, -1})));
   if (o_input_norm) y = o_input_norm->forward(op, y);
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }

@@ -100,6 +100,9 @@ struct AttentionOptions {
   // per head broadcast over head_dim (Laguna g_proj: softplus, per head or per element)
   GateActivation output_gate_act = GateActivation::sigmoid;
   bool output_gate_per_head = false;
+  // q_proj (hidden_size -> heads * 2 * head_dim) holds each head's query then its gate; the gate's
+  // sigmoid gates the heads' output before o_proj (Qwen3NextAttention, Qwen3_5Attention)
+  bool gate_in_q_proj = false;
   // a norm over the heads' output [batch, seq, heads * head_dim] before o_proj (BitNet)
   std::optional<SubNorm> o_input_norm;
   // Doge's dynamic mask attention (DogeAttention.prepare_dynamic_mask, transformers/models/doge/
@@ -164,6 +167,7 @@ class Attention : public SelfAttention {
   Value* dynamic_mask(Ops& op, Value* mask, Value* values) const;
   struct QKV {
     Value *q, *k, *v;  // [batch, seq, heads, head_dim]
+    Value* gate = nullptr;  // AttentionOptions::gate_in_q_proj: [batch, seq, heads, head_dim]
   };
   QKV project(Ops& op, Value* x) const;
   // [batch, seq, heads, head_dim] -> [batch, heads, seq, head_dim], normalized and rotated.

@@ -80,6 +80,22 @@ void check_mamba2(const Mamba2Options& o) {
   if (!(o.layer_norm_epsilon > 0.0f && o.layer_norm_epsilon <= 1.0f)) fail("layer_norm_epsilon", "expected a value in (0, 1]");
 }
 
+void check_gated_delta_net(const GatedDeltaNetOptions& o) {
+  check_size("hidden_size", o.hidden_size, kMaxHiddenSize);
+  check_size("linear_num_key_heads", o.num_key_heads, kMaxHeads);
+  check_size("linear_num_value_heads", o.num_value_heads, kMaxHeads);
+  if (o.num_value_heads % o.num_key_heads != 0)
+    fail("linear_num_value_heads", std::to_string(o.num_value_heads) + " is not a multiple of linear_num_key_heads " +
+                                       std::to_string(o.num_key_heads));
+  check_size("linear_key_head_dim", o.key_head_dim, kMaxHeadDim);
+  check_size("linear_value_head_dim", o.value_head_dim, kMaxHeadDim);
+  check_size("linear_conv_kernel_dim", o.conv_kernel, kMaxSmallSize, 2);
+  // each bounded above: the products below fit in int64
+  check_size("the conv width (2 * key heads * key_head_dim + value heads * value_head_dim)", o.conv_dim(), kMaxFfnSize);
+  if (!is_known_activation(o.hidden_act)) fail("hidden_act", "unknown activation '" + o.hidden_act + "'");
+  if (!(o.norm_eps > 0.0f && o.norm_eps <= 1.0f)) fail("rms_norm_eps", "expected a value in (0, 1]");
+}
+
 void check_position_table(const std::string& field, int64_t rows) {
   check_size(field, rows, kMaxPositions);
 }

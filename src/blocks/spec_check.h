@@ -15,6 +15,7 @@
 
 #include "blocks/decoder.h"
 #include "blocks/encoder.h"
+#include "blocks/gated_delta_net.h"
 #include "blocks/mamba.h"
 #include "blocks/mamba2.h"
 
@@ -38,5 +39,10 @@ void check_mamba(const MambaOptions& o);
 // num_heads and the intermediate size), state_size, conv_kernel (2 to kMaxSmallSize), chunk_size within the
 // caps, the projection and conv widths too; a known hidden_act, layer_norm_epsilon in (0, 1].
 void check_mamba2(const Mamba2Options& o);
+// The sizes of a gated DeltaNet mixer (blocks/gated_delta_net.h): hidden_size, the key and value
+// heads (linear_num_key_heads dividing linear_num_value_heads) and head dims within the caps,
+// linear_conv_kernel_dim 2 to kMaxSmallSize, the projection and conv widths too; a known
+// hidden_act, rms_norm_eps in (0, 1].
+void check_gated_delta_net(const GatedDeltaNetOptions& o);
 
 }  // namespace mobius

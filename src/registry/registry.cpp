@@ -164,6 +164,10 @@ const std::vector<RegistryEntry>& registry() {
         // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
         {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},
         {"lfm2_moe", "lfm2", "text-generation", create_lfm2_moe, "lfm2_moe"},
+        // gated DeltaNet + gated attention layers (archs/qwen3_next.cpp, qwen3_5.cpp): genai's generic
+        // "decoder" reads their conv/recurrent states by name as bamba's (genai_config.json layer_types)
+        {"qwen3_next", "hybrid", "text-generation", create_qwen3_next},
+        {"qwen3_5_text", "hybrid", "text-generation", create_qwen3_5_text},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

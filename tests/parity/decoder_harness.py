@@ -89,6 +89,17 @@ TYPE_BASE["zamba2"] = dict(num_hidden_layers=2, layers_block_type=["linear_atten
 # = 32, 2 KV heads); the multi-head Mamba mixers of 2 heads of 64 channels, state 16
 TYPE_BASE["zamba"] = dict(num_hidden_layers=4,
                           layers_block_type=["linear_attention", "hybrid", "linear_attention", "hybrid"])
+# Qwen3-Next: layers gated DeltaNet, attention, gated DeltaNet; attention heads of 16 (default 256);
+# the DeltaNet's 2 key heads and 4 value heads of 16, kernel 4; 4 experts of 32, 2 per token, and a
+# shared expert of 48 on every layer
+TYPE_BASE["qwen3_next"] = dict(num_hidden_layers=3, layer_types=["linear_attention", "full_attention", "linear_attention"],
+                               head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                               linear_value_head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                               shared_expert_intermediate_size=48)
+# Qwen3.5 text: Qwen3-Next's layers and sizes, a dense MLP on every layer
+TYPE_BASE["qwen3_5_text"] = {k: v for k, v in TYPE_BASE["qwen3_next"].items()
+                             if k not in ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                          "shared_expert_intermediate_size")}
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

@@ -581,6 +581,16 @@ def _zamba2_states(c) -> list[dict]:
     return [{**_kv_states(c), **ssd} if t == "hybrid" else ssd for t in c.layers_block_type]
 
 
+def _qwen3_next_states(c) -> list[dict]:
+    """Qwen3-Next, Qwen3.5 text: attention layers carry key/value, the gated DeltaNet layers ("linear_attention")
+    the conv window over q, k and v (2 * key heads * key dim + value heads * value dim channels)
+    and the delta rule's state per value head [key dim, value dim] (blocks/gated_delta_net.h)."""
+    conv = 2 * c.linear_num_key_heads * c.linear_key_head_dim + c.linear_num_value_heads * c.linear_value_head_dim
+    delta = {"conv_state": (conv, c.linear_conv_kernel_dim - 1),
+             "recurrent_state": (c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim)}
+    return [_kv_states(c) if t == "full_attention" else delta for t in c.layer_types]
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -590,7 +600,8 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
                  "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
-                 "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states}
+                 "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
+                 "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states}
 
 
 def is_recurrent(model_type: str) -> bool:

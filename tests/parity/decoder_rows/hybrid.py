@@ -5,7 +5,8 @@ src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/arc
 falcon_h1 (attention and Mamba-2 side by side in every layer, src/blocks/parallel_mixers.h: each
 layer carries both states; no genai type), zamba and zamba2 (multi-head Mamba or Mamba-2 layers and
 shared attention blocks, Zamba2's with low-rank adapters, src/archs/zamba.h: a hybrid layer carries
-both states; no genai type).
+both states; no genai type), qwen3_next and qwen3_5_text (gated DeltaNet and gated attention
+layers, src/blocks/gated_delta_net.h: {conv_state, recurrent_state}).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -137,6 +138,33 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             add_bias_linear=True, tie_word_embeddings=False, mamba_ngroups=1, mamba_d_conv=3,
             hidden_act="gelu_pytorch_tanh", intermediate_size=None, _runtime="none",
             _json=dict(intermediate_size=None, layers_block_type=["mamba", "hybrid"]))),
+    ],
+    "qwen3_next": [
+        # layers DeltaNet, attention, DeltaNet (decoder_harness.TYPE_BASE): each value head pair
+        # reads one key head; RoPE on a quarter of each head (partial_rotary_factor default 0.25);
+        # every layer sparse with the gated shared expert
+        ("default", {}),
+        # layer_types left out of config.json: Qwen3NextConfig's from full_attention_interval 2
+        # (DeltaNet, attention, DeltaNet); as many value heads as key heads, kernel 3; attention_bias;
+        # layer 0 dense (mlp_only_layers), weights not renormalized; RoPE on half of each head
+        ("interval-equal-heads-bias-dense-layer", dict(
+            layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
+            attention_bias=True, mlp_only_layers=[0], norm_topk_prob=False, partial_rotary_factor=0.5,
+            _json=dict(layer_types=DROP, full_attention_interval=2))),
+    ],
+    "qwen3_5_text": [
+        # layers DeltaNet, attention, DeltaNet (decoder_harness.TYPE_BASE): the DeltaNet's separate
+        # projections; a dense MLP on every layer
+        ("default", {}),
+        # layer_types from full_attention_interval 2; as many value heads as key heads, kernel 3;
+        # attention_bias; tied embeddings; the checkpoints' interleaved M-RoPE sections over RoPE on
+        # half of each head (4 frequencies: every section rotates by the text position)
+        ("interval-equal-heads-bias-mrope-tied", dict(
+            layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
+            attention_bias=True, tie_word_embeddings=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                             "mrope_section": [2, 1, 1], "mrope_interleaved": True},
+            _json=dict(layer_types=DROP, full_attention_interval=2))),
     ],
     "jamba": [
         # layers mamba (MoE), attention (MLP), mamba (MoE) (decoder_harness.TYPE_BASE)

@@ -1,0 +1,22 @@
+// The Qwen3-Next decoder (archs/qwen3_next.cpp), which the Qwen3.5 text decoder shares
+// (archs/qwen3_5.cpp: Qwen3_5TextModel is Qwen3NextModel with a dense MLP on every layer and the
+// gated DeltaNet's projections separate).
+#pragma once
+
+#include "blocks/decoder.h"
+#include "blocks/gated_delta_net.h"
+#include "config/hf_config.h"
+
+namespace mobius {
+
+// The DecoderSpec of Qwen3NextConfig's / Qwen3_5TextConfig's shared fields: the Llama fields
+// (archs/llama.h llama_spec; RoPE on partial_rotary_factor, default 0.25, of head_dim), every
+// RMSNorm scaled by (1 + weight), gated attention (q_proj with each head's gate, q_norm / k_norm)
+// on the "full_attention" layers and the gated DeltaNet "linear_attn" (linear_num_key_heads,
+// linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim,
+// hidden_act, rms_norm_eps; `projections`) on the "linear_attention" ones, from layer_types or,
+// without it, full_attention_interval (default 4: layer i is full attention when i + 1 is a
+// multiple). s.mlp is the dense MLP of intermediate_size. Throws mobius::Error naming the field.
+DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections);
+
+}  // namespace mobius

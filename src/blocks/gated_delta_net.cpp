@@ -1,0 +1,140 @@
+#include "blocks/gated_delta_net.h"
+
+#include <cmath>
+
+#include "blocks/mamba.h"
+#include "blocks/spec_check.h"
+#include "util/error.h"
+
+namespace mobius {
+
+GatedDeltaNetMixer::GatedDeltaNetMixer(const GatedDeltaNetOptions& o) : o_(o) {
+  check_gated_delta_net(o);
+  const int64_t hv = o.num_value_heads;
+  const int64_t h = o.hidden_size;
+  auto linear = [&](const char* name, int64_t out) {
+    return child<Linear>(name, LinearOptions{.in_features = h, .out_features = out, .dtype = o.dtype});
+  };
+  if (o.projections == GatedDeltaNetProjections::per_key_head) {
+    in_proj_qkvz = linear("in_proj_qkvz", 2 * o.key_dim() + 2 * o.value_dim());
+    in_proj_ba = linear("in_proj_ba", 2 * hv);
+  } else {
+    in_proj_qkv = linear("in_proj_qkv", o.conv_dim());
+    in_proj_z = linear("in_proj_z", o.value_dim());
+    in_proj_b = linear("in_proj_b", hv);
+    in_proj_a = linear("in_proj_a", hv);
+  }
+  conv_weight = param("conv1d.weight", {o.conv_dim(), 1, o.conv_kernel}, o.dtype);
+  dt_bias = param("dt_bias", {hv}, o.dtype);
+  A_log = param("A_log", {hv}, o.dtype);
+  norm_weight = param("norm.weight", {o.value_head_dim}, o.dtype);
+  out_proj = child<Linear>("out_proj", LinearOptions{.in_features = o.value_dim(), .out_features = o.hidden_size,
+                                                     .dtype = o.dtype});
+}
+
+LayerStates GatedDeltaNetMixer::states() const {
+  return {{.kind = StateKind::recurrent,
+           .tensors = {{.name = "conv_state", .shape = {"batch_size", o_.conv_dim(), o_.conv_kernel - 1}},
+                       {.name = "recurrent_state",
+                        .shape = {"batch_size", o_.num_value_heads, o_.key_head_dim, o_.value_head_dim}}}}};
+}
+
+std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q, Value* k, Value* v, Value* decay,
+                                                   Value* beta) const {
+  const int64_t hv = o_.num_value_heads, dk = o_.key_head_dim, dv = o_.value_head_dim;
+  // scanned along axis 1: q_t, k_t as rows [batch, Hv, 1, Dk], k_t as a column [batch, Hv, Dk, 1],
+  // v_t [batch, Hv, 1, Dv], exp(g_t) and beta_t [batch, Hv, 1, 1]
+  Value* rows_q = op.Unsqueeze(q, {3});
+  Value* rows_k = op.Unsqueeze(k, {3});
+  Value* cols_k = op.Unsqueeze(k, {4});
+  Value* rows_v = op.Unsqueeze(v, {3});
+  Value* decays = op.Unsqueeze(decay, {3, 4});
+  Value* betas = op.Unsqueeze(beta, {3, 4});
+
+  auto body = std::make_shared<Graph>();
+  const std::string prefix = op.builder().path() + ".scan";
+  body->name = prefix;
+  GraphBuilder bb(*body);
+  Ops bo(bb);
+  auto scope = bb.scope(prefix);
+  Value* s_in = bb.input(prefix + "/S", DataType::FLOAT, {"batch_size", hv, dk, dv});
+  Value* q_t = bb.input(prefix + "/q", DataType::FLOAT, {"batch_size", hv, 1, dk});
+  Value* k_row = bb.input(prefix + "/k_row", DataType::FLOAT, {"batch_size", hv, 1, dk});
+  Value* k_col = bb.input(prefix + "/k_col", DataType::FLOAT, {"batch_size", hv, dk, 1});
+  Value* v_t = bb.input(prefix + "/v", DataType::FLOAT, {"batch_size", hv, 1, dv});
+  Value* decay_t = bb.input(prefix + "/decay", DataType::FLOAT, {"batch_size", hv, 1, 1});
+  Value* beta_t = bb.input(prefix + "/beta", DataType::FLOAT, {"batch_size", hv, 1, 1});
+  Value* s = bo.Mul(s_in, decay_t);
+  Value* delta = bo.Mul(bo.Sub(v_t, bo.MatMul(k_row, s)), beta_t);  // [batch, Hv, 1, Dv]
+  s = bo.Add(s, bo.MatMul(k_col, delta));
+  Value* o = bo.MatMul(q_t, s);  // [batch, Hv, 1, Dv]
+  bb.output(s, prefix + "/S_out", {"batch_size", hv, dk, dv});
+  bb.output(o, prefix + "/o", {"batch_size", hv, 1, dv});
+
+  std::vector<Value*> out =
+      op.Scan({s0, rows_q, rows_k, cols_k, rows_v, decays, betas}, std::move(body),
+              {.num_scan_inputs = 6, .scan_input_axes = {1, 1, 1, 1, 1, 1}, .scan_output_axes = {1}});
+  return {op.Squeeze(out[1], {3}), out[0]};  // o [batch, seq, Hv, Dv], S [batch, Hv, Dk, Dv]
+}
+
+GatedDeltaNetMixer::Projected GatedDeltaNetMixer::project(Ops& op, Value* x) const {
+  const int64_t hk = o_.num_key_heads, hv = o_.num_value_heads, dk = o_.key_head_dim, dv = o_.value_head_dim;
+  const int64_t r = hv / hk;
+  if (in_proj_qkv)
+    return {in_proj_qkv->forward(op, x), op.Reshape(in_proj_z->forward(op, x), {0, 0, hv, dv}),
+            in_proj_b->forward(op, x), in_proj_a->forward(op, x)};
+  // fix_query_key_value_ordering: per key head [q | k | v | z] and [b | a]
+  std::vector<Value*> qkvz = op.Split(op.Reshape(in_proj_qkvz->forward(op, x), {0, 0, hk, 2 * dk + 2 * r * dv}),
+                                      {dk, dk, r * dv, r * dv}, {.axis = 3});
+  std::vector<Value*> ba = op.Split(op.Reshape(in_proj_ba->forward(op, x), {0, 0, hk, 2 * r}), {r, r}, {.axis = 3});
+  Value* qkv = op.Concat({op.Reshape(qkvz[0], {0, 0, -1}), op.Reshape(qkvz[1], {0, 0, -1}),
+                          op.Reshape(qkvz[2], {0, 0, -1})},
+                         {.axis = 2});
+  return {qkv, op.Reshape(qkvz[3], {0, 0, hv, dv}), op.Reshape(ba[0], {0, 0, hv}), op.Reshape(ba[1], {0, 0, hv})};
+}
+
+MixerResult GatedDeltaNetMixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {
+  MOBIUS_ASSERT(past.size() == 2 && ctx.token_mask,
+                "a gated DeltaNet mixer takes {conv_state, recurrent_state} and a token mask");
+  auto s = enter(op);
+  GraphBuilder& b = op.builder();
+  const int64_t hk = o_.num_key_heads, hv = o_.num_value_heads, dk = o_.key_head_dim, dv = o_.value_head_dim;
+  const int64_t r = hv / hk;
+  Value* mask = op.Unsqueeze(ctx.token_mask, {2});  // [batch, seq, 1]
+  Projected p = project(op, op.Mul(x, mask));
+  auto [conv, conv_state] =
+      causal_conv1d(op, p.qkv, past[0], conv_weight->value(op), nullptr, o_.conv_dim(), o_.conv_kernel, o_.hidden_act);
+  std::vector<Value*> qkv = op.Split(to_float(op, conv), {o_.key_dim(), o_.key_dim(), o_.value_dim()}, {.axis = 2});
+
+  // float32 from here; value head h reads key head h / R (repeat_interleave)
+  auto key_heads = [&](Value* t) {
+    t = op.Reshape(t, {0, 0, hk, dk});
+    if (r > 1) {
+      std::vector<int64_t> group(static_cast<size_t>(hv));
+      for (int64_t i = 0; i < hv; ++i) group[static_cast<size_t>(i)] = i / r;
+      t = op.Gather(t, b.ints(group), {.axis = 2});
+    }
+    // l2norm: x * rsqrt(sum(x^2) + 1e-6) over the head dim
+    return op.Div(t, op.Sqrt(op.Add(op.ReduceSum(op.Mul(t, t), {-1}), 1e-6)));
+  };
+  Value* q = op.Mul(key_heads(qkv[0]), 1.0 / std::sqrt(static_cast<double>(dk)));
+  Value* k = key_heads(qkv[1]);
+  Value* v = op.Reshape(qkv[2], {0, 0, hv, dv});
+  Value* beta = to_float(op, op.Sigmoid(p.b));  // [batch, seq, Hv]
+  Value* a = op.Add(to_float(op, p.a), to_float(op, dt_bias->value(op)));
+  Value* decay = op.Exp(op.Mul(op.Neg(op.Exp(to_float(op, A_log->value(op)))), op.Softplus(a)));  // exp(g)
+
+  auto [o, state] = scan(op, to_float(op, past[1]), q, k, v, decay, beta);
+  // Qwen3NextRMSNormGated per value head: the output in the model dtype normalized in float32,
+  // back to the model dtype times norm.weight, times silu(z) in float32
+  auto to_model = [&](Value* t) { return o_.dtype == DataType::FLOAT ? t : op.Cast(t, {.to = o_.dtype}); };
+  Value* n = op.RMSNormalization(to_float(op, to_model(o)),
+                                 b.constant_f32(std::vector<float>(static_cast<size_t>(dv), 1.0f), {dv}),
+                                 {.axis = -1, .epsilon = o_.norm_eps});
+  n = op.Mul(to_model(n), norm_weight->value(op));
+  Value* z = to_float(op, p.z);
+  Value* y = to_model(op.Mul(to_float(op, n), op.Mul(z, op.Sigmoid(z))));
+  return {out_proj->forward(op, op.Reshape(y, {0, 0, hv * dv})), {conv_state, to_model(state)}};
+}
+
+}  // namespace mobius

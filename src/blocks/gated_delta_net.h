@@ -1,0 +1,89 @@
+// The gated DeltaNet token mixer (transformers/models/qwen3_next/modeling_qwen3_next.py
+// Qwen3NextGatedDeltaNet; its torch path, torch_chunk_gated_delta_rule for a prompt and
+// torch_recurrent_gated_delta_rule for one token, is the specification; Qwen3.5's
+// Qwen3_5GatedDeltaNet, models/qwen3_5/modeling_qwen3_5.py, with other projections):
+//   x [batch, seq, hidden] * token_mask -> q, k [Hk, Dk], v, z [Hv, Dv], b, a [Hv] by the
+//     projections of GatedDeltaNetProjections; R = Hv / Hk
+//   [q | k | v] (all heads) -> depthwise causal conv1d (kernel K, no bias; blocks/mamba.h
+//     causal_conv1d) -> hidden_act -> q, k [Hk, Dk], v [Hv, Dv]; value head h reads key head h / R
+//   beta = sigmoid(b);  g = -exp(A_log) * softplus(a + dt_bias)  [Hv]
+//   q, k L2-normalized (x * rsqrt(sum x^2 + 1e-6)), q * Dk^-0.5; then per token, S [Hv, Dk, Dv]:
+//     S = exp(g_t) S;  S += k_t (beta_t (v_t - k_t^T S))^T;  o_t = q_t^T S
+//   o -> gated RMSNorm per value head (norm.weight [Dv], eps rms_norm_eps) * silu(z) -> out_proj
+// Hk = linear_num_key_heads, Hv = linear_num_value_heads, Dk / Dv = linear_key / value_head_dim,
+// K = linear_conv_kernel_dim.
+// States (tasks/layer_state.h, replaced every step, in the model dtype), named after transformers'
+// cache (conv_states / recurrent_states, one per layer):
+//   conv_state [batch_size, 2 Hk Dk + Hv Dv, K - 1]: the last K - 1 conv inputs;
+//   recurrent_state [batch_size, Hv, Dk, Dv]: S after the step's last token.
+// The delta rule is one ONNX Scan over the step's tokens (float32), so a prompt of any length is
+// one graph run (docs/design.md "The state model"). Not the chunked form: each chunk of
+// torch_chunk_gated_delta_rule solves a unit lower-triangular system (solve_triangular), which ONNX
+// has no op for; its forward substitution is itself a loop of chunk_size steps. The per-token
+// recurrence is the chunked form's exact arithmetic reordering (equal to float32 rounding).
+#pragma once
+
+#include <string>
+
+#include "blocks/linear.h"
+#include "blocks/token_mixer.h"
+
+namespace mobius {
+
+// The input projections as the checkpoint holds them.
+enum class GatedDeltaNetProjections {
+  // in_proj_qkvz, viewed per key head as [q (Dk) | k (Dk) | v (R Dv) | z (R Dv)], and in_proj_ba,
+  // per key head [b (R) | a (R)] (Qwen3NextGatedDeltaNet.fix_query_key_value_ordering)
+  per_key_head,
+  // in_proj_qkv [q (Hk Dk) | k (Hk Dk) | v (Hv Dv)], in_proj_z [Hv Dv], in_proj_b, in_proj_a [Hv]
+  // (Qwen3_5GatedDeltaNet)
+  separate,
+};
+
+struct GatedDeltaNetOptions {
+  int64_t hidden_size;
+  int64_t num_key_heads;    // Hk, linear_num_key_heads
+  int64_t num_value_heads;  // Hv, linear_num_value_heads: a multiple of Hk
+  int64_t key_head_dim;     // Dk, linear_key_head_dim
+  int64_t value_head_dim;   // Dv, linear_value_head_dim
+  int64_t conv_kernel;      // K, linear_conv_kernel_dim: at least 2
+  std::string hidden_act = "silu";  // after the conv
+  float norm_eps = 1e-6f;           // of the gated RMSNorm (rms_norm_eps)
+  DataType dtype = DataType::FLOAT;
+  GatedDeltaNetProjections projections = GatedDeltaNetProjections::per_key_head;
+  int64_t key_dim() const { return num_key_heads * key_head_dim; }
+  int64_t value_dim() const { return num_value_heads * value_head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+};
+
+class GatedDeltaNetMixer : public TokenMixer {
+ public:
+  // Throws mobius::FieldError for sizes out of range (blocks/spec_check.h check_gated_delta_net).
+  explicit GatedDeltaNetMixer(const GatedDeltaNetOptions& o);
+  LayerStates states() const override;  // one recurrent state {conv_state, recurrent_state}
+  // x: [batch, seq, hidden]; ctx.token_mask [batch, seq] (required); past {conv_state,
+  // recurrent_state}. Returns [batch, seq, hidden] and the two states after the step.
+  MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const override;
+
+  Linear *in_proj_qkvz = nullptr, *in_proj_ba = nullptr;  // GatedDeltaNetProjections::per_key_head
+  Linear *in_proj_qkv = nullptr, *in_proj_z = nullptr, *in_proj_b = nullptr, *in_proj_a = nullptr;  // separate
+  Linear* out_proj;
+  Parameter* conv_weight;      // conv1d.weight [conv_dim, 1, K]
+  Parameter *dt_bias, *A_log;  // [Hv] each
+  Parameter* norm_weight;      // norm.weight [Dv]
+
+ private:
+  // The projections of x [batch, seq, hidden]: [q | k | v] [batch, seq, conv_dim] (the conv's
+  // input), z [batch, seq, Hv, Dv], b and a [batch, seq, Hv].
+  struct Projected {
+    Value *qkv, *z, *b, *a;
+  };
+  Projected project(Ops& op, Value* x) const;
+  // The delta rule from S0 [batch, Hv, Dk, Dv] (float32): q, k [batch, seq, Hv, Dk] (normalized,
+  // q scaled), v [batch, seq, Hv, Dv], decay exp(g) and beta [batch, seq, Hv] -> o [batch, seq,
+  // Hv, Dv] and the last S.
+  std::pair<Value*, Value*> scan(Ops& op, Value* s0, Value* q, Value* k, Value* v, Value* decay, Value* beta) const;
+  GatedDeltaNetOptions o_;
+};
+
+}  // namespace mobius
