@@ -17,6 +17,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -436,6 +438,46 @@ def _full_wide(size, fill_value, *args, **kwargs):
 torch.full = _full_wide
 
 
+
+class _TorchFloat64Kernel:
+    """torch, except that torch.float32 is float64: the globals of _delta_rule_at_least's float64 copy."""
+    float32 = torch.float64
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+
+_DELTA_RULES = ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule")
+
+
+def _delta_rule_at_least(fn):
+    """transformers' gated delta rule (Qwen3-Next, Qwen3.5, OLMo-Hybrid), whose casts of its inputs to
+    float32 (its upcast of float16 and bfloat16 models, "to match the FLA library") mean "at least
+    float32" as the softmax's do: float64 inputs stay float64. Kept in float32, the reference would
+    carry the kernel's float32 rounding, which the gated RMSNorm after it amplifies where a value
+    head's output is small in RMS (decoder_harness.TYPE_BASE["qwen3_next"]), and transformers' own
+    float32 forward would share that rounding with it. float32 inputs run the function unchanged."""
+    raw = inspect.unwrap(fn)
+    wide = types.FunctionType(raw.__code__, {**raw.__globals__, "torch": _TorchFloat64Kernel()}, raw.__name__,
+                              raw.__defaults__, raw.__closure__)
+    wide.__kwdefaults__ = raw.__kwdefaults__
+
+    @functools.wraps(fn)
+    def at_least(query, *args, **kwargs):
+        return (wide if query.dtype == torch.float64 else fn)(query, *args, **kwargs)
+
+    at_least.keeps_float64 = True
+    return at_least
+
+
+def _keep_delta_rule_float64(model: torch.nn.Module) -> None:
+    """Replaces the gated delta rule functions of the modules that define `model`'s layers (once)."""
+    for module in {sys.modules[type(mod).__module__] for mod in model.modules()}:
+        for name in _DELTA_RULES:
+            fn = getattr(module, name, None)
+            if fn is not None and not getattr(fn, "keeps_float64", False):
+                setattr(module, name, _delta_rule_at_least(fn))
+
 # Types whose float64 copy takes attention_mask as float64: ProphetNet computes its masks as
 # (1.0 - attention_mask) * torch.finfo(model dtype).min, which for an integer mask is a float32
 # tensor times float64's minimum: -inf, and 0 x -inf = NaN at every attended position
@@ -457,6 +499,7 @@ def float64(model: torch.nn.Module, inplace: bool = False) -> torch.nn.Module:
     attention in exact arithmetic) the plain attention. The float32 model stays the reference of
     the greedy-token checks. `inplace`: convert `model` itself (a model too large to copy)."""
     m = (model if inplace else copy.deepcopy(model)).double()
+    _keep_delta_rule_float64(m)
     if getattr(m.config, "_experts_implementation", None) not in (None, "eager"):
         m.set_experts_implementation("eager")  # torch's grouped_mm has no float64 kernel
     for mod in m.modules():

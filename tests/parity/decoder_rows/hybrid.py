@@ -140,12 +140,12 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             _json=dict(intermediate_size=None, layers_block_type=["mamba", "hybrid"]))),
     ],
     "qwen3_next": [
-        # layers DeltaNet, attention, DeltaNet (decoder_harness.TYPE_BASE): each value head pair
-        # reads one key head; RoPE on a quarter of each head (partial_rotary_factor default 0.25);
+        # layers DeltaNet, attention (decoder_harness.TYPE_BASE): each value head pair reads one
+        # key head; RoPE on a quarter of each head (partial_rotary_factor default 0.25);
         # every layer sparse with the gated shared expert
         ("default", {}),
         # layer_types left out of config.json: Qwen3NextConfig's from full_attention_interval 2
-        # (DeltaNet, attention, DeltaNet); as many value heads as key heads, kernel 3; attention_bias;
+        # (DeltaNet, attention); as many value heads as key heads, kernel 3; attention_bias;
         # layer 0 dense (mlp_only_layers), weights not renormalized; RoPE on half of each head
         ("interval-equal-heads-bias-dense-layer", dict(
             layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
@@ -153,7 +153,7 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             _json=dict(layer_types=DROP, full_attention_interval=2))),
     ],
     "qwen3_5_text": [
-        # layers DeltaNet, attention, DeltaNet (decoder_harness.TYPE_BASE): the DeltaNet's separate
+        # layers DeltaNet, attention (decoder_harness.TYPE_BASE): the DeltaNet's separate
         # projections; a dense MLP on every layer
         ("default", {}),
         # layer_types from full_attention_interval 2; as many value heads as key heads, kernel 3;
