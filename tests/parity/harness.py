@@ -808,7 +808,9 @@ def write_row(row: dict) -> None:
 def recorded(index: int, model_type: str, variant: str):
     """Yields the result row of one parity test (the table's columns, status "error" until the
     test sets it) and writes it (write_row) when the block ends, however it ends; an exception is
-    first recorded in row["failures"] (its type and first line) and then re-raised."""
+    first recorded in row["failures"] (its type and first line) and then re-raised. Its margin is
+    max|Δ| / TOL, or max|Δ| / (TOL * scale) for a row the test marks relative (a diffusers
+    component: tolerance relative to the output's scale)."""
     row = dict(index=index, model_type=model_type, variant=variant, prefill=None, decode=None,
                scale=None, tokens=None, genai=None, checker=None, status="error", failures=[])
     try:
@@ -818,5 +820,6 @@ def recorded(index: int, model_type: str, variant: str):
         raise
     finally:
         deltas = [d for d in (row["prefill"], row["decode"]) if d is not None]
-        row["margin"] = max(deltas) / TOL if deltas else None
+        tol = TOL * row["scale"] if row.get("relative") and row["scale"] else TOL
+        row["margin"] = max(deltas) / tol if deltas else None
         write_row(row)
