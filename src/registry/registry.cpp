@@ -1,4 +1,5 @@
 #include "registry/registry.h"
+#include "archs/bidirectional_decoder.h"  // TEMP h31g
 
 #include <algorithm>
 
@@ -25,6 +26,7 @@ const std::vector<RegistryEntry>& registry() {
         {"modernbert", "modernbert", "feature-extraction", create_modernbert},
         {"eurobert", "eurobert", "feature-extraction", create_eurobert},
         {"ultrabert", "eurobert", "feature-extraction", create_ultrabert},
+        {"esmc", "eurobert", "feature-extraction", create_esmc},
         {"xlm", "xlm", "feature-extraction", create_xlm},
         {"flaubert", "xlm", "feature-extraction", create_flaubert},
         {"jina_embeddings_v3", "jina_embeddings_v3", "feature-extraction", create_jina_embeddings_v3},

@@ -60,6 +60,8 @@ ENCODER_TYPE_BASE = {
     "mobilebert": dict(embedding_size=32, intra_bottleneck_size=32, num_feedforward_networks=2),
     "modernbert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
                        local_attention=16, num_hidden_layers=3),
+    # ESM C's special ids (EsmcConfig's) inside the tiny vocabulary
+    "esmc": dict(pad_token_id=1, bos_token_id=0, eos_token_id=2, mask_token_id=32),
     # EuroBERT's / UltraBERT's special ids inside the tiny vocabulary
     "eurobert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, mask_token_id=4),
     # 3 layers: sliding, sliding, full ((i + 1) % 3); a window of 8 each side, shorter than the batch
@@ -140,6 +142,11 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("legacy-thetas", dict(global_rope_theta=1000.0, local_rope_theta=50.0, global_attn_every_n_layers=2,
                                _json=dict(rope_parameters=DROP, layer_types=DROP, global_rope_theta=1000.0,
                                           local_rope_theta=50.0, global_attn_every_n_layers=2))),
+    ],
+    "esmc": [
+        ("default", {}),  # LayerNorms, full-width q/k LayerNorms, residuals / sqrt(2 / 36), theta 10000
+        ("biases-theta-3-layers", dict(attention_bias=True, mlp_bias=True, num_hidden_layers=3,
+                                       rope_parameters=dict(rope_type="default", rope_theta=500.0))),
     ],
     "eurobert": [
         ("default", {}),  # Llama layers, bidirectional; theta 10000, SwiGLU, no biases
