@@ -7,7 +7,8 @@
 //   residuals: x + attn(...) / sqrt(num_hidden_layers / 36), likewise the SwiGLU mlp
 // No sequence_id input (chain-aware masking): attention_mask's padding mask.
 // Heads (base_model_prefix "esmc"; no question answering, no multiple choice): fill-mask
-// lm_head.{dense, gelu, layer_norm (eps 1e-5), decoder (its own bias)}; text-classification
+// lm_head.{dense, gelu, layer_norm (eps 1e-5), decoder}, the decoder never tied to embed_tokens
+// (EsmcForMaskedLM has no _tied_weights_keys, whatever tie_word_embeddings says); text-classification
 // classifier.dense + tanh + classifier.out_proj over the first token (EsmClassificationHead);
 // token-classification score.
 #include <cmath>
@@ -39,6 +40,9 @@ std::unique_ptr<Architecture> create_esmc(const HfConfig& c, DataType dtype) {
   DecoderSpec s = llama_spec(c, dtype);
   if (s.attention.num_key_value_heads != s.attention.num_attention_heads)
     c.fail("num_key_value_heads", "ESMC has no grouped-query attention (EsmcConfig.validate_architecture)");
+  if (s.attention.num_attention_heads * s.attention.head_dim != s.hidden_size)
+    c.fail("head_dim", "num_attention_heads * head_dim must equal hidden_size (q_norm / k_norm are "
+                       "LayerNorm(hidden_size) over the whole projection)");
   s.norm_kind = NormKind::LayerNorm;
   s.norm_bias = true;
   s.norm_eps = 1e-5f;  // EsmcLayerNorm: nn.LayerNorm's default
@@ -48,7 +52,8 @@ std::unique_ptr<Architecture> create_esmc(const HfConfig& c, DataType dtype) {
   s.residual_multiplier = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.num_hidden_layers) / 36.0));
   TextHeadLayout heads{.base_model_prefix = "esmc", .base_model_class = "EsmcModel",
                        .masked_lm = {.dense = "lm_head.dense", .act = "gelu", .norm = "lm_head.layer_norm",
-                                     .decoder = "lm_head.decoder", .bias = "lm_head.decoder.bias", .eps = 1e-5f},
+                                     .decoder = "lm_head.decoder", .bias = "lm_head.decoder.bias", .eps = 1e-5f,
+                                     .tiable = false},
                        .sequence_classification = {"classifier.dense", "tanh", "classifier.out_proj"},
                        .missing = {"question-answering", "multiple-choice"},
                        .token_classification = {.out = "score"}};
