@@ -1,5 +1,4 @@
 #include "registry/registry.h"
-#include "archs/bidirectional_decoder.h"  // TEMP h31g
 
 #include <algorithm>
 
@@ -53,6 +52,8 @@ const std::vector<RegistryEntry>& registry() {
         {"layoutlm", "bert", "feature-extraction", create_layoutlm},
         {"tapas", "bert", "feature-extraction", create_tapas},
         {"splinter", "bert", "feature-extraction", create_splinter},
+        {"luke", "bert", "feature-extraction", create_luke},
+        {"convbert", "bert", "feature-extraction", create_convbert},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
         {"mobilebert", "bert", "feature-extraction", create_mobilebert},
