@@ -162,9 +162,9 @@ class GroupQueryAttentionPass : public Pass {
       const DataType dt = q->dtype;
       if ((dt != DataType::FLOAT && dt != DataType::FLOAT16) || !mask || mask->dtype != dt) continue;
       if (!past_k || !past_v || !mask || e.producer(past_k) || e.producer(past_v)) continue;
-      // presents read by other layers (Gemma 4's KV-shared layers attend to them as canonical keys
-      // and values): the layer stays canonical, as GroupQueryAttention's present rotates the keys
-      // by their cache index (see above), which a query rotated by position_ids does not match
+      // presents read by other layers (Gemma 4's KV-shared layers attend to them as the canonical
+      // cache): the layer stays canonical; GroupQueryAttention's present is not that cache (its keys
+      // are rotated by cache index, see above; lowered, Gemma 4's rows missed by max|Δ| ~2)
       if (!e.consumers(att.outputs[1]).empty() || !e.consumers(att.outputs[2]).empty()) continue;
       // heads and head size as the attention block tagged them (blocks/attention.cpp, moa.cpp);
       // an untagged Attention (MLA's) stays canonical, as one without cache inputs (an encoder's, a
