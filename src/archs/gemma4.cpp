@@ -28,8 +28,9 @@
 // use_double_wide_mlp the shared layers' MLP is 2 * intermediate_size wide.
 // Not supported (refused naming the field): enable_moe_block (the MoE block beside the MLP),
 // use_bidirectional_attention "all" (not a causal LM).
-// onnxruntime-genai 0.18 has a gemma4 type, but for its own pipeline (per_layer_inputs computed
-// outside the decoder graph): the package is built with --runtime none.
+// onnxruntime-genai 0.18 names gemma4 / gemma4_text model types and a per_layer_inputs tensor (its
+// multimodal pipeline's I/O, not this single graph's), and its "decoder" type cannot skip the
+// KV-shared layers' absent caches: the package is built with --runtime none.
 #include <algorithm>
 #include <cmath>
 #include <map>
