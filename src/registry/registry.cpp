@@ -35,6 +35,10 @@ const std::vector<RegistryEntry>& registry() {
         {"gemma", "gemma", "text-generation", create_gemma, "gemma"},
         {"gemma2", "gemma", "text-generation", create_gemma2, "gemma2"},
         {"gemma3_text", "gemma", "text-generation", create_gemma3_text, "gemma3_text"},
+        // per-layer inputs and KV-shared layers without a cache (archs/gemma4.cpp): onnxruntime-genai
+        // 0.18 names gemma4 / gemma4_text types and a per_layer_inputs tensor (its multimodal pipeline's,
+        // not probed further), and its "decoder" cannot skip a layer without a cache; no genai model type
+        {"gemma4_text", "gemma", "text-generation", create_gemma4_text, ""},
         {"vaultgemma", "gemma", "text-generation", create_vaultgemma},
         {"llama", "llama", "text-generation", create_llama, "llama"},
         {"mistral", "llama", "text-generation", create_mistral, "mistral"},

@@ -311,7 +311,10 @@ def rerandomize(model: torch.nn.Module) -> None:
             continue
         r = torch.randn_like(p)
         local = name[len(prefix):] if prefix != "." and name.startswith(prefix) else name
-        if "norm" in local.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
+        # multiplicative scales (norm weights, Gemma 4's per-layer output scale layer_scalar) vary
+        # around 1: a layer_scalar of 0.1 * r shrinks every layer's output tenfold and leaves
+        # transformers' own float32 forward 1.5e-4 off its float64 one
+        if "norm" in local.lower() or name in layer_norms or local.endswith("layer_scalar"):  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             unit = "embed_tokens." in name and p is not tied
@@ -593,6 +596,21 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states}
 
 
+def _gemma4_states(c) -> list[dict]:
+    """Gemma 4: a layer that reuses an earlier layer's keys and values (kv_sharing_modes "reuse")
+    carries no cache; the others their type's kv heads and head size (per_layer_config)."""
+    out = []
+    for i, mode in enumerate(c.kv_sharing_modes):
+        layer = c.per_layer_config[i]
+        kv = (layer.num_key_value_heads, None, layer.head_dim)
+        out.append({} if mode == "reuse" else {"key": kv, "value": kv})
+    return out
+
+
+# Attention-only types whose layers' caches differ (head sizes, layers without a cache)
+LAYER_KV_STATES = {"gemma4_text": _gemma4_states}
+
+
 def is_recurrent(model_type: str) -> bool:
     """Whether the type's layers (some or all) carry a recurrent state: the state handoff check."""
     return model_type in RECURRENT_STATES or model_type in HYBRID_STATES
@@ -604,6 +622,8 @@ def state_layout(config) -> list[dict]:
     cache's axis 2)."""
     if config.model_type in HYBRID_STATES:
         return HYBRID_STATES[config.model_type](config)
+    if config.model_type in LAYER_KV_STATES:
+        return LAYER_KV_STATES[config.model_type](config)
     layer = RECURRENT_STATES.get(config.model_type, _kv_states)(config)
     return [layer] * config.num_hidden_layers
 
