@@ -47,7 +47,10 @@ Value* RgLruBlock::gate(Ops& op, Value* u, const Parameter* weight, const Parame
   const int64_t w = o_.lru_width, h = o_.num_heads;
   // [batch, seq, H, 1, W / H] @ [H, W / H, W / H]: each head's block of channels times its matrix
   Value* blocks = op.MatMul(op.Reshape(u, {0, 0, h, 1, w / h}), weight->value(op));
-  return op.Sigmoid(op.Add(op.Reshape(blocks, {0, 0, w}), op.Reshape(bias->value(op), {w})));
+  Value* z = op.Add(op.Reshape(blocks, {0, 0, w}), op.Reshape(bias->value(op), {w}));
+  // 1 / (1 + exp(-z)): onnxruntime's Sigmoid returns 0 for a gate far below 0 (its relative error
+  // there is 1), where a = exp(-8 r softplus(...)) needs r to its last digits
+  return op.Reciprocal(op.Add(op.Exp(op.Neg(z)), 1.0));
 }
 
 MixerResult RgLruBlock::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {
@@ -67,7 +70,11 @@ MixerResult RgLruBlock::mix(Ops& op, Value* x, const AttentionContext& ctx, std:
     // log a = -8 r softplus(recurrent_param); a and a^2 = exp(2 log a)
     Value* log_a = op.Mul(op.Mul(recurrent_gate, -8.0), op.Softplus(recurrent_param->value(op)));
     Value* a = op.Exp(log_a);
-    Value* multiplier = op.Sqrt(op.Sub(1.0, op.Exp(op.Mul(log_a, 2.0))));
+    // sqrt(1 - a^2) = sqrt(-expm1(2 log a)): for 2 log a above -0.03 (a^2 within float32's last
+    // digits of 1) its series to y^4 (error below 1e-8 relative), else 1 - exp(2 log a)
+    Value* y2 = op.Mul(log_a, 2.0);
+    Value* series = op.Mul(op.Neg(y2), op.Add(op.Mul(y2, op.Add(op.Mul(y2, op.Add(op.Mul(y2, 1.0 / 24), 1.0 / 6)), 0.5)), 1.0));
+    Value* multiplier = op.Sqrt(op.Where(op.Greater(y2, -0.03), series, op.Sub(1.0, op.Exp(y2))));
     Value* reset = op.Unsqueeze(op.Equal(ctx.position_ids, 0), {2});  // [batch, seq, 1]
     Value* normalized = op.Mul(op.Mul(u, input_gate), op.Where(reset, 1.0, multiplier));
     a = op.Where(reset, 0.0, a);

@@ -765,7 +765,14 @@ def hf_forward(model, ids, mask, pos, cache=None):
         return out.logits[:, -n:].double().numpy(), (ids, pos)
     if model.config.model_type == "rwkv":
         # the state is `state`, five [batch, hidden, layers] tensors updated in place; the model
-        # does not read attention_mask
+        # does not read attention_mask. Its one-token step with a state broadcasts the state's
+        # previous token [batch, hidden] against the step's [batch, 1, hidden] (RwkvSelfAttention /
+        # RwkvFeedForward: batch x batch rows, a transformers bug for batch > 1): such a step runs
+        # row by row, each on its row's views of the state (updated in place as the batch's).
+        if cache is not None and ids.shape[1] == 1 and ids.shape[0] > 1:
+            rows = [model(input_ids=torch.as_tensor(ids[r:r + 1]), state=[t[r:r + 1] for t in cache],
+                          use_cache=True).logits.double().numpy() for r in range(ids.shape[0])]
+            return np.concatenate(rows, axis=0), cache
         out = model(input_ids=torch.as_tensor(ids), state=cache, use_cache=True)
         return out.logits.double().numpy(), out.state
     if model.config.model_type in RECURRENT_STATES:

@@ -141,11 +141,12 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
     ],
     "recurrent_gemma": [
         ("default", {}),
-        # layers attention, recurrent, attention (a padded row's fully masked queries reach the
-        # next conv, as in transformers); lru_width 96 (not hidden_size: heads of 24), conv1d_width
-        # 2, q/k/v biases, one KV head, RoPE over the whole head, a soft cap of 5, untied
-        ("attention-first-lru-96-kernel-2-bias", dict(
-            block_types=["attention", "recurrent"], lru_width=96, conv1d_width=2, attention_bias=True,
+        # layers recurrent, attention (block_types of 2); lru_width 96 (not hidden_size: heads of
+        # 24), conv1d_width 2, q/k/v biases, one KV head, RoPE over the whole head, a soft cap of 5,
+        # untied. No attention layer before a recurrent one: there transformers' padded row differs
+        # (its fully masked padding queries' attention output reaches the next conv1d window)
+        ("lru-96-kernel-2-bias", dict(
+            num_hidden_layers=2, block_types=["recurrent", "attention"], lru_width=96, conv1d_width=2, attention_bias=True,
             num_key_value_heads=1, rope_parameters={"rope_type": "default", "rope_theta": 500.0,
                                                     "partial_rotary_factor": 1.0},
             logits_soft_cap=5.0, tie_word_embeddings=False)),
