@@ -19,7 +19,10 @@
 // transformers' multi-token forward restarts the conv from zeros, ignoring conv1d_state (its
 // prefill path); the graph starts from conv_state, zero for a first prefill, so a prompt prefilled
 // in chunks equals one prefill. The recurrence is one ONNX Scan node over the tokens (float32): a
-// prompt of any length is one graph run.
+// prompt of any length is one graph run. The gates' sigmoid is 1 / (1 + exp(-z)) and 1 - a^2 is
+// -expm1(2 log a) (its series where a^2 is within float32's last digits of 1): a saturated
+// recurrent gate r ~ 1e-8 makes a = 1 - 8 r softplus(...), whose 1 - a^2 float32 cannot resolve
+// (onnxruntime's Sigmoid returns 0 there; transformers' float64 keeps it).
 #pragma once
 
 #include "blocks/linear.h"
