@@ -157,6 +157,10 @@ std::unique_ptr<Architecture> create_jamba(const HfConfig&, DataType);
 // archs/lfm2.cpp, lfm2_moe.cpp: hybrids of short-convolution and attention layers (blocks/short_conv.h)
 std::unique_ptr<Architecture> create_lfm2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_lfm2_moe(const HfConfig&, DataType);
+// archs/recurrent_gemma.cpp: RG-LRU recurrent blocks (blocks/rg_lru.h) and local attention layers
+std::unique_ptr<Architecture> create_recurrent_gemma(const HfConfig&, DataType);
+// archs/rwkv.cpp: RWKV-4 (time mix with a wkv state, channel mix)
+std::unique_ptr<Architecture> create_rwkv(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);

@@ -171,6 +171,11 @@ const std::vector<RegistryEntry>& registry() {
         // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
         {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},
         {"lfm2_moe", "lfm2", "text-generation", create_lfm2_moe, "lfm2_moe"},
+        // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
+        // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
+        {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},
+        // RWKV-4 (archs/rwkv.cpp): time-shift and wkv (num/den/max) states, which genai 0.18 does not read
+        {"rwkv", "rwkv", "text-generation", create_rwkv, ""},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

@@ -92,6 +92,12 @@ TYPE_BASE["zamba2"] = dict(num_hidden_layers=2, layers_block_type=["linear_atten
 # = 32, 2 KV heads); the multi-head Mamba mixers of 2 heads of 64 channels, state 16
 TYPE_BASE["zamba"] = dict(num_hidden_layers=4,
                           layers_block_type=["linear_attention", "hybrid", "linear_attention", "hybrid"])
+# RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
+# the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
+# greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4
+TYPE_BASE["recurrent_gemma"] = dict(num_hidden_layers=3, attention_window_size=16)
+# RWKV-4: 3 layers (hidden 64, channel mix 128)
+TYPE_BASE["rwkv"] = dict(num_hidden_layers=3)
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

@@ -24,7 +24,7 @@ import onnx
 import onnxruntime as ort
 import torch
 import transformers
-from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, DynamicCache
 from transformers.pytorch_utils import Conv1D
 
 transformers.logging.set_verbosity_error()
@@ -584,16 +584,39 @@ def _zamba2_states(c) -> list[dict]:
     return [{**_kv_states(c), **ssd} if t == "hybrid" else ssd for t in c.layers_block_type]
 
 
+def _recurrent_gemma_states(c) -> list[dict]:
+    """RecurrentGemma: its attention layers (layers_block_type "sliding_attention") carry key/value,
+    the recurrent ones ("linear_attention") the RG-LRU block's conv window over lru_width channels
+    and its float32 recurrent state (blocks/rg_lru.h)."""
+    rec = {"conv_state": (c.lru_width, c.conv1d_width - 1), "recurrent_state": (c.lru_width,)}
+    return [rec if t == "linear_attention" else _kv_states(c) for t in c.layers_block_type]
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
-RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states}
+def _rwkv_states(c) -> dict:
+    """archs/rwkv.cpp: transformers' state list per layer: the channel and time mixes' previous
+    token, the wkv numerator, denominator and running max (attention_hidden_size, float32)."""
+    return {"feed_forward_shift": (c.hidden_size,), "attention_shift": (c.hidden_size,),
+            "num_state": (c.attention_hidden_size,), "den_state": (c.attention_hidden_size,),
+            "max_state": (c.attention_hidden_size,)}
+
+
+RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states,
+                    "rwkv": _rwkv_states}
 # Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
                  "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
-                 "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states}
+                 "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
+                 "recurrent_gemma": _recurrent_gemma_states}
+# Hybrids whose transformers model keeps the recurrent layers' states in its modules
+# (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only
+# the attention layers' in past_key_values, which its output does not return: hf_forward resets
+# the modules and makes the cache on a first step, as the model's forward does without a cache.
+MODULE_STATES = {"recurrent_gemma"}
 
 
 def _gemma4_states(c) -> list[dict]:
@@ -760,12 +783,31 @@ def hf_forward(model, ids, mask, pos, cache=None):
         out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                     position_ids=torch.as_tensor(pos))
         return out.logits[:, -n:].double().numpy(), (ids, pos)
+    if model.config.model_type == "rwkv":
+        # the state is `state`, five [batch, hidden, layers] tensors updated in place; the model
+        # does not read attention_mask. Its one-token step with a state broadcasts the state's
+        # previous token [batch, hidden] against the step's [batch, 1, hidden] (RwkvSelfAttention /
+        # RwkvFeedForward: batch x batch rows, a transformers bug for batch > 1): such a step runs
+        # row by row, each on its row's views of the state (updated in place as the batch's).
+        if cache is not None and ids.shape[1] == 1 and ids.shape[0] > 1:
+            rows = [model(input_ids=torch.as_tensor(ids[r:r + 1]), state=[t[r:r + 1] for t in cache],
+                          use_cache=True).logits.double().numpy() for r in range(ids.shape[0])]
+            return np.concatenate(rows, axis=0), cache
+        out = model(input_ids=torch.as_tensor(ids), state=cache, use_cache=True)
+        return out.logits.double().numpy(), out.state
     if model.config.model_type in RECURRENT_STATES:
         # the state is cache_params; with a state the step's tokens are unpadded and the mask is
         # not passed (as in transformers' generate: MambaMixer masks [batch, seq] columns only)
         out = model(input_ids=torch.as_tensor(ids), attention_mask=None if cache is not None else torch.as_tensor(mask),
                     cache_params=cache, use_cache=True)
         return out.logits.double().numpy(), out.cache_params
+    if model.config.model_type in MODULE_STATES:
+        if cache is None:
+            model._setup_cache(model.config, ids.shape[0], torch.device("cpu"), next(model.parameters()).dtype)
+            cache = DynamicCache(config=model.config)
+        out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                    position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
+        return out.logits.double().numpy(), cache
     out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                 position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
     return out.logits.double().numpy(), out.past_key_values
