@@ -31,19 +31,20 @@ def registry(what: str = "models") -> list[dict]:
     return rows
 
 
-def diffusers_table(by_type: dict[str, list]) -> str:
-    """The diffusers components' table: their rows compare with a tolerance relative to the
-    output's scale (tests/parity/test_diffusion_components.py)."""
-    lines = ""
-    for e in registry("components"):
+def diffusers_table(by_type: dict[str, list], components: list[dict]) -> tuple[str, int]:
+    """The diffusers components' table and how many of them are verified: their rows compare with a
+    tolerance relative to the output's scale (tests/parity/test_diffusion_components.py)."""
+    lines, n_verified = "", 0
+    for e in components:
         rows = by_type.get(e["model_type"], [])
         verified = bool(rows) and all(r["status"] == "pass" for r in rows)
+        n_verified += verified
         worst = max(rows, key=lambda r: r["margin"] or 0, default=None)
         lines += (f"| {e['model_type']} | {e['family']} | {e['task']} | {'yes' if verified else 'no'} | {len(rows)} | "
                   + (f"{worst['prefill']:.1e} | {fmt(worst['scale'], '.3g')} | {worst['margin']:.2f} |\n"
                      if worst and worst["prefill"] is not None else "- | - | - |\n"))
     return ("| diffusers class | family | task | verified | parity rows | max \\|Δ\\| | scale | margin |\n"
-            "|---|---|---|---|---|---|---|---|\n" + lines)
+            "|---|---|---|---|---|---|---|---|\n" + lines), n_verified
 
 
 MARGIN = 0.5  # the largest max|Δ| / tolerance (harness.TOL) a row may have
@@ -94,13 +95,12 @@ def main() -> int:
                f"(the reference's), at most {SCALE:g}; margin is max |Δ| / tolerance, at most {MARGIN} "
                f"for every row.\n")
     components = registry("components")
-    n_diffusers = sum(bool(by_type.get(e["model_type"])) and all(r["status"] == "pass" for r in by_type[e["model_type"]])
-                      for e in components)
+    diffusers_rows, n_diffusers = diffusers_table(by_type, components)
     diffusers = (f"\n{n_diffusers} of {len(components)} diffusers component classes (`mobius list components`) "
                  f"verified against diffusers {v.get('diffusers', '?')}'s float64 forward, tolerance {tol:g} "
                  f"times the output's scale (its largest |value|): max |Δ| and scale are those of the output "
                  f"with the largest max |Δ| / scale over the class' rows, margin is max |Δ| / (tolerance x "
-                 f"scale), at most {MARGIN} for every row.\n\n" + diffusers_table(by_type))
+                 f"scale), at most {MARGIN} for every row.\n\n" + diffusers_rows)
     row_header = ("| model type | variant | prefill max \\|Δ\\| | decode max \\|Δ\\| | scale | margin | status |\n"
                   "|---|---|---|---|---|---|---|\n")
     row_lines = "".join(

@@ -35,6 +35,7 @@
 #include "blocks/linear.h"
 #include "blocks/mamba.h"
 #include "blocks/norms.h"
+#include "blocks/scan_body.h"
 #include "tasks/text_generation.h"
 #include "util/error.h"
 
@@ -93,20 +94,16 @@ class RwkvTimeMix : public Module {
 
     // body: (num, den, max [batch, A], w [A]; k_t, ku_t, v_t [batch, A]) -> (num, den, max, w, wkv_t)
     const int64_t a = s_.attention_hidden_size;
-    auto body = std::make_shared<Graph>();
-    const std::string prefix = op.builder().path() + ".scan";
-    body->name = prefix;
-    GraphBuilder bb(*body);
-    Ops bo(bb);
-    auto scope = bb.scope(prefix);
+    ScanBody body(op);
+    Ops& bo = body.op();
     const Shape state{"batch_size", a};
-    Value* num = bb.input(prefix + "/num", DataType::FLOAT, state);
-    Value* den = bb.input(prefix + "/den", DataType::FLOAT, state);
-    Value* mx = bb.input(prefix + "/max", DataType::FLOAT, state);
-    Value* decay = bb.input(prefix + "/w", DataType::FLOAT, {a});
-    Value* k_t = bb.input(prefix + "/k", DataType::FLOAT, state);
-    Value* ku_t = bb.input(prefix + "/ku", DataType::FLOAT, state);
-    Value* v_t = bb.input(prefix + "/v", DataType::FLOAT, state);
+    Value* num = body.input("num", state);
+    Value* den = body.input("den", state);
+    Value* mx = body.input("max", state);
+    Value* decay = body.input("w", {a});
+    Value* k_t = body.input("k", state);
+    Value* ku_t = body.input("ku", state);
+    Value* v_t = body.input("v", state);
     // the output at t
     Value* out_max = bo.Max(mx, ku_t);
     Value* e1 = bo.Exp(bo.Sub(mx, out_max));
@@ -117,13 +114,13 @@ class RwkvTimeMix : public Module {
     Value* state_max = bo.Max(decayed, k_t);
     Value* f1 = bo.Exp(bo.Sub(decayed, state_max));
     Value* f2 = bo.Exp(bo.Sub(k_t, state_max));
-    bb.output(bo.Add(bo.Mul(f1, num), bo.Mul(f2, v_t)), prefix + "/num_out", state);
-    bb.output(bo.Add(bo.Mul(f1, den), f2), prefix + "/den_out", state);
-    bb.output(state_max, prefix + "/max_out", state);
-    bb.output(bo.Identity(decay), prefix + "/w_out", {a});
-    bb.output(wkv, prefix + "/wkv", state);
+    body.output(bo.Add(bo.Mul(f1, num), bo.Mul(f2, v_t)), "num_out", state);
+    body.output(bo.Add(bo.Mul(f1, den), f2), "den_out", state);
+    body.output(state_max, "max_out", state);
+    body.output(bo.Identity(decay), "w_out", {a});
+    body.output(wkv, "wkv", state);
     std::vector<Value*> o = op.Scan({to_float(op, past[1]), to_float(op, past[2]), to_float(op, past[3]), w, k, ku, v},
-                                    std::move(body),
+                                    body.graph(),
                                     {.num_scan_inputs = 3, .scan_input_axes = {1, 1, 1}, .scan_output_axes = {1}});
     Value* mixed = s_.dtype == DataType::FLOAT ? o[4] : op.Cast(o[4], {.to = s_.dtype});
     return {output->forward(op, op.Mul(r, mixed)), {shift, o[0], o[1], o[2]}};

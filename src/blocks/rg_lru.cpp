@@ -2,23 +2,20 @@
 
 #include "blocks/activation.h"
 #include "blocks/mamba.h"
+#include "blocks/scan_body.h"
+#include "blocks/spec_check.h"
 #include "config/hf_config.h"
 #include "util/error.h"
 
 namespace mobius {
 
 RgLruBlock::RgLruBlock(const RgLruBlockOptions& o) : o_(o) {
-  auto check = [](const char* field, int64_t v, int64_t max, int64_t min = 1) {
-    if (v < min || v > max)
-      throw FieldError(std::string("field '") + field + "': expected " + std::to_string(min) + " to " +
-                       std::to_string(max) + ", got " + std::to_string(v));
-  };
-  check("hidden_size", o.hidden_size, kMaxHiddenSize);
-  check("lru_width", o.lru_width, kMaxHiddenSize);
-  check("num_attention_heads", o.num_heads, kMaxHeads);
+  check_size("hidden_size", o.hidden_size, kMaxHiddenSize);
+  check_size("lru_width", o.lru_width, kMaxHiddenSize);
+  check_size("num_attention_heads", o.num_heads, kMaxHeads);
   if (o.lru_width % o.num_heads != 0)
     throw FieldError("field 'num_attention_heads': must divide lru_width (" + std::to_string(o.lru_width) + ")");
-  check("conv1d_width", o.conv_kernel, kMaxSmallSize, 2);
+  check_size("conv1d_width", o.conv_kernel, kMaxSmallSize, 2);
   if (!is_known_activation(o.hidden_activation))
     throw FieldError("field 'hidden_activation': unknown activation '" + o.hidden_activation + "'");
   const int64_t w = o.lru_width, h = o.num_heads, bw = w / h;
@@ -80,20 +77,16 @@ MixerResult RgLruBlock::mix(Ops& op, Value* x, const AttentionContext& ctx, std:
     a = op.Where(reset, 0.0, a);
 
     // body: (h [batch, W]; a_t, x_t [batch, W]) -> (h = a_t h + x_t, y_t = h), in float32
-    auto body = std::make_shared<Graph>();
-    const std::string prefix = op.builder().path() + ".scan";
-    body->name = prefix;
-    GraphBuilder bb(*body);
-    Ops bo(bb);
-    auto scope = bb.scope(prefix);
-    Value* h_in = bb.input(prefix + "/h", DataType::FLOAT, {"batch_size", w});
-    Value* a_t = bb.input(prefix + "/a", DataType::FLOAT, {"batch_size", w});
-    Value* x_t = bb.input(prefix + "/x", DataType::FLOAT, {"batch_size", w});
+    ScanBody body(op);
+    Ops& bo = body.op();
+    Value* h_in = body.input("h", {"batch_size", w});
+    Value* a_t = body.input("a", {"batch_size", w});
+    Value* x_t = body.input("x", {"batch_size", w});
     Value* h = bo.Add(bo.Mul(a_t, h_in), x_t);
-    bb.output(h, prefix + "/h_out", {"batch_size", w});
-    bb.output(bo.Identity(h), prefix + "/y", {"batch_size", w});
+    body.output(h, "h_out", {"batch_size", w});
+    body.output(bo.Identity(h), "y", {"batch_size", w});
     std::vector<Value*> out = op.Scan({to_float(op, past[1]), to_float(op, a), to_float(op, normalized)},
-                                      std::move(body),
+                                      body.graph(),
                                       {.num_scan_inputs = 2, .scan_input_axes = {1, 1}, .scan_output_axes = {1}});
     lru = o_.dtype == DataType::FLOAT ? out[1] : op.Cast(out[1], {.to = o_.dtype});
     recurrent_state = out[0];
