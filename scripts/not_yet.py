@@ -37,7 +37,6 @@ REASONS = {
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
                     "not written yet",
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
-    "gemma4_text": "Gemma 4: per-layer embeddings, KV sharing across layers, two head sizes: not written yet",
     "gemma4_unified_assistant": "drafting model of gemma4_unified: reads the target's hidden states, not "
                                 "a standalone decoder",
     "gemma4_unified_text": "Gemma 4 unified text decoder: after gemma4_text",

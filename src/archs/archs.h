@@ -29,7 +29,8 @@ std::unique_ptr<Architecture> create_rembert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
-// archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, tapas.cpp, splinter.cpp, markuplm.cpp, squeezebert.cpp
+// archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, tapas.cpp, splinter.cpp, markuplm.cpp, squeezebert.cpp,
+// luke.cpp, convbert.cpp
 std::unique_ptr<Architecture> create_xmod(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ibert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roc_bert(const HfConfig&, DataType);
@@ -38,6 +39,8 @@ std::unique_ptr<Architecture> create_tapas(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_splinter(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_markuplm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_squeezebert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_luke(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_convbert(const HfConfig&, DataType);
 // archs/mobilebert.cpp, fnet.cpp
 std::unique_ptr<Architecture> create_mobilebert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_fnet(const HfConfig&, DataType);
@@ -47,6 +50,7 @@ std::unique_ptr<Architecture> create_gemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_vaultgemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma3_text(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_gemma4_text(const HfConfig&, DataType);
 
 // archs/llama.cpp
 std::unique_ptr<Architecture> create_llama(const HfConfig&, DataType);
@@ -157,6 +161,10 @@ std::unique_ptr<Architecture> create_lfm2_moe(const HfConfig&, DataType);
 // layers (archs/qwen3_next.h); Qwen3-Next's with MoE
 std::unique_ptr<Architecture> create_qwen3_next(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_5_text(const HfConfig&, DataType);
+// archs/recurrent_gemma.cpp: RG-LRU recurrent blocks (blocks/rg_lru.h) and local attention layers
+std::unique_ptr<Architecture> create_recurrent_gemma(const HfConfig&, DataType);
+// archs/rwkv.cpp: RWKV-4 (time mix with a wkv state, channel mix)
+std::unique_ptr<Architecture> create_rwkv(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);
@@ -261,9 +269,10 @@ std::unique_ptr<Architecture> create_bert_generation(const HfConfig&, DataType);
 // archs/modernbert_decoder.cpp
 std::unique_ptr<Architecture> create_modernbert_decoder(const HfConfig&, DataType);
 
-// archs/eurobert.cpp, ultrabert.cpp (archs/bidirectional_decoder.h)
+// archs/eurobert.cpp, ultrabert.cpp, esmc.cpp (archs/bidirectional_decoder.h)
 std::unique_ptr<Architecture> create_eurobert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ultrabert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_esmc(const HfConfig&, DataType);
 
 // archs/xlm.cpp
 std::unique_ptr<Architecture> create_xlm(const HfConfig&, DataType);

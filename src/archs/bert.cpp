@@ -88,10 +88,8 @@ EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f 
   return s;
 }
 
-// The multiple-choice head over a SequenceSummary (ElectraSequenceSummary, RoFormerSequenceSummary):
-// the summary_type token ("first" or "last"; `default_type` when absent), summary_use_proj:
-// Linear(hidden, hidden) unless summary_proj_to_labels, then summary_activation (none when null),
-// then classifier.
+}  // namespace
+
 FirstTokenHead sequence_summary(const HfConfig& c, const std::string& default_type, bool default_use_proj) {
   const std::string type = c.string_or("summary_type", default_type);
   if (type != "first" && type != "last")
@@ -105,8 +103,6 @@ FirstTokenHead sequence_summary(const HfConfig& c, const std::string& default_ty
     c.fail("summary_activation", "unsupported activation '" + h.act + "'");
   return h;
 }
-
-}  // namespace
 
 EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
   EncoderSpec s = encoder_spec(c, dtype);

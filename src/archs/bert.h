@@ -22,4 +22,11 @@ EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& pref
 // decoder, bias}) and RobertaClassificationHead (classifier.dense + tanh + classifier.out_proj).
 EncoderSpec roberta_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class);
 
+// The multiple-choice head over a SequenceSummary (ElectraSequenceSummary, RoFormerSequenceSummary,
+// ConvBertSequenceSummary): the summary_type token ("first" or "last"; `default_type` when absent),
+// summary_use_proj (`default_use_proj` when absent): Linear(hidden, hidden) sequence_summary.summary,
+// then summary_activation (none when absent or null), then classifier. Throws mobius::Error naming
+// summary_type, summary_proj_to_labels or summary_activation for what the head cannot do.
+FirstTokenHead sequence_summary(const HfConfig& c, const std::string& default_type, bool default_use_proj);
+
 }  // namespace mobius

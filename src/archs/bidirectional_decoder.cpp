@@ -28,7 +28,7 @@ Value* BidirectionalDecoder::forward(Ops& op, const EncoderInputs& in) const {
   }
   for (size_t i = 0; i < model->layers.size(); ++i)
     h = model->layers[i]->forward(op, h, contexts.at(spec_.layer_types[i]), {}).hidden;
-  return model->norm->forward(op, h);
+  return model->norm ? model->norm->forward(op, h) : h;
 }
 
 }  // namespace mobius

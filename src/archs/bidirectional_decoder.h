@@ -5,8 +5,9 @@
 //   DecoderSpec::rope_for); a "full_attention" layer sees every token of attention_mask, a
 //   "sliding_attention" layer the tokens j with |i - j| <= `window` (blocks/local_attention_mask.h).
 // RoPE and the window depend on i - j only, so padding on either side leaves a token's result as
-// the unpadded sequence's. Used by EmbeddingGemma (archs/gemma3_encoder.cpp), EuroBERT
-// (archs/eurobert.cpp) and UltraBERT (archs/ultrabert.cpp). Module names: DecoderSpec::names
+// the unpadded sequence's. Without DecoderSpec::names.norm no final norm (ESM C adds its own).
+// Used by EmbeddingGemma (archs/gemma3_encoder.cpp), EuroBERT (archs/eurobert.cpp), UltraBERT
+// (archs/ultrabert.cpp) and ESM C (archs/esmc.cpp). Module names: DecoderSpec::names
 // (embed_tokens, layers.*, norm; the encoder at the root of its own checkpoint, under the heads'
 // base_model_prefix in a head checkpoint).
 #pragma once

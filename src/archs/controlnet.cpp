@@ -113,9 +113,7 @@ class ControlNetModel : public Architecture {
     Ops op(b);
     const UNetEncoderSpec& e = s_.encoder;
     const DataType dt = e.dtype;
-    Value* sample = b.input("sample", dt, {"batch_size", e.in_channels, "height", "width"});
-    Value* timestep = b.input("timestep", dt, {"timestep_batch"});
-    Value* states = b.input("encoder_hidden_states", dt, {"batch_size", "sequence_length", e.cross_attention_dim});
+    auto [sample, timestep, states] = encoder->inputs(b);
     Value* cond = b.input("controlnet_cond", dt, {"batch_size", s_.conditioning_channels, "cond_height", "cond_width"});
     Value* scale = b.input("conditioning_scale", dt, {});
     Value* emb = encoder->embedding(op, sample, timestep);

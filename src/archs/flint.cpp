@@ -41,16 +41,11 @@ std::unique_ptr<Architecture> create_flint(const HfConfig& c, DataType dtype) {
     for (int64_t i = 0; i < std::min<int64_t>(n, 2); ++i) sparse[static_cast<size_t>(i)] = false;
   if (std::find(sparse.begin(), sparse.end(), true) == sparse.end()) return make_decoder(s);
   MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
-  RouterOptions& r = m.router;
-  r.kind = RouterKind::sigmoid_groups;  // one group, no correction bias: the top-k of the sigmoid scores
-  r.score_correction = false;
-  r.norm_topk_prob = c.bool_or("norm_topk_prob", true);
-  r.norm_topk_eps = 0.0;
-  if (r.num_experts < 2) c.fail("num_experts", "the sigmoid router needs at least 2 experts");
-  m.shared_expert_name = "shared_expert";
-  m.shared_expert = s.mlp;
-  m.shared_expert.intermediate_size = c.int_or("shared_expert_intermediate_size", 1024);
-  if (m.shared_expert.intermediate_size < 1) c.fail("shared_expert_intermediate_size", "must be positive");
+  set_one_group_sigmoid_router(c, m, 1.0);  // no correction bias: the top-k of the sigmoid scores
+  m.router.score_correction = false;
+  m.router.norm_topk_prob = c.bool_or("norm_topk_prob", true);
+  m.router.norm_topk_eps = 0.0;
+  set_shared_expert(c, m, s.mlp, 1024);
   s.make_feed_forward = sparse_moe(m, s.mlp, sparse);
   return make_decoder(s);
 }

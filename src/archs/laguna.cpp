@@ -86,10 +86,7 @@ std::unique_ptr<Architecture> create_laguna(const HfConfig& c, DataType dtype) {
   // reversed): experts.{e}.gate_proj / up_proj / down_proj, experts.e_score_correction_bias,
   // shared_expert
   m.score_bias_name = "experts.e_score_correction_bias";
-  m.shared_expert_name = "shared_expert";
-  m.shared_expert = s.mlp;
-  m.shared_expert.intermediate_size = c.int_or("shared_expert_intermediate_size", 512);
-  if (m.shared_expert.intermediate_size < 1) c.fail("shared_expert_intermediate_size", "must be positive");
+  set_shared_expert(c, m, s.mlp, 512);
   s.make_feed_forward = sparse_moe(m, s.mlp, sparse);
   return make_decoder(s);
 }

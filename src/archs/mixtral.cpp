@@ -115,9 +115,7 @@ std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig& c, DataType dtype
   read_layer_types(c, s, 4096);             // Qwen2MoeConfig.sliding_window
   MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
-  m.shared_expert_name = "shared_expert";
-  m.shared_expert = s.mlp;
-  m.shared_expert.intermediate_size = c.get_int("shared_expert_intermediate_size");
+  set_shared_expert(c, m, s.mlp, std::nullopt);
   m.shared_expert_gate = true;
   return make(s, m, read_sparse_layers(c, s.num_hidden_layers));
 }

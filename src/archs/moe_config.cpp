@@ -57,6 +57,14 @@ void add_shared_experts(MoEOptions& m, const MLPOptions& mlp, int64_t count, con
   m.shared_expert.intermediate_size = m.intermediate_size * count;
 }
 
+void set_shared_expert(const HfConfig& c, MoEOptions& m, const MLPOptions& mlp, std::optional<int64_t> default_size) {
+  m.shared_expert_name = "shared_expert";
+  m.shared_expert = mlp;
+  m.shared_expert.intermediate_size = default_size ? c.int_or("shared_expert_intermediate_size", *default_size)
+                                                   : c.get_int("shared_expert_intermediate_size");
+  if (m.shared_expert.intermediate_size < 1) c.fail("shared_expert_intermediate_size", "must be positive");
+}
+
 std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpec& s) {
   // a config where every layer is dense (first_k_dense_replace >= num_hidden_layers) reads no MoE
   // field at all

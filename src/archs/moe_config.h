@@ -29,6 +29,11 @@ std::vector<bool> read_sparse_layers(const HfConfig& c, int64_t num_hidden_layer
 // m.intermediate_size wide. count 0: none.
 void add_shared_experts(MoEOptions& m, const MLPOptions& mlp, int64_t count, const std::string& name = "shared_experts");
 
+// Qwen2-MoE's shared expert (Qwen2MoeSparseMoeBlock.shared_expert; Laguna's, Flint's): one gated MLP
+// named shared_expert, `mlp`'s activation and bias, shared_expert_intermediate_size wide (required
+// when `default_size` is empty). Throws mobius::Error naming the field when it is missing or < 1.
+void set_shared_expert(const HfConfig& c, MoEOptions& m, const MLPOptions& mlp, std::optional<int64_t> default_size);
+
 // DeepSeek's MoE (DeepseekV3MoE; SolarOpen's on every layer, ExaoneMoe's): `experts_key`
 // (n_routed_experts) experts of moe_intermediate_size, num_experts_per_tok, * routed_scaling_factor,
 // with shared_experts (a gated MLP of `shared_key` (n_shared_experts) * moe_intermediate_size,

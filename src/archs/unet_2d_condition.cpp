@@ -118,10 +118,7 @@ class UNet2DConditionModel : public Architecture {
     GraphBuilder b(model.graph);
     Ops op(b);
     const UNetEncoderSpec& e = s_.encoder;
-    const DataType dt = e.dtype;
-    Value* sample = b.input("sample", dt, {"batch_size", e.in_channels, "height", "width"});
-    Value* timestep = b.input("timestep", dt, {"timestep_batch"});
-    Value* states = b.input("encoder_hidden_states", dt, {"batch_size", "sequence_length", e.cross_attention_dim});
+    auto [sample, timestep, states] = encoder->inputs(b);
     Value* emb = encoder->embedding(op, sample, timestep);
     Value* x = s_.center_input_sample ? op.Sub(op.Mul(sample, 2.0), 1.0) : sample;
     std::vector<Value*> skips = encoder->down(op, encoder->conv_in->forward(op, x), emb, states);

@@ -111,6 +111,12 @@ UNetEncoder::UNetEncoder(const UNetEncoderSpec& s) : s_(s) {
   mid_second = child<ResnetBlock2D>("mid_block.resnets.1", unet_resnet(s_, ch, ch, s_.mid_scale));
 }
 
+UNetEncoder::Inputs UNetEncoder::inputs(GraphBuilder& b) const {
+  return {b.input("sample", s_.dtype, {"batch_size", s_.in_channels, "height", "width"}),
+          b.input("timestep", s_.dtype, {"timestep_batch"}),
+          b.input("encoder_hidden_states", s_.dtype, {"batch_size", "sequence_length", s_.cross_attention_dim})};
+}
+
 Value* UNetEncoder::embedding(Ops& op, Value* sample, Value* timestep) const {
   GraphBuilder& b = op.builder();
   const DataType dt = s_.dtype;

@@ -68,6 +68,13 @@ struct UNetLayer {
 class UNetEncoder : public Module {
  public:
   explicit UNetEncoder(const UNetEncoderSpec& s);
+  // The graph inputs of UNet2DConditionModel.forward and ControlNetModel.forward the encoder reads,
+  // in their order, of the spec's dtype: sample [batch_size, in_channels, height, width], timestep
+  // [timestep_batch], encoder_hidden_states [batch_size, sequence_length, cross_attention_dim].
+  struct Inputs {
+    Value *sample, *timestep, *encoder_hidden_states;
+  };
+  Inputs inputs(GraphBuilder& b) const;
   // The time embedding [batch, time_embed_dim] of `timestep` [1 or batch] (expanded to the batch
   // of `sample`); with text_time, adds the graph inputs text_embeds [batch_size, text_embeds_dim]
   // and time_ids [batch_size, num_time_ids] and their add_embedding.

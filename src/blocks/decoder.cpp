@@ -219,6 +219,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return !is_self_attention_cache(s); })) {
         if (!token_mask) token_mask = step_token_mask(op, in.attention_mask, tokens, spec_.dtype);
         ctx.token_mask = token_mask;
+        ctx.position_ids = in.position_ids;
       }
       MixerResult r = model->layers[i]->forward(op, h, ctx, in.past.at(i));
       h = layer_output(op, i, r.hidden, in);

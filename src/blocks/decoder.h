@@ -181,7 +181,7 @@ class DecoderCausalLM : public CausalLM {
   std::vector<LayerStates> layer_states() const override;  // each layer's token mixer's state
   // Starts from in.inputs_embeds when set, else from embed(in.input_ids); every attention layer's
   // mask is causal_mask with in.attention_overlay (blocks/attention.h); the state mixers read
-  // step_token_mask (blocks/mamba.h), built once when a layer has one.
+  // step_token_mask (blocks/mamba.h), built once when a layer has one, and position_ids.
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override;
   // The token embeddings the layers start from: embed_tokens(input_ids) * embed_scale.
   // input_ids: int64 [batch, seq] -> [batch, seq, embedding dim] in the model dtype.

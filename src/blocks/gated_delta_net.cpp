@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "blocks/mamba.h"
+#include "blocks/scan_body.h"
 #include "blocks/spec_check.h"
 #include "util/error.h"
 
@@ -51,28 +52,24 @@ std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q,
   Value* decays = op.Unsqueeze(decay, {3, 4});
   Value* betas = op.Unsqueeze(beta, {3, 4});
 
-  auto body = std::make_shared<Graph>();
-  const std::string prefix = op.builder().path() + ".scan";
-  body->name = prefix;
-  GraphBuilder bb(*body);
-  Ops bo(bb);
-  auto scope = bb.scope(prefix);
-  Value* s_in = bb.input(prefix + "/S", DataType::FLOAT, {"batch_size", hv, dk, dv});
-  Value* q_t = bb.input(prefix + "/q", DataType::FLOAT, {"batch_size", hv, 1, dk});
-  Value* k_row = bb.input(prefix + "/k_row", DataType::FLOAT, {"batch_size", hv, 1, dk});
-  Value* k_col = bb.input(prefix + "/k_col", DataType::FLOAT, {"batch_size", hv, dk, 1});
-  Value* v_t = bb.input(prefix + "/v", DataType::FLOAT, {"batch_size", hv, 1, dv});
-  Value* decay_t = bb.input(prefix + "/decay", DataType::FLOAT, {"batch_size", hv, 1, 1});
-  Value* beta_t = bb.input(prefix + "/beta", DataType::FLOAT, {"batch_size", hv, 1, 1});
+  ScanBody body(op);
+  Ops& bo = body.op();
+  Value* s_in = body.input("S", {"batch_size", hv, dk, dv});
+  Value* q_t = body.input("q", {"batch_size", hv, 1, dk});
+  Value* k_row = body.input("k_row", {"batch_size", hv, 1, dk});
+  Value* k_col = body.input("k_col", {"batch_size", hv, dk, 1});
+  Value* v_t = body.input("v", {"batch_size", hv, 1, dv});
+  Value* decay_t = body.input("decay", {"batch_size", hv, 1, 1});
+  Value* beta_t = body.input("beta", {"batch_size", hv, 1, 1});
   Value* s = bo.Mul(s_in, decay_t);
   Value* delta = bo.Mul(bo.Sub(v_t, bo.MatMul(k_row, s)), beta_t);  // [batch, Hv, 1, Dv]
   s = bo.Add(s, bo.MatMul(k_col, delta));
   Value* o = bo.MatMul(q_t, s);  // [batch, Hv, 1, Dv]
-  bb.output(s, prefix + "/S_out", {"batch_size", hv, dk, dv});
-  bb.output(o, prefix + "/o", {"batch_size", hv, 1, dv});
+  body.output(s, "S_out", {"batch_size", hv, dk, dv});
+  body.output(o, "o", {"batch_size", hv, 1, dv});
 
   std::vector<Value*> out =
-      op.Scan({s0, rows_q, rows_k, cols_k, rows_v, decays, betas}, std::move(body),
+      op.Scan({s0, rows_q, rows_k, cols_k, rows_v, decays, betas}, body.graph(),
               {.num_scan_inputs = 6, .scan_input_axes = {1, 1, 1, 1, 1, 1}, .scan_output_axes = {1}});
   return {op.Squeeze(out[1], {3}), out[0]};  // o [batch, seq, Hv, Dv], S [batch, Hv, Dk, Dv]
 }

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "blocks/activation.h"
+#include "blocks/scan_body.h"
 #include "blocks/spec_check.h"
 #include "util/error.h"
 
@@ -66,22 +67,18 @@ std::pair<Value*, Value*> MambaMixer::scan(Ops& op, Value* h0, Value* u, Value* 
   Value* cs = op.Unsqueeze(c, {3});                                           // [batch, seq, N, 1]
 
   // body: (h [batch, C, N]; dA_t, dBu_t [batch, C, N], C_t [batch, N, 1]) -> (h, y_t [batch, C, 1])
-  auto body = std::make_shared<Graph>();
-  const std::string prefix = op.builder().path() + ".scan";
-  body->name = prefix;
-  GraphBuilder bb(*body);
-  Ops bo(bb);
-  auto scope = bb.scope(prefix);
-  Value* h_in = bb.input(prefix + "/h", DataType::FLOAT, {"batch_size", ch, n});
-  Value* da_t = bb.input(prefix + "/dA", DataType::FLOAT, {"batch_size", ch, n});
-  Value* dbu_t = bb.input(prefix + "/dBu", DataType::FLOAT, {"batch_size", ch, n});
-  Value* c_t = bb.input(prefix + "/C", DataType::FLOAT, {"batch_size", n, 1});
+  ScanBody body(op);
+  Ops& bo = body.op();
+  Value* h_in = body.input("h", {"batch_size", ch, n});
+  Value* da_t = body.input("dA", {"batch_size", ch, n});
+  Value* dbu_t = body.input("dBu", {"batch_size", ch, n});
+  Value* c_t = body.input("C", {"batch_size", n, 1});
   Value* h = bo.Add(bo.Mul(da_t, h_in), dbu_t);
   Value* y = bo.MatMul(h, c_t);
-  bb.output(h, prefix + "/h_out", {"batch_size", ch, n});
-  bb.output(y, prefix + "/y", {"batch_size", ch, 1});
+  body.output(h, "h_out", {"batch_size", ch, n});
+  body.output(y, "y", {"batch_size", ch, 1});
 
-  std::vector<Value*> out = op.Scan({h0, dA, dBu, cs}, std::move(body),
+  std::vector<Value*> out = op.Scan({h0, dA, dBu, cs}, body.graph(),
                                     {.num_scan_inputs = 3, .scan_input_axes = {1, 1, 1}, .scan_output_axes = {1}});
   return {op.Squeeze(out[1], {3}), out[0]};  // y [batch, seq, C], h [batch, C, N]
 }

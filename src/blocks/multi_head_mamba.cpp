@@ -2,26 +2,23 @@
 
 #include "blocks/activation.h"
 #include "blocks/mamba.h"
+#include "blocks/scan_body.h"
+#include "blocks/spec_check.h"
 #include "config/hf_config.h"
 #include "util/error.h"
 
 namespace mobius {
 
 MultiHeadMambaMixer::MultiHeadMambaMixer(const MultiHeadMambaOptions& o) : o_(o) {
-  auto check = [](const char* field, int64_t v, int64_t max, int64_t min = 1) {
-    if (v < min || v > max)
-      throw FieldError(std::string("field '") + field + "': expected " + std::to_string(min) + " to " +
-                       std::to_string(max) + ", got " + std::to_string(v));
-  };
-  check("hidden_size", o.hidden_size, kMaxHiddenSize);
-  check("mamba_expand * hidden_size", o.intermediate_size, kMaxFfnSize);
-  check("n_mamba_heads", o.num_heads, kMaxHeads);
+  check_size("hidden_size", o.hidden_size, kMaxHiddenSize);
+  check_size("mamba_expand * hidden_size", o.intermediate_size, kMaxFfnSize);
+  check_size("n_mamba_heads", o.num_heads, kMaxHeads);
   if (o.intermediate_size % o.num_heads != 0)
     throw FieldError("field 'n_mamba_heads': must divide mamba_expand * hidden_size (" +
                      std::to_string(o.intermediate_size) + ")");
-  check("mamba_d_state", o.state_size, kMaxHeadDim);
-  check("mamba_d_conv", o.conv_kernel, kMaxSmallSize, 2);
-  check("mamba_dt_rank", o.time_step_rank, kMaxHiddenSize);
+  check_size("mamba_d_state", o.state_size, kMaxHeadDim);
+  check_size("mamba_d_conv", o.conv_kernel, kMaxSmallSize, 2);
+  check_size("mamba_dt_rank", o.time_step_rank, kMaxHiddenSize);
   if (!is_known_activation(o.hidden_act))
     throw FieldError("field 'hidden_mamba_act': unknown activation '" + o.hidden_act + "'");
   const int64_t c = o.intermediate_size, h = o.num_heads, p = o.head_dim(), n = o.state_size, r = o.time_step_rank;
@@ -75,20 +72,16 @@ MixerResult MultiHeadMambaMixer::mix(Ops& op, Value* x, const AttentionContext& 
 
   // body: (state [batch, heads, P, N]; dA_t, dBu_t [batch, heads, P, N], C_t [batch, heads, N, 1])
   //   -> (state, y_t [batch, heads, P, 1])
-  auto body = std::make_shared<Graph>();
-  const std::string prefix = op.builder().path() + ".scan";
-  body->name = prefix;
-  GraphBuilder bb(*body);
-  Ops bo(bb);
-  auto scope = bb.scope(prefix);
-  Value* s_in = bb.input(prefix + "/state", DataType::FLOAT, {"batch_size", h, p, n});
-  Value* da_t = bb.input(prefix + "/dA", DataType::FLOAT, {"batch_size", h, p, n});
-  Value* dbu_t = bb.input(prefix + "/dBu", DataType::FLOAT, {"batch_size", h, p, n});
-  Value* c_t = bb.input(prefix + "/C", DataType::FLOAT, {"batch_size", h, n, 1});
+  ScanBody body(op);
+  Ops& bo = body.op();
+  Value* s_in = body.input("state", {"batch_size", h, p, n});
+  Value* da_t = body.input("dA", {"batch_size", h, p, n});
+  Value* dbu_t = body.input("dBu", {"batch_size", h, p, n});
+  Value* c_t = body.input("C", {"batch_size", h, n, 1});
   Value* state = bo.Add(bo.Mul(da_t, s_in), dbu_t);
-  bb.output(state, prefix + "/state_out", {"batch_size", h, p, n});
-  bb.output(bo.MatMul(state, c_t), prefix + "/y", {"batch_size", h, p, 1});
-  std::vector<Value*> out = op.Scan({to_float(op, past[1]), dA, dBu, cs}, std::move(body),
+  body.output(state, "state_out", {"batch_size", h, p, n});
+  body.output(bo.MatMul(state, c_t), "y", {"batch_size", h, p, 1});
+  std::vector<Value*> out = op.Scan({to_float(op, past[1]), dA, dBu, cs}, body.graph(),
                                     {.num_scan_inputs = 3, .scan_input_axes = {1, 1, 1}, .scan_output_axes = {1}});
   Value* y = op.Squeeze(out[1], {4});  // [batch, seq, heads, P]
   y = op.Add(y, op.Mul(uf, to_float(op, D->value(op))));

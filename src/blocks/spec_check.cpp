@@ -14,11 +14,6 @@ namespace {
   throw FieldError("field '" + field + "': " + what);
 }
 
-void check_size(const std::string& field, int64_t v, int64_t max, int64_t min = 1) {
-  if (v < min || v > max)
-    fail(field, "is " + std::to_string(v) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
-}
-
 void check_positive(const std::string& field, double v) {
   if (!std::isfinite(v) || v <= 0) fail(field, "expected a finite positive number, got " + std::to_string(v));
 }
@@ -40,6 +35,11 @@ void check_rope(const RopeConfig& r) {
 }
 
 }  // namespace
+
+void check_size(const std::string& field, int64_t v, int64_t max, int64_t min) {
+  if (v < min || v > max)
+    fail(field, "is " + std::to_string(v) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
+}
 
 void check_attention(const AttentionOptions& a) {
   check_size("num_attention_heads", a.num_attention_heads, kMaxHeads);

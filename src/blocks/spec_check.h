@@ -22,6 +22,9 @@
 namespace mobius {
 
 void check_spec(const DecoderSpec& spec);
+// One size, computed or read, within [min, max] (the caps of config/hf_config.h). Throws
+// mobius::FieldError "field '<field>': is V, expected MIN to MAX".
+void check_size(const std::string& field, int64_t v, int64_t max, int64_t min = 1);
 // The sizes of a SparseMoE feed-forward, and of the dense MLP of the other layers when there are
 // any (blocks/decoder.h sparse_moe).
 void check_moe(const MoEOptions& m, const MLPOptions& dense, bool dense_layers);

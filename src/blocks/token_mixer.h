@@ -25,6 +25,9 @@ struct AttentionContext {
   // of attention_mask), for the mixers that zero padded positions (blocks/mamba.h); null where
   // no layer reads it
   Value* token_mask = nullptr;
+  // int64 [batch, seq]: the step's position_ids, for the mixers that read them (blocks/rg_lru.h:
+  // the recurrence restarts at position 0); null where no layer reads it
+  Value* position_ids = nullptr;
 };
 
 // A token mixer's output and its state after the step.

@@ -41,10 +41,17 @@ RopeConfig RopeConfig::from_params(const HfConfig& cfg, const std::optional<HfCo
   r.rope_theta = p->float_or("rope_theta", r.rope_theta);
   if (defaults.partial_rotary_factor)
     r.partial_rotary_factor = p->float_or("partial_rotary_factor", r.partial_rotary_factor);
-  static const char* known[] = {"default", "linear", "dynamic", "yarn", "longrope", "llama3"};
+  static const char* known[] = {"default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional"};
   if (std::find(std::begin(known), std::end(known), r.rope_type) == std::end(known))
     p->fail("rope_type", "unsupported rope type '" + r.rope_type +
-                             "' (supported: default, linear, dynamic, yarn, longrope, llama3)");
+                             "' (supported: default, linear, dynamic, yarn, longrope, llama3, proportional)");
+  if (r.rope_type == "proportional") {  // rotates the whole head whatever the type's default
+    r.partial_rotary_factor = 1.0;
+    r.rope_proportion = p->float_or("partial_rotary_factor", 1.0);
+    r.factor_set = p->has("factor");
+    r.factor = p->float_or("factor", 1.0);
+    return r;
+  }
   // transformers moves a top-level partial_rotary_factor into the rope dict; a scaled rope type
   // then rotates fewer channels than the type's attention applies it to (a shape error there)
   const bool partial = p->float_or("partial_rotary_factor", cfg.float_or("partial_rotary_factor", 1.0)) != 1.0;
@@ -205,6 +212,16 @@ RopeFrequencies compute_rope_frequencies(const RopeConfig& r) {
   if (r.rope_type == "longrope") return longrope(r);
   if (r.rope_type == "llama3") return llama3(r);
   RopeFrequencies f;
+  if (r.rope_type == "proportional") {
+    const auto angles = static_cast<int64_t>(std::floor(r.rope_proportion * static_cast<double>(r.head_dim) / 2.0));
+    for (int64_t i = 0; i < r.head_dim / 2; ++i) {
+      const float x = i < angles ? 1.0f / static_cast<float>(std::pow(r.rope_theta, static_cast<double>(
+                                             static_cast<float>(2 * i) / static_cast<float>(r.head_dim))))
+                                 : 0.0f;
+      f.inv_freq.push_back(x / static_cast<float>(r.factor));
+    }
+    return f;
+  }
   // default and dynamic (whose init value equals default); linear divides by factor.
   f.inv_freq = inverse(pos_freqs(r.rope_theta, r.rotary_dim()));
   if (r.rope_type == "linear")

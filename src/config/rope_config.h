@@ -2,7 +2,7 @@
 //   newer: "rope_parameters": {"rope_type": ..., "rope_theta": ..., "factor": ...}
 //   older: "rope_theta": ..., "rope_scaling": {"type" | "rope_type": ..., "factor": ...}
 // and the inverse frequencies each rope type defines (transformers/modeling_rope_utils.py:
-// default, linear, dynamic, yarn, longrope, llama3).
+// default, linear, dynamic, yarn, longrope, llama3, proportional).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +50,11 @@ struct RopeConfig {
   double attention_factor = 0.0;             // yarn, longrope; 0 = derive
   bool attention_factor_set = false;
   std::vector<double> short_factor, long_factor;  // longrope
+  // proportional (_compute_proportional_rope_parameters, Gemma 4's full layers): the whole head
+  // rotates (rotate_half over head_dim), the first int(proportion * head_dim // 2) frequencies
+  // 1 / theta**(2i / head_dim), the others 0 (those channel pairs stay as they are), all / factor.
+  // The dict's partial_rotary_factor is this proportion, not partial_rotary_factor above.
+  double rope_proportion = 1.0;
 
   // Reads the rope fields of `cfg` as transformers' convert_rope_params_to_dict and
   // standardize_rope_params do (modeling_rope_utils.py): rope_parameters, else rope_scaling, else

@@ -24,7 +24,8 @@
 // inputs [batch, kv_heads, past, head_dim]), no is_causal / qk output (softcap carries over), q,
 // k and v are [batch, heads, seq, head_dim] (read as they are, or from [batch, seq, heads, head_dim]
 // tensors through Transpose(0, 2, 1, 3), then maybe per-head RoPE, norms or scaling, which stay),
-// the Attention carries the head counts and size its block tagged (ir.h NodeTags), head sizes a multiple of 8 (onnxruntime's kernel requires it), and float or
+// its presents are only graph outputs (no other layer reads them), the Attention carries the head
+// counts and size its block tagged (ir.h NodeTags), head sizes a multiple of 8 (onnxruntime's kernel requires it), and float or
 // float16. Rotary goes inside only when q and k are rotated alike right before the Attention.
 // GroupQueryAttention's causal masking is left on only when the mask is the decoder's causal mask
 // (blocks/attention.h causal_mask); otherwise causal = 0 and the mask alone decides.
@@ -161,6 +162,10 @@ class GroupQueryAttentionPass : public Pass {
       const DataType dt = q->dtype;
       if ((dt != DataType::FLOAT && dt != DataType::FLOAT16) || !mask || mask->dtype != dt) continue;
       if (!past_k || !past_v || !mask || e.producer(past_k) || e.producer(past_v)) continue;
+      // presents read by other layers (Gemma 4's KV-shared layers attend to them as the canonical
+      // cache): the layer stays canonical; GroupQueryAttention's present is not that cache (its keys
+      // are rotated by cache index, see above; lowered, Gemma 4's rows missed by max|Δ| ~2)
+      if (!e.consumers(att.outputs[1]).empty() || !e.consumers(att.outputs[2]).empty()) continue;
       // heads and head size as the attention block tagged them (blocks/attention.cpp, moa.cpp);
       // an untagged Attention (MLA's) stays canonical, as one without cache inputs (an encoder's, a
       // cross-attention) did above

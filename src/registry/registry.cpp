@@ -25,6 +25,7 @@ const std::vector<RegistryEntry>& registry() {
         {"modernbert", "modernbert", "feature-extraction", create_modernbert},
         {"eurobert", "eurobert", "feature-extraction", create_eurobert},
         {"ultrabert", "eurobert", "feature-extraction", create_ultrabert},
+        {"esmc", "eurobert", "feature-extraction", create_esmc},
         {"xlm", "xlm", "feature-extraction", create_xlm},
         {"flaubert", "xlm", "feature-extraction", create_flaubert},
         {"jina_embeddings_v3", "jina_embeddings_v3", "feature-extraction", create_jina_embeddings_v3},
@@ -34,6 +35,10 @@ const std::vector<RegistryEntry>& registry() {
         {"gemma", "gemma", "text-generation", create_gemma, "gemma"},
         {"gemma2", "gemma", "text-generation", create_gemma2, "gemma2"},
         {"gemma3_text", "gemma", "text-generation", create_gemma3_text, "gemma3_text"},
+        // per-layer inputs and KV-shared layers without a cache (archs/gemma4.cpp): onnxruntime-genai
+        // 0.18 names gemma4 / gemma4_text types and a per_layer_inputs tensor (its multimodal pipeline's,
+        // not probed further), and its "decoder" cannot skip a layer without a cache; no genai model type
+        {"gemma4_text", "gemma", "text-generation", create_gemma4_text, ""},
         {"vaultgemma", "gemma", "text-generation", create_vaultgemma},
         {"llama", "llama", "text-generation", create_llama, "llama"},
         {"mistral", "llama", "text-generation", create_mistral, "mistral"},
@@ -51,6 +56,8 @@ const std::vector<RegistryEntry>& registry() {
         {"layoutlm", "bert", "feature-extraction", create_layoutlm},
         {"tapas", "bert", "feature-extraction", create_tapas},
         {"splinter", "bert", "feature-extraction", create_splinter},
+        {"luke", "bert", "feature-extraction", create_luke},
+        {"convbert", "bert", "feature-extraction", create_convbert},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
         {"mobilebert", "bert", "feature-extraction", create_mobilebert},
@@ -168,6 +175,11 @@ const std::vector<RegistryEntry>& registry() {
         // "decoder" reads their conv/recurrent states by name as bamba's (genai_config.json layer_types)
         {"qwen3_next", "hybrid", "text-generation", create_qwen3_next},
         {"qwen3_5_text", "hybrid", "text-generation", create_qwen3_5_text},
+        // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
+        // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
+        {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},
+        // RWKV-4 (archs/rwkv.cpp): time-shift and wkv (num/den/max) states, which genai 0.18 does not read
+        {"rwkv", "rwkv", "text-generation", create_rwkv, ""},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

@@ -187,7 +187,8 @@ class TextHeadModel : public Architecture {
     const DataType dtype = encoder_->dtype();
     if (task == "fill-mask") {
       const Embedding* words = encoder_->word_embeddings();
-      masked_lm_ = child<MaskedLMHead>("", l.masked_lm, hidden, *words, c.bool_or("tie_word_embeddings", true), dtype);
+      const bool tied = l.masked_lm.tiable && c.bool_or("tie_word_embeddings", true);
+      masked_lm_ = child<MaskedLMHead>("", l.masked_lm, hidden, *words, tied, dtype);
       outputs_ = words->num_embeddings;
     } else if (task == "text-classification") {
       first_token_ = child<FirstTokenClassifier>("", l.sequence_classification, hidden, outputs_, dtype);

@@ -80,6 +80,9 @@ struct TextHeadLayout {
     // (MobileBertLMPredictionHead: x @ [decoder.weight^T ; dense.weight]): the decoder reads the
     // first embedding_dim features of the transformed x, this weight the rest. "" none.
     std::string extra_rows;
+    // false: the decoder keeps its own weight whatever tie_word_embeddings says (LukeForMaskedLM's
+    // _tied_weights_keys tie only lm_head.bias to lm_head.decoder.bias)
+    bool tiable = true;
   } masked_lm;
   FirstTokenHead sequence_classification;
   FirstTokenHead multiple_choice;  // out has one feature

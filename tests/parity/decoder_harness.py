@@ -42,6 +42,9 @@ TYPE_BASE = {
     "gemma2": dict(head_dim=16, query_pre_attn_scalar=24),
     "gemma3_text": dict(head_dim=16, query_pre_attn_scalar=24),
     "vaultgemma": dict(head_dim=16, query_pre_attn_scalar=24),
+    "gemma4_text": dict(num_hidden_layers=4, head_dim=16, global_head_dim=32, sliding_window=16,
+                        layer_types=["sliding_attention", "full_attention"] * 2, hidden_size_per_layer_input=8,
+                        vocab_size_per_layer_input=256, num_kv_shared_layers=2),
     "smollm3": dict(pad_token_id=None),  # SmolLM3Config: 128004, outside the vocabulary
     # Mamba2Config: num_heads * head_dim must equal hidden_size * expand (128); its default
     # time_step_limit (0, inf) is saved as [0.0, {"__float__": "Infinity"}], which transformers
@@ -107,6 +110,12 @@ TYPE_BASE["qwen3_next"] = dict(num_hidden_layers=2, layer_types=["linear_attenti
 TYPE_BASE["qwen3_5_text"] = {k: v for k, v in TYPE_BASE["qwen3_next"].items()
                              if k not in ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
                                           "shared_expert_intermediate_size")}
+# RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
+# the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
+# greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4
+TYPE_BASE["recurrent_gemma"] = dict(num_hidden_layers=3, attention_window_size=16)
+# RWKV-4: 3 layers (hidden 64, channel mix 128)
+TYPE_BASE["rwkv"] = dict(num_hidden_layers=3)
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

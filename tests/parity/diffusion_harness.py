@@ -203,12 +203,16 @@ def unread_tensors(component: Path, graphs: list[Path]) -> list[str]:
     return sorted(keys)
 
 
-def compare(got: np.ndarray, want: np.ndarray, what: str) -> str | None:
-    """None when max|Δ| <= TOL * scale (scale: max|want|), else the failure, with the scale."""
+def compare(got: np.ndarray, want: np.ndarray, what: str, row: dict | None = None) -> str | None:
+    """None when max|Δ| <= TOL * scale (scale: max|want|), else the failure, with the scale. `row` (a
+    parity row, harness.recorded, relative): keeps the max|Δ| and scale of the output with the
+    largest max|Δ| / scale in its "prefill" and "scale"."""
     if got.shape != want.shape:
         return f"{what}: shape {got.shape}, expected {want.shape}"
     scale = float(np.max(np.abs(want)))
     err = float(np.max(np.abs(got.astype(np.float64) - want)))
+    if row is not None and (row["prefill"] is None or err * row["scale"] > row["prefill"] * scale):
+        row.update(prefill=err, scale=scale)
     if not err <= H.TOL * scale:
         return f"{what}: max|Δ| {err:.3g} > {H.TOL} x scale {scale:.3g}"
     return None

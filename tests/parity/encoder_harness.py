@@ -49,6 +49,10 @@ ENCODER_TYPE_BASE = {
     "tapas": dict(type_vocab_sizes=[3, 4, 5, 2, 6, 6, 10]),
     # the question token 216: at positions 31 and 32 of the batch's row 0, 37 of row 1
     "splinter": dict(question_token_id=216),
+    # ConvBERT: embeddings of 32 projected to 64; head_ratio 2: 2 attention heads of 16 beside the convolution
+    "convbert": dict(embedding_size=32),
+    # LUKE's entity tables, small (unread: the word-only path)
+    "luke": dict(entity_vocab_size=16, entity_emb_size=16),
     "squeezebert": dict(embedding_size=64),  # = hidden_size (SqueezeBertEncoder asserts it)
     # XPaths of depth 3 over small tag / subscript vocabularies
     "markuplm": dict(max_depth=3, xpath_unit_hidden_size=8, max_xpath_tag_unit_embeddings=20,
@@ -60,6 +64,8 @@ ENCODER_TYPE_BASE = {
     "mobilebert": dict(embedding_size=32, intra_bottleneck_size=32, num_feedforward_networks=2),
     "modernbert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
                        local_attention=16, num_hidden_layers=3),
+    # ESM C's special ids (EsmcConfig's) inside the tiny vocabulary
+    "esmc": dict(pad_token_id=1, bos_token_id=0, eos_token_id=2, mask_token_id=32),
     # EuroBERT's / UltraBERT's special ids inside the tiny vocabulary
     "eurobert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, mask_token_id=4),
     # 3 layers: sliding, sliding, full ((i + 1) % 3); a window of 8 each side, shorter than the batch
@@ -141,6 +147,11 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                _json=dict(rope_parameters=DROP, layer_types=DROP, global_rope_theta=1000.0,
                                           local_rope_theta=50.0, global_attn_every_n_layers=2))),
     ],
+    "esmc": [
+        ("default", {}),  # LayerNorms, full-width q/k LayerNorms, residuals / sqrt(2 / 36), theta 10000
+        ("biases-theta-3-layers", dict(attention_bias=True, mlp_bias=True, num_hidden_layers=3,
+                                       rope_parameters=dict(rope_type="default", rope_theta=500.0))),
+    ],
     "eurobert": [
         ("default", {}),  # Llama layers, bidirectional; theta 10000, SwiGLU, no biases
         ("gqa-biases-theta", dict(num_key_value_heads=2, attention_bias=True, mlp_bias=True, hidden_act="gelu",
@@ -208,6 +219,15 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("absolute-positions", dict(reset_position_index_per_cell=False, layer_norm_eps=1e-3)),
     ],
     "splinter": [("default", {})],  # BERT's layers; its head: question-aware span selection
+    # RoBERTa's embeddings, BERT's layers, no entities (entity-aware queries unread); its fill-mask
+    # decoder untied whatever tie_word_embeddings
+    "luke": [("default", {})],
+    "convbert": [
+        ("default", {}),  # 2 heads of 16 and the span-based convolution (kernel 9), embeddings_project 32 -> 64
+        # grouped feed-forward Linears, kernel 3, 4 heads of 8, no embeddings_project
+        ("groups-2-kernel-3-ratio-1", dict(num_groups=2, conv_kernel_size=3, head_ratio=1, embedding_size=64,
+                                           hidden_act="gelu_new")),
+    ],
     "markuplm": [
         ("default", {}),  # xpath_tags_seq / xpath_subs_seq, positions from the ids (pad 0)
         ("pad-token-1", dict(pad_token_id=1)),
@@ -278,6 +298,8 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("text-classification-mean", dict(_task="text-classification", classifier_pooling="mean", num_labels=3)),
         ("fill-mask-tied-bias", dict(_task="fill-mask", tie_word_embeddings=True, mlp_bias=True)),  # lm_head.bias
     ],
+    # tie_word_embeddings true ties nothing: EsmcForMaskedLM has no _tied_weights_keys
+    "esmc": [("fill-mask-tie-word-embeddings", dict(_task="fill-mask", tie_word_embeddings=True))],
     "ultrabert": [
         # a window of 4 < the left padding (7): "cls" pools row 1's first position, a padding token whose
         # sliding layers see no token; transformers' eager path attends uniformly over every key there,
@@ -300,6 +322,9 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     # no question token in the batch: the span selection queries position 0 (row 1: a padding token)
     "splinter": [("question-answering-no-question-token", dict(_task="question-answering", question_token_id=104))],
     "roformer": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
+                                                     summary_use_proj=True, summary_activation="tanh"))],
+    # the summary of the first token, projected, tanh (the default: the last token alone)
+    "convbert": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
                                                      summary_use_proj=True, summary_activation="tanh"))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
                                                         summary_activation="tanh"))],

@@ -26,7 +26,7 @@ import onnx
 import onnxruntime as ort
 import torch
 import transformers
-from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, DynamicCache
 from transformers.pytorch_utils import Conv1D
 
 transformers.logging.set_verbosity_error()
@@ -313,7 +313,10 @@ def rerandomize(model: torch.nn.Module) -> None:
             continue
         r = torch.randn_like(p)
         local = name[len(prefix):] if prefix != "." and name.startswith(prefix) else name
-        if "norm" in local.lower() or name in layer_norms:  # BERT's LayerNorm, [heads, head_dim] norms
+        # multiplicative scales (norm weights, Gemma 4's per-layer output scale layer_scalar) vary
+        # around 1: a layer_scalar of 0.1 * r shrinks every layer's output tenfold and leaves
+        # transformers' own float32 forward 1.5e-4 off its float64 one
+        if "norm" in local.lower() or name in layer_norms or local.endswith("layer_scalar"):  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             unit = "embed_tokens." in name and p is not tied
@@ -634,17 +637,55 @@ def _qwen3_next_states(c) -> list[dict]:
     return [_kv_states(c) if t == "full_attention" else delta for t in c.layer_types]
 
 
+def _recurrent_gemma_states(c) -> list[dict]:
+    """RecurrentGemma: its attention layers (layers_block_type "sliding_attention") carry key/value,
+    the recurrent ones ("linear_attention") the RG-LRU block's conv window over lru_width channels
+    and its float32 recurrent state (blocks/rg_lru.h)."""
+    rec = {"conv_state": (c.lru_width, c.conv1d_width - 1), "recurrent_state": (c.lru_width,)}
+    return [rec if t == "linear_attention" else _kv_states(c) for t in c.layers_block_type]
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
-RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states}
+def _rwkv_states(c) -> dict:
+    """archs/rwkv.cpp: transformers' state list per layer: the channel and time mixes' previous
+    token, the wkv numerator, denominator and running max (attention_hidden_size, float32)."""
+    return {"feed_forward_shift": (c.hidden_size,), "attention_shift": (c.hidden_size,),
+            "num_state": (c.attention_hidden_size,), "den_state": (c.attention_hidden_size,),
+            "max_state": (c.attention_hidden_size,)}
+
+
+RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states,
+                    "rwkv": _rwkv_states}
 # Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
                  "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
-                 "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states}
+                 "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
+                 "recurrent_gemma": _recurrent_gemma_states}
+# Hybrids whose transformers model keeps the recurrent layers' states in its modules
+# (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only
+# the attention layers' in past_key_values, which its output does not return: hf_forward resets
+# the modules and makes the cache on a first step, as the model's forward does without a cache.
+MODULE_STATES = {"recurrent_gemma"}
+
+
+def _gemma4_states(c) -> list[dict]:
+    """Gemma 4: a layer that reuses an earlier layer's keys and values (kv_sharing_modes "reuse")
+    carries no cache; the others their type's kv heads and head size (per_layer_config)."""
+    out = []
+    for i, mode in enumerate(c.kv_sharing_modes):
+        layer = c.per_layer_config[i]
+        kv = (layer.num_key_value_heads, None, layer.head_dim)
+        out.append({} if mode == "reuse" else {"key": kv, "value": kv})
+    return out
+
+
+# Attention-only types whose layers' caches differ (head sizes, layers without a cache)
+LAYER_KV_STATES = {"gemma4_text": _gemma4_states}
 
 
 def is_recurrent(model_type: str) -> bool:
@@ -658,6 +699,8 @@ def state_layout(config) -> list[dict]:
     cache's axis 2)."""
     if config.model_type in HYBRID_STATES:
         return HYBRID_STATES[config.model_type](config)
+    if config.model_type in LAYER_KV_STATES:
+        return LAYER_KV_STATES[config.model_type](config)
     layer = RECURRENT_STATES.get(config.model_type, _kv_states)(config)
     return [layer] * config.num_hidden_layers
 
@@ -794,12 +837,31 @@ def hf_forward(model, ids, mask, pos, cache=None):
         out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                     position_ids=torch.as_tensor(pos))
         return out.logits[:, -n:].double().numpy(), (ids, pos)
+    if model.config.model_type == "rwkv":
+        # the state is `state`, five [batch, hidden, layers] tensors updated in place; the model
+        # does not read attention_mask. Its one-token step with a state broadcasts the state's
+        # previous token [batch, hidden] against the step's [batch, 1, hidden] (RwkvSelfAttention /
+        # RwkvFeedForward: batch x batch rows, a transformers bug for batch > 1): such a step runs
+        # row by row, each on its row's views of the state (updated in place as the batch's).
+        if cache is not None and ids.shape[1] == 1 and ids.shape[0] > 1:
+            rows = [model(input_ids=torch.as_tensor(ids[r:r + 1]), state=[t[r:r + 1] for t in cache],
+                          use_cache=True).logits.double().numpy() for r in range(ids.shape[0])]
+            return np.concatenate(rows, axis=0), cache
+        out = model(input_ids=torch.as_tensor(ids), state=cache, use_cache=True)
+        return out.logits.double().numpy(), out.state
     if model.config.model_type in RECURRENT_STATES:
         # the state is cache_params; with a state the step's tokens are unpadded and the mask is
         # not passed (as in transformers' generate: MambaMixer masks [batch, seq] columns only)
         out = model(input_ids=torch.as_tensor(ids), attention_mask=None if cache is not None else torch.as_tensor(mask),
                     cache_params=cache, use_cache=True)
         return out.logits.double().numpy(), out.cache_params
+    if model.config.model_type in MODULE_STATES:
+        if cache is None:
+            model._setup_cache(model.config, ids.shape[0], torch.device("cpu"), next(model.parameters()).dtype)
+            cache = DynamicCache(config=model.config)
+        out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                    position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
+        return out.logits.double().numpy(), cache
     out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                 position_ids=torch.as_tensor(pos), past_key_values=cache, use_cache=True)
     return out.logits.double().numpy(), out.past_key_values
@@ -862,7 +924,9 @@ def write_row(row: dict) -> None:
 def recorded(index: int, model_type: str, variant: str):
     """Yields the result row of one parity test (the table's columns, status "error" until the
     test sets it) and writes it (write_row) when the block ends, however it ends; an exception is
-    first recorded in row["failures"] (its type and first line) and then re-raised."""
+    first recorded in row["failures"] (its type and first line) and then re-raised. Its margin is
+    max|Δ| / TOL, or max|Δ| / (TOL * scale) for a row the test marks relative (a diffusers
+    component: tolerance relative to the output's scale)."""
     row = dict(index=index, model_type=model_type, variant=variant, prefill=None, decode=None,
                scale=None, tokens=None, genai=None, checker=None, status="error", failures=[])
     try:
@@ -872,5 +936,6 @@ def recorded(index: int, model_type: str, variant: str):
         raise
     finally:
         deltas = [d for d in (row["prefill"], row["decode"]) if d is not None]
-        row["margin"] = max(deltas) / TOL if deltas else None
+        tol = TOL * row["scale"] if row.get("relative") and row["scale"] else TOL
+        row["margin"] = max(deltas) / tol if deltas else None
         write_row(row)

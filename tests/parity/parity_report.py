@@ -64,7 +64,7 @@ def pytest_terminal_summary(terminalreporter, config):
     rows = sorted((json.loads(p.read_text()) for p in ROWS_DIR.glob("*.json")), key=lambda r: r["index"])
     if not rows:
         return
-    versions = {p: version(p) for p in ("transformers", "torch", "onnxruntime")}
+    versions = {p: version(p) for p in ("transformers", "diffusers", "torch", "onnxruntime")}
     cpu = cpu_features()
     tr = terminalreporter
     tr.write_sep("=", "mobius parity (T3): " + ", ".join(f"{k} {v}" for k, v in versions.items())

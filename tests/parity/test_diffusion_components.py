@@ -162,6 +162,7 @@ ROWS += [
                out_channels=3, num_layers=1), latent=(8, 6), timestep=(500.0, 250.0)),
 ]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
+FIRST = 1_000_000  # the rows' order in the parity table: after the transformers types' rows
 TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter",
          "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae",
          "UNet2DConditionModel": "diffusion-denoiser", "FluxTransformer2DModel": "diffusion-denoiser",
@@ -172,30 +173,45 @@ F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev
                                              "sana")]
 
 
-@pytest.mark.parametrize("row", ROWS, ids=IDS)
-def test_float32_parity(row, tmp_path):
-    model = D.write_component(row, tmp_path / "component")
-    H.build(tmp_path / "component", tmp_path / "onnx")  # the component folder alone, default options
-    failures, paths = [], []
-    for name, (feeds, want) in D.references(model, row).items():
-        path = D.graph(tmp_path / "onnx", name)
-        paths.append(path)
-        failures += H.check_model(path, {})
-        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-        if (meta.get("model_type"), meta.get("task")) != (row.class_name, TASKS[row.class_name]):
-            failures.append(f"{name}: metadata model_type/task {meta.get('model_type')}/{meta.get('task')}")
-        sess = H.ort_session(path)
-        problems = H.io_problems(sess, set(feeds), set(want))
-        if problems:
-            failures += [f"{name}: {p}" for p in problems]
-            continue
-        outs = sorted(want)
-        for out, got in zip(outs, sess.run(outs, feeds)):
-            if (f := D.compare(got, want[out], f"{name}.{out}")) is not None:
-                failures.append(f)
-    if unread := D.unread_tensors(tmp_path / "component", paths):
-        failures.append(f"checkpoint tensors no graph reads: {unread}")
+@pytest.mark.parametrize("index,row", [(FIRST + i, r) for i, r in enumerate(ROWS)], ids=IDS)
+def test_float32_parity(index, row, tmp_path):
+    """Every graph of the component against diffusers' float64 forward, max|Δ| <= 1e-4 x the
+    output's scale; the row (its worst output) goes to the parity table (docs/models.md)."""
+    with H.recorded(index, row.class_name, row.variant) as rec:
+        rec["relative"] = True
+        model = D.write_component(row, tmp_path / "component")
+        H.build(tmp_path / "component", tmp_path / "onnx")  # the component folder alone, default options
+        failures, paths = [], []
+        for name, (feeds, want) in D.references(model, row).items():
+            path = D.graph(tmp_path / "onnx", name)
+            paths.append(path)
+            failures += H.check_model(path, rec)
+            meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+            if (meta.get("model_type"), meta.get("task")) != (row.class_name, TASKS[row.class_name]):
+                failures.append(f"{name}: metadata model_type/task {meta.get('model_type')}/{meta.get('task')}")
+            sess = H.ort_session(path)
+            problems = H.io_problems(sess, set(feeds), set(want))
+            if problems:
+                failures += [f"{name}: {p}" for p in problems]
+                continue
+            outs = sorted(want)
+            for out, got in zip(outs, sess.run(outs, feeds)):
+                if (f := D.compare(got, want[out], f"{name}.{out}", rec)) is not None:
+                    failures.append(f)
+        if unread := D.unread_tensors(tmp_path / "component", paths):
+            failures.append(f"checkpoint tensors no graph reads: {unread}")
+        rec.update(failures=failures, status="fail" if failures else "pass")
     assert not failures, failures
+
+
+def test_components_listed_are_verified():
+    """`mobius list components` is the diffusers registry: every class it prints has float32 parity
+    rows here, with the task its graphs declare."""
+    r = H.run_mobius("list", "components")
+    assert r.returncode == 0, r.stderr
+    listed = {cols[0]: cols[2] for cols in (line.split() for line in r.stdout.splitlines()[1:]) if cols}
+    assert listed == TASKS, f"listed {listed}, rows and tasks here {TASKS}"
+    assert listed.keys() == {r.class_name for r in ROWS}
 
 
 @pytest.mark.parametrize("row", F16_ROWS, ids=[f"{r.class_name}-{r.variant}" for r in F16_ROWS])
@@ -275,18 +291,22 @@ def test_refused_configs(config, message, tmp_path):
 CPU_ROWS = [r for r in ROWS if r.variant in ("sd", "sd15", "sd3", "dev-guidance", "alpha-512")]
 
 
-@pytest.mark.parametrize("row", CPU_ROWS, ids=[f"{r.class_name}-{r.variant}" for r in CPU_ROWS])
-def test_cpu_lowering(row, tmp_path):
+@pytest.mark.parametrize("index,row", [(FIRST + len(ROWS) + i, r) for i, r in enumerate(CPU_ROWS)],
+                         ids=[f"{r.class_name}-{r.variant}" for r in CPU_ROWS])
+def test_cpu_lowering(index, row, tmp_path):
     """--ep cpu: every attention of the graphs is com.microsoft MultiHeadAttention, within the same
     tolerance of diffusers."""
-    model = D.write_component(row, tmp_path / "component")
-    H.build(tmp_path / "component", tmp_path / "onnx", "--ep", "cpu")
-    failures = []
-    for name, (feeds, want) in D.references(model, row).items():
-        path = D.graph(tmp_path / "onnx", name)
-        failures += H.attention_lowering_problems(path)
-        outs = sorted(want)
-        for out, got in zip(outs, H.ort_session(path).run(outs, feeds)):
-            if (f := D.compare(got, want[out], f"{name}.{out}")) is not None:
-                failures.append(f)
+    with H.recorded(index, row.class_name, f"{row.variant}@ep-cpu") as rec:
+        rec["relative"] = True
+        model = D.write_component(row, tmp_path / "component")
+        H.build(tmp_path / "component", tmp_path / "onnx", "--ep", "cpu")
+        failures = []
+        for name, (feeds, want) in D.references(model, row).items():
+            path = D.graph(tmp_path / "onnx", name)
+            failures += H.attention_lowering_problems(path)
+            outs = sorted(want)
+            for out, got in zip(outs, H.ort_session(path).run(outs, feeds)):
+                if (f := D.compare(got, want[out], f"{name}.{out}", rec)) is not None:
+                    failures.append(f)
+        rec.update(failures=failures, status="fail" if failures else "pass")
     assert not failures, failures

@@ -33,7 +33,9 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # local layers' band), the rotary post-norm encoders (jina_embeddings_v3, nomic_bert, gte), the
 # bidirectional Llama layers (eurobert; ultrabert's sliding band), XLM (langs) and FlauBERT, MobileBERT
 # (bottlenecks, NoNorm, trigram input; its fill-mask decoder's further rows), TAPAS (its 7 token
-# type ids, positions per cell), Splinter's question-aware span selection, and every
+# type ids, positions per cell), Splinter's question-aware span selection, ESM C (full-width q/k
+# LayerNorms, scaled residuals), LUKE (word-only), ConvBERT (attention beside its span-based
+# dynamic convolution), and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
 # prediction head and pooling). FNet has no attention to lower: its graph is the same under --ep cpu.
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
@@ -46,7 +48,8 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("jina_embeddings_v3", "default"), ("nomic_bert", "default"), ("gte", "default"),
                              ("eurobert", "default"), ("ultrabert", "default"), ("xlm", "default"),
                              ("flaubert", "default"), ("mobilebert", "default"), ("mobilebert", "fill-mask"),
-                             ("tapas", "default"), ("splinter", "question-answering")}
+                             ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
+                             ("convbert", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 

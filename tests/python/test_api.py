@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -162,14 +163,16 @@ def test_progress_reports_every_byte(tiny, tmp_path):
 
 
 def test_ctrl_c_stops_cleanly(tiny, tmp_path):
-    """SIGINT during the weights (at the first chunk) raises KeyboardInterrupt at the next one and
-    leaves nothing: no output directory, no temporary sibling."""
+    """SIGINT during the weights (at the first chunk) raises KeyboardInterrupt before another chunk
+    is written and leaves nothing: no output directory, no temporary sibling. The signal goes to
+    the main thread (pthread_kill): os.kill lets the kernel hand it to any of the writer's threads,
+    whose handler may run only after the last chunk of a tiny model (a race the test must not have)."""
     seen = []
 
     def interrupt(label, done, total):
         seen.append(done)
         if len(seen) == 1:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
         mobius_cpp.build(tiny, tmp_path / "out", progress=interrupt)

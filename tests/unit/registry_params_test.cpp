@@ -52,6 +52,8 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //   - xmod: the language adapters of the languages other than default_language (archs/xmod.cpp:
 //     the graph runs that language's).
 //   - markuplm: XPathEmbeddings.xpath_unitseq2_embeddings, built but never called (archs/markuplm.cpp).
+//   - luke: the entity path (entity_embeddings, the entity-aware queries w2e_query / e2w_query /
+//     e2e_query): the graph is LukeModel's word-only path, without entity inputs (archs/luke.cpp).
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
@@ -59,6 +61,11 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
   if (type == "esm" && key.starts_with("contact_head.")) return true;  // reads attention maps (archs/esm.cpp)
   if (type == "xmod" && key.find(".output.adapter_modules.") != std::string::npos) return true;
   if (type == "markuplm" && key.find("xpath_embeddings.xpath_unitseq2_embeddings.") != std::string::npos) return true;
+  if (type == "luke") {
+    if (key.starts_with("entity_embeddings.")) return true;
+    for (const char* part : {".w2e_query.", ".e2w_query.", ".e2e_query."})
+      if (key.find(part) != std::string::npos) return true;
+  }
   if (std::string(e.task) == "feature-extraction")
     return key.starts_with("pooler.") ||
            ((type == "siglip_text_model" || type == "siglip2_text_model") && key.starts_with("head."));

@@ -16,6 +16,7 @@
 #include "driver/build.h"
 #include "driver/info.h"
 #include "registry/custom.h"
+#include "registry/diffusers_registry.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "util/input_files.h"
@@ -25,23 +26,37 @@
 
 namespace {
 
-int list_models() {
-  // Which types are verified against transformers, and how closely, is docs/models.md (written
-  // from the parity run by scripts/gen_models_doc.py), not compiled into the binary.
-  std::vector<std::array<std::string, 4>> rows = {{"model_type", "family", "task", "ort-genai type"}};
-  for (const auto& e : mobius::registry()) {
-    const std::string genai = mobius::genai_model_type(e);
-    rows.push_back({e.model_type, e.family, e.task, genai.empty() ? "-" : genai});
-  }
-  std::array<size_t, 3> width{};  // each column as wide as its widest cell, the last one left ragged
+// Prints `rows` (the first is the header) in columns, each as wide as its widest cell, the last one
+// left ragged.
+template <size_t N>
+int print_table(const std::vector<std::array<std::string, N>>& rows) {
+  std::array<size_t, N - 1> width{};
   for (const auto& r : rows)
     for (size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
   for (const auto& r : rows) {
     std::string line;
     for (size_t c = 0; c < width.size(); ++c) line += r[c] + std::string(width[c] - r[c].size() + 2, ' ');
-    std::cout << line << r[3] << "\n";
+    std::cout << line << r[N - 1] << "\n";
   }
   return 0;
+}
+
+// Which types and classes are verified, and how closely, is docs/models.md (written from the parity
+// run by scripts/gen_models_doc.py), not compiled into the binary.
+int list_models() {
+  std::vector<std::array<std::string, 4>> rows = {{"model_type", "family", "task", "ort-genai type"}};
+  for (const auto& e : mobius::registry()) {
+    const std::string genai = mobius::genai_model_type(e);
+    rows.push_back({e.model_type, e.family, e.task, genai.empty() ? "-" : genai});
+  }
+  return print_table(rows);
+}
+
+// The diffusers components mobius builds, by config.json _class_name (registry/diffusers_registry.h).
+int list_components() {
+  std::vector<std::array<std::string, 3>> rows = {{"_class_name", "family", "task"}};
+  for (const auto& e : mobius::diffusers_registry()) rows.push_back({e.class_name, e.family, e.task});
+  return print_table(rows);
 }
 
 // An unknown first word is a mistyped command: name the nearest one (CLI11 alone would report
@@ -389,6 +404,7 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "List the registered model types (list models: the same)");
   auto* models = list->add_subcommand("models", "List registered model types");
+  auto* components = list->add_subcommand("components", "List the diffusers component classes (_class_name)");
   auto* version_cmd = app.add_subcommand("version", "Print the version (as --version)");
 
   if (std::string e = unknown_command(argc, argv, app); !e.empty()) {
@@ -416,6 +432,7 @@ int main(int argc, char** argv) {
     std::cout << version << "\n";
     return 0;
   }
+  if (components->parsed()) return list_components();
   if (list->parsed() || models->parsed()) return list_models();
 
   // SOURCE OUTPUT_DIR: the last positional word is the output unless -o names it; the source is the

@@ -1,4 +1,4 @@
-"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text, vaultgemma."""
+"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text, vaultgemma, gemma4_text."""
 
 from harness import DROP
 
@@ -54,5 +54,25 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                             sliding_window_pattern=2, _json=dict(sliding_window_pattern=2,
                                                                  layer_types=DROP,
                                                                  _sliding_window_pattern=DROP))),
+    ],
+    # TYPE_BASE: layers sliding, full, sliding, full; window 16 (below the prefill); head sizes 16
+    # (sliding) and 32 (full, global_head_dim); per-layer inputs of 8; the last 2 layers reuse the
+    # keys and values of layers 0 and 1 (no cache of their own). onnxruntime-genai 0.18's gemma4
+    # types read per_layer_inputs computed outside the decoder: --runtime none.
+    "gemma4_text": [
+        ("default", dict(_runtime="none")),  # proportional RoPE on a quarter of the full layers' head
+        ("k-eq-v-double-wide-softcap", dict(attention_k_eq_v=True, num_global_key_value_heads=1,
+                                            use_double_wide_mlp=True, final_logit_softcapping=20.0,
+                                            _runtime="none")),
+        # no per-layer inputs, no KV sharing (transformers 5.23 slices the absent per-layer inputs
+        # before the first KV-shared layer: a TypeError with both)
+        ("untied-bias-rope-no-ple", dict(hidden_size_per_layer_input=0, num_kv_shared_layers=0,
+                                         tie_word_embeddings=False, attention_bias=True, rope_parameters=dict(
+                                             full_attention=dict(rope_type="proportional", partial_rotary_factor=0.5,
+                                                                 factor=2.0, rope_theta=10000.0),
+                                             sliding_attention=dict(rope_type="default", rope_theta=100.0)),
+                                         _runtime="none")),
+        # no layer_types: Gemma4TextConfig's pattern (every 6th full), the last layer forced full
+        ("default-layer-types", dict(num_kv_shared_layers=0, layer_types=None, _json=dict(layer_types=DROP), _runtime="none")),
     ],
 }

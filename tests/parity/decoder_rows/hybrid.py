@@ -5,8 +5,10 @@ src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/arc
 falcon_h1 (attention and Mamba-2 side by side in every layer, src/blocks/parallel_mixers.h: each
 layer carries both states; no genai type), zamba and zamba2 (multi-head Mamba or Mamba-2 layers and
 shared attention blocks, Zamba2's with low-rank adapters, src/archs/zamba.h: a hybrid layer carries
-both states; no genai type), qwen3_next and qwen3_5_text (gated DeltaNet and gated attention
-layers, src/blocks/gated_delta_net.h: {conv_state, recurrent_state}).
+both states; no genai type), recurrent_gemma (RG-LRU recurrent blocks and local attention,
+src/blocks/rg_lru.h; the recurrent states live in transformers' modules, harness.MODULE_STATES),
+qwen3_next and qwen3_5_text (gated DeltaNet and gated attention layers, src/blocks/gated_delta_net.h:
+{conv_state, recurrent_state}).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -165,6 +167,24 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
                              "mrope_section": [2, 1, 1], "mrope_interleaved": True},
             _json=dict(layer_types=DROP, full_attention_interval=2))),
+    ],
+    "recurrent_gemma": [
+        ("default", {}),
+        # layers recurrent, attention (block_types of 2); lru_width 96 (not hidden_size: heads of
+        # 24), conv1d_width 2, q/k/v biases, one KV head, RoPE over the whole head, a soft cap of 5,
+        # untied. No attention layer before a recurrent one: there transformers' padded row differs
+        # (its fully masked padding queries' attention output reaches the next conv1d window)
+        ("lru-96-kernel-2-bias", dict(
+            num_hidden_layers=2, block_types=["recurrent", "attention"], lru_width=96, conv1d_width=2, attention_bias=True,
+            num_key_value_heads=1, rope_parameters={"rope_type": "default", "rope_theta": 500.0,
+                                                    "partial_rotary_factor": 1.0},
+            logits_soft_cap=5.0, tie_word_embeddings=False)),
+        # hidden_size 48: the embedding normalizer sqrt(48) = 6.93 is the bfloat16 6.9375; heads of
+        # 12; config.json with the alias sliding_window (a window of 8) for attention_window_size;
+        # erf GELU
+        ("hidden-48-window-alias-gelu", dict(
+            hidden_size=48, attention_window_size=8, hidden_activation="gelu",
+            _json=dict(sliding_window=8, attention_window_size=DROP))),
     ],
     "jamba": [
         # layers mamba (MoE), attention (MLP), mamba (MoE) (decoder_harness.TYPE_BASE)
