@@ -158,9 +158,10 @@ std::unique_ptr<Architecture> create_jamba(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_lfm2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_lfm2_moe(const HfConfig&, DataType);
 // archs/qwen3_next.cpp, qwen3_5.cpp: gated DeltaNet (blocks/gated_delta_net.h) and gated attention
-// layers (archs/qwen3_next.h); Qwen3-Next's with MoE
+// layers (archs/qwen3_next.h); Qwen3-Next's and Qwen3.5-MoE's with MoE
 std::unique_ptr<Architecture> create_qwen3_next(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_5_text(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_qwen3_5_moe_text(const HfConfig&, DataType);
 // archs/recurrent_gemma.cpp: RG-LRU recurrent blocks (blocks/rg_lru.h) and local attention layers
 std::unique_ptr<Architecture> create_recurrent_gemma(const HfConfig&, DataType);
 // archs/rwkv.cpp: RWKV-4 (time mix with a wkv state, channel mix)

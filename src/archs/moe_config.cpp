@@ -62,7 +62,8 @@ void set_shared_expert(const HfConfig& c, MoEOptions& m, const MLPOptions& mlp, 
   m.shared_expert = mlp;
   m.shared_expert.intermediate_size = default_size ? c.int_or("shared_expert_intermediate_size", *default_size)
                                                    : c.get_int("shared_expert_intermediate_size");
-  if (m.shared_expert.intermediate_size < 1) c.fail("shared_expert_intermediate_size", "must be positive");
+  if (m.shared_expert.intermediate_size < 1 || m.shared_expert.intermediate_size > kMaxFfnSize)
+    c.fail("shared_expert_intermediate_size", "expected 1 to " + std::to_string(kMaxFfnSize));
 }
 
 std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpec& s) {

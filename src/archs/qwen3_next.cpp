@@ -31,8 +31,9 @@
 
 namespace mobius {
 
-DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections) {
-  DecoderSpec s = llama_spec(c, dtype, {.partial_rotary_factor = 0.25});
+DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections,
+                            const std::string& intermediate_key) {
+  DecoderSpec s = llama_spec(c, dtype, {.partial_rotary_factor = 0.25}, intermediate_key);
   s.norm_weight_offset_one = true;
   s.attention.qk_norm = QKNorm{.weight_offset_one = true};
   s.attention.gate_in_q_proj = true;
@@ -61,17 +62,18 @@ DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProj
   return s;
 }
 
+MoEOptions qwen3_next_moe(const HfConfig& c, const DecoderSpec& s) {
+  MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
+  set_shared_expert(c, m, s.mlp, 512);
+  m.shared_expert_gate = true;
+  return m;
+}
+
 std::unique_ptr<Architecture> create_qwen3_next(const HfConfig& c, DataType dtype) {
   DecoderSpec s = qwen3_next_spec(c, dtype, GatedDeltaNetProjections::per_key_head);
   if (c.int_or("num_experts", 512) == 0) return make_decoder(s);  // every layer Qwen3NextMLP
-  MoEOptions m = read_moe_options(c, s, "num_experts", "moe_intermediate_size");
+  MoEOptions m = qwen3_next_moe(c, s);
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", true);
-  m.shared_expert_name = "shared_expert";
-  m.shared_expert = s.mlp;
-  m.shared_expert.intermediate_size = c.int_or("shared_expert_intermediate_size", 512);
-  if (m.shared_expert.intermediate_size < 1 || m.shared_expert.intermediate_size > kMaxFfnSize)
-    c.fail("shared_expert_intermediate_size", "expected 1 to " + std::to_string(kMaxFfnSize));
-  m.shared_expert_gate = true;
   s.make_feed_forward = sparse_moe(m, s.mlp, read_sparse_layers(c, s.num_hidden_layers));
   return make_decoder(s);
 }

@@ -1,6 +1,7 @@
-// The Qwen3-Next decoder (archs/qwen3_next.cpp), which the Qwen3.5 text decoder shares
+// The Qwen3-Next decoder (archs/qwen3_next.cpp), which the Qwen3.5 text decoders share
 // (archs/qwen3_5.cpp: Qwen3_5TextModel is Qwen3NextModel with a dense MLP on every layer and the
-// gated DeltaNet's projections separate).
+// gated DeltaNet's projections separate; Qwen3_5MoeTextModel the same with the sparse MoE block on
+// every layer).
 #pragma once
 
 #include "blocks/decoder.h"
@@ -16,7 +17,16 @@ namespace mobius {
 // linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim,
 // hidden_act, rms_norm_eps; `projections`) on the "linear_attention" ones, from layer_types or,
 // without it, full_attention_interval (default 4: layer i is full attention when i + 1 is a
-// multiple). s.mlp is the dense MLP of intermediate_size. Throws mobius::Error naming the field.
-DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections);
+// multiple). s.mlp is the dense MLP of `intermediate_key` (a type without a dense MLP names its
+// experts' width). Throws mobius::Error naming the field.
+DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections,
+                            const std::string& intermediate_key = "intermediate_size");
+
+// Qwen3NextSparseMoeBlock / Qwen3_5MoeSparseMoeBlock: num_experts experts of
+// moe_intermediate_size (qwen2_moe's keys experts.{e}.gate_proj / up_proj / down_proj: transformers
+// stacks them on load, unstacks them on save), softmax top-k of num_experts_per_tok, and the
+// shared_expert (shared_expert_intermediate_size, default 512) scaled by sigmoid(shared_expert_gate).
+// The router's renormalization is the type's (Qwen3-Next: norm_topk_prob; Qwen3.5-MoE: always).
+MoEOptions qwen3_next_moe(const HfConfig& c, const DecoderSpec& s);
 
 }  // namespace mobius

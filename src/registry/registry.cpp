@@ -175,6 +175,7 @@ const std::vector<RegistryEntry>& registry() {
         // "decoder" reads their conv/recurrent states by name as bamba's (genai_config.json layer_types)
         {"qwen3_next", "hybrid", "text-generation", create_qwen3_next},
         {"qwen3_5_text", "hybrid", "text-generation", create_qwen3_5_text},
+        {"qwen3_5_moe_text", "hybrid", "text-generation", create_qwen3_5_moe_text},
         // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
         // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},

@@ -110,6 +110,15 @@ TYPE_BASE["qwen3_next"] = dict(num_hidden_layers=2, layer_types=["linear_attenti
 TYPE_BASE["qwen3_5_text"] = {k: v for k, v in TYPE_BASE["qwen3_next"].items()
                              if k not in ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
                                           "shared_expert_intermediate_size")}
+# Qwen3.5-MoE text: Qwen3.5's layers and sizes, Qwen3-Next's experts on every layer (no dense MLP)
+TYPE_BASE["qwen3_5_moe_text"] = dict(TYPE_BASE["qwen3_next"])
+# Both Qwen3.5 types: rms_norm_eps 1e-4 (default 1e-6; their second rows keep 1e-6). The DeltaNet's
+# gated RMSNorm divides each value head's output by its RMS, ~5e-4 on the head whose queries are
+# nearly orthogonal to the keys, which scales float32 rounding up by ~2000: with 1e-6 the default
+# rows' prefill was 5.03e-5 off the float64 reference (margin 0.50, both types), with 1e-4
+# 1.59e-5 / 2.87e-5. The same graph, a different config value.
+for _t in ("qwen3_5_text", "qwen3_5_moe_text"):
+    TYPE_BASE[_t] = dict(TYPE_BASE[_t], rms_norm_eps=1e-4)
 # RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
 # the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
 # greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4

@@ -665,6 +665,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
+                 "qwen3_5_moe_text": _qwen3_next_states,
                  "recurrent_gemma": _recurrent_gemma_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only

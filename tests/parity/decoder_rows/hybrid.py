@@ -7,8 +7,8 @@ layer carries both states; no genai type), zamba and zamba2 (multi-head Mamba or
 shared attention blocks, Zamba2's with low-rank adapters, src/archs/zamba.h: a hybrid layer carries
 both states; no genai type), recurrent_gemma (RG-LRU recurrent blocks and local attention,
 src/blocks/rg_lru.h; the recurrent states live in transformers' modules, harness.MODULE_STATES),
-qwen3_next and qwen3_5_text (gated DeltaNet and gated attention layers, src/blocks/gated_delta_net.h:
-{conv_state, recurrent_state}).
+qwen3_next, qwen3_5_text and qwen3_5_moe_text (gated DeltaNet and gated attention layers,
+src/blocks/gated_delta_net.h: {conv_state, recurrent_state}).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -160,12 +160,25 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("default", {}),
         # layer_types from full_attention_interval 2; as many value heads as key heads, kernel 3;
         # attention_bias; tied embeddings; the checkpoints' interleaved M-RoPE sections over RoPE on
-        # half of each head (4 frequencies: every section rotates by the text position)
+        # half of each head (4 frequencies: every section rotates by the text position); the
+        # class' rms_norm_eps 1e-6
         ("interval-equal-heads-bias-mrope-tied", dict(
             layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
-            attention_bias=True, tie_word_embeddings=True,
+            attention_bias=True, tie_word_embeddings=True, rms_norm_eps=1e-6,
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
                              "mrope_section": [2, 1, 1], "mrope_interleaved": True},
+            _json=dict(layer_types=DROP, full_attention_interval=2))),
+    ],
+    "qwen3_5_moe_text": [
+        # layers DeltaNet, attention (decoder_harness.TYPE_BASE): the DeltaNet's separate
+        # projections; the sparse block with the gated shared expert on every layer, the top-k
+        # weights always renormalized (Qwen3_5MoeTopKRouter)
+        ("default", {}),
+        # layer_types from full_attention_interval 2; as many value heads as key heads, kernel 3;
+        # one expert per token; tied embeddings; the class' rms_norm_eps 1e-6
+        ("interval-equal-heads-top-1-tied", dict(
+            layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
+            num_experts_per_tok=1, tie_word_embeddings=True, rms_norm_eps=1e-6,
             _json=dict(layer_types=DROP, full_attention_interval=2))),
     ],
     "recurrent_gemma": [
