@@ -122,26 +122,11 @@ class ControlNetModel : public Architecture {
     Value* x = op.Add(encoder->conv_in->forward(op, sample), cond_embedding->forward(op, cond));
     std::vector<Value*> skips = encoder->down(op, x, emb, states);
     Value* mid = encoder->mid(op, skips.back(), emb, states);
-    int64_t level = 0;
-    for (size_t i = 0; i < skips.size(); ++i) {
-      const std::string suffix = level == 0 ? "" : "_down" + std::to_string(level);
+    for (size_t i = 0; i < skips.size(); ++i)
       b.output(op.Mul(down_convs[i]->forward(op, skips[i]), scale), "down_block_res_samples." + std::to_string(i),
-               {"batch_size", encoder->skip_channels()[i], "height" + suffix, "width" + suffix});
-      if (is_downsample(i)) ++level;
-    }
-    const std::string suffix = level == 0 ? "" : "_down" + std::to_string(level);
-    b.output(op.Mul(mid_conv->forward(op, mid), scale), "mid_block_res_sample",
-             {"batch_size", e.channels.back(), "height" + suffix, "width" + suffix});
+               encoder->skip_shape(i));
+    b.output(op.Mul(mid_conv->forward(op, mid), scale), "mid_block_res_sample", encoder->mid_shape());
     return model;
-  }
-  // Whether skip i is a downsampler's output (the skips after it are a level lower).
-  bool is_downsample(size_t i) const {
-    size_t at = 0;
-    for (size_t block = 0; block < s_.encoder.channels.size(); ++block) {
-      at += static_cast<size_t>(s_.encoder.layers[block]);
-      if (block + 1 < s_.encoder.channels.size() && ++at == i) return true;
-    }
-    return false;
   }
   ControlNetSpec s_;
 };

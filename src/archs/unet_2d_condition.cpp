@@ -18,6 +18,11 @@
 //   [batch_size, sequence_length, cross_attention_dim]; "text_time": text_embeds
 //   [batch_size, text_embeds_dim], time_ids [batch_size, num_time_ids]
 //   -> out_sample [batch_size, out_channels, height, width]
+// Built for a pipeline with a ControlNetModel (create_unet_2d_condition_controlled), the graph also
+// takes UNet2DConditionModel.forward's ControlNet residuals, the ControlNet graph's outputs:
+//   down_block_additional_residuals.{i} [batch_size, channels of skip i, height_down{k}, width_down{k}]
+//   (one per skip, added to it after the down blocks) and mid_block_additional_residual [batch_size,
+//   block_out_channels[-1], height_down{n-1}, width_down{n-1}] (added to the mid block's output).
 #include "archs/unet_encoder.h"
 #include "blocks/activation.h"
 #include "registry/diffusers_registry.h"
@@ -30,6 +35,7 @@ struct UnetSpec {
   int64_t out_channels, conv_out_kernel;
   std::vector<bool> up_cross;
   bool center_input_sample;
+  bool controlnet_residuals = false;  // the ControlNet residual inputs (above)
 };
 
 UnetSpec unet_spec(const HfConfig& c, DataType dtype) {
@@ -70,7 +76,7 @@ UnetSpec unet_spec(const HfConfig& c, DataType dtype) {
 
 class UNet2DConditionModel : public Architecture {
  public:
-  UNet2DConditionModel(const HfConfig& c, DataType dtype) : s_(unet_spec(c, dtype)) {
+  explicit UNet2DConditionModel(const UnetSpec& s) : s_(s) {
     const UNetEncoderSpec& e = s_.encoder;
     encoder = child<UNetEncoder>("", e);
     const size_t n = e.channels.size();
@@ -92,12 +98,12 @@ class UNet2DConditionModel : public Architecture {
       }
       if (i + 1 < n)
         upsamplers.push_back(child<Upsample2D>(block + ".upsamplers.0",
-                                               Resample2DOptions{.channels = ch, .out_channels = ch, .dtype = dtype}));
+                                               Resample2DOptions{.channels = ch, .out_channels = ch, .dtype = e.dtype}));
     }
-    conv_norm_out = child<GroupNorm>("conv_norm_out", GroupNormOptions{e.groups, ch, e.eps, dtype});
+    conv_norm_out = child<GroupNorm>("conv_norm_out", GroupNormOptions{e.groups, ch, e.eps, e.dtype});
     conv_out = child<Conv2d>("conv_out", Conv2dOptions{.in_channels = ch, .out_channels = s_.out_channels,
                                                        .kernel_size = s_.conv_out_kernel,
-                                                       .padding = (s_.conv_out_kernel - 1) / 2, .dtype = dtype});
+                                                       .padding = (s_.conv_out_kernel - 1) / 2, .dtype = e.dtype});
   }
   std::string task() const override { return "diffusion-denoiser"; }
   std::vector<NamedGraph> build_graphs() const override {
@@ -123,6 +129,12 @@ class UNet2DConditionModel : public Architecture {
     Value* x = s_.center_input_sample ? op.Sub(op.Mul(sample, 2.0), 1.0) : sample;
     std::vector<Value*> skips = encoder->down(op, encoder->conv_in->forward(op, x), emb, states);
     x = encoder->mid(op, skips.back(), emb, states);
+    if (s_.controlnet_residuals) {
+      for (size_t i = 0; i < skips.size(); ++i)
+        skips[i] = op.Add(skips[i], b.input("down_block_additional_residuals." + std::to_string(i), e.dtype,
+                                            encoder->skip_shape(i)));
+      x = op.Add(x, b.input("mid_block_additional_residual", e.dtype, encoder->mid_shape()));
+    }
     size_t next = 0;
     for (size_t i = 0; i < e.channels.size(); ++i) {
       for (int64_t j = 0; j <= e.layers[e.channels.size() - 1 - i]; ++j) {
@@ -142,7 +154,13 @@ class UNet2DConditionModel : public Architecture {
 }  // namespace
 
 std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig& c, DataType dtype) {
-  return std::make_unique<UNet2DConditionModel>(c, dtype);
+  return std::make_unique<UNet2DConditionModel>(unet_spec(c, dtype));
+}
+
+std::unique_ptr<Architecture> create_unet_2d_condition_controlled(const HfConfig& c, DataType dtype) {
+  UnetSpec s = unet_spec(c, dtype);
+  s.controlnet_residuals = true;
+  return std::make_unique<UNet2DConditionModel>(s);
 }
 
 }  // namespace mobius

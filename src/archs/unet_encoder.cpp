@@ -88,6 +88,7 @@ UNetEncoder::UNetEncoder(const UNetEncoderSpec& s) : s_(s) {
                                                                                        s_.time_embed_dim, "silu", dtype});
   int64_t ch = s_.channels[0];
   skip_channels_ = {ch};
+  skip_levels_ = {0};
   for (size_t i = 0; i < n; ++i) {
     const std::string block = "down_blocks." + std::to_string(i);
     for (int64_t j = 0; j < s_.layers[i]; ++j) {
@@ -98,17 +99,24 @@ UNetEncoder::UNetEncoder(const UNetEncoderSpec& s) : s_(s) {
       if (s_.cross[i]) l.attention = child<Transformer2D>(block + ".attentions" + index, unet_transformer(s_, i, ch));
       down_layers.push_back(l);
       skip_channels_.push_back(ch);
+      skip_levels_.push_back(static_cast<int64_t>(i));
     }
     if (i + 1 < n) {
       downsamplers.push_back(child<Downsample2D>(block + ".downsamplers.0",
                                                  Resample2DOptions{.channels = ch, .out_channels = ch,
                                                                    .padding = s_.downsample_padding, .dtype = dtype}));
       skip_channels_.push_back(ch);
+      skip_levels_.push_back(static_cast<int64_t>(i + 1));
     }
   }
   mid_first = child<ResnetBlock2D>("mid_block.resnets.0", unet_resnet(s_, ch, ch, s_.mid_scale));
   mid_attention = child<Transformer2D>("mid_block.attentions.0", unet_transformer(s_, n - 1, ch));
   mid_second = child<ResnetBlock2D>("mid_block.resnets.1", unet_resnet(s_, ch, ch, s_.mid_scale));
+}
+
+Shape UNetEncoder::level_shape(int64_t channels, int64_t level) {
+  const std::string suffix = level == 0 ? "" : "_down" + std::to_string(level);
+  return {"batch_size", channels, "height" + suffix, "width" + suffix};
 }
 
 UNetEncoder::Inputs UNetEncoder::inputs(GraphBuilder& b) const {

@@ -87,6 +87,11 @@ class UNetEncoder : public Module {
   Value* mid(Ops& op, Value* x, Value* emb, Value* states) const;
   // The channels of each skip down() returns, in its order.
   const std::vector<int64_t>& skip_channels() const { return skip_channels_; }
+  // Skip i's shape [batch_size, its channels, height_down{k}, width_down{k}] (k: the downsamplers
+  // before it; level 0 is height, width), as a graph input's or output's dims.
+  Shape skip_shape(size_t i) const { return level_shape(skip_channels_[i], skip_levels_[i]); }
+  // The mid block's shape: the last skip's.
+  Shape mid_shape() const { return skip_shape(skip_channels_.size() - 1); }
 
   Conv2d* conv_in;
   TimestepEmbedding *time_embedding, *add_embedding = nullptr;
@@ -96,8 +101,9 @@ class UNetEncoder : public Module {
   Transformer2D* mid_attention;
 
  private:
+  static Shape level_shape(int64_t channels, int64_t level);
   UNetEncoderSpec s_;
-  std::vector<int64_t> skip_channels_;
+  std::vector<int64_t> skip_channels_, skip_levels_;
 };
 
 }  // namespace mobius

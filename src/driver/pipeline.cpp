@@ -47,9 +47,10 @@ bool plain_name(const std::string& s) {
 }
 
 // The component's architecture from the registry of its config: diffusers' _class_name, or a
-// registered transformers model_type. Sets c.manifest to the reason and returns nullptr when
-// neither registry holds it.
-std::unique_ptr<Architecture> create_component(Component& c, DataType dtype) {
+// registered transformers model_type; `controlled`: the pipeline has a ControlNetModel, whose
+// outputs a class with a create_controlled factory takes. Sets c.manifest to the reason and returns
+// nullptr when neither registry holds it.
+std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, bool controlled) {
   const HfConfig raw = HfConfig::load(checkpoint_file(c.dir, "config.json").string());
   std::string model_type;
   ArchFactory create;
@@ -62,7 +63,7 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype) {
       return nullptr;
     }
     c.config = with_diffusers_defaults(raw, cls);
-    create = row->create;
+    create = controlled && row->create_controlled ? row->create_controlled : row->create;
   } else {
     model_type = raw.string_or("model_type", "");
     if (std::none_of(registry().begin(), registry().end(),
@@ -82,8 +83,8 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype) {
 
 // Builds component `c` (its graphs lowered as options say, bound to its own weights); a
 // single-graph component's graph takes the entry's name and folder.
-void build_component(Component& c, const BuildOptions& o, ExecutionProvider ep) {
-  c.arch = create_component(c, o.dtype);
+void build_component(Component& c, const BuildOptions& o, ExecutionProvider ep, bool controlled) {
+  c.arch = create_component(c, o.dtype, controlled);
   if (!c.arch) return;
   try {
     c.graphs = lower_graphs(*c.arch, *c.config, o, ep, nullptr).graphs;
@@ -156,6 +157,10 @@ BuildReport build_pipeline(const BuildOptions& o) {
   const nlohmann::json index = read_json_file(index_file, kMaxJsonBytes);
   if (!index.is_object()) throw Error(index_file + ": not a JSON object");
   report.model_type = index.value("_class_name", std::string("DiffusionPipeline"));
+  // a ControlNet pipeline (StableDiffusion[XL]ControlNetPipeline): its UNet takes the residuals
+  const nlohmann::json* controlnet = index.contains("controlnet") ? &index["controlnet"] : nullptr;
+  const bool controlled = controlnet && controlnet->is_array() && controlnet->size() == 2 &&
+                          (*controlnet)[1] == "ControlNetModel";
 
   std::vector<Component> components;
   for (const auto& [key, value] : index.items()) {
@@ -181,7 +186,7 @@ BuildReport build_pipeline(const BuildOptions& o) {
       continue;
     }
     if (fs::exists(fs::path(c.dir) / "config.json", ec)) {
-      build_component(c, o, ep);
+      build_component(c, o, ep, controlled);
     } else {
       c.manifest = {{"copy", true}};  // a tokenizer, scheduler or processor: copied as it is
     }

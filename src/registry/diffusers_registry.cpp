@@ -18,7 +18,8 @@ const std::vector<DiffusersEntry>& diffusers_registry() {
       {"SanaTransformer2DModel", "sana_transformer", "diffusion-denoiser", create_sana_transformer},
       {"SD3Transformer2DModel", "sd3_transformer", "diffusion-denoiser", create_sd3_transformer},
       {"T2IAdapter", "t2i_adapter", "diffusion-adapter", create_t2i_adapter},
-      {"UNet2DConditionModel", "unet_2d_condition", "diffusion-denoiser", create_unet_2d_condition},
+      {"UNet2DConditionModel", "unet_2d_condition", "diffusion-denoiser", create_unet_2d_condition,
+       create_unet_2d_condition_controlled},
   };
   return entries;
 }

@@ -29,8 +29,11 @@ std::unique_ptr<Architecture> create_sana_transformer(const HfConfig&, DataType)
 std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
 // archs/t2i_adapter.cpp
 std::unique_ptr<Architecture> create_t2i_adapter(const HfConfig&, DataType);
-// archs/unet_2d_condition.cpp
+// archs/unet_2d_condition.cpp; _controlled: the UNet of a pipeline with a ControlNetModel, its
+// graph also taking the ControlNet's residuals (down_block_additional_residuals.{i},
+// mid_block_additional_residual)
 std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_unet_2d_condition_controlled(const HfConfig&, DataType);
 
 struct DiffusersEntry {
   const char* class_name;  // config.json "_class_name", diffusers' model class
@@ -38,6 +41,9 @@ struct DiffusersEntry {
   const char* task;        // the Architecture's task(): "diffusion-vae", "diffusion-denoiser",
                            // "diffusion-controlnet", "diffusion-adapter"
   ArchFactory create;
+  // The class' factory in a pipeline that also has a ControlNetModel (its graph takes the
+  // ControlNet's outputs); null where the class takes nothing from a ControlNet.
+  ArchFactory create_controlled = nullptr;
 };
 
 // All entries, sorted by class name.

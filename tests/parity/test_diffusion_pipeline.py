@@ -9,7 +9,8 @@ within 1e-4 relative to its scale (the largest magnitude of the reference). The 
 (Optimum's ORTDiffusionPipeline: one folder per component, each with its config.json;
 model_index.json; the scheduler folder copied; mobius_manifest.json) and a component mobius does
 not build (skipped, said in the manifest and a warning) are checked too; an SDXL-like pipeline
-(text_encoder_2 a CLIPTextModelWithProjection, a text_time UNet) the same way. About 12 s."""
+(text_encoder_2 a CLIPTextModelWithProjection, a text_time UNet) and a ControlNet pipeline (the
+unet graph takes the controlnet graph's residuals) the same way. About 15 s."""
 
 import json
 
@@ -249,5 +250,69 @@ def test_sdxl_pipeline_four_step_ddim_loop(tmp_path):
     for t in timesteps:
         eps = unet.run(["out_sample"], feeds(unet, sample=x, timestep=np.array([t]), encoder_hidden_states=hidden,
                                              text_embeds=pooled, time_ids=time_ids))[0]
+        x = ddim_step(eps, int(t), x, alphas_cumprod, step_ratio).astype(np.float32)
+    assert_close(x, want, "final latent")
+
+
+def test_controlnet_pipeline_four_step_ddim_loop(tmp_path):
+    """A StableDiffusionControlNetPipeline (the UNet's ControlNetModel.from_unet copy, its
+    conditioning embedding halving a 16 x 16 image to the 8 x 8 latent) builds with one command:
+    the controlnet graph, and a unet graph that also takes the ControlNet's residuals
+    (down_block_additional_residuals.{i}, mid_block_additional_residual, the controlnet graph's
+    down_block_res_samples.{i} and mid_block_res_sample). A 4-step DDIM loop running both graphs
+    (conditioning scale 0.7) gives the pipeline's final latent."""
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    torch.manual_seed(0)
+    unet = diffusers.UNet2DConditionModel(
+        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(16, 32),
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+        cross_attention_dim=24, attention_head_dim=4, norm_num_groups=8)
+    controlnet = diffusers.ControlNetModel.from_unet(unet, conditioning_embedding_out_channels=(8, 16))
+    vae = diffusers.AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32), layers_per_block=1,
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2, norm_num_groups=8)
+    text_encoder = CLIPTextModel(CLIPTextConfig(vocab_size=100, hidden_size=24, intermediate_size=40,
+                                                num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=16,
+                                                bos_token_id=0, eos_token_id=2, pad_token_id=1))
+    for i, m in enumerate((unet, controlnet, vae, text_encoder)):
+        randomize(m, 30 + i)
+    pipe = diffusers.StableDiffusionControlNetPipeline(
+        vae=vae, text_encoder=text_encoder, tokenizer=None, unet=unet, controlnet=controlnet,
+        scheduler=diffusers.DDIMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
+        requires_safety_checker=False)
+    pipe.save_pretrained(tmp_path / "pipe")
+    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    out = tmp_path / "out"
+    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
+    assert manifest["controlnet"] == {"built": ["controlnet"], "class": "ControlNetModel"}, manifest
+
+    rng = np.random.default_rng(1)
+    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
+    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    image = rng.uniform(0, 1, size=(1, 3, 16, 16)).astype(np.float32)
+    scale = 0.7
+    with torch.no_grad():
+        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
+        want = pipe(prompt_embeds=embeds, image=torch.from_numpy(image), latents=torch.from_numpy(latents),
+                    num_inference_steps=STEPS, guidance_scale=1.0, controlnet_conditioning_scale=scale, height=16,
+                    width=16, output_type="latent").images.numpy()
+
+    session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
+    control, unet = session("controlnet"), session("unet")
+    names = [o.name for o in control.get_outputs()]
+    assert {i.name for i in unet.get_inputs()} >= {n.replace("down_block_res_samples", "down_block_additional_residuals")
+                                                   .replace("mid_block_res_sample", "mid_block_additional_residual")
+                                                   for n in names}, unet.get_inputs()
+    alphas_cumprod, step_ratio, timesteps = ddim_schedule()
+    x = latents
+    for t in timesteps:
+        res = control.run(names, feeds(control, sample=x, timestep=np.array([t]), encoder_hidden_states=embeds.numpy(),
+                                       controlnet_cond=image, conditioning_scale=np.array(scale)))
+        residuals = {n.replace("down_block_res_samples", "down_block_additional_residuals")
+                     .replace("mid_block_res_sample", "mid_block_additional_residual"): v for n, v in zip(names, res)}
+        eps = unet.run(["out_sample"], feeds(unet, sample=x, timestep=np.array([t]), encoder_hidden_states=embeds.numpy(),
+                                             **residuals))[0]
         x = ddim_step(eps, int(t), x, alphas_cumprod, step_ratio).astype(np.float32)
     assert_close(x, want, "final latent")
