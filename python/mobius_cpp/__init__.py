@@ -24,7 +24,8 @@ from . import _core
 __version__: str = _core.__version__
 
 __all__ = [
-    "build", "apply_weights", "inspect", "list_models", "register", "register_file", "Package", "IOValue", "Info", "ModelType",
+    "build", "apply_weights", "inspect", "list_models", "list_components", "register", "register_file", "Package", "IOValue",
+    "Info", "ModelType", "ComponentClass",
     "MobiusError", "MobiusFileNotFoundError", "MobiusFileExistsError", "MobiusValueError",
 ]
 
@@ -390,6 +391,22 @@ class ModelType:
 def list_models() -> list[ModelType]:
     """Every registered model_type, sorted (``mobius list models``)."""
     return [ModelType(**m) for m in _core.list_models()]
+
+
+@dataclass(frozen=True)
+class ComponentClass:
+    """A diffusers component class mobius builds (``mobius list components``): its config.json
+    ``_class_name``, family (architecture file) and task ("diffusion-vae", "diffusion-denoiser", ...).
+    Which are verified against diffusers is docs/models.md's diffusers table."""
+
+    class_name: str
+    family: str
+    task: str
+
+
+def list_components() -> list[ComponentClass]:
+    """Every diffusers component class mobius builds, in ``mobius list components``' order."""
+    return [ComponentClass(**c) for c in _core.list_components()]
 
 
 def register(model_type: str, *, base: str, config_renames: Optional[Mapping[str, str]] = None,

@@ -18,6 +18,7 @@
 #include "driver/option_words.h"
 #include "driver/info.h"
 #include "registry/custom.h"
+#include "registry/diffusers_registry.h"
 #include "registry/registry.h"
 #include "util/error.h"
 #include "util/input_files.h"
@@ -122,6 +123,13 @@ nb::list list_models() {
   return out;
 }
 
+nb::list list_components() {
+  nb::list out;
+  for (const auto& e : mobius::diffusers_registry())
+    out.append(kw("class_name"_a = e.class_name, "family"_a = e.family, "task"_a = e.task));
+  return out;
+}
+
 // A graph's inputs or outputs: name, element type (ONNX TensorProto name, e.g. "FLOAT"), shape
 // (an int per fixed dimension, the symbol's name per symbolic one, None for an unnamed one).
 nb::list values(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& vs) {
@@ -223,5 +231,6 @@ NB_MODULE(_core, m) {
       },
       "layout"_a);
   m.def("list_models", &list_models);
+  m.def("list_components", &list_components);
   m.def("io_contract", &io_contract, "model_path"_a);
 }

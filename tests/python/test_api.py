@@ -255,6 +255,12 @@ def test_list_models_is_mobius_list_models():
     assert by_type["t5"].genai_type == "" and by_type["bert"].genai_type == ""
 
 
+def test_list_components_is_mobius_list_components():
+    rows = [r.split() for r in H.run_mobius("list", "components").stdout.splitlines()[1:]]
+    assert [(c.class_name, c.family, c.task) for c in mobius_cpp.list_components()] == [tuple(r) for r in rows]
+    assert "UNet2DConditionModel" in {c.class_name for c in mobius_cpp.list_components()}
+
+
 def test_bad_option_values_raise_mobius_errors(tiny, tmp_path):
     """An option value the core refuses (a new-user trial found _core.Error escaping here) is a
     MobiusValueError like every other refusal, and nothing is written."""
