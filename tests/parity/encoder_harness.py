@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 import torch
 from transformers import (AutoModel, AutoModelForDocumentQuestionAnswering, AutoModelForMaskedLM,
                           AutoModelForMultipleChoice,
@@ -513,3 +514,40 @@ def run_head_parity(model_type: str, overrides: dict, work: Path, row: dict, bui
             failures.append(f"{name} max|Δ| {deltas[-1]:.3g} > {TOL}")
     row["prefill"] = max(deltas)
     return failures
+
+
+def check_quantized(model_type: str, overrides: dict, work: Path, bits: int) -> list[str]:
+    """`--precision int4|int8` (bits 4 | 8) with seq2seq_harness.INT4_PINNED (accuracy level 0,
+    embeddings in float, as MatMulNBitsQuantizer's defaults): every MatMul by a 2-D checkpoint
+    weight is a MatMulNBits of `bits`, and every output (last_hidden_state, or the head's) equals
+    that of mobius' float build quantized by onnxruntime's MatMulNBitsQuantizer (the same weights
+    and kernel), max|Δ| <= harness.TOL over the padded batch."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    import seq2seq_harness as S
+
+    task = overrides.get("_task")
+    auto = head_class(model_type, task) if task else AutoModel
+    hf_dir, q_dir, f_dir = work / "hf", work / f"int{bits}", work / "float"
+    model = H.write_checkpoint(model_type, overrides, hf_dir, *([auto] if task else []))
+    H.build(hf_dir, q_dir, "--precision", f"int{bits}", *S.INT4_PINNED)
+    H.build(hf_dir, f_dir)
+    quantized = onnx.load(str(H.graph_path(q_dir, "model")))
+    nbits, left = S.weight_matmuls(quantized)
+    widths = {a.i for n in quantized.graph.node if n.op_type == "MatMulNBits" for a in n.attribute if a.name == "bits"}
+    if nbits == 0 or left or widths != {bits}:
+        return [f"{nbits} MatMulNBits of bits {sorted(widths)}, float weight MatMuls left: {left}"]
+    q = MatMulNBitsQuantizer(onnx.load(str(H.graph_path(f_dir, "model"))), bits=bits, block_size=32,
+                             is_symmetric=True)
+    q.process()
+    ref_path = work / f"ort-int{bits}.onnx"
+    onnx.save(q.model.model, str(ref_path))
+    ids, mask, token_types, extra = head_batch(model.config, task or "feature-extraction")
+    feeds = {"input_ids": ids, "attention_mask": mask, **extra}
+    if token_types is not None:
+        feeds["token_type_ids"] = token_types
+    sess = H.ort_session(H.graph_path(q_dir, "model"))
+    names = [o.name for o in sess.get_outputs()]
+    got, want = sess.run(names, feeds), H.ort_session(ref_path).run(names, feeds)
+    return [f"int{bits} {n} vs onnxruntime's quantizer on the float build: max|Δ| {d:.3g} > {H.TOL}"
+            for n, g, w in zip(names, got, want) if not (d := H.max_abs(g, w)) <= H.TOL]

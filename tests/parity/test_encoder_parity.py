@@ -80,3 +80,18 @@ def test_head_checkpoint_as_feature_extraction(tmp_path):
     valid = mask.astype(bool)
     delta = H.max_abs(got[valid], want[valid])
     assert delta <= H.TOL, f"last_hidden_state max|Δ| {delta:.3g} > {H.TOL}"
+
+
+# --precision int4 / int8 (MatMulNBits of 4 or 8 bits) against onnxruntime's MatMulNBitsQuantizer on
+# the float build: BERT (token types), DeBERTa-v2 (disentangled attention's projections),
+# ModernBERT (fused Wqkv), and a head (BERT text-classification: the classifier quantized too)
+QUANT_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
+              if (mt, name) in {("bert", "default"), ("deberta-v2", "default"), ("modernbert", "default"),
+                                ("bert", "text-classification")}]
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+@pytest.mark.parametrize("model_type,name,overrides", QUANT_ROWS, ids=[f"{mt}-{n}" for mt, n, _ in QUANT_ROWS])
+def test_encoder_quantized(model_type, name, overrides, bits, tmp_path_factory):
+    failures = E.check_quantized(model_type, overrides, tmp_path_factory.mktemp(f"{model_type}-{name}-int{bits}"), bits)
+    assert not failures, "\n".join(failures)
