@@ -41,6 +41,10 @@ std::unique_ptr<Architecture> create_markuplm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_squeezebert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_luke(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_convbert(const HfConfig&, DataType);
+// archs/lilt.cpp, layoutlmv3.cpp, xlnet.cpp
+std::unique_ptr<Architecture> create_lilt(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_layoutlmv3(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_xlnet(const HfConfig&, DataType);
 // archs/mobilebert.cpp, fnet.cpp
 std::unique_ptr<Architecture> create_mobilebert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_fnet(const HfConfig&, DataType);

@@ -46,6 +46,12 @@ ENCODER_TYPE_BASE = {
     "roc_bert": dict(shape_vocab_size=40, shape_embed_dim=24, pronunciation_vocab_size=30,
                      pronunciation_embed_dim=16),
     "layoutlm": dict(max_2d_position_embeddings=64),  # boxes with coordinates 0..63
+    # LiLT: hidden 48 (its six box tables are hidden_size // 6 wide), 4 heads of 12, the layout stream
+    # 48 / 4 = 12 wide (heads of 3); boxes with coordinates 0..63
+    "lilt": dict(hidden_size=48, max_2d_position_embeddings=64),
+    # LayoutLMv3: boxes with coordinates 0..63 embedded in 4 * 8 + 2 * 16 = 64 features; the default
+    # buckets (1-D: 32 up to 128, 2-D: 64 up to 256) reach their log buckets in the batch
+    "layoutlmv3": dict(max_2d_position_embeddings=64, coordinate_size=8, shape_size=16),
     # TAPAS' seven token type tables, small: segment, column, row, prev label, ranks, numeric relation
     "tapas": dict(type_vocab_sizes=[3, 4, 5, 2, 6, 6, 10]),
     # the question token 216: at positions 31 and 32 of the batch's row 0, 37 of row 1
@@ -76,10 +82,15 @@ ENCODER_TYPE_BASE = {
     # three languages (lang_embeddings, the langs input); the sizes through XLMConfig.attribute_map
     # (config.json: emb_dim, n_layers, n_heads; the feed-forward 4 * emb_dim wide)
     "xlm": dict(n_langs=3),
+    # XLNet's sizes through XLNetConfig.attribute_map (config.json: d_model, n_layer, n_head), d_inner and d_head
+    # its own fields (d_head: the config class checks it against d_model // n_head); no max_position_embeddings
+    # (XLNetConfig refuses to set it: relative positions, no length limit)
+    "xlnet": dict(d_inner=128, d_head=16, max_position_embeddings=DROP),
     "flaubert": dict(n_langs=3),
 }
 # XLM's token_type_ids index its word embeddings: segments 0 / 1 (no type_vocab_size)
-TOKEN_TYPES = {"xlm": 2, "flaubert": 2}
+# XLNet's segment ids (its tokenizer's 0, 1 and 2 for <cls>), compared for equality: no table
+TOKEN_TYPES = {"xlm": 2, "flaubert": 2, "xlnet": 3}
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "albert": [
@@ -215,6 +226,19 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("shape-only", dict(enable_pronunciation=False)),
     ],
     "layoutlm": [("default", {})],  # bbox: x / y / h / w position embeddings
+    "xlnet": [
+        ("default", {}),  # relative positions (sin | cos), segment terms, gelu
+        ("clamp-8-relu-eps", dict(clamp_len=8, ff_activation="relu", layer_norm_eps=1e-3)),  # distances clamped to +-8
+    ],
+    "lilt": [
+        ("default", {}),  # channel_shrink_ratio 4: the layout stream 12 wide, heads of 3
+        ("shrink-2-gelu-tanh", dict(channel_shrink_ratio=2, hidden_act="gelu_new", pad_token_id=1)),
+    ],
+    "layoutlmv3": [
+        ("default", {}),  # 1-D and 2-D relative position biases, positions from the ids (pad 1)
+        ("no-spatial-bias", dict(has_spatial_attention_bias=False, rel_pos_bins=16, max_rel_pos=32)),
+        ("no-relative-bias", dict(has_relative_attention_bias=False)),  # the spatial bias alone is not added
+    ],
     "tapas": [
         ("default", {}),  # positions reset per cell (column id, row id), 7 token type tables
         ("absolute-positions", dict(reset_position_index_per_cell=False, layer_norm_eps=1e-3)),
@@ -327,6 +351,13 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     # the summary of the first token, projected, tanh (the default: the last token alone)
     "convbert": [("multiple-choice-first-proj", dict(_task="multiple-choice", summary_type="first",
                                                      summary_use_proj=True, summary_activation="tanh"))],
+    # XLNetSequenceSummary of the first token without its projection, gelu (the default: the last token,
+    # projected, tanh: row 0's last token is padding)
+    "xlnet": [("text-classification-first-no-proj", dict(_task="text-classification", summary_type="first",
+                                                         summary_use_proj=False, summary_activation="gelu",
+                                                         num_labels=3))],
+    # from 10 labels LayoutLMv3ForTokenClassification's classifier is its classification head (dense, tanh, out_proj)
+    "layoutlmv3": [("token-classification-10", dict(_task="token-classification", num_labels=10))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
                                                         summary_activation="tanh"))],
 }
@@ -337,8 +368,9 @@ ROWS = [Row("feature-extraction", mt, name, ov) for mt, vs in ENCODER_VARIANTS.i
 
 
 def base_kwargs(model_type: str) -> dict:
-    """The tiny sizes (and per-type settings) every row of `model_type` starts from."""
-    return {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}
+    """The tiny sizes (and per-type settings) every row of `model_type` starts from (DROP: a size
+    of ENCODER_BASE the type's config class does not take)."""
+    return {k: v for k, v in {**ENCODER_BASE, **ENCODER_TYPE_BASE.get(model_type, {})}.items() if v != DROP}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,13 +402,13 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
     Encoder::extra_inputs, named as the transformers forward names them), for encoder_batch's
     mask: RoC-BERT's input_shape_ids / input_pronunciation_ids random over their vocabularies on
     the tokens, TAPAS' token_type_ids [batch, seq, 7] random over its type_vocab_sizes (cells of
-    scattered tokens), LayoutLM's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
+    scattered tokens), LayoutLM's, LiLT's and LayoutLMv3's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
     max_2d_position_embeddings, MarkupLM's xpath_tags_seq / xpath_subs_seq [batch, seq, max_depth]
     random over their tables (tag_pad_id / subs_pad_id on padding), XLM's / FlauBERT's langs random
     over n_langs (with language embeddings); 0 on padding."""
     rng = np.random.RandomState(seed + 100)
     out = {}
-    if config.model_type == "layoutlm":
+    if config.model_type in ("layoutlm", "lilt", "layoutlmv3"):
         half = config.max_2d_position_embeddings // 2
         corner = rng.randint(0, half, size=(*mask.shape, 2))
         size = rng.randint(0, half, size=(*mask.shape, 2))

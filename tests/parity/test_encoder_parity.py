@@ -35,7 +35,9 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # (bottlenecks, NoNorm, trigram input; its fill-mask decoder's further rows), TAPAS (its 7 token
 # type ids, positions per cell), Splinter's question-aware span selection, ESM C (full-width q/k
 # LayerNorms, scaled residuals), LUKE (word-only), ConvBERT (attention beside its span-based
-# dynamic convolution), and every
+# dynamic convolution), LiLT (the layout stream's attention beside the text's, each with the other's
+# scores in attention_bias), LayoutLMv3 (1-D and 2-D relative position biases in attention_bias),
+# XLNet (relative positions and segments in attention_bias, a padding query seeing itself), and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
 # prediction head and pooling). FNet has no attention to lower: its graph is the same under --ep cpu.
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
@@ -49,7 +51,8 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("eurobert", "default"), ("ultrabert", "default"), ("xlm", "default"),
                              ("flaubert", "default"), ("mobilebert", "default"), ("mobilebert", "fill-mask"),
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
-                             ("convbert", "default")}
+                             ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
+                             ("xlnet", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 

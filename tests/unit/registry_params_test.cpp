@@ -54,6 +54,8 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //   - markuplm: XPathEmbeddings.xpath_unitseq2_embeddings, built but never called (archs/markuplm.cpp).
 //   - luke: the entity path (entity_embeddings, the entity-aware queries w2e_query / e2w_query /
 //     e2e_query): the graph is LukeModel's word-only path, without entity inputs (archs/luke.cpp).
+//   - layoutlmv3: the visual part (patch_embed, cls_token, pos_embed, LayerNorm, norm), read only with
+//     pixel_values, which the text side's graph has no input for (archs/layoutlmv3.cpp).
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
@@ -66,6 +68,9 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
     for (const char* part : {".w2e_query.", ".e2w_query.", ".e2e_query."})
       if (key.find(part) != std::string::npos) return true;
   }
+  if (type == "layoutlmv3")
+    for (const char* part : {"patch_embed.", "cls_token", "pos_embed", "LayerNorm.", "norm."})
+      if (key.starts_with(part)) return true;
   if (std::string(e.task) == "feature-extraction")
     return key.starts_with("pooler.") ||
            ((type == "siglip_text_model" || type == "siglip2_text_model") && key.starts_with("head."));
