@@ -30,7 +30,7 @@ std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
 // archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, tapas.cpp, splinter.cpp, markuplm.cpp, squeezebert.cpp,
-// luke.cpp, convbert.cpp
+// luke.cpp, convbert.cpp, nystromformer.cpp, yoso.cpp
 std::unique_ptr<Architecture> create_xmod(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ibert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roc_bert(const HfConfig&, DataType);
@@ -45,6 +45,9 @@ std::unique_ptr<Architecture> create_convbert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_lilt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_layoutlmv3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_xlnet(const HfConfig&, DataType);
+// archs/nystromformer.cpp, yoso.cpp
+std::unique_ptr<Architecture> create_nystromformer(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_yoso(const HfConfig&, DataType);
 // archs/mobilebert.cpp, fnet.cpp
 std::unique_ptr<Architecture> create_mobilebert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_fnet(const HfConfig&, DataType);

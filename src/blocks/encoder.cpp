@@ -16,7 +16,7 @@ AttentionOptions encoder_attention(const HfConfig& c, int64_t hidden, DataType d
 }
 
 EncoderEmbeddings::EncoderEmbeddings(const EncoderSpec& s)
-    : kind_(s.position_ids), padding_idx_(s.padding_idx) {
+    : kind_(s.position_ids), padding_idx_(s.padding_idx), position_offset_(s.position_offset) {
   const int64_t dim = s.embedding_size ? s.embedding_size : s.hidden_size;
   word_embeddings = child<Embedding>("word_embeddings", s.vocab_size, dim, s.dtype);
   if (s.rope_table.empty())
@@ -42,14 +42,21 @@ Value* EncoderEmbeddings::forward(Ops& op, Value* input_ids, Value* token_type_i
   auto s = enter(op);
   Value* x = word_embeddings->forward(op, input_ids);
   if (token_type_embeddings) x = op.Add(x, token_type_embeddings->forward(op, token_type_ids));
-  if (position_embeddings) x = op.Add(x, position_embeddings->forward(op, token_positions(op, input_ids, kind_, padding_idx_)));
+  if (position_embeddings) {
+    Value* positions = token_positions(op, input_ids, kind_, padding_idx_);
+    if (position_offset_) positions = op.Add(positions, static_cast<double>(position_offset_));
+    x = op.Add(x, position_embeddings->forward(op, positions));
+  }
   return layer_norm ? layer_norm->forward(op, x) : x;
 }
 
-EncoderLayer::EncoderLayer(const EncoderSpec& s) : act_(s.hidden_act), placement_(s.placement) {
+EncoderLayer::EncoderLayer(const EncoderSpec& s) : EncoderLayer(s, std::make_unique<Attention>(s.attention)) {}
+
+EncoderLayer::EncoderLayer(const EncoderSpec& s, std::unique_ptr<Attention> own_attention)
+    : act_(s.hidden_act), placement_(s.placement) {
   const EncoderLayerNames& n = s.names;
   NormOptions norm{.dim = s.hidden_size, .eps = s.layer_norm_eps, .dtype = s.dtype};
-  attention = child<Attention>(n.attention, s.attention);
+  attention = adopt(n.attention, std::move(own_attention));
   attention_norm = child<LayerNorm>(n.attention_norm, norm);
   ffn_in = child<Linear>(n.ffn_in, LinearOptions{s.hidden_size, s.intermediate_size, true, s.dtype});
   ffn_out = child<Linear>(n.ffn_out, LinearOptions{s.intermediate_size, s.hidden_size, true, s.dtype});

@@ -67,6 +67,9 @@ struct EncoderSpec {
   float layer_norm_eps = 1e-12f;
   PositionIds position_ids = PositionIds::kArange;
   int64_t padding_idx = 0;                 // PositionIds::kFromInputIds: config pad_token_id
+  // PositionIds::kArange: the first row read (Nystromformer, YOSO: positions 2..seq+1, the table
+  // max_position_embeddings + 2 rows: max_position_embeddings counts them all)
+  int64_t position_offset = 0;
   std::string layers = "encoder.layer";    // path of the layer list (DistilBERT: transformer.layer)
   EncoderLayerNames names;
   AttentionOptions attention;              // num_key_value_heads = num_attention_heads, biases on
@@ -110,7 +113,7 @@ class EncoderEmbeddings : public Module {
 
  private:
   PositionIds kind_;
-  int64_t padding_idx_;
+  int64_t padding_idx_, position_offset_;
 };
 
 // BertLayer. forward: x [batch, seq, hidden_size] -> [batch, seq, hidden_size]; ctx.mask from
@@ -118,6 +121,10 @@ class EncoderEmbeddings : public Module {
 class EncoderLayer : public Module {
  public:
   explicit EncoderLayer(const EncoderSpec& s);
+  // With a family's own self-attention in place of Attention(s.attention), named names.attention:
+  // an Attention subclass over BERT's projections whose forward computes the mixing
+  // (archs/nystromformer.cpp, archs/yoso.cpp).
+  EncoderLayer(const EncoderSpec& s, std::unique_ptr<Attention> own_attention);
   Value* forward(Ops& op, Value* x, const AttentionContext& ctx) const;
 
   Attention* attention;

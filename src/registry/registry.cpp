@@ -58,6 +58,8 @@ const std::vector<RegistryEntry>& registry() {
         {"splinter", "bert", "feature-extraction", create_splinter},
         {"luke", "bert", "feature-extraction", create_luke},
         {"convbert", "bert", "feature-extraction", create_convbert},
+        {"nystromformer", "bert", "feature-extraction", create_nystromformer},
+        {"yoso", "bert", "feature-extraction", create_yoso},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
         {"lilt", "bert", "feature-extraction", create_lilt},

@@ -60,6 +60,9 @@ ENCODER_TYPE_BASE = {
     "convbert": dict(embedding_size=32),
     # LUKE's entity tables, small (unread: the word-only path)
     "luke": dict(entity_vocab_size=16, entity_emb_size=16),
+    # Nystromformer: its depthwise value conv of 5 (65 by default); num_landmarks == segment_means_seq_len
+    # (64, the defaults): plain softmax attention
+    "nystromformer": dict(conv_kernel_size=5),
     "squeezebert": dict(embedding_size=64),  # = hidden_size (SqueezeBertEncoder asserts it)
     # XPaths of depth 3 over small tag / subscript vocabularies
     "markuplm": dict(max_depth=3, xpath_unit_hidden_size=8, max_xpath_tag_unit_embeddings=20,
@@ -253,6 +256,20 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("groups-2-kernel-3-ratio-1", dict(num_groups=2, conv_kernel_size=3, head_ratio=1, embedding_size=64,
                                            hidden_act="gelu_new")),
     ],
+    "nystromformer": [
+        ("default", {}),  # plain softmax attention beside the value conv, positions from 2, gelu_new, eps 1e-5
+        # the Nystrom approximation over the batch's PREFILL_LEN tokens: 8 landmarks (segment means of 6),
+        # the iterative pseudo-inverse; 4 landmarks of 12 with a conv of 3
+        ("landmarks-8", dict(segment_means_seq_len=PREFILL_LEN, num_landmarks=8)),
+        ("landmarks-4-kernel-3", dict(segment_means_seq_len=PREFILL_LEN, num_landmarks=4, conv_kernel_size=3,
+                                      hidden_act="gelu", type_vocab_size=3)),
+    ],
+    # YOSO's expectation path: (1 - acos(cos) / pi)^hash_code_len over every key, padding's included
+    "yoso": [
+        ("default", {}),  # hash_code_len 9, no conv, one token type
+        # the depthwise conv over the masked values, 2 token types
+        ("conv-window-3-hash-4", dict(conv_window=3, hash_code_len=4, type_vocab_size=2, hidden_act="gelu_new")),
+    ],
     "markuplm": [
         ("default", {}),  # xpath_tags_seq / xpath_subs_seq, positions from the ids (pad 0)
         ("pad-token-1", dict(pad_token_id=1)),
@@ -358,6 +375,9 @@ HEAD_VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                                          num_labels=3))],
     # from 10 labels LayoutLMv3ForTokenClassification's classifier is its classification head (dense, tanh, out_proj)
     "layoutlmv3": [("token-classification-10", dict(_task="token-classification", num_labels=10))],
+    # the landmark path under a head (its key mask: see reference_mask)
+    "nystromformer": [("text-classification-landmarks", dict(_task="text-classification", segment_means_seq_len=PREFILL_LEN,
+                                                             num_landmarks=8, num_labels=3))],
     "electra": [("multiple-choice-no-summary-proj", dict(_task="multiple-choice", summary_use_proj=False,
                                                         summary_activation="tanh"))],
 }
@@ -434,6 +454,22 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
     return out
 
 
+def reference_mask(model, mask: np.ndarray) -> torch.Tensor:
+    """attention_mask as the reference takes it: the 2-D mask, but for Nystromformer's landmark path
+    (num_landmarks != segment_means_seq_len) the additive key mask [batch, 1, 1, seq] in the model's
+    dtype (0 on tokens, its lowest value on padding; transformers 4.x's get_extended_attention_mask),
+    which create_bidirectional_mask passes on as it is: transformers 5.23's own [batch, 1, seq, seq]
+    mask cannot be added to the landmark scores [batch, heads, num_landmarks, seq], its forward fails
+    on any padded batch (src/archs/nystromformer.cpp)."""
+    m = torch.as_tensor(mask)
+    config = model.config
+    if config.model_type != "nystromformer" or config.num_landmarks == config.segment_means_seq_len:
+        return m
+    assert m.ndim == 2, "the landmark path's key mask is made for a [batch, seq] mask"
+    dtype = next(model.parameters()).dtype
+    return (1 - m[:, None, None, :]).to(dtype) * torch.finfo(dtype).min
+
+
 def torch_kwargs(token_types, extra: dict) -> dict:
     kw = {name: torch.as_tensor(v) for name, v in extra.items()}
     if token_types is not None:
@@ -443,7 +479,7 @@ def torch_kwargs(token_types, extra: dict) -> dict:
 
 @torch.no_grad()
 def hf_encode(model, ids, mask, token_types, extra=None) -> np.ndarray:
-    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=reference_mask(model, mask),
                 **torch_kwargs(token_types, extra or {}))
     return out.last_hidden_state.double().numpy()
 
@@ -488,7 +524,7 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
 
 @torch.no_grad()
 def hf_head(model, task: str, ids, mask, token_types, extra=None) -> dict[str, np.ndarray]:
-    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=reference_mask(model, mask),
                 **torch_kwargs(token_types, extra or {}))
     return {name: getattr(out, name).double().numpy() for name in HEAD_CLASSES[task][1]}
 

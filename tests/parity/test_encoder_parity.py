@@ -37,9 +37,11 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # LayerNorms, scaled residuals), LUKE (word-only), ConvBERT (attention beside its span-based
 # dynamic convolution), LiLT (the layout stream's attention beside the text's, each with the other's
 # scores in attention_bias), LayoutLMv3 (1-D and 2-D relative position biases in attention_bias),
-# XLNet (relative positions and segments in attention_bias, a padding query seeing itself), and every
+# XLNet (relative positions and segments in attention_bias, a padding query seeing itself),
+# Nystromformer's plain path (attention beside its value conv), and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
-# prediction head and pooling). FNet has no attention to lower: its graph is the same under --ep cpu.
+# prediction head and pooling). FNet, YOSO's expectation and Nystromformer's landmark path have no
+# Attention to lower: their graphs are the same under --ep cpu.
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
            if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default"),
                              ("deberta", "default"), ("deberta-v2", "default"), ("deberta-v2", "conv"),
@@ -52,7 +54,7 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("flaubert", "default"), ("mobilebert", "default"), ("mobilebert", "fill-mask"),
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
                              ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
-                             ("xlnet", "default")}
+                             ("xlnet", "default"), ("nystromformer", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
