@@ -58,6 +58,8 @@ const std::vector<RegistryEntry>& registry() {
         {"splinter", "bert", "feature-extraction", create_splinter},
         {"luke", "bert", "feature-extraction", create_luke},
         {"convbert", "bert", "feature-extraction", create_convbert},
+        {"longformer", "bert", "feature-extraction", create_longformer},
+        {"big_bird", "bert", "feature-extraction", create_big_bird},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
         {"mobilebert", "bert", "feature-extraction", create_mobilebert},
