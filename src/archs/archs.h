@@ -30,7 +30,7 @@ std::unique_ptr<Architecture> create_data2vec_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpnet(const HfConfig&, DataType);
 
 // archs/xmod.cpp, ibert.cpp, roc_bert.cpp, layoutlm.cpp, tapas.cpp, splinter.cpp, markuplm.cpp, squeezebert.cpp,
-// luke.cpp, convbert.cpp, nystromformer.cpp, yoso.cpp
+// luke.cpp, convbert.cpp, longformer.cpp, big_bird.cpp
 std::unique_ptr<Architecture> create_xmod(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ibert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_roc_bert(const HfConfig&, DataType);
@@ -41,6 +41,8 @@ std::unique_ptr<Architecture> create_markuplm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_squeezebert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_luke(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_convbert(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_longformer(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_big_bird(const HfConfig&, DataType);
 // archs/lilt.cpp, layoutlmv3.cpp, xlnet.cpp
 std::unique_ptr<Architecture> create_lilt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_layoutlmv3(const HfConfig&, DataType);

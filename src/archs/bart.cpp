@@ -266,29 +266,6 @@ class BartForConditionalGeneration : public Seq2SeqLM {
   BartSpec s_;
 };
 
-// LEDConfig.attention_window: one even window per encoder layer, or one for all.
-std::vector<int64_t> led_windows(const HfConfig& c, int64_t layers) {
-  const nlohmann::json& j = c.json();
-  const auto it = j.find("attention_window");
-  std::vector<int64_t> w;
-  if (it == j.end() || it->is_null()) {
-    w.assign(static_cast<size_t>(layers), 512);  // the class default
-  } else if (it->is_array()) {
-    if (static_cast<int64_t>(it->size()) != layers)
-      c.fail("attention_window", "must have one window per encoder layer (" + std::to_string(layers) + ")");
-    for (size_t i = 0; i < it->size(); ++i) {
-      if (!(*it)[i].is_number_integer()) c.fail("attention_window", "must hold integers");
-      w.push_back((*it)[i].get<int64_t>());
-    }
-  } else {
-    w.assign(static_cast<size_t>(layers), c.get_int("attention_window"));
-  }
-  for (int64_t v : w)
-    if (v <= 0 || v % 2 != 0 || v > (int64_t{1} << 30))
-      c.fail("attention_window", "must be even and positive (LongformerSelfAttention), got " + std::to_string(v));
-  return w;
-}
-
 }  // namespace
 
 std::unique_ptr<Architecture> create_bigbird_pegasus(const HfConfig& c, DataType dtype) {
@@ -314,7 +291,7 @@ std::unique_ptr<Architecture> create_led(const HfConfig& c, DataType dtype) {
   s.decoder_embedding.max_positions = c.int_or("max_decoder_position_embeddings", 1024);
   s.encoder.encoder_self_attn_names = {"longformer_self_attn.query", "longformer_self_attn.key",
                                        "longformer_self_attn.value", "output"};
-  s.encoder_windows = led_windows(c, s.encoder_layers);
+  s.encoder_windows = longformer_attention_windows(c, s.encoder_layers);
   return std::make_unique<BartForConditionalGeneration>(s);
 }
 

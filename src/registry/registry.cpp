@@ -60,6 +60,8 @@ const std::vector<RegistryEntry>& registry() {
         {"convbert", "bert", "feature-extraction", create_convbert},
         {"nystromformer", "bert", "feature-extraction", create_nystromformer},
         {"yoso", "bert", "feature-extraction", create_yoso},
+        {"longformer", "bert", "feature-extraction", create_longformer},
+        {"big_bird", "bert", "feature-extraction", create_big_bird},
         {"markuplm", "bert", "feature-extraction", create_markuplm},
         {"squeezebert", "bert", "feature-extraction", create_squeezebert},
         {"lilt", "bert", "feature-extraction", create_lilt},

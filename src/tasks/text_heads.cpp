@@ -315,8 +315,8 @@ std::unique_ptr<Architecture> with_task(std::unique_ptr<Architecture> arch, cons
                 "; sentence-embedding for a sentence-transformers model)");
   }
   if (std::find(layout->missing.begin(), layout->missing.end(), chosen) != layout->missing.end())
-    throw Error("--task " + chosen + ": " + model_type + " has no such head (transformers has no " +
-                model_type + " class for it)");
+    throw Error("--task " + chosen + ": " + model_type + " has no such head in mobius (transformers has no " +
+                model_type + " class for it, or mobius does not build that class yet)");
   // a head checkpoint holds its own head: another one is not in it (the encoder alone is)
   if (const std::string saved = task_of_class(cls);
       !task.empty() && chosen != "feature-extraction" && saved != "feature-extraction" && saved != chosen)

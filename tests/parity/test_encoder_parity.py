@@ -38,7 +38,8 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # dynamic convolution), LiLT (the layout stream's attention beside the text's, each with the other's
 # scores in attention_bias), LayoutLMv3 (1-D and 2-D relative position biases in attention_bias),
 # XLNet (relative positions and segments in attention_bias, a padding query seeing itself),
-# Nystromformer's plain path (attention beside its value conv), and every
+# Nystromformer's plain path (attention beside its value conv), Longformer (its two attentions, band
+# and global tokens), BigBird (the block-sparse pattern with its repeated block), and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
 # prediction head and pooling). FNet, YOSO's expectation and Nystromformer's landmark path have no
 # Attention to lower: their graphs are the same under --ep cpu.
@@ -54,7 +55,8 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("flaubert", "default"), ("mobilebert", "default"), ("mobilebert", "fill-mask"),
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
                              ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
-                             ("xlnet", "default"), ("nystromformer", "default")}
+                             ("xlnet", "default"), ("nystromformer", "default"), ("longformer", "default"),
+                             ("big_bird", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 

@@ -228,7 +228,7 @@ TEST(Text2TextGeneration, LongInputAttentionsSayWhatIsBuilt) {
   // LEDConfig.attention_window: one even window per encoder layer, or one int for all
   nlohmann::json led = bart;
   led["attention_window"] = {4, 8, 8};
-  test::expect_error([&] { create(create_led, led); }, {"attention_window", "one window per encoder layer (2)"});
+  test::expect_error([&] { create(create_led, led); }, {"attention_window", "one window per layer (2)"});
   led["attention_window"] = 6;
   EXPECT_EQ(create(create_led, led)->build_graphs().size(), 2u);
   led["attention_window"] = 5;
