@@ -35,9 +35,10 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # (bottlenecks, NoNorm, trigram input; its fill-mask decoder's further rows), TAPAS (its 7 token
 # type ids, positions per cell), Splinter's question-aware span selection, ESM C (full-width q/k
 # LayerNorms, scaled residuals), LUKE (word-only), ConvBERT (attention beside its span-based
-# dynamic convolution), and every
+# dynamic convolution), CANINE (local chunks, molecules), and every
 # head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
-# prediction head and pooling). FNet has no attention to lower: its graph is the same under --ep cpu.
+# prediction head and pooling). FNet has no attention to lower: its graph is the same under --ep cpu;
+# neither has OpenAI Privacy Filter (attention with sinks is written in primitives, blocks/attention_sinks.h).
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
            if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default"),
                              ("deberta", "default"), ("deberta-v2", "default"), ("deberta-v2", "conv"),
@@ -49,7 +50,7 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("eurobert", "default"), ("ultrabert", "default"), ("xlm", "default"),
                              ("flaubert", "default"), ("mobilebert", "default"), ("mobilebert", "fill-mask"),
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
-                             ("convbert", "default")}
+                             ("convbert", "default"), ("canine", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
