@@ -33,7 +33,8 @@
 namespace mobius {
 namespace {
 
-constexpr std::array<int64_t, 16> kCaninePrimes = {31, 43, 59, 61, 73, 97, 103, 113, 137, 149, 157, 173, 181, 193, 211, 223};
+constexpr std::array<int64_t, 16> kCaninePrimes = {31,  43,  59,  61,  73,  97,  103, 113,
+                                                   137, 149, 157, 173, 181, 193, 211, 223};
 
 struct CanineSizes {
   int64_t num_hash_functions, num_hash_buckets, downsampling_rate, upsampling_kernel_size, local_transformer_stride;
@@ -46,7 +47,8 @@ class CanineModel : public Encoder {
     for (int64_t k = 0; k < z.num_hash_functions; ++k)
       hash_embedders_.push_back(child<Embedding>("char_embeddings.HashBucketCodepointEmbedder_" + std::to_string(k),
                                                  z.num_hash_buckets, H / z.num_hash_functions, s.dtype));
-    char_position_embeddings_ = child<Embedding>("char_embeddings.char_position_embeddings", z.num_hash_buckets, H, s.dtype);
+    char_position_embeddings_ =
+        child<Embedding>("char_embeddings.char_position_embeddings", z.num_hash_buckets, H, s.dtype);
     token_type_embeddings_ = child<Embedding>("char_embeddings.token_type_embeddings", s.type_vocab_size, H, s.dtype);
     const NormOptions norm{.dim = H, .eps = s.layer_norm_eps, .dtype = s.dtype};
     embeddings_norm_ = child<LayerNorm>("char_embeddings.LayerNorm", norm);
@@ -59,7 +61,8 @@ class CanineModel : public Encoder {
       layers_.push_back(child<EncoderLayer>("encoder.layer." + std::to_string(i), s));
     pooler_ = child<Linear>("pooler.dense", LinearOptions{H, H, true, s.dtype});
     projection_ = child<Conv1d>("projection.conv", Conv1dOptions{.in_channels = 2 * H, .out_channels = H,
-                                                                 .kernel_size = z.upsampling_kernel_size, .dtype = s.dtype});
+                                                                 .kernel_size = z.upsampling_kernel_size,
+                                                                 .dtype = s.dtype});
     projection_norm_ = child<LayerNorm>("projection.LayerNorm", norm);
     final_layer_ = child<EncoderLayer>("final_char_encoder.layer.0", s);
   }
@@ -90,12 +93,14 @@ class CanineModel : public Encoder {
     Value* chars = initial_layer_->forward(op, embeddings_norm_->forward(op, h),
                                            AttentionContext{local_mask(op, in.attention_mask, positions)});
     // CharactersToMolecules
-    Value* down = activation(op, spec_.hidden_act, transpose_channels(op, downsample_->forward(op, transpose_channels(op, chars))));
+    Value* down = downsample_->forward(op, transpose_channels(op, chars));
+    down = activation(op, spec_.hidden_act, transpose_channels(op, down));
     Value* molecules = op.Concat({op.Slice(chars, {0}, {1}, {1}), op.Slice(down, {0}, {-1}, {1})}, {.axis = 1});
     molecules = downsample_norm_->forward(op, molecules);
     // the molecules' mask: attention_mask max-pooled by rate (the trailing characters dropped)
     Value* count = op.Div(seq, b.scalar_i64(rate));
-    Value* kept = op.Slice(in.attention_mask, b.ints({0}), op.Unsqueeze(op.Mul(count, b.scalar_i64(rate)), {0}), b.ints({1}));
+    Value* end = op.Unsqueeze(op.Mul(count, b.scalar_i64(rate)), {0});
+    Value* kept = op.Slice(in.attention_mask, b.ints({0}), end, b.ints({1}));
     Value* molecule_mask = op.ReduceMax(op.Reshape(kept, b.ints({0, -1, rate})), {2}, {.keepdims = 0});
     const AttentionContext deep{padding_mask(op, molecule_mask, spec_.dtype)};
     for (const EncoderLayer* layer : layers_) molecules = layer->forward(op, molecules, deep);
@@ -110,7 +115,8 @@ class CanineModel : public Encoder {
                                projection_->weight->value(op), projection_->bias->value(op),
                                {.kernel_shape = {k}, .strides = {1}, .pads = {before, k - 1 - before}});
     projected = projection_norm_->forward(op, activation(op, spec_.hidden_act, transpose_channels(op, projected)));
-    Value* out = final_layer_->forward(op, projected, AttentionContext{padding_mask(op, in.attention_mask, spec_.dtype)});
+    const AttentionContext full{padding_mask(op, in.attention_mask, spec_.dtype)};
+    Value* out = final_layer_->forward(op, projected, full);
     return {out, pooled};
   }
 

@@ -32,7 +32,8 @@ std::unique_ptr<Architecture> create_openai_privacy_filter(const HfConfig& c, Da
   s.attention.sinks = true;
   s.attention.rope_interleaved = true;
   const int64_t window = c.int_or("sliding_window", 128);
-  if (window < 0 || window > kMaxPositions) c.fail("sliding_window", "must be within 0.." + std::to_string(kMaxPositions));
+  if (window < 0 || window > kMaxPositions)
+    c.fail("sliding_window", "must be within 0.." + std::to_string(kMaxPositions));
   s.sliding_window = window;
   s.layer_types.assign(static_cast<size_t>(s.num_hidden_layers), "sliding_attention");
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "intermediate_size");

@@ -245,7 +245,8 @@ class TextHeadModel : public Architecture {
     if (masked_lm_) {
       b.output(masked_lm_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
     } else if (choices) {
-      Value* logits = op.Reshape(first_token_->forward(op, x, mask, encoded.pooler_output), op.Shape(input_ids, {.start = 0, .end = 2}));
+      Value* logits = op.Reshape(first_token_->forward(op, x, mask, encoded.pooler_output),
+                                 op.Shape(input_ids, {.start = 0, .end = 2}));
       b.output(logits, "logits", {"batch_size", "num_choices"});
     } else if (first_token_) {
       b.output(first_token_->forward(op, x, mask, encoded.pooler_output), "logits", {"batch_size", outputs_});
