@@ -283,6 +283,10 @@ std::unique_ptr<Architecture> create_modernbert_decoder(const HfConfig&, DataTyp
 std::unique_ptr<Architecture> create_eurobert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_ultrabert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_esmc(const HfConfig&, DataType);
+// archs/canine.cpp
+std::unique_ptr<Architecture> create_canine(const HfConfig&, DataType);
+// archs/openai_privacy_filter.cpp (archs/bidirectional_decoder.h over GPT-OSS' layers)
+std::unique_ptr<Architecture> create_openai_privacy_filter(const HfConfig&, DataType);
 
 // archs/xlm.cpp
 std::unique_ptr<Architecture> create_xlm(const HfConfig&, DataType);

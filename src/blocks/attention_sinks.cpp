@@ -8,11 +8,11 @@ AttentionOutputs attention_with_sinks(Ops& op, Value* q, Value* k, Value* v, Val
                                       Value* past_key, Value* past_value, Value* sinks,
                                       const SinkAttentionSizes& n) {
   MOBIUS_ASSERT(n.num_kv_heads > 0 && n.num_heads % n.num_kv_heads == 0, "kv heads divide heads");
-  MOBIUS_ASSERT(past_key && past_value, "attention with sinks needs the KV cache inputs");
+  MOBIUS_ASSERT(!past_key == !past_value, "attention with sinks: both past inputs or neither");
   auto s = op.builder().scope("attention_sinks");
   const int64_t groups = n.num_heads / n.num_kv_heads;
-  Value* present_key = op.Concat({past_key, k}, {.axis = 2});
-  Value* present_value = op.Concat({past_value, v}, {.axis = 2});
+  Value* present_key = past_key ? op.Concat({past_key, k}, {.axis = 2}) : k;
+  Value* present_value = past_value ? op.Concat({past_value, v}, {.axis = 2}) : v;
   Value* q5 = op.Reshape(q, {0, n.num_kv_heads, groups, -1, n.head_dim});  // [b, kv, g, seq, d]
   Value* k5 = op.Unsqueeze(present_key, {2});                                // [b, kv, 1, total, d]
   Value* scores = op.Mul(op.MatMul(q5, op.Transpose(k5, {.perm = {0, 1, 2, 4, 3}})), n.scale);

@@ -20,7 +20,8 @@ struct SinkAttentionSizes {
 };
 
 // q: [batch, num_heads, seq, head_dim]; k, v: [batch, num_kv_heads, seq, head_dim];
-// mask: additive [batch, 1, seq, total_seq]; past_key/past_value: [batch, num_kv_heads, past, head_dim];
+// mask: additive [batch, 1, seq, total_seq]; past_key/past_value: [batch, num_kv_heads, past, head_dim]
+// (both null without a cache: an encoder, archs/openai_privacy_filter.cpp);
 // sinks: [num_heads]. Returns y [batch, num_heads, seq, head_dim] and the present k/v
 // (past ++ new along the sequence axis), all in q's dtype.
 AttentionOutputs attention_with_sinks(Ops& op, Value* q, Value* k, Value* v, Value* mask,

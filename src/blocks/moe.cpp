@@ -36,6 +36,7 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       down_w_ = param(o.stacked_down_name, {E, I, H}, o.dtype, /*transpose=*/true);
       break;
     case ExpertLayout::stacked_interleaved:  // stored [E, in, out] already
+    case ExpertLayout::stacked_in_out_biased:
       gate_up_ = param("experts.gate_up_proj", {E, H, 2 * I}, o.dtype);
       gate_up_bias_ = param("experts.gate_up_proj_bias", {E, 2 * I}, o.dtype);
       down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);

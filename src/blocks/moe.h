@@ -29,6 +29,8 @@
 //   stacked_in_out    experts.gate_up_proj [E, hidden, 2 * intermediate] (gate | up halves) and
 //                     experts.down_proj [E, intermediate, hidden], stored [in, out], no bias
 //                     (Llama4TextExperts)
+//   stacked_in_out_biased  stacked_in_out's with stacked_interleaved's *_bias [E, out]
+//                     (OpenAIPrivacyFilterExperts: gate | up halves)
 //   per_expert_ungated  experts.{e}.{up_name,down_name}.weight, each [out, in], stacked as
 //                     per_expert's: y[e] = act(x @ W_up[e]) @ W_down[e], no gate (NemotronHExperts,
 //                     as save_pretrained writes them)
@@ -47,7 +49,7 @@
 
 namespace mobius {
 
-enum class ExpertLayout { per_expert, stacked, stacked_interleaved, stacked_in_out, per_expert_ungated };
+enum class ExpertLayout { per_expert, stacked, stacked_interleaved, stacked_in_out, stacked_in_out_biased, per_expert_ungated };
 
 enum class RoutingApplied { outputs, inputs };  // what the routing weights scale (see above)
 

@@ -26,6 +26,8 @@ const std::vector<RegistryEntry>& registry() {
         {"eurobert", "eurobert", "feature-extraction", create_eurobert},
         {"ultrabert", "eurobert", "feature-extraction", create_ultrabert},
         {"esmc", "eurobert", "feature-extraction", create_esmc},
+        {"openai_privacy_filter", "eurobert", "feature-extraction", create_openai_privacy_filter},
+        {"canine", "canine", "feature-extraction", create_canine},
         {"xlm", "xlm", "feature-extraction", create_xlm},
         {"flaubert", "xlm", "feature-extraction", create_flaubert},
         {"jina_embeddings_v3", "jina_embeddings_v3", "feature-extraction", create_jina_embeddings_v3},

@@ -20,7 +20,9 @@ Model Encoder::build_model() const {
   Model model;
   GraphBuilder b(model.graph);
   Ops op(b);
-  b.output(forward(op, token_inputs(b)), "last_hidden_state", {"batch_size", "sequence_length", hidden_size()});
+  const EncoderOutputs out = forward_outputs(op, token_inputs(b));
+  b.output(out.last_hidden_state, "last_hidden_state", {"batch_size", "sequence_length", hidden_size()});
+  if (out.pooler_output) b.output(out.pooler_output, "pooler_output", {"batch_size", hidden_size()});
   return model;
 }
 

@@ -7,6 +7,8 @@
 //            the model's further inputs (Encoder::extra_inputs: RoC-BERT's input_shape_ids ...),
 //            int64 [batch_size, sequence_length, trailing...], named as its transformers forward names them
 //   outputs: last_hidden_state [batch_size, sequence_length, hidden_size], the model dtype
+//            pooler_output [batch_size, hidden_size] (only the models whose forward_outputs gives
+//            one: CANINE's, pooled from its deep encoder's molecules, not from last_hidden_state)
 // Padding may be on either side; the values at padded positions are unspecified (transformers
 // computes them too, but no consumer reads them).
 #pragma once
@@ -26,6 +28,13 @@ struct TextHeadLayout;
 struct ExtraInput {
   std::string name;
   std::vector<int64_t> trailing;  // sizes after sequence_length (LayoutLM's bbox: {4}); empty: none
+};
+
+// An encoder's outputs: last_hidden_state and, where the model computes it from other states than
+// last_hidden_state (CANINE), pooler_output [batch, hidden_size] (null: none).
+struct EncoderOutputs {
+  Value* last_hidden_state;
+  Value* pooler_output = nullptr;
 };
 
 struct EncoderInputs {
@@ -54,6 +63,8 @@ class Encoder : public Architecture {
   virtual bool has_token_type_ids() const = 0;
   // Returns last_hidden_state [batch, seq, hidden_size].
   virtual Value* forward(Ops& op, const EncoderInputs& in) const = 0;
+  // forward's last_hidden_state and the pooler_output of a model that has its own (default: none).
+  virtual EncoderOutputs forward_outputs(Ops& op, const EncoderInputs& in) const { return {forward(op, in)}; }
   // The family's heads (tasks/text_heads.h), null when it has none; the word embeddings a masked-LM
   // decoder is tied to.
   virtual const TextHeadLayout* head_layout() const { return nullptr; }

@@ -110,7 +110,12 @@ class FirstTokenClassifier : public ClassifierHead {
   FirstTokenClassifier(const FirstTokenHead& h, int64_t hidden, int64_t out_features, DataType dtype)
       : ClassifierHead(h, hidden, out_features, dtype), token_(h.token), pooling_(h.pooling),
         pool_logits_(h.pool_logits) {}
-  Value* forward(Ops& op, Value* x, Value* attention_mask) const {
+  // pooled: the encoder's pooler_output, read with pooling "pooler_output"
+  Value* forward(Ops& op, Value* x, Value* attention_mask, Value* pooled) const {
+    if (pooling_ == "pooler_output") {
+      if (!pooled) throw Error("text head: the encoder has no pooler_output for the classifier to read");
+      return ClassifierHead::forward(op, pooled);
+    }
     if (pool_logits_) return sentence_pool(op, pooling_, ClassifierHead::forward(op, x), attention_mask);
     return ClassifierHead::forward(
         op, pooling_.empty() ? token_at(op, x, token_) : sentence_pool(op, pooling_, x, attention_mask));
@@ -234,15 +239,17 @@ class TextHeadModel : public Architecture {
       if (types) types = flatten(types);
       for (Value*& v : extra) v = flatten(v);
     }
-    Value* x = encoder_->forward(op, EncoderInputs{ids, mask, types, extra});
+    const EncoderOutputs encoded = encoder_->forward_outputs(op, EncoderInputs{ids, mask, types, extra});
+    Value* x = encoded.last_hidden_state;
     const Shape tokens{"batch_size", "sequence_length"};
     if (masked_lm_) {
       b.output(masked_lm_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
     } else if (choices) {
-      Value* logits = op.Reshape(first_token_->forward(op, x, mask), op.Shape(input_ids, {.start = 0, .end = 2}));
+      Value* logits = op.Reshape(first_token_->forward(op, x, mask, encoded.pooler_output),
+                                 op.Shape(input_ids, {.start = 0, .end = 2}));
       b.output(logits, "logits", {"batch_size", "num_choices"});
     } else if (first_token_) {
-      b.output(first_token_->forward(op, x, mask), "logits", {"batch_size", outputs_});
+      b.output(first_token_->forward(op, x, mask, encoded.pooler_output), "logits", {"batch_size", outputs_});
     } else if (task_ == "token-classification") {
       b.output(per_token_->forward(op, x), "logits", {"batch_size", "sequence_length", outputs_});
     } else if (spans_) {

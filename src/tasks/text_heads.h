@@ -53,7 +53,7 @@ struct FirstTokenHead {
   float eps = 1e-12f;  // the norm's
   // "" the token above; else the attention-mask pooling of tasks/sentence_embedding.h sentence_pool:
   // "cls" (the first kept token: ModernBertForMultipleChoice's attention_mask.argmax) or "mean"
-  // (classifier_pooling "mean")
+  // (classifier_pooling "mean"); or "pooler_output": the encoder's own (EncoderOutputs, CANINE's)
   std::string pooling;
   // pool the per-token logits out(act(dense(x))) by `pooling` instead of pooling x first
   // (EuroBertForSequenceClassification's classifier_pooling "late": the mean over the mask)

@@ -78,6 +78,13 @@ ENCODER_TYPE_BASE = {
     "mobilebert": dict(embedding_size=32, intra_bottleneck_size=32, num_feedforward_networks=2),
     "modernbert": dict(pad_token_id=3, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
                        local_attention=16, num_hidden_layers=3),
+    # OpenAI Privacy Filter: 4 heads of 16 over 2 key/value heads, 4 experts (top 2) of 32, a window of 8
+    # each side (wider than the left padding), the special ids inside the tiny vocabulary
+    "openai_privacy_filter": dict(head_dim=16, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+                                  intermediate_size=32, sliding_window=8, pad_token_id=1, eos_token_id=2),
+    # CANINE: 8 hash tables of 128 buckets (shards of 8), local attention in chunks of 16, molecules of 4
+    # characters; vocab_size only bounds the batch's code points (CanineConfig has none)
+    "canine": dict(num_hash_buckets=128, type_vocab_size=4, local_transformer_stride=16),
     # ESM C's special ids (EsmcConfig's) inside the tiny vocabulary
     "esmc": dict(pad_token_id=1, bos_token_id=0, eos_token_id=2, mask_token_id=32),
     # EuroBERT's / UltraBERT's special ids inside the tiny vocabulary
@@ -98,6 +105,9 @@ ENCODER_TYPE_BASE = {
 # XLM's token_type_ids index its word embeddings: segments 0 / 1 (no type_vocab_size)
 # XLNet's segment ids (its tokenizer's 0, 1 and 2 for <cls>), compared for equality: no table
 TOKEN_TYPES = {"xlm": 2, "flaubert": 2, "xlnet": 3}
+# The types whose feature-extraction graph also outputs pooler_output (Encoder::forward_outputs):
+# compared whole with the reference's
+POOLER_OUTPUT = {"canine"}
 
 ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "albert": [
@@ -170,6 +180,21 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("default", {}),  # LayerNorms, full-width q/k LayerNorms, residuals / sqrt(2 / 36), theta 10000
         ("biases-theta-3-layers", dict(attention_bias=True, mlp_bias=True, num_hidden_layers=3,
                                        rope_parameters=dict(rope_type="default", rope_theta=500.0))),
+    ],
+    "canine": [
+        ("default", {}),  # rate 4 (48 characters: 12 molecules), projection kernel 4 (padding 1 before, 2 after)
+        # rate 5 (3 characters left over: the last molecule repeated 8 times), kernel 3, chunks of 6 (row 1's
+        # first chunk all padding), 4 hash functions, gelu_new
+        ("rate-5-kernel-3-chunks-6", dict(downsampling_rate=5, upsampling_kernel_size=3, local_transformer_stride=6,
+                                          num_hash_functions=4, hidden_act="gelu_new")),
+    ],
+    "openai_privacy_filter": [
+        ("default", {}),  # sinks, interleaved yarn RoPE, GQA, clamped SwiGLU experts (gate | up halves), biases
+        # a window of 3 (row 1's first padding tokens see no token), theta 500, 3 of 4 experts, the clamp
+        # at 0.5 (reached), no attention biases
+        ("window-3-theta-top-3-clamp", dict(sliding_window=3, attention_bias=False, num_experts_per_tok=3,
+                                            swiglu_limit=0.5, rope_parameters=dict(rope_type="default",
+                                                                                   rope_theta=500.0))),
     ],
     "eurobert": [
         ("default", {}),  # Llama layers, bidirectional; theta 10000, SwiGLU, no biases
@@ -511,6 +536,13 @@ def hf_encode(model, ids, mask, token_types, extra=None) -> np.ndarray:
     return out.last_hidden_state.double().numpy()
 
 
+@torch.no_grad()
+def hf_pooler_output(model, ids, mask, token_types, extra=None) -> np.ndarray:
+    out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                **torch_kwargs(token_types, extra or {}))
+    return out.pooler_output.double().numpy()
+
+
 def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, build_args=()) -> list[str]:
     """Fills row["prefill"] with max|Δ| of last_hidden_state (a head row: of each of the head's
     outputs) over the non-padding tokens of the padded batch; returns the failed checks (empty
@@ -528,7 +560,8 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
 
     sess = H.ort_session(path)
     inputs = {"input_ids", "attention_mask"} | (set() if token_types is None else {"token_type_ids"}) | set(extra)
-    problems = H.io_problems(sess, inputs, {"last_hidden_state"})
+    outputs = ["last_hidden_state"] + (["pooler_output"] if model_type in POOLER_OUTPUT else [])
+    problems = H.io_problems(sess, inputs, set(outputs))
     if problems:
         return failures + [f"I/O contract: {p}" for p in problems]
 
@@ -540,12 +573,19 @@ def run_encoder_parity(model_type: str, overrides: dict, work: Path, row: dict, 
     feeds = {"input_ids": ids, "attention_mask": mask, **extra}
     if token_types is not None:
         feeds["token_type_ids"] = token_types
-    (ox,) = sess.run(["last_hidden_state"], feeds)
+    ox, *pooled = sess.run(outputs, feeds)
     assert ox.shape == hf.shape, f"last_hidden_state shape {ox.shape}, expected {hf.shape}"
     valid = mask.astype(bool)
     row["prefill"] = H.delta(row, ox[valid], hf[valid])
     if not row["prefill"] <= TOL:
         failures.append(f"last_hidden_state max|Δ| {row['prefill']:.3g} > {TOL}")
+    if pooled:
+        want = hf_pooler_output(H.float64(ref), ids, mask, token_types, extra)
+        assert pooled[0].shape == want.shape, f"pooler_output shape {pooled[0].shape}, expected {want.shape}"
+        delta = H.delta(row, pooled[0], want)
+        row["prefill"] = max(row["prefill"], delta)
+        if not delta <= TOL:
+            failures.append(f"pooler_output max|Δ| {delta:.3g} > {TOL}")
     return failures
 
 

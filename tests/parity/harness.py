@@ -520,7 +520,20 @@ def float64(model: torch.nn.Module, inplace: bool = False) -> torch.nn.Module:
 
     for mod in m.modules():
         mod.register_forward_pre_hook(cast, with_kwargs=True)
+        if type(mod).__name__ == "CanineSelfAttention":
+            mod.register_forward_pre_hook(_canine_additive_mask, with_kwargs=True)
     return m
+
+
+def _canine_additive_mask(_mod, args, kwargs):
+    """CanineSelfAttention turns its 3-D 0/1 attention_mask (the third argument) into the additive
+    one as (1.0 - attention_mask.float()) * torch.finfo(dtype).min: a float32 tensor times float64's
+    minimum, -inf, and 0 x -inf = NaN at every attended position. Its float64 copy gets that additive
+    mask in float64, 4-D, which it adds as it is (the same values, computed without the overflow)."""
+    if len(args) > 2 and isinstance(args[2], torch.Tensor) and args[2].ndim == 3:
+        additive = (1.0 - args[2].double()).unsqueeze(1) * torch.finfo(torch.float64).min
+        args = (*args[:2], additive, *args[3:])
+    return args, kwargs
 
 
 def reset_rotary(model) -> None:

@@ -39,10 +39,11 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # scores in attention_bias), LayoutLMv3 (1-D and 2-D relative position biases in attention_bias),
 # XLNet (relative positions and segments in attention_bias, a padding query seeing itself),
 # Nystromformer's plain path (attention beside its value conv), Longformer (its two attentions, band
-# and global tokens), BigBird (the block-sparse pattern with its repeated block), and every
-# head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA: src/archs/bert.cpp; ModernBERT's
-# prediction head and pooling). FNet, YOSO's expectation and Nystromformer's landmark path have no
-# Attention to lower: their graphs are the same under --ep cpu.
+# and global tokens), BigBird (the block-sparse pattern with its repeated block), CANINE (local
+# chunks, molecules), and every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
+# src/archs/bert.cpp; ModernBERT's prediction head and pooling). FNet, YOSO's expectation,
+# Nystromformer's landmark path and OpenAI Privacy Filter (attention with sinks is written in
+# primitives, blocks/attention_sinks.h) have no Attention to lower: their graphs are the same under --ep cpu.
 EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
            if (mt, name) in {("bert", "default"), ("roberta", "default"), ("mpnet", "default"), ("albert", "default"),
                              ("deberta", "default"), ("deberta-v2", "default"), ("deberta-v2", "conv"),
@@ -56,7 +57,7 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
                              ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
                              ("xlnet", "default"), ("nystromformer", "default"), ("longformer", "default"),
-                             ("big_bird", "default")}
+                             ("big_bird", "default"), ("canine", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
