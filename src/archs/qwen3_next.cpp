@@ -34,6 +34,7 @@ namespace mobius {
 DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections,
                             const std::string& intermediate_key) {
   DecoderSpec s = llama_spec(c, dtype, {.partial_rotary_factor = 0.25}, intermediate_key);
+  s.mlp.bias = false;  // Qwen3NextMLP / Qwen3_5MLP (mlp_bias not read)
   s.norm_weight_offset_one = true;
   s.attention.qk_norm = QKNorm{.weight_offset_one = true};
   s.attention.gate_in_q_proj = true;
