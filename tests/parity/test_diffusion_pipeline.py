@@ -38,7 +38,8 @@ def randomize(module: torch.nn.Module, seed: int) -> None:
             p.copy_(torch.randn(p.shape, generator=g) * 0.2)
 
 
-def tiny_pipeline(path):
+def tiny_sd_components():
+    """The tiny Stable-Diffusion-like UNet, VAE and CLIP text encoder (seed 0, not yet randomized)."""
     from transformers import CLIPTextConfig, CLIPTextModel
 
     torch.manual_seed(0)
@@ -52,6 +53,11 @@ def tiny_pipeline(path):
     text_encoder = CLIPTextModel(CLIPTextConfig(vocab_size=100, hidden_size=24, intermediate_size=40,
                                                 num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=16,
                                                 bos_token_id=0, eos_token_id=2, pad_token_id=1))
+    return unet, vae, text_encoder
+
+
+def tiny_pipeline(path):
+    unet, vae, text_encoder = tiny_sd_components()
     for i, m in enumerate((unet, vae, text_encoder)):
         randomize(m, 10 + i)
     pipe = diffusers.StableDiffusionPipeline(
@@ -261,20 +267,8 @@ def test_controlnet_pipeline_four_step_ddim_loop(tmp_path):
     (down_block_additional_residuals.{i}, mid_block_additional_residual, the controlnet graph's
     down_block_res_samples.{i} and mid_block_res_sample). A 4-step DDIM loop running both graphs
     (conditioning scale 0.7) gives the pipeline's final latent."""
-    from transformers import CLIPTextConfig, CLIPTextModel
-
-    torch.manual_seed(0)
-    unet = diffusers.UNet2DConditionModel(
-        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(16, 32),
-        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
-        cross_attention_dim=24, attention_head_dim=4, norm_num_groups=8)
+    unet, vae, text_encoder = tiny_sd_components()
     controlnet = diffusers.ControlNetModel.from_unet(unet, conditioning_embedding_out_channels=(8, 16))
-    vae = diffusers.AutoencoderKL(
-        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32), layers_per_block=1,
-        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2, norm_num_groups=8)
-    text_encoder = CLIPTextModel(CLIPTextConfig(vocab_size=100, hidden_size=24, intermediate_size=40,
-                                                num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=16,
-                                                bos_token_id=0, eos_token_id=2, pad_token_id=1))
     for i, m in enumerate((unet, controlnet, vae, text_encoder)):
         randomize(m, 30 + i)
     pipe = diffusers.StableDiffusionControlNetPipeline(
