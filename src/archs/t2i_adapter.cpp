@@ -178,4 +178,14 @@ std::unique_ptr<Architecture> create_t2i_adapter(const HfConfig& c, DataType dty
   return std::make_unique<T2IAdapter>(c, dtype);
 }
 
+std::vector<AdapterState> t2i_adapter_states(const HfConfig& c) {
+  std::vector<AdapterState> states;
+  int64_t pools = 0;
+  for (const AdapterBlockSpec& block : adapter_spec(c, DataType::FLOAT).blocks) {
+    if (block.down) ++pools;
+    states.push_back({block.out, pools});
+  }
+  return states;
+}
+
 }  // namespace mobius

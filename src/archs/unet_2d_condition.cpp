@@ -23,6 +23,15 @@
 //   down_block_additional_residuals.{i} [batch_size, channels of skip i, height_down{k}, width_down{k}]
 //   (one per skip, added to it after the down blocks) and mid_block_additional_residual [batch_size,
 //   block_out_channels[-1], height_down{n-1}, width_down{n-1}] (added to the mid block's output).
+// Built for a pipeline with a T2IAdapter (StableDiffusion[XL]AdapterPipeline), the graph also takes
+// its feature maps (adapter_state.{k} times adapter_conditioning_scale, as the pipeline passes them):
+//   down_intrablock_additional_residuals.{k} [batch_size, block_out_channels[k], ...], added in down
+//   block k (archs/unet_encoder.h unet_intrablock_level), for k below the number of maps and of
+//   blocks; and the next map after the mid block when it has the mid block's shape (T2I-Adapter-XL's
+//   fourth), as UNet2DConditionModel.forward pops them. Shapes are compared as the adapter's
+//   resolution relative to the UNet's: one ratio for every map that is added.
+#include <algorithm>
+
 #include "archs/unet_encoder.h"
 #include "blocks/activation.h"
 #include "registry/diffusers_registry.h"
@@ -36,6 +45,8 @@ struct UnetSpec {
   std::vector<bool> up_cross;
   bool center_input_sample;
   bool controlnet_residuals = false;  // the ControlNet residual inputs (above)
+  size_t adapter_down = 0;            // the down blocks that add a T2IAdapter's map (above)
+  bool adapter_mid = false;           // the mid block adds the next one
 };
 
 UnetSpec unet_spec(const HfConfig& c, DataType dtype) {
@@ -127,8 +138,14 @@ class UNet2DConditionModel : public Architecture {
     auto [sample, timestep, states] = encoder->inputs(b);
     Value* emb = encoder->embedding(op, sample, timestep);
     Value* x = s_.center_input_sample ? op.Sub(op.Mul(sample, 2.0), 1.0) : sample;
-    std::vector<Value*> skips = encoder->down(op, encoder->conv_in->forward(op, x), emb, states);
+    auto adapter_input = [&](size_t k, Shape shape) {
+      return b.input("down_intrablock_additional_residuals." + std::to_string(k), e.dtype, std::move(shape));
+    };
+    std::vector<Value*> intrablock;
+    for (size_t k = 0; k < s_.adapter_down; ++k) intrablock.push_back(adapter_input(k, encoder->intrablock_shape(k)));
+    std::vector<Value*> skips = encoder->down(op, encoder->conv_in->forward(op, x), emb, states, intrablock);
     x = encoder->mid(op, skips.back(), emb, states);
+    if (s_.adapter_mid) x = op.Add(x, adapter_input(s_.adapter_down, encoder->mid_shape()));
     if (s_.controlnet_residuals) {
       for (size_t i = 0; i < skips.size(); ++i)
         skips[i] = op.Add(skips[i], b.input("down_block_additional_residuals." + std::to_string(i), e.dtype,
@@ -157,9 +174,32 @@ std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig& c, DataTy
   return std::make_unique<UNet2DConditionModel>(unet_spec(c, dtype));
 }
 
-std::unique_ptr<Architecture> create_unet_2d_condition_controlled(const HfConfig& c, DataType dtype) {
+std::unique_ptr<Architecture> create_unet_2d_condition_conditioned(const HfConfig& c, DataType dtype,
+                                                                   const PipelineConditioning& p) {
   UnetSpec s = unet_spec(c, dtype);
-  s.controlnet_residuals = true;
+  s.controlnet_residuals = p.controlnet;
+  const UNetEncoderSpec& e = s.encoder;
+  const size_t n = e.channels.size();
+  s.adapter_down = std::min(p.adapter.size(), n);
+  if (s.adapter_down == 0) return std::make_unique<UNet2DConditionModel>(s);
+  // the adapter's maps are at 1 / 2^pools of its input, the UNet's points at 1 / 2^level of the latent:
+  // pools - level is one constant where they fit
+  const int64_t offset = p.adapter[0].pools - unet_intrablock_level(e, 0);
+  for (size_t k = 0; k < s.adapter_down; ++k) {
+    const AdapterState& a = p.adapter[k];
+    const int64_t level = unet_intrablock_level(e, k);
+    if (a.channels != e.channels[k] || a.pools - level != offset)
+      c.fail("block_out_channels", "down block " + std::to_string(k) + " (" + std::to_string(e.channels[k]) +
+                                       " channels at 1/2^" + std::to_string(level) +
+                                       " of the latent) cannot add the pipeline's T2IAdapter map " + std::to_string(k) +
+                                       " (" + std::to_string(a.channels) + " channels at 1/2^" +
+                                       std::to_string(a.pools) +
+                                       " of its downscaled input): the adapter does not fit this UNet");
+  }
+  if (p.adapter.size() > n) {
+    const AdapterState& next = p.adapter[n];
+    s.adapter_mid = next.channels == e.channels.back() && next.pools - static_cast<int64_t>(n - 1) == offset;
+  }
   return std::make_unique<UNet2DConditionModel>(s);
 }
 

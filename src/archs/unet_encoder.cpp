@@ -143,14 +143,30 @@ Value* UNetEncoder::embedding(Ops& op, Value* sample, Value* timestep) const {
   return op.Add(emb, add_embedding->forward(op, add));
 }
 
-std::vector<Value*> UNetEncoder::down(Ops& op, Value* x, Value* emb, Value* states) const {
+std::vector<Value*> UNetEncoder::down(Ops& op, Value* x, Value* emb, Value* states,
+                                      const std::vector<Value*>& intrablock) const {
   std::vector<Value*> skips = {x};
   size_t next = 0;
   for (size_t i = 0; i < s_.channels.size(); ++i) {
-    for (int64_t j = 0; j < s_.layers[i]; ++j) skips.push_back(x = down_layers[next++].forward(op, x, emb, states));
-    if (i < downsamplers.size()) skips.push_back(x = downsamplers[i]->forward(op, x));
+    Value* residual = i < intrablock.size() ? intrablock[i] : nullptr;
+    const bool after_downsampler = residual && unet_intrablock_level(s_, i) != static_cast<int64_t>(i);
+    for (int64_t j = 0; j < s_.layers[i]; ++j) {
+      x = down_layers[next++].forward(op, x, emb, states);
+      if (residual && !after_downsampler && j + 1 == s_.layers[i]) x = op.Add(x, residual);
+      skips.push_back(x);
+    }
+    if (i < downsamplers.size()) {
+      x = downsamplers[i]->forward(op, x);
+      if (after_downsampler) x = op.Add(x, residual);
+      skips.push_back(x);
+    }
   }
   return skips;
+}
+
+int64_t unet_intrablock_level(const UNetEncoderSpec& s, size_t block) {
+  const bool after_downsampler = !s.cross[block] && block + 1 < s.channels.size();
+  return static_cast<int64_t>(block) + (after_downsampler ? 1 : 0);
 }
 
 Value* UNetEncoder::mid(Ops& op, Value* x, Value* emb, Value* states) const {

@@ -56,6 +56,14 @@ ResnetBlock2DOptions unet_resnet(const UNetEncoderSpec& s, int64_t in, int64_t o
 // Transformer2D options of block `block` (its heads and layers) at `channels`.
 Transformer2DOptions unet_transformer(const UNetEncoderSpec& s, size_t block, int64_t channels);
 
+// Where down block `block` adds its intrablock residual, a T2IAdapter's map
+// (UNet2DConditionModel.forward's down_intrablock_additional_residuals): a CrossAttnDownBlock2D to
+// its last attention's output, before its downsampler (level `block`); a DownBlock2D to its output,
+// after its downsampler if it has one (level block + 1; the add is in place in diffusers, so that
+// skip holds it too). A level is the number of downsamplers before it; the mid block's is the
+// number of blocks - 1.
+int64_t unet_intrablock_level(const UNetEncoderSpec& s, size_t block);
+
 // One resnet of a block and its Transformer2D (null in DownBlock2D / UpBlock2D).
 struct UNetLayer {
   ResnetBlock2D* resnet;
@@ -81,8 +89,14 @@ class UNetEncoder : public Module {
   Value* embedding(Ops& op, Value* sample, Value* timestep) const;
   // x = conv_in(sample) [batch, channels[0], h, w] through the down blocks -> the skips, in
   // diffusers' order (x first, then every resnet / attention output and every downsampler's);
-  // the last is the down blocks' output.
-  std::vector<Value*> down(Ops& op, Value* x, Value* emb, Value* states) const;
+  // the last is the down blocks' output. intrablock[i] (a T2IAdapter's map, of intrablock_shape(i);
+  // diffusers' down_intrablock_additional_residuals) is added in down block i, for i below its size.
+  std::vector<Value*> down(Ops& op, Value* x, Value* emb, Value* states,
+                           const std::vector<Value*>& intrablock = {}) const;
+  // The shape of down block `block`'s intrablock residual (unet_intrablock_level).
+  Shape intrablock_shape(size_t block) const {
+    return level_shape(s_.channels[block], unet_intrablock_level(s_, block));
+  }
   // The mid block: [batch, channels.back(), h, w] -> the same shape.
   Value* mid(Ops& op, Value* x, Value* emb, Value* states) const;
   // The channels of each skip down() returns, in its order.

@@ -47,13 +47,14 @@ bool plain_name(const std::string& s) {
 }
 
 // The component's architecture from the registry of its config: diffusers' _class_name, or a
-// registered transformers model_type; `controlled`: the pipeline has a ControlNetModel, whose
-// outputs a class with a create_controlled factory takes. Sets c.manifest to the reason and returns
-// nullptr when neither registry holds it.
-std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, bool controlled) {
+// registered transformers model_type; `conditioning`: what the pipeline's ControlNetModel or
+// T2IAdapter gives, which a class with a create_conditioned factory takes. Sets c.manifest to the
+// reason and returns nullptr when neither registry holds it.
+std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, const PipelineConditioning& conditioning) {
   const HfConfig raw = HfConfig::load(checkpoint_file(c.dir, "config.json").string());
   std::string model_type;
   ArchFactory create;
+  ConditionedFactory create_conditioned = nullptr;
   if (is_diffusers_config(raw)) {
     const std::string cls = raw.get_string("_class_name");
     const auto& rows = diffusers_registry();
@@ -63,7 +64,8 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, boo
       return nullptr;
     }
     c.config = with_diffusers_defaults(raw, cls);
-    create = controlled && row->create_controlled ? row->create_controlled : row->create;
+    create = row->create;
+    if (!conditioning.empty()) create_conditioned = row->create_conditioned;
   } else {
     model_type = raw.string_or("model_type", "");
     if (std::none_of(registry().begin(), registry().end(),
@@ -75,7 +77,7 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, boo
     create = find_architecture(model_type, raw.file()).create;
   }
   try {
-    return create(*c.config, dtype);
+    return create_conditioned ? create_conditioned(*c.config, dtype, conditioning) : create(*c.config, dtype);
   } catch (const FieldError& e) {
     throw e.with_context(c.config->file());
   }
@@ -83,8 +85,8 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, boo
 
 // Builds component `c` (its graphs lowered as options say, bound to its own weights); a
 // single-graph component's graph takes the entry's name and folder.
-void build_component(Component& c, const BuildOptions& o, ExecutionProvider ep, bool controlled) {
-  c.arch = create_component(c, o.dtype, controlled);
+void build_component(Component& c, const BuildOptions& o, ExecutionProvider ep, const PipelineConditioning& conditioning) {
+  c.arch = create_component(c, o.dtype, conditioning);
   if (!c.arch) return;
   try {
     c.graphs = lower_graphs(*c.arch, *c.config, o, ep, nullptr).graphs;
@@ -111,6 +113,35 @@ void build_component(Component& c, const BuildOptions& o, ExecutionProvider ep, 
   if (!o.weights) return;
   c.checkpoint = std::make_unique<SafetensorsCheckpoint>(c.dir);
   for (const NamedGraph& g : c.graphs) c.plans.push_back(WeightPlan::bind(g.model.graph, *c.checkpoint));
+}
+
+// Whether model_index.json's entry `key` is [library, `class_name`].
+bool entry_is(const nlohmann::json& index, const std::string& key, const std::string& class_name) {
+  const auto it = index.find(key);
+  return it != index.end() && it->is_array() && it->size() == 2 && (*it)[1] == class_name;
+}
+
+// What the pipeline's other components feed its denoiser: a ControlNet pipeline's
+// (StableDiffusion[XL]ControlNetPipeline) residuals, an adapter pipeline's
+// (StableDiffusion[XL]AdapterPipeline) T2IAdapter maps, read from its adapter/config.json (whose
+// errors name that file). A component whose folder or config.json is missing feeds nothing (it is
+// reported as skipped).
+PipelineConditioning pipeline_conditioning(const nlohmann::json& index, const std::string& dir) {
+  PipelineConditioning p;
+  p.controlnet = entry_is(index, "controlnet", "ControlNetModel");
+  std::error_code ec;
+  const fs::path adapter = fs::path(dir) / "adapter";
+  if (entry_is(index, "adapter", "T2IAdapter") && !fs::is_symlink(adapter, ec) &&
+      fs::exists(adapter / "config.json", ec)) {
+    const HfConfig config =
+        with_diffusers_defaults(HfConfig::load(checkpoint_file(adapter.string(), "config.json").string()), "T2IAdapter");
+    try {
+      p.adapter = t2i_adapter_states(config);
+    } catch (const FieldError& e) {
+      throw e.with_context(config.file());
+    }
+  }
+  return p;
 }
 
 // Copies the package files (package/copied_files.h kTokenizerFiles, kPipelineFiles) of
@@ -157,10 +188,7 @@ BuildReport build_pipeline(const BuildOptions& o) {
   const nlohmann::json index = read_json_file(index_file, kMaxJsonBytes);
   if (!index.is_object()) throw Error(index_file + ": not a JSON object");
   report.model_type = index.value("_class_name", std::string("DiffusionPipeline"));
-  // a ControlNet pipeline (StableDiffusion[XL]ControlNetPipeline): its UNet takes the residuals
-  const nlohmann::json* controlnet = index.contains("controlnet") ? &index["controlnet"] : nullptr;
-  const bool controlled = controlnet && controlnet->is_array() && controlnet->size() == 2 &&
-                          (*controlnet)[1] == "ControlNetModel";
+  const PipelineConditioning conditioning = pipeline_conditioning(index, o.config_dir);
 
   std::vector<Component> components;
   for (const auto& [key, value] : index.items()) {
@@ -186,7 +214,7 @@ BuildReport build_pipeline(const BuildOptions& o) {
       continue;
     }
     if (fs::exists(fs::path(c.dir) / "config.json", ec)) {
-      build_component(c, o, ep, controlled);
+      build_component(c, o, ep, conditioning);
     } else {
       c.manifest = {{"copy", true}};  // a tokenizer, scheduler or processor: copied as it is
     }

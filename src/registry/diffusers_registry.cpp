@@ -19,7 +19,7 @@ const std::vector<DiffusersEntry>& diffusers_registry() {
       {"SD3Transformer2DModel", "sd3_transformer", "diffusion-denoiser", create_sd3_transformer},
       {"T2IAdapter", "t2i_adapter", "diffusion-adapter", create_t2i_adapter},
       {"UNet2DConditionModel", "unet_2d_condition", "diffusion-denoiser", create_unet_2d_condition,
-       create_unet_2d_condition_controlled},
+       create_unet_2d_condition_conditioned},
   };
   return entries;
 }

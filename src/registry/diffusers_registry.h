@@ -27,13 +27,35 @@ std::unique_ptr<Architecture> create_pixart_transformer(const HfConfig&, DataTyp
 std::unique_ptr<Architecture> create_sana_transformer(const HfConfig&, DataType);
 // archs/sd3_transformer.cpp
 std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
+// One feature map of a T2IAdapter (its graph's adapter_state.{k}): its channels and how many 2 x 2
+// average-poolings came before it (the adapter's resolution is the image's / downscale_factor / 2^pools).
+struct AdapterState {
+  int64_t channels, pools;
+};
+
+// What a pipeline's other components feed into its denoiser's graph (driver/pipeline.cpp reads it
+// from model_index.json): a ControlNetModel's residuals, a T2IAdapter's feature maps.
+struct PipelineConditioning {
+  bool controlnet = false;           // a ControlNetModel ("controlnet")
+  std::vector<AdapterState> adapter;  // a T2IAdapter's states, in order ("adapter"); empty: none
+  bool empty() const { return !controlnet && adapter.empty(); }
+};
+
+// A class' factory in a pipeline whose other components feed its graph.
+using ConditionedFactory = std::unique_ptr<Architecture> (*)(const HfConfig&, DataType, const PipelineConditioning&);
+
 // archs/t2i_adapter.cpp
 std::unique_ptr<Architecture> create_t2i_adapter(const HfConfig&, DataType);
-// archs/unet_2d_condition.cpp; _controlled: the UNet of a pipeline with a ControlNetModel, its
-// graph also taking the ControlNet's residuals (down_block_additional_residuals.{i},
-// mid_block_additional_residual)
+// The feature maps the T2IAdapter of config `c` (with its class defaults) outputs, in order; throws
+// FieldError as create_t2i_adapter does for a config out of range.
+std::vector<AdapterState> t2i_adapter_states(const HfConfig& c);
+// archs/unet_2d_condition.cpp; _conditioned: the UNet of a pipeline with a ControlNetModel (its graph
+// also takes the ControlNet's residuals: down_block_additional_residuals.{i},
+// mid_block_additional_residual) and / or a T2IAdapter (down_intrablock_additional_residuals.{k}).
+// Throws FieldError (block_out_channels) when the adapter's maps do not fit the UNet's blocks.
 std::unique_ptr<Architecture> create_unet_2d_condition(const HfConfig&, DataType);
-std::unique_ptr<Architecture> create_unet_2d_condition_controlled(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_unet_2d_condition_conditioned(const HfConfig&, DataType,
+                                                                   const PipelineConditioning&);
 
 struct DiffusersEntry {
   const char* class_name;  // config.json "_class_name", diffusers' model class
@@ -41,9 +63,9 @@ struct DiffusersEntry {
   const char* task;        // the Architecture's task(): "diffusion-vae", "diffusion-denoiser",
                            // "diffusion-controlnet", "diffusion-adapter"
   ArchFactory create;
-  // The class' factory in a pipeline that also has a ControlNetModel (its graph takes the
-  // ControlNet's outputs); null where the class takes nothing from a ControlNet.
-  ArchFactory create_controlled = nullptr;
+  // The class' factory in a pipeline whose ControlNetModel or T2IAdapter feeds its graph; null
+  // where the class takes nothing from other components.
+  ConditionedFactory create_conditioned = nullptr;
 };
 
 // All entries, sorted by class name.

@@ -310,3 +310,111 @@ def test_controlnet_pipeline_four_step_ddim_loop(tmp_path):
                                              **residuals))[0]
         x = ddim_step(eps, int(t), x, alphas_cumprod, step_ratio).astype(np.float32)
     assert_close(x, want, "final latent")
+
+
+def test_adapter_pipeline_four_step_ddim_loop(tmp_path):
+    """A StableDiffusionAdapterPipeline (a full_adapter T2IAdapter whose two maps fit the UNet's two
+    down blocks: 8 x 8 after the CrossAttnDownBlock2D's attention, 4 x 4 after the last
+    DownBlock2D) builds with one command: the adapter graph, and a unet graph that also takes
+    down_intrablock_additional_residuals.{k}. A 4-step DDIM loop feeding the adapter's maps times
+    adapter_conditioning_scale 0.6, as the pipeline does, gives the pipeline's final latent."""
+    unet, vae, text_encoder = tiny_sd_components()
+    adapter = diffusers.T2IAdapter(in_channels=3, channels=[16, 32], num_res_blocks=1, downscale_factor=2,
+                                   adapter_type="full_adapter")
+    for i, m in enumerate((unet, adapter, vae, text_encoder)):
+        randomize(m, 40 + i)
+    pipe = diffusers.StableDiffusionAdapterPipeline(
+        vae=vae, text_encoder=text_encoder, tokenizer=None, unet=unet, adapter=adapter,
+        scheduler=diffusers.DDIMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
+        requires_safety_checker=False)
+    pipe.save_pretrained(tmp_path / "pipe")
+    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    out = tmp_path / "out"
+    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
+    assert manifest["adapter"] == {"built": ["adapter"], "class": "T2IAdapter"}, manifest
+
+    rng = np.random.default_rng(2)
+    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
+    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    image = rng.uniform(0, 1, size=(1, 3, 16, 16)).astype(np.float32)
+    scale = 0.6
+    with torch.no_grad():
+        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
+        want = pipe(prompt_embeds=embeds, image=torch.from_numpy(image), latents=torch.from_numpy(latents),
+                    num_inference_steps=STEPS, guidance_scale=1.0, adapter_conditioning_scale=scale, height=16,
+                    width=16, output_type="latent").images.numpy()
+
+    session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
+    adapter_graph, unet_graph = session("adapter"), session("unet")
+    states = adapter_graph.run(None, {"sample": image})
+    residuals = {f"down_intrablock_additional_residuals.{k}": s * np.float32(scale) for k, s in enumerate(states)}
+    assert {i.name for i in unet_graph.get_inputs()} >= set(residuals), unet_graph.get_inputs()
+    alphas_cumprod, step_ratio, timesteps = ddim_schedule()
+    x = latents
+    for t in timesteps:
+        eps = unet_graph.run(["out_sample"], feeds(unet_graph, sample=x, timestep=np.array([t]),
+                                                   encoder_hidden_states=embeds.numpy(), **residuals))[0]
+        x = ddim_step(eps, int(t), x, alphas_cumprod, step_ratio).astype(np.float32)
+    assert_close(x, want, "final latent")
+
+
+def adapter_xl_folder(path, adapter_channels):
+    """A folder as StableDiffusionXLAdapterPipeline lays its UNet and adapter out (model_index.json,
+    unet/, adapter/): an SDXL-shaped UNet (DownBlock2D with its downsampler, CrossAttnDownBlock2D with
+    its own, a last CrossAttnDownBlock2D; 8 x 8 latent -> 4 x 4 -> 2 x 2) and a full_adapter_xl
+    T2IAdapter on a 16 x 16 image (downscale 4: maps of 4, 4, 2 and 2 pixels, the fourth for the mid
+    block). Returns the two models (re-randomized)."""
+    torch.manual_seed(0)
+    unet = diffusers.UNet2DConditionModel(
+        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(16, 32, 32),
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=24, attention_head_dim=4, norm_num_groups=8, use_linear_projection=True)
+    adapter = diffusers.T2IAdapter(in_channels=3, channels=adapter_channels, num_res_blocks=1, downscale_factor=4,
+                                   adapter_type="full_adapter_xl")
+    for i, m in enumerate((unet, adapter)):
+        randomize(m, 50 + i)
+    unet.save_pretrained(path / "unet")
+    adapter.save_pretrained(path / "adapter")
+    (path / "model_index.json").write_text(json.dumps({
+        "_class_name": "StableDiffusionXLAdapterPipeline", "_diffusers_version": diffusers.__version__,
+        "adapter": ["diffusers", "T2IAdapter"], "unet": ["diffusers", "UNet2DConditionModel"]}))
+    return unet, adapter
+
+
+def test_adapter_xl_maps_in_the_down_and_mid_blocks(tmp_path):
+    """T2I-Adapter-XL's four maps: the first added after the DownBlock2D's downsampler (the skip it
+    leaves holds it too: diffusers adds in place), the second and third after the cross-attention
+    blocks' attentions, the fourth after the mid block (its shape is the mid block's). The unet graph
+    fed the adapter graph's maps equals UNet2DConditionModel.forward with
+    down_intrablock_additional_residuals; a copy of the folder whose adapter's first map has other
+    channels is refused by name."""
+    unet, adapter = adapter_xl_folder(tmp_path / "pipe", [16, 32, 32, 32])
+    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    session = lambda c: ort.InferenceSession(str(tmp_path / "out" / c / "model.onnx"),  # noqa: E731
+                                             providers=["CPUExecutionProvider"])
+    adapter_graph, unet_graph = session("adapter"), session("unet")
+    rng = np.random.default_rng(3)
+    image = rng.uniform(0, 1, size=(2, 3, 16, 16)).astype(np.float32)
+    sample = rng.standard_normal((2, 4, 8, 8)).astype(np.float32)
+    states_in = rng.standard_normal((2, 5, 24)).astype(np.float32)
+    states = adapter_graph.run(None, {"sample": image})
+    assert len([i for i in unet_graph.get_inputs() if i.name.startswith("down_intrablock")]) == 4
+    got = unet_graph.run(["out_sample"], feeds(unet_graph, sample=sample, timestep=np.array([500.0]),
+                                               encoder_hidden_states=states_in,
+                                               **{f"down_intrablock_additional_residuals.{k}": s
+                                                  for k, s in enumerate(states)}))[0]
+    with torch.no_grad():
+        maps = adapter(torch.from_numpy(image))
+        for k, s in enumerate(states):
+            assert_close(s, maps[k].numpy(), f"adapter_state.{k}")
+        want = unet(torch.from_numpy(sample), 500, torch.from_numpy(states_in),
+                    down_intrablock_additional_residuals=list(maps)).sample.numpy()
+    assert_close(got, want, "out_sample")
+
+    adapter_xl_folder(tmp_path / "bad", [8, 32, 32, 32])
+    r = H.run_mobius("build", tmp_path / "bad", tmp_path / "bad-out")
+    assert r.returncode != 0 and not (tmp_path / "bad-out").exists()
+    assert "unet/config.json" in r.stderr and "block_out_channels" in r.stderr and "T2IAdapter" in r.stderr, r.stderr
