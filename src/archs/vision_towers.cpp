@@ -184,8 +184,8 @@ TextTransformer::TextTransformer(const HfConfig& c, const VisionLayerOptions& la
       child<Embedding>("embeddings.position_embedding", c.int_or("max_position_embeddings", 77), h, layer_.dtype);
   const int64_t n = c.get_int("num_hidden_layers");
   for (int64_t i = 0; i < n; ++i) layers.push_back(child<VisionEncoderLayer>("encoder.layers." + std::to_string(i), layer_));
-  this->final_norm = adopt(final_norm, make_norm(NormOptions{.dim = h, .eps = layer_.layer_norm_eps, .dtype = layer_.dtype,
-                                                             .kind = layer_.norm}));
+  const NormOptions norm{.dim = h, .eps = layer_.layer_norm_eps, .dtype = layer_.dtype, .kind = layer_.norm};
+  this->final_norm = adopt(final_norm, make_norm(norm));
 }
 
 Value* TextTransformer::forward(Ops& op, Value* input_ids, Value* attention_mask) const {
