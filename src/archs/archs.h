@@ -236,6 +236,14 @@ std::unique_ptr<Architecture> create_data2vec_vision(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_clip(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_clip_text_model(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig&, DataType);
+// CLIP's text tower in other families (archs/clip.cpp; AIMv2's: archs/aimv2.cpp)
+std::unique_ptr<Architecture> create_owlvit_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_owlv2_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_groupvit_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_xclip_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_clipseg_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_metaclip_2_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_aimv2_text_model(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig&, DataType);

@@ -9,6 +9,22 @@
 //                      hidden_states.{0..num_hidden_layers} (Optimum's CLIPTextWithProjectionOnnxConfig
 //                      with output_hidden_states, as its SDXL export sets it: the pipeline reads the
 //                      penultimate)
+//   the same causal text tower in other families' *TextModel (feature-extraction), ClipTextModel
+//   with the family's config class defaults and weight prefix:
+//     owlvit_text_model     OwlViTTextModel (modeling_owlvit.py): text_model.*
+//     owlv2_text_model      Owlv2TextModel (modeling_owlv2.py): text_model.*
+//     groupvit_text_model   GroupViTTextModel (modeling_groupvit.py): text_model.*
+//     xclip_text_model      XCLIPTextModel (modeling_x_clip.py)
+//     clipseg_text_model    CLIPSegTextModel (modeling_clipseg.py)
+//     metaclip_2_text_model MetaClip2TextModel (modeling_metaclip_2.py); with
+//                           MetaClip2TextModelWithProjection (config.json architectures) the outputs of
+//                           CLIPTextModelWithProjection's, the eos token found as eos_token_id always
+//                           (also 2, which its released configs set: no legacy largest id)
+//   (AIMv2's text tower has other layers: archs/aimv2.cpp.) Every *TextModel also returns
+//   pooler_output, the state at the pooled token (the first eos_token_id; OwlViT: the largest id):
+//   a row of last_hidden_state, so not an output of the package, as for clip_text_model
+//   (tasks/feature_extraction.h gives pooler_output only where it is not; Optimum's CLIP text
+//   export adds it).
 //   clip               CLIPModel (zero-shot-image-classification): text_model.*, vision_model.*,
 //                      text_embeds = normalize(text_projection(last[i_eos])),
 //                      image_embeds = normalize(visual_projection(vision pooler_output)),
@@ -16,7 +32,8 @@
 //   clip with CLIPForImageClassification (image-classification): vision_model.* only,
 //                      logits = classifier(last_hidden_state[:, 1:].mean(1))
 // i_eos: the first position of eos_token_id in each row of input_ids (the largest id when
-// eos_token_id is 2, configs before transformers PR #24773); every row is assumed to hold one.
+// eos_token_id is 2, configs before transformers PR #24773, except MetaCLIP 2's); every row is
+// assumed to hold one.
 #include "archs/archs.h"
 #include "archs/vision_towers.h"
 #include "registry/config_defaults.h"
@@ -42,10 +59,12 @@ class ClipVisionModel : public TowerModel<ImageEncoder> {
   LayerNorm* post_layernorm;
 };
 
+// config_type: clip_text_model or another family's copy of it, its weights under `prefix` ("" = the
+// checkpoint's top level).
 class ClipTextModel : public Encoder {
  public:
-  ClipTextModel(const HfConfig& c, DataType dtype) : dtype_(dtype) {
-    text = adopt("", std::make_unique<TextTransformer>(c, "clip_text_model", TextTransformer::Mask::causal, dtype));
+  ClipTextModel(const HfConfig& c, const char* config_type, const std::string& prefix, DataType dtype) : dtype_(dtype) {
+    text = adopt(prefix, std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::causal, dtype));
   }
   DataType dtype() const override { return dtype_; }
   int64_t hidden_size() const override { return text->hidden_size(); }
@@ -73,10 +92,11 @@ int64_t clip_projection_dim(const HfConfig& c) {
   return n;
 }
 
-// x [batch, seq, hidden] at the first position of `eos` in each row of ids (the first largest id
-// when eos is 2) -> [batch, hidden]: a one-hot row times x (exact: one 1, zeros elsewhere).
-Value* eos_token(Ops& op, Value* x, Value* ids, int64_t eos) {
-  Value* target = eos == 2 ? op.ReduceMax(ids, {1}) : op.builder().scalar_i64(eos);
+// x [batch, seq, hidden] at the first position of `eos` in each row of ids (with legacy_eos the
+// first largest id when eos is 2) -> [batch, hidden]: a one-hot row times x (exact: one 1, zeros
+// elsewhere).
+Value* eos_token(Ops& op, Value* x, Value* ids, int64_t eos, bool legacy_eos = true) {
+  Value* target = legacy_eos && eos == 2 ? op.ReduceMax(ids, {1}) : op.builder().scalar_i64(eos);
   Value* hit = op.Cast(op.Equal(ids, target), {.to = x->dtype});  // [batch, seq]
   Value* seq = op.Shape(ids, {.start = 1, .end = 2});
   Value* pos = op.Range(op.builder().scalar_i64(0), op.Squeeze(seq, {0}), op.builder().scalar_i64(1));
@@ -125,15 +145,16 @@ class ClipModel : public ImageTextModel {
   int64_t projection_dim_;
 };
 
-// CLIPTextModelWithProjection: one graph "model", input_ids, attention_mask int64 [batch_size,
-// sequence_length] -> text_embeds [batch_size, projection_dim], last_hidden_state and
+// CLIPTextModelWithProjection (config_type clip_text_model; MetaClip2TextModelWithProjection:
+// metaclip_2_text_model, legacy_eos false): one graph "model", input_ids, attention_mask int64
+// [batch_size, sequence_length] -> text_embeds [batch_size, projection_dim], last_hidden_state and
 // hidden_states.{i} [batch_size, sequence_length, hidden_size].
 class ClipTextModelWithProjection : public Architecture {
  public:
-  ClipTextModelWithProjection(const HfConfig& c, DataType dtype)
-      : eos_(clip_eos_token_id(c)), projection_dim_(clip_projection_dim(c)) {
+  ClipTextModelWithProjection(const HfConfig& c, const char* config_type, bool legacy_eos, DataType dtype)
+      : eos_(clip_eos_token_id(c)), projection_dim_(clip_projection_dim(c)), legacy_eos_(legacy_eos) {
     text = adopt("text_model",
-                 std::make_unique<TextTransformer>(c, "clip_text_model", TextTransformer::Mask::causal, dtype));
+                 std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::causal, dtype));
     text_projection = child<Linear>("text_projection", LinearOptions{text->hidden_size(), projection_dim_, false, dtype});
   }
   std::string task() const override { return "feature-extraction"; }
@@ -145,9 +166,9 @@ class ClipTextModelWithProjection : public Architecture {
     Value* ids = b.input("input_ids", DataType::INT64, tokens);
     Value* mask = b.input("attention_mask", DataType::INT64, tokens);
     const std::vector<Value*> states = text->hidden_states(op, ids, mask);
-    Value* last = text->final_layer_norm->forward(op, states.back());
+    Value* last = text->final_norm->forward(op, states.back());
     const Shape hidden{"batch_size", "sequence_length", text->hidden_size()};
-    b.output(text_projection->forward(op, eos_token(op, last, ids, eos_)), "text_embeds",
+    b.output(text_projection->forward(op, eos_token(op, last, ids, eos_, legacy_eos_)), "text_embeds",
              {"batch_size", projection_dim_});
     b.output(last, "last_hidden_state", hidden);
     for (size_t i = 0; i < states.size(); ++i) b.output(states[i], "hidden_states." + std::to_string(i), hidden);
@@ -159,13 +180,14 @@ class ClipTextModelWithProjection : public Architecture {
 
  private:
   int64_t eos_, projection_dim_;
+  bool legacy_eos_;
 };
 
-// Whether config.json's architectures names CLIPTextModelWithProjection.
-bool is_text_with_projection(const HfConfig& c) {
+// Whether config.json's architectures names `with_projection` (CLIPTextModelWithProjection).
+bool is_text_with_projection(const HfConfig& c, const char* with_projection) {
   const nlohmann::json& j = c.json();
   return j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-         j["architectures"][0] == "CLIPTextModelWithProjection";
+         j["architectures"][0] == with_projection;
 }
 
 }  // namespace
@@ -175,8 +197,35 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataTy
 }
 
 std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType dtype) {
-  if (is_text_with_projection(c)) return std::make_unique<ClipTextModelWithProjection>(c, dtype);
-  return std::make_unique<ClipTextModel>(c, dtype);
+  if (is_text_with_projection(c, "CLIPTextModelWithProjection"))
+    return std::make_unique<ClipTextModelWithProjection>(c, "clip_text_model", true, dtype);
+  return std::make_unique<ClipTextModel>(c, "clip_text_model", "", dtype);
+}
+
+std::unique_ptr<Architecture> create_owlvit_text_model(const HfConfig& c, DataType dtype) {
+  return std::make_unique<ClipTextModel>(c, "owlvit_text_model", "text_model", dtype);
+}
+
+std::unique_ptr<Architecture> create_owlv2_text_model(const HfConfig& c, DataType dtype) {
+  return std::make_unique<ClipTextModel>(c, "owlv2_text_model", "text_model", dtype);
+}
+
+std::unique_ptr<Architecture> create_groupvit_text_model(const HfConfig& c, DataType dtype) {
+  return std::make_unique<ClipTextModel>(c, "groupvit_text_model", "text_model", dtype);
+}
+
+std::unique_ptr<Architecture> create_xclip_text_model(const HfConfig& c, DataType dtype) {
+  return std::make_unique<ClipTextModel>(c, "xclip_text_model", "", dtype);
+}
+
+std::unique_ptr<Architecture> create_clipseg_text_model(const HfConfig& c, DataType dtype) {
+  return std::make_unique<ClipTextModel>(c, "clipseg_text_model", "", dtype);
+}
+
+std::unique_ptr<Architecture> create_metaclip_2_text_model(const HfConfig& c, DataType dtype) {
+  if (is_text_with_projection(c, "MetaClip2TextModelWithProjection"))
+    return std::make_unique<ClipTextModelWithProjection>(c, "metaclip_2_text_model", false, dtype);
+  return std::make_unique<ClipTextModel>(c, "metaclip_2_text_model", "", dtype);
 }
 
 std::unique_ptr<Architecture> create_clip(const HfConfig& c, DataType dtype) {

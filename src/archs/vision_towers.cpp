@@ -60,18 +60,23 @@ VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype) {
   return o;
 }
 
-VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype) {
+VisionLayerOptions vit_attention_layer(const HfConfig& c, const char* act, DataType dtype) {
   VisionLayerOptions l;
   l.hidden_size = c.get_int("hidden_size");
-  l.hidden_act = c.string_or("hidden_act", "gelu");
+  l.hidden_act = c.string_or("hidden_act", act);
   if (!is_known_activation(l.hidden_act) || l.hidden_act == "xielu")
     c.fail("hidden_act", "unsupported activation '" + l.hidden_act + "'");
-  l.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
   l.dtype = dtype;
   const int64_t heads = c.get_int("num_attention_heads");
   if (heads < 1 || l.hidden_size % heads != 0)
     c.fail("num_attention_heads", std::to_string(heads) + " must divide hidden_size " + std::to_string(l.hidden_size));
   l.attention = vision_attention(l.hidden_size, heads, {"q_proj", "k_proj", "v_proj", "out_proj"}, dtype);
+  return l;
+}
+
+VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype) {
+  VisionLayerOptions l = vit_attention_layer(c, "gelu", dtype);
+  l.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
   return l;
 }
 
@@ -152,30 +157,39 @@ Value* MaskedPatchVisionTower::bucket(Ops& op, Value* n) const {
   return op.ReduceSum(op.Cast(ge, {.to = DataType::INT64}), {2}, {.keepdims = 0});
 }
 
+namespace {
+
+// CLIPEncoderLayer's options from a CLIP-style text config (its class defaults filled in).
+VisionLayerOptions clip_text_layer_options(const HfConfig& c, DataType dtype) {
+  VisionLayerOptions l = vit_attention_layer(c, "quick_gelu", dtype);
+  l.intermediate_size = c.get_int("intermediate_size");
+  l.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
+  return l;
+}
+
+}  // namespace
+
 TextTransformer::TextTransformer(const HfConfig& text_config, const char* config_type, Mask mask, DataType dtype)
-    : mask_(mask) {
-  const HfConfig c = with_class_defaults(text_config, config_type);
-  layer_.hidden_size = c.get_int("hidden_size");
-  layer_.intermediate_size = c.get_int("intermediate_size");
-  layer_.hidden_act = c.string_or("hidden_act", "quick_gelu");
-  if (!is_known_activation(layer_.hidden_act) || layer_.hidden_act == "xielu")
-    c.fail("hidden_act", "unsupported activation '" + layer_.hidden_act + "'");
-  layer_.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-5));
-  layer_.dtype = dtype;
-  const int64_t heads = c.get_int("num_attention_heads");
-  if (heads < 1 || layer_.hidden_size % heads != 0)
-    c.fail("num_attention_heads", std::to_string(heads) + " must divide hidden_size " + std::to_string(layer_.hidden_size));
-  layer_.attention = vision_attention(layer_.hidden_size, heads, {"q_proj", "k_proj", "v_proj", "out_proj"}, dtype);
+    : TextTransformer(with_class_defaults(text_config, config_type), mask, dtype) {}
+
+TextTransformer::TextTransformer(const HfConfig& c, Mask mask, DataType dtype)
+    : TextTransformer(c, clip_text_layer_options(c, dtype), mask, "final_layer_norm") {}
+
+TextTransformer::TextTransformer(const HfConfig& c, const VisionLayerOptions& layer, Mask mask,
+                                 const std::string& final_norm)
+    : mask_(mask), layer_(layer) {
   const int64_t h = layer_.hidden_size;
-  token_embedding = child<Embedding>("embeddings.token_embedding", c.get_int("vocab_size"), h, dtype);
-  position_embedding = child<Embedding>("embeddings.position_embedding", c.int_or("max_position_embeddings", 77), h, dtype);
+  token_embedding = child<Embedding>("embeddings.token_embedding", c.get_int("vocab_size"), h, layer_.dtype);
+  position_embedding =
+      child<Embedding>("embeddings.position_embedding", c.int_or("max_position_embeddings", 77), h, layer_.dtype);
   const int64_t n = c.get_int("num_hidden_layers");
   for (int64_t i = 0; i < n; ++i) layers.push_back(child<VisionEncoderLayer>("encoder.layers." + std::to_string(i), layer_));
-  final_layer_norm = child<LayerNorm>("final_layer_norm", NormOptions{.dim = h, .eps = layer_.layer_norm_eps, .dtype = dtype});
+  const NormOptions norm{.dim = h, .eps = layer_.layer_norm_eps, .dtype = layer_.dtype, .kind = layer_.norm};
+  this->final_norm = adopt(final_norm, make_norm(norm));
 }
 
 Value* TextTransformer::forward(Ops& op, Value* input_ids, Value* attention_mask) const {
-  return final_layer_norm->forward(op, hidden_states(op, input_ids, attention_mask).back());
+  return final_norm->forward(op, hidden_states(op, input_ids, attention_mask).back());
 }
 
 std::vector<Value*> TextTransformer::hidden_states(Ops& op, Value* input_ids, Value* attention_mask) const {

@@ -41,6 +41,12 @@ VisionTransformerOptions vit_options(const HfConfig& c, DataType dtype);
 // The layer part of vit_options (hidden_size, hidden_act, layer_norm_eps, num_attention_heads;
 // intermediate_size left to the family): for a tower without a square image_size (SigLIP 2).
 VisionLayerOptions vit_layer_options(const HfConfig& c, DataType dtype);
+// The part of a layer every ViT-style config spells the same way, read from `c` (after its class
+// defaults): hidden_size, hidden_act (`act` where the config and its class leave it out) and
+// num_attention_heads, the attention's projections q_proj, k_proj, v_proj, out_proj with biases;
+// the norms, their eps and the feed-forward width are the family's. Throws mobius::Error naming
+// hidden_act (unknown) or num_attention_heads (not dividing hidden_size).
+VisionLayerOptions vit_attention_layer(const HfConfig& c, const char* act, DataType dtype);
 
 // The SigLIP-like tower over patches some of which are padding (Idefics3VisionTransformer,
 // modeling_idefics3.py; Phi4MultimodalVisionModel, modeling_phi4_multimodal.py): children
@@ -79,26 +85,33 @@ class MaskedPatchVisionTower : public Module {
 // embeddings.token_embedding + embeddings.position_embedding (positions 0..seq-1, at most
 // max_position_embeddings), CLIP encoder layers (encoder.layers.{i}), final_layer_norm. CLIP's
 // attention is causal over the unpadded tokens (create_causal_mask), SigLIP's bidirectional over
-// them (create_bidirectional_mask). Config: clip_text_model / siglip_text_model (`config_type`
-// names the class whose defaults fill omitted fields).
+// them (create_bidirectional_mask). Config: clip_text_model / siglip_text_model and the CLIP
+// copies of other families (`config_type` names the class whose defaults fill omitted fields).
 class TextTransformer : public Module {
  public:
   enum class Mask { causal, bidirectional };
   TextTransformer(const HfConfig& text_config, const char* config_type, Mask mask, DataType dtype);
+  // The same tower with another family's layers (AIMv2's: RMSNorm, SwiGLU) and final norm, a
+  // `layer.norm` named `final_norm`; vocab_size, max_position_embeddings and num_hidden_layers read
+  // from `c` (the text config with its class defaults filled in).
+  TextTransformer(const HfConfig& c, const VisionLayerOptions& layer, Mask mask, const std::string& final_norm);
   // input_ids, attention_mask: int64 [batch, seq] (1 = token) -> [batch, seq, hidden_size]
-  // (after final_layer_norm).
+  // (after the final norm).
   Value* forward(Ops& op, Value* input_ids, Value* attention_mask) const;
   // The hidden states transformers' output_hidden_states gives: the embeddings' output, then every
-  // layer's (num_hidden_layers + 1 of [batch, seq, hidden_size], the last before final_layer_norm).
+  // layer's (num_hidden_layers + 1 of [batch, seq, hidden_size], the last before the final norm).
   std::vector<Value*> hidden_states(Ops& op, Value* input_ids, Value* attention_mask) const;
 
   int64_t hidden_size() const { return layer_.hidden_size; }
 
   Embedding *token_embedding, *position_embedding;
   std::vector<VisionEncoderLayer*> layers;
-  LayerNorm* final_layer_norm;
+  Norm* final_norm;
 
  private:
+  // The CLIP layers of `c` (its class defaults filled in).
+  TextTransformer(const HfConfig& c, Mask mask, DataType dtype);
+
   Mask mask_;
   VisionLayerOptions layer_;
 };

@@ -80,10 +80,10 @@ MLPOptions VisionLayerOptions::feed_forward() const {
 
 VisionEncoderLayer::VisionEncoderLayer(const VisionLayerOptions& o) {
   const VisionLayerNames& n = o.names;
-  const NormOptions norm{.dim = o.hidden_size, .eps = o.layer_norm_eps, .dtype = o.dtype};
-  norm1 = child<LayerNorm>(n.norm1, norm);
+  const NormOptions norm{.dim = o.hidden_size, .eps = o.layer_norm_eps, .dtype = o.dtype, .kind = o.norm};
+  norm1 = adopt(n.norm1, make_norm(norm));
   attention = child<Attention>(n.attention, o.attention);
-  norm2 = child<LayerNorm>(n.norm2, norm);
+  norm2 = adopt(n.norm2, make_norm(norm));
   mlp = adopt("", make_mlp(o.feed_forward()));
   if (!n.layer_scale1.empty()) layer_scale1 = param(n.layer_scale1, {o.hidden_size}, o.dtype);
   if (!n.layer_scale2.empty()) layer_scale2 = param(n.layer_scale2, {o.hidden_size}, o.dtype);

@@ -96,7 +96,8 @@ struct VisionLayerOptions {
   int64_t hidden_size;
   int64_t intermediate_size;
   std::string hidden_act;
-  float layer_norm_eps;
+  float layer_norm_eps;  // the eps of norm1 and norm2
+  NormKind norm = NormKind::LayerNorm;  // norm1 and norm2 (AIMv2's layers: RMSNorm)
   AttentionOptions attention;  // biases on, num_key_value_heads = num_attention_heads
   VisionLayerNames names;
   DataType dtype = DataType::FLOAT;
@@ -112,7 +113,8 @@ struct VisionLayerOptions {
 // projections named `names` (no RoPE, no cache): what every tower here uses.
 AttentionOptions vision_attention(int64_t hidden, int64_t heads, const AttentionNames& names, DataType dtype);
 
-// One pre-norm layer (CLIPEncoderLayer; also the CLIP and SigLIP text towers').
+// One pre-norm layer (CLIPEncoderLayer; also the CLIP and SigLIP text towers', and with RMSNorm and
+// a SwiGLU feed-forward AIMv2's Aimv2EncoderLayer).
 // forward: x [batch, seq, hidden] -> [batch, seq, hidden]; mask: an additive float mask
 // [batch, 1, seq, seq] (blocks/attention.h causal_mask, padding_mask), or null for none (images).
 class VisionEncoderLayer : public Module {
@@ -120,7 +122,7 @@ class VisionEncoderLayer : public Module {
   explicit VisionEncoderLayer(const VisionLayerOptions& o);
   Value* forward(Ops& op, Value* x, Value* mask = nullptr) const;
 
-  LayerNorm *norm1, *norm2;
+  Norm *norm1, *norm2;  // of kind VisionLayerOptions::norm
   Attention* attention;
   FeedForward* mlp;
   Parameter* layer_scale1 = nullptr;

@@ -9,7 +9,8 @@ Each row checks, for a batch of BATCH images (and TEXT_BATCH texts, the second r
 the text and dual models):
   - the package: model.onnx(.data) and the copied config.json, onnx.checker, the I/O names
     (pixel_values -> last_hidden_state [+ pooler_output] [+ logits]; input_ids, attention_mask ->
-    last_hidden_state [CLIPTextModelWithProjection: + text_embeds, hidden_states.{i}]; all three ->
+    last_hidden_state [CLIPTextModelWithProjection, MetaClip2TextModelWithProjection: + text_embeds,
+    hidden_states.{i}]; all three ->
     logits_per_image, logits_per_text, text_embeds, image_embeds;
     pixtral: pixel_values, image_sizes -> last_hidden_state [1, Σ patches, hidden]) and the task
     in the metadata;
@@ -103,6 +104,19 @@ ROWS += [
     Row("clip", "classification", dict(text_config=TEXT, vision_config=VIT, **LABELS), "CLIPForImageClassification"),
     Row("siglip", "classification", dict(text_config=dict(TEXT, projection_size=64), vision_config=VIT, **LABELS),
         "SiglipForImageClassification"),
+]
+# CLIP's causal text tower in other families (archs/clip.cpp) and AIMv2's (RMSNorm, SwiGLU; archs/aimv2.cpp)
+ROWS += [
+    Row("owlvit_text_model", "base", dict(TEXT), "OwlViTTextModel"),
+    Row("owlv2_text_model", "base", dict(TEXT), "Owlv2TextModel"),
+    Row("groupvit_text_model", "base", dict(TEXT), "GroupViTTextModel"),
+    Row("xclip_text_model", "base", dict(TEXT), "XCLIPTextModel"),
+    Row("clipseg_text_model", "base", dict(TEXT), "CLIPSegTextModel"),
+    Row("metaclip_2_text_model", "base", dict(TEXT), "MetaClip2TextModel"),
+    # eos 2 is pooled as itself (CLIP's legacy rule would take the largest id)
+    Row("metaclip_2_text_model", "with-projection", dict(TEXT, projection_dim=40, eos_token_id=2),
+        "MetaClip2TextModelWithProjection"),
+    Row("aimv2_text_model", "base", dict(TEXT), "Aimv2TextModel"),
 ]
 # SigLIP 2 (NaFlex): a 4 x 4 position grid resized per image (antialiased bilinear) to each image's
 # patch grid: 3 x 5 (rows shrunk, columns stretched; 15 patches) and 6 x 2 (12 patches, then 3 of
@@ -246,7 +260,7 @@ def inputs(row: Row, config, seed: int = 1) -> dict:
 def reference_outputs(model, feeds: dict) -> dict:
     """The outputs the transformers model returns, by the package's output names."""
     out = model(**{k: torch.from_numpy(v) for k, v in feeds.items()})
-    if "pixel_values" not in feeds and hasattr(out, "text_embeds"):  # CLIPTextModelWithProjection
+    if "pixel_values" not in feeds and hasattr(out, "text_embeds"):  # CLIP's / MetaCLIP 2's *TextModelWithProjection
         out = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}, output_hidden_states=True)
         got = {"text_embeds": out.text_embeds, "last_hidden_state": out.last_hidden_state}
         got.update({f"hidden_states.{i}": h for i, h in enumerate(out.hidden_states)})
