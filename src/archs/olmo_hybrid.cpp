@@ -15,6 +15,11 @@
 //     q/k/v/g/b/a projections and q/k/v convs (GatedDeltaNetProjections::unfused), beta = 2 sigmoid(b) when
 //     linear_allow_neg_eigval (default true), its gated output norm o_norm of eps 1e-5 (FLA's
 //     default, not rms_norm_eps), conv activation hidden_act
+// The q/k/v convs are read at the released checkpoints' sizes (key dim, key dim, value dim).
+// transformers 5.23's save_pretrained writes them by cutting its concatenated conv1d into three
+// equal parts (the reverse of conversion_mapping.py's Concatenate), which are those sizes only when
+// the key and value widths are equal; another split is refused, naming the tensor and its shape
+// (reading any split needs a Concat along the first axis in weights/transform.h).
 // OlmoHybridConfig.__post_init__: without layer_types, layer i is "full_attention" when i % 4 == 3
 // (and the last layer when that leaves none), "linear_attention" elsewhere; linear_num_key_heads and
 // linear_num_value_heads default to num_attention_heads, linear_key_head_dim to
