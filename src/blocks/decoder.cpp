@@ -21,6 +21,13 @@ const RopeConfig& DecoderSpec::rope_for(const std::string& layer_type) const {
   return it == layer_type_rope.end() ? rope : it->second;
 }
 
+LayerLayout DecoderSpec::layout(int64_t layer) const {
+  const auto i = static_cast<size_t>(layer);
+  if (i < layer_types.size())
+    if (auto it = layer_type_layout.find(layer_types[i]); it != layer_type_layout.end()) return it->second;
+  return {topology, names};
+}
+
 namespace {
 
 // The attention options of layer i: a "sliding_attention" layer has the spec's window (none when
@@ -52,8 +59,10 @@ FeedForwardFactory sparse_moe(const MoEOptions& m, const MLPOptions& dense, std:
 }
 
 DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
-    : topology_(s.topology), residual_multiplier_(s.residual_multiplier) {
-  const DecoderNames& n = s.names;
+    : residual_multiplier_(s.residual_multiplier) {
+  const LayerLayout layout = s.layout(layer_index);
+  const DecoderNames& n = layout.names;
+  topology_ = layout.topology;
   NormOptions options = s.norm();
   if (s.layer_norm_eps) options.eps = *s.layer_norm_eps;
   auto norm = [&](const std::string& name) -> Norm* {  // none for an empty name
@@ -67,13 +76,13 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   else
     mixer = s.make_attention ? adopt(n.self_attn, s.make_attention(layer_index))
                              : child<Attention>(n.self_attn, attention_of_layer(s, layer_index));
-  if (s.topology != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
-  if (s.topology == LayerTopology::sandwich) {
+  if (topology_ != LayerTopology::parallel_shared_norm) post_attention_layernorm = norm(n.post_attention_layernorm);
+  if (topology_ == LayerTopology::sandwich) {
     attn_output_norm = norm(n.attn_output_norm);
     mlp_output_norm = norm(n.mlp_output_norm);
   }
   MOBIUS_ASSERT(n.input_residual.empty() == n.post_attention_residual.empty() &&
-                    (n.input_residual.empty() || s.topology == LayerTopology::sequential),
+                    (n.input_residual.empty() || topology_ == LayerTopology::sequential),
                 "residual weights come in pairs, on the sequential topology");
   if (!n.input_residual.empty()) {
     input_residual = param(n.input_residual, {s.hidden_size}, s.dtype);

@@ -63,6 +63,14 @@ enum class LayerTopology {
                          // (Bloom apply_residual_connection_post_layernorm)
 };
 
+// A layer type's residual / norm topology and module names where they differ from the spec's
+// (DecoderSpec::layer_type_layout; OLMo-Hybrid: OLMo 2's sandwich attention layers beside
+// Llama-style linear-attention layers).
+struct LayerLayout {
+  LayerTopology topology;
+  DecoderNames names;  // the layer's names (self_attn, mlp, its norms); the model's are the spec's
+};
+
 // The attention and the feed-forward of decoder layer `layer`, injected by the architecture file
 // (DecoderSpec::make_attention / make_feed_forward); the factories of the relatives' parts follow
 // DecoderSpec.
@@ -116,6 +124,8 @@ struct DecoderSpec {
   MLPOptions mlp;
   RopeConfig rope;                       // RoPE of every layer type not in layer_type_rope
   std::map<std::string, RopeConfig> layer_type_rope;  // per layer type (Gemma3, OLMo 3 rope_parameters)
+  // per layer type: its topology and names when not `topology` and `names` (OLMo-Hybrid)
+  std::map<std::string, LayerLayout> layer_type_layout;
   DataType dtype = DataType::FLOAT;
   DecoderNames names;
   float embed_scale = 1.0f;              // GraniteMoE embedding_multiplier; Gemma hidden_size**0.5
@@ -136,6 +146,7 @@ struct DecoderSpec {
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
   const RopeConfig& rope_for(const std::string& layer_type) const;  // the RoPE of a layer type
+  LayerLayout layout(int64_t layer) const;  // layer_type_layout of the layer's type, else topology and names
 };
 
 // Every layer's attention is DeepSeek's multi-head latent attention (blocks/mla.h).

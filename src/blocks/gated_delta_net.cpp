@@ -16,21 +16,35 @@ GatedDeltaNetMixer::GatedDeltaNetMixer(const GatedDeltaNetOptions& o) : o_(o) {
   auto linear = [&](const char* name, int64_t out) {
     return child<Linear>(name, LinearOptions{.in_features = h, .out_features = out, .dtype = o.dtype});
   };
+  const bool unfused = o.projections == GatedDeltaNetProjections::unfused;
   if (o.projections == GatedDeltaNetProjections::per_key_head) {
     in_proj_qkvz = linear("in_proj_qkvz", 2 * o.key_dim() + 2 * o.value_dim());
     in_proj_ba = linear("in_proj_ba", 2 * hv);
-  } else {
+  } else if (o.projections == GatedDeltaNetProjections::separate) {
     in_proj_qkv = linear("in_proj_qkv", o.conv_dim());
     in_proj_z = linear("in_proj_z", o.value_dim());
     in_proj_b = linear("in_proj_b", hv);
     in_proj_a = linear("in_proj_a", hv);
+  } else {
+    q_proj = linear("q_proj", o.key_dim());
+    k_proj = linear("k_proj", o.key_dim());
+    v_proj = linear("v_proj", o.value_dim());
+    a_proj = linear("a_proj", hv);
+    b_proj = linear("b_proj", hv);
+    g_proj = linear("g_proj", o.value_dim());
   }
-  conv_weight = param("conv1d.weight", {o.conv_dim(), 1, o.conv_kernel}, o.dtype);
+  if (unfused) {
+    q_conv_weight = param("q_conv1d.weight", {o.key_dim(), 1, o.conv_kernel}, o.dtype);
+    k_conv_weight = param("k_conv1d.weight", {o.key_dim(), 1, o.conv_kernel}, o.dtype);
+    v_conv_weight = param("v_conv1d.weight", {o.value_dim(), 1, o.conv_kernel}, o.dtype);
+  } else {
+    conv_weight = param("conv1d.weight", {o.conv_dim(), 1, o.conv_kernel}, o.dtype);
+  }
   dt_bias = param("dt_bias", {hv}, o.dtype);
   A_log = param("A_log", {hv}, o.dtype);
-  norm_weight = param("norm.weight", {o.value_head_dim}, o.dtype);
-  out_proj = child<Linear>("out_proj", LinearOptions{.in_features = o.value_dim(), .out_features = o.hidden_size,
-                                                     .dtype = o.dtype});
+  norm_weight = param(unfused ? "o_norm.weight" : "norm.weight", {o.value_head_dim}, o.dtype);
+  out_proj = child<Linear>(unfused ? "o_proj" : "out_proj",
+                           LinearOptions{.in_features = o.value_dim(), .out_features = o.hidden_size, .dtype = o.dtype});
 }
 
 LayerStates GatedDeltaNetMixer::states() const {
@@ -80,6 +94,9 @@ GatedDeltaNetMixer::Projected GatedDeltaNetMixer::project(Ops& op, Value* x) con
   if (in_proj_qkv)
     return {in_proj_qkv->forward(op, x), op.Reshape(in_proj_z->forward(op, x), {0, 0, hv, dv}),
             in_proj_b->forward(op, x), in_proj_a->forward(op, x)};
+  if (q_proj)
+    return {op.Concat({q_proj->forward(op, x), k_proj->forward(op, x), v_proj->forward(op, x)}, {.axis = 2}),
+            op.Reshape(g_proj->forward(op, x), {0, 0, hv, dv}), b_proj->forward(op, x), a_proj->forward(op, x)};
   // fix_query_key_value_ordering: per key head [q | k | v | z] and [b | a]
   std::vector<Value*> qkvz = op.Split(op.Reshape(in_proj_qkvz->forward(op, x), {0, 0, hk, 2 * dk + 2 * r * dv}),
                                       {dk, dk, r * dv, r * dv}, {.axis = 3});
@@ -99,8 +116,10 @@ MixerResult GatedDeltaNetMixer::mix(Ops& op, Value* x, const AttentionContext& c
   const int64_t r = hv / hk;
   Value* mask = op.Unsqueeze(ctx.token_mask, {2});  // [batch, seq, 1]
   Projected p = project(op, op.Mul(x, mask));
-  auto [conv, conv_state] =
-      causal_conv1d(op, p.qkv, past[0], conv_weight->value(op), nullptr, o_.conv_dim(), o_.conv_kernel, o_.hidden_act);
+  Value* weight = conv_weight ? conv_weight->value(op)
+                              : op.Concat({q_conv_weight->value(op), k_conv_weight->value(op), v_conv_weight->value(op)},
+                                          {.axis = 0});
+  auto [conv, conv_state] = causal_conv1d(op, p.qkv, past[0], weight, nullptr, o_.conv_dim(), o_.conv_kernel, o_.hidden_act);
   std::vector<Value*> qkv = op.Split(to_float(op, conv), {o_.key_dim(), o_.key_dim(), o_.value_dim()}, {.axis = 2});
 
   // float32 from here; value head h reads key head h / R (repeat_interleave)
@@ -118,6 +137,7 @@ MixerResult GatedDeltaNetMixer::mix(Ops& op, Value* x, const AttentionContext& c
   Value* k = key_heads(qkv[1]);
   Value* v = op.Reshape(qkv[2], {0, 0, hv, dv});
   Value* beta = to_float(op, op.Sigmoid(p.b));  // [batch, seq, Hv]
+  if (o_.beta_scale != 1.0f) beta = op.Mul(beta, o_.beta_scale);
   Value* a = op.Add(to_float(op, p.a), to_float(op, dt_bias->value(op)));
   Value* decay = op.Exp(op.Mul(op.Neg(op.Exp(to_float(op, A_log->value(op)))), op.Softplus(a)));  // exp(g)
 

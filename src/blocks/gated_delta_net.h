@@ -1,15 +1,17 @@
 // The gated DeltaNet token mixer (transformers/models/qwen3_next/modeling_qwen3_next.py
 // Qwen3NextGatedDeltaNet; its torch path, torch_chunk_gated_delta_rule for a prompt and
 // torch_recurrent_gated_delta_rule for one token, is the specification; Qwen3.5's
-// Qwen3_5GatedDeltaNet, models/qwen3_5/modeling_qwen3_5.py, with other projections):
+// Qwen3_5GatedDeltaNet, models/qwen3_5/modeling_qwen3_5.py, and OLMo-Hybrid's
+// OlmoHybridGatedDeltaNet, models/olmo_hybrid/modeling_olmo_hybrid.py, with other projections):
 //   x [batch, seq, hidden] * token_mask -> q, k [Hk, Dk], v, z [Hv, Dv], b, a [Hv] by the
 //     projections of GatedDeltaNetProjections; R = Hv / Hk
 //   [q | k | v] (all heads) -> depthwise causal conv1d (kernel K, no bias; blocks/mamba.h
 //     causal_conv1d) -> hidden_act -> q, k [Hk, Dk], v [Hv, Dv]; value head h reads key head h / R
-//   beta = sigmoid(b);  g = -exp(A_log) * softplus(a + dt_bias)  [Hv]
+//   beta = beta_scale * sigmoid(b);  g = -exp(A_log) * softplus(a + dt_bias)  [Hv]
 //   q, k L2-normalized (x * rsqrt(sum x^2 + 1e-6)), q * Dk^-0.5; then per token, S [Hv, Dk, Dv]:
 //     S = exp(g_t) S;  S += k_t (beta_t (v_t - k_t^T S))^T;  o_t = q_t^T S
-//   o -> gated RMSNorm per value head (norm.weight [Dv], eps rms_norm_eps) * silu(z) -> out_proj
+//   o -> gated RMSNorm per value head (norm.weight [Dv], eps norm_eps) * silu(z) -> out_proj
+//   (OLMo-Hybrid's names: z is g_proj's, the norm o_norm, out_proj o_proj)
 // Hk = linear_num_key_heads, Hv = linear_num_value_heads, Dk / Dv = linear_key / value_head_dim,
 // K = linear_conv_kernel_dim.
 // States (tasks/layer_state.h, replaced every step, in the model dtype), named after transformers'
@@ -38,6 +40,11 @@ enum class GatedDeltaNetProjections {
   // in_proj_qkv [q (Hk Dk) | k (Hk Dk) | v (Hv Dv)], in_proj_z [Hv Dv], in_proj_b, in_proj_a [Hv]
   // (Qwen3_5GatedDeltaNet)
   separate,
+  // q_proj, k_proj [Hk Dk], v_proj, g_proj (z) [Hv Dv], b_proj, a_proj [Hv]; the conv's weight
+  // as q_conv1d, k_conv1d, v_conv1d [channels, 1, K] (concatenated in the graph); the output's norm
+  // o_norm and its projection o_proj (OlmoHybridGatedDeltaNet as save_pretrained writes it: its
+  // conversion_mapping concatenates the three convs into conv1d on load)
+  unfused,
 };
 
 struct GatedDeltaNetOptions {
@@ -48,9 +55,12 @@ struct GatedDeltaNetOptions {
   int64_t value_head_dim;   // Dv, linear_value_head_dim
   int64_t conv_kernel;      // K, linear_conv_kernel_dim: at least 2
   std::string hidden_act = "silu";  // after the conv
-  float norm_eps = 1e-6f;           // of the gated RMSNorm (rms_norm_eps)
+  float norm_eps = 1e-6f;           // of the gated RMSNorm (Qwen3-Next: rms_norm_eps; OLMo-Hybrid: 1e-5)
   DataType dtype = DataType::FLOAT;
   GatedDeltaNetProjections projections = GatedDeltaNetProjections::per_key_head;
+  // beta = beta_scale * sigmoid(b): 1, or 2 where negative eigenvalues are allowed (OLMo-Hybrid's
+  // linear_allow_neg_eigval: beta in [0, 2])
+  float beta_scale = 1.0f;
   int64_t key_dim() const { return num_key_heads * key_head_dim; }
   int64_t value_dim() const { return num_value_heads * value_head_dim; }
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
@@ -67,10 +77,13 @@ class GatedDeltaNetMixer : public TokenMixer {
 
   Linear *in_proj_qkvz = nullptr, *in_proj_ba = nullptr;  // GatedDeltaNetProjections::per_key_head
   Linear *in_proj_qkv = nullptr, *in_proj_z = nullptr, *in_proj_b = nullptr, *in_proj_a = nullptr;  // separate
-  Linear* out_proj;
-  Parameter* conv_weight;      // conv1d.weight [conv_dim, 1, K]
+  Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *g_proj = nullptr, *b_proj = nullptr,
+         *a_proj = nullptr;  // unfused
+  Linear* out_proj;            // out_proj (unfused: o_proj)
+  Parameter* conv_weight = nullptr;  // conv1d.weight [conv_dim, 1, K] (unfused: null)
+  Parameter *q_conv_weight = nullptr, *k_conv_weight = nullptr, *v_conv_weight = nullptr;  // unfused
   Parameter *dt_bias, *A_log;  // [Hv] each
-  Parameter* norm_weight;      // norm.weight [Dv]
+  Parameter* norm_weight;      // norm.weight (unfused: o_norm.weight) [Dv]
 
  private:
   // The projections of x [batch, seq, hidden]: [q | k | v] [batch, seq, conv_dim] (the conv's

@@ -119,6 +119,15 @@ TYPE_BASE["qwen3_5_moe_text"] = dict(TYPE_BASE["qwen3_next"])
 # 1.59e-5 / 2.87e-5. The same graph, a different config value.
 for _t in ("qwen3_5_text", "qwen3_5_moe_text"):
     TYPE_BASE[_t] = dict(TYPE_BASE[_t], rms_norm_eps=1e-4)
+# OLMo-Hybrid: layers gated DeltaNet, attention (OLMo 2's post-norm layer); the DeltaNet's 2 key
+# heads of 8 and 4 value heads of 4 (a state [key dim, value dim] read transposed cannot pass).
+# As many key as value channels (16): transformers 5.23 saves the q/k/v convs (q_conv1d, k_conv1d,
+# v_conv1d, conversion_mapping.py) by cutting its concatenated conv1d into three equal parts, which
+# are the q/k/v sizes (those of the released checkpoints, which mobius reads) only then.
+# OlmoHybridConfig's pad token 100277 lies outside the vocabulary
+TYPE_BASE["olmo_hybrid"] = dict(layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
+                                linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=4,
+                                pad_token_id=None)
 # RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
 # the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
 # greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4

@@ -641,7 +641,7 @@ def _zamba2_states(c) -> list[dict]:
 
 
 def _qwen3_next_states(c) -> list[dict]:
-    """Qwen3-Next, Qwen3.5 text: attention layers carry key/value, the gated DeltaNet layers ("linear_attention")
+    """Qwen3-Next, Qwen3.5 text, OLMo-Hybrid: attention layers carry key/value, the gated DeltaNet layers ("linear_attention")
     the conv window over q, k and v (2 * key heads * key dim + value heads * value dim channels)
     and the delta rule's state per value head [key dim, value dim] (blocks/gated_delta_net.h)."""
     conv = 2 * c.linear_num_key_heads * c.linear_key_head_dim + c.linear_num_value_heads * c.linear_value_head_dim
@@ -678,7 +678,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
-                 "qwen3_5_moe_text": _qwen3_next_states,
+                 "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
                  "recurrent_gemma": _recurrent_gemma_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only

@@ -8,7 +8,8 @@ shared attention blocks, Zamba2's with low-rank adapters, src/archs/zamba.h: a h
 both states; no genai type), recurrent_gemma (RG-LRU recurrent blocks and local attention,
 src/blocks/rg_lru.h; the recurrent states live in transformers' modules, harness.MODULE_STATES),
 qwen3_next, qwen3_5_text and qwen3_5_moe_text (gated DeltaNet and gated attention layers,
-src/blocks/gated_delta_net.h: {conv_state, recurrent_state}).
+src/blocks/gated_delta_net.h: {conv_state, recurrent_state}), olmo_hybrid (gated DeltaNet and OLMo 2
+attention layers, src/archs/olmo_hybrid.cpp).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -180,6 +181,22 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
             num_experts_per_tok=1, tie_word_embeddings=True, rms_norm_eps=1e-6,
             _json=dict(layer_types=DROP, full_attention_interval=2))),
+    ],
+    "olmo_hybrid": [
+        # layers DeltaNet, attention (decoder_harness.TYPE_BASE): value head pairs reading one key
+        # head, beta in [0, 2] (linear_allow_neg_eigval default); the attention layer OLMo 2's
+        # (post-norms, q/k norms over the whole projection) with RoPE (rope_theta 10000)
+        ("default", {}),
+        # NoPE as the released checkpoints (rope_theta null: no rotary embedding); layer_types and
+        # the key sizes left out of config.json (OlmoHybridConfig's: DeltaNet, attention; 4 key and
+        # value heads, keys of int(0.75 * 64 / 4) = 12; values of 12, not the default twice that:
+        # decoder_harness.TYPE_BASE); beta in [0, 1]; kernel 3; attention_bias; tied embeddings
+        ("nope-default-layer-types-sizes-tied", dict(
+            layer_types=None, linear_num_key_heads=None, linear_num_value_heads=None, linear_key_head_dim=None,
+            linear_value_head_dim=12, linear_allow_neg_eigval=False, linear_conv_kernel_dim=3, attention_bias=True,
+            tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": None},
+            _json=dict(layer_types=DROP, linear_num_key_heads=DROP, linear_num_value_heads=DROP,
+                       linear_key_head_dim=DROP))),
     ],
     "recurrent_gemma": [
         ("default", {}),
