@@ -10,6 +10,8 @@
 //            persistent buffers made 1 / 10000^(2k / e), e = (hidden_size / 4) / dim_bbox)
 //            [batch, seq, seq, head_dim] (BrosBboxEmbeddings; one E for every layer and head)
 //   scores   (q_i . k_j + q_i . E[i, j]) / sqrt(head_dim) + the padding mask  (BrosSelfAttention)
+// The checkpoint's embeddings.position_ids (a persistent buffer, 0..max_position_embeddings - 1) is
+// not read: the positions are 0..seq-1 as BERT's.
 // Heads: token-classification (BrosForTokenClassification: classifier). Refused: the SpadeEE and
 // SpadeEL heads (BrosSpadeEEForTokenClassification, BrosSpadeELForTokenClassification), whose
 // relation logits [batch, seq, seq + 1] against a dummy node are no task's outputs; transformers
