@@ -24,8 +24,8 @@
 //               plus the state after the first block_sizes[0] layer runs, through
 //               num_decoder_layers full-length layers
 // The graph pools at every block from 1 on: transformers skips a block's pooling when the
-// sequence is already 2 tokens or shorter (1 without separate_cls), which the graph does not, so
-// a sequence must be longer than 2^(blocks - 1) + 1 tokens for equal outputs.
+// sequence is already 2 tokens or shorter (1 without separate_cls), which the graph does not: a
+// sequence of at least 2^(blocks - 1) + 1 tokens (5 with the default 3 blocks) has equal outputs.
 // The output of FunnelBaseModel (feature-extraction of its checkpoints, the classification heads)
 // is as long as the last block's pooled sequence (sequence_length / 2^(blocks - 1) or so).
 // Heads (Funnel<Task>, base_model_prefix "funnel"): fill-mask lm_head (tied to the word
