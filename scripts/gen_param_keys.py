@@ -57,7 +57,8 @@ def harness_config(model_type: str) -> dict | None:
         overrides = first
         config = H.make_config(model_type, overrides)
         names = M.MODEL_MAPPING_NAMES if H.is_encoder(model_type) else M.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-        config.architectures = [names[model_type]]
+        name = names[model_type]  # a tuple where AutoModel maps two classes (funnel: FunnelModel, FunnelBaseModel): the first
+        config.architectures = [name[0] if isinstance(name, tuple) else name]
         return json.loads(config.to_json_string())
     for module, model_class in TASK_HARNESSES:
         row = next((r for r in importlib.import_module(module).ROWS if r.model_type == model_type), None)

@@ -47,6 +47,9 @@ std::unique_ptr<Architecture> create_big_bird(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_lilt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_layoutlmv3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_xlnet(const HfConfig&, DataType);
+// archs/funnel.cpp, bros.cpp
+std::unique_ptr<Architecture> create_funnel(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_bros(const HfConfig&, DataType);
 // archs/nystromformer.cpp, yoso.cpp
 std::unique_ptr<Architecture> create_nystromformer(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_yoso(const HfConfig&, DataType);

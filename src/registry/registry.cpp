@@ -69,6 +69,8 @@ const std::vector<RegistryEntry>& registry() {
         {"lilt", "bert", "feature-extraction", create_lilt},
         {"layoutlmv3", "bert", "feature-extraction", create_layoutlmv3},
         {"xlnet", "xlnet", "feature-extraction", create_xlnet},
+        {"funnel", "funnel", "feature-extraction", create_funnel},
+        {"bros", "bert", "feature-extraction", create_bros},
         {"mobilebert", "bert", "feature-extraction", create_mobilebert},
         {"fnet", "bert", "feature-extraction", create_fnet},
         {"phi", "phi", "text-generation", create_phi, "phi"},

@@ -11,7 +11,7 @@ EncoderInputs Encoder::token_inputs(GraphBuilder& b) const {
   for (const ExtraInput& e : extra_inputs()) {
     Shape shape = tokens;
     for (int64_t d : e.trailing) shape.push_back(d);
-    in.extra.push_back(b.input(e.name, DataType::INT64, shape));
+    in.extra.push_back(b.input(e.name, e.dtype, shape));
   }
   return in;
 }
@@ -21,7 +21,7 @@ Model Encoder::build_model() const {
   GraphBuilder b(model.graph);
   Ops op(b);
   const EncoderOutputs out = forward_outputs(op, token_inputs(b));
-  b.output(out.last_hidden_state, "last_hidden_state", {"batch_size", "sequence_length", hidden_size()});
+  b.output(out.last_hidden_state, "last_hidden_state", {"batch_size", output_length(), hidden_size()});
   if (out.pooler_output) b.output(out.pooler_output, "pooler_output", {"batch_size", hidden_size()});
   return model;
 }

@@ -5,8 +5,10 @@
 //            token_type_ids [batch_size, sequence_length] int64 (only models with token type
 //            embeddings; segment A = 0, B = 1)
 //            the model's further inputs (Encoder::extra_inputs: RoC-BERT's input_shape_ids ...),
-//            int64 [batch_size, sequence_length, trailing...], named as its transformers forward names them
+//            [batch_size, sequence_length, trailing...], int64 but BROS' bbox (float), named as its
+//            transformers forward names them
 //   outputs: last_hidden_state [batch_size, sequence_length, hidden_size], the model dtype
+//            (FunnelBaseModel's: [batch_size, pooled_length, hidden_size], its last block's pooled states)
 //            pooler_output [batch_size, hidden_size] (only the models whose forward_outputs gives
 //            one: CANINE's, pooled from its deep encoder's molecules, not from last_hidden_state)
 // Padding may be on either side; the values at padded positions are unspecified (transformers
@@ -23,11 +25,12 @@ namespace mobius {
 class Embedding;
 struct TextHeadLayout;
 
-// An int64 input a text encoder reads beside input_ids / attention_mask / token_type_ids, named as
-// its transformers forward names it, shaped [batch_size, sequence_length] + trailing.
+// An input a text encoder reads beside input_ids / attention_mask / token_type_ids, named as its
+// transformers forward names it, shaped [batch_size, sequence_length] + trailing.
 struct ExtraInput {
   std::string name;
   std::vector<int64_t> trailing;  // sizes after sequence_length (LayoutLM's bbox: {4}); empty: none
+  DataType dtype = DataType::INT64;  // BROS' bbox: float (normalized coordinates)
 };
 
 // An encoder's outputs: last_hidden_state and, where the model computes it from other states than
@@ -63,6 +66,9 @@ class Encoder : public Architecture {
   virtual bool has_token_type_ids() const = 0;
   // Returns last_hidden_state [batch, seq, hidden_size].
   virtual Value* forward(Ops& op, const EncoderInputs& in) const = 0;
+  // The name of last_hidden_state's second axis in the graph's output: "sequence_length" (one
+  // state per token); a model with fewer states names its own (FunnelBaseModel: "pooled_length").
+  virtual std::string output_length() const { return "sequence_length"; }
   // forward's last_hidden_state and the pooler_output of a model that has its own (default: none).
   virtual EncoderOutputs forward_outputs(Ops& op, const EncoderInputs& in) const { return {forward(op, in)}; }
   // The family's heads (tasks/text_heads.h), null when it has none; the word embeddings a masked-LM

@@ -230,7 +230,7 @@ class TextHeadModel : public Architecture {
     for (const ExtraInput& e : encoder_->extra_inputs()) {
       Shape s = shape;
       for (int64_t d : e.trailing) s.push_back(d);
-      extra.push_back(b.input(e.name, DataType::INT64, s));
+      extra.push_back(b.input(e.name, e.dtype, s));
     }
     if (choices) {  // each choice encoded on its own: [batch * num_choices, seq, trailing...]
       auto flatten = [&](Value* v) { return op.Reshape(v, op.Concat({b.ints({-1}), op.Shape(v, {.start = 2})}, {.axis = 0})); };

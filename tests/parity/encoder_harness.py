@@ -101,10 +101,24 @@ ENCODER_TYPE_BASE = {
     # (XLNetConfig refuses to set it: relative positions, no length limit)
     "xlnet": dict(d_inner=128, d_head=16, max_position_embeddings=DROP),
     "flaubert": dict(n_langs=3),
+    # Funnel: sizes through FunnelConfig.attribute_map (d_model, n_head), its own d_head / d_inner; 3 blocks
+    # (1, 2, 1 layers: two poolings, a pooled block's second layer) and one decoder layer; no pad_token_id
+    # (FunnelConfig's default and the released configs': see BATCH_PAD_IDS), no num_hidden_layers (FunnelConfig
+    # refuses to set it: sum(block_sizes)), no position table (architectures: AutoModel.from_config picks
+    # FunnelModel of its two classes by it, and fails without)
+    "funnel": dict(d_inner=128, d_head=16, block_sizes=[1, 2, 1], num_decoder_layers=1,
+                   architectures=["FunnelModel"], num_hidden_layers=DROP, intermediate_size=DROP,
+                   max_position_embeddings=DROP),
 }
 # XLM's token_type_ids index its word embeddings: segments 0 / 1 (no type_vocab_size)
 # XLNet's segment ids (its tokenizer's 0, 1 and 2 for <cls>), compared for equality: no table
-TOKEN_TYPES = {"xlm": 2, "flaubert": 2, "xlnet": 3}
+# Funnel's: 0, 1 and 2 for <cls> (FunnelAttentionStructure.cls_token_type_id), compared for equality: no table
+TOKEN_TYPES = {"xlm": 2, "flaubert": 2, "xlnet": 3, "funnel": 3}
+# The batch's padding id of the types whose config sets no pad_token_id: Funnel's <pad> (0). With
+# pad_token_id set, transformers zeroes that word embedding row when it loads a Funnel checkpoint
+# (FunnelPreTrainedModel._init_weights runs on the loaded FunnelEmbeddings), which mobius does not follow
+# (src/archs/funnel.cpp); the pooled states mix padding into the tokens' outputs
+BATCH_PAD_IDS = {"funnel": 0}
 # The types whose feature-extraction graph also outputs pooler_output (Encoder::forward_outputs):
 # compared whole with the reference's
 POOLER_OUTPUT = {"canine"}
@@ -322,6 +336,19 @@ ENCODER_VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("groups-2-8", dict(q_groups=2, k_groups=8, v_groups=1, post_attention_groups=2, intermediate_groups=8,
                             output_groups=2, layer_norm_eps=1e-3)),  # the layers' LayerNorms keep eps 1e-12
     ],
+    "funnel": [
+        ("default", {}),  # relative_shift, mean pooling of queries only, cls apart, truncated; gelu_new
+        # the phi / pi / psi / omega products; max pooling; block 0's layer run twice (the decoder's
+        # residual is its first run: hidden_states[block_sizes[0]])
+        ("factorized-max-repeats", dict(attention_type="factorized", pooling_type="max", block_repeats=[2, 1, 1])),
+        # queries, keys and values pooled (the key mask by min); the cls token pooled with the rest
+        ("no-separate-cls-pool-qkv", dict(separate_cls=False, pool_q_only=False)),
+        ("no-truncate-factorized-pool-qkv", dict(truncate_seq=False, attention_type="factorized", pool_q_only=False)),
+    ],
+    "bros": [
+        ("default", {}),  # 8 corner coordinates (from the 4 of bbox), 1 frequency each, bbox_scale 100
+        ("dim-bbox-4-scale-10", dict(dim_bbox=4, bbox_scale=10.0, hidden_act="gelu_new")),  # 4 coordinates, 2 frequencies
+    ],
 }
 
 # The heads: transformers' auto class (whose mapping says which types have the head) and
@@ -453,7 +480,7 @@ def encoder_batch(config, seed: int = 1):
     config's pad_token_id and no real token is the pad id; token_type_ids are random over the type
     vocabulary (XLM's: TOKEN_TYPES) on the tokens, 0 on padding (None for models without token types)."""
     rng = np.random.RandomState(seed)
-    pad = config.pad_token_id
+    pad = config.pad_token_id if config.pad_token_id is not None else BATCH_PAD_IDS[config.model_type]
     ids = rng.randint(0, config.vocab_size - 1, size=(2, PREFILL_LEN)).astype(np.int64)
     ids[ids >= pad] += 1
     mask = np.ones_like(ids)
@@ -471,7 +498,7 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
     mask: RoC-BERT's input_shape_ids / input_pronunciation_ids random over their vocabularies on
     the tokens, TAPAS' token_type_ids [batch, seq, 7] random over its type_vocab_sizes (cells of
     scattered tokens), LayoutLM's, LiLT's and LayoutLMv3's bbox [batch, seq, 4] random boxes (x0 <= x1, y0 <= y1) within
-    max_2d_position_embeddings, MarkupLM's xpath_tags_seq / xpath_subs_seq [batch, seq, max_depth]
+    max_2d_position_embeddings, BROS' bbox [batch, seq, 4] float32 random boxes in [0, 1), MarkupLM's xpath_tags_seq / xpath_subs_seq [batch, seq, max_depth]
     random over their tables (tag_pad_id / subs_pad_id on padding), XLM's / FlauBERT's langs random
     over n_langs (with language embeddings); 0 on padding. Longformer's global_attention_mask
     [batch, seq]: 1 on about one position in eight, on padding too (merged away there), so
@@ -483,6 +510,10 @@ def extra_inputs(config, mask: np.ndarray, seed: int = 1) -> dict[str, np.ndarra
         corner = rng.randint(0, half, size=(*mask.shape, 2))
         size = rng.randint(0, half, size=(*mask.shape, 2))
         out["bbox"] = np.concatenate([corner, corner + size], axis=-1).astype(np.int64) * mask[..., None]
+    if config.model_type == "bros":  # float boxes (x0 <= x1, y0 <= y1) in [0, 1)
+        corner = rng.rand(*mask.shape, 2) * 0.5
+        size = rng.rand(*mask.shape, 2) * 0.5
+        out["bbox"] = (np.concatenate([corner, corner + size], axis=-1) * mask[..., None]).astype(np.float32)
     if config.model_type == "markuplm":
         shape = (*mask.shape, config.max_depth)
         tags = rng.randint(0, config.max_xpath_tag_unit_embeddings, size=shape)

@@ -40,7 +40,9 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # XLNet (relative positions and segments in attention_bias, a padding query seeing itself),
 # Nystromformer's plain path (attention beside its value conv), Longformer (its two attentions, band
 # and global tokens), BigBird (the block-sparse pattern with its repeated block), CANINE (local
-# chunks, molecules), and every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
+# chunks, molecules), Funnel (pooled queries over unpooled keys; relative_shift and factorized
+# position terms, segments and the key mask in attention_bias), BROS (the box term in
+# attention_bias; its float bbox input), and every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
 # src/archs/bert.cpp; ModernBERT's prediction head and pooling). FNet, YOSO's expectation,
 # Nystromformer's landmark path and OpenAI Privacy Filter (attention with sinks is written in
 # primitives, blocks/attention_sinks.h) have no Attention to lower: their graphs are the same under --ep cpu.
@@ -57,7 +59,8 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
                              ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
                              ("xlnet", "default"), ("nystromformer", "default"), ("longformer", "default"),
-                             ("big_bird", "default"), ("canine", "default")}
+                             ("big_bird", "default"), ("canine", "default"), ("funnel", "default"),
+                             ("funnel", "factorized-max-repeats"), ("bros", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
@@ -87,6 +90,30 @@ def test_head_checkpoint_as_feature_extraction(tmp_path):
                         token_type_ids=torch.as_tensor(types)).last_hidden_state.numpy()
     valid = mask.astype(bool)
     delta = H.max_abs(got[valid], want[valid])
+    assert delta <= H.TOL, f"last_hidden_state max|Δ| {delta:.3g} > {H.TOL}"
+
+
+def test_funnel_base_model(tmp_path):
+    """A FunnelBaseModel checkpoint (funnel-transformer/*-base: the encoder without the upsampling
+    decoder) under feature-extraction: last_hidden_state is the last block's pooled states
+    [batch, pooled_length, d_model] (12 of the batch's 48 tokens), compared whole with the float64
+    reference (the pooled rows mix tokens and padding, as transformers computes them)."""
+    import torch
+    from transformers import FunnelBaseModel
+
+    torch.manual_seed(0)
+    model = FunnelBaseModel(H.make_config("funnel", {})).eval()
+    H.rerandomize(model)
+    model.save_pretrained(tmp_path / "hf")
+    ref = H.float64(H.load_reference(tmp_path / "hf", FunnelBaseModel))
+    ids, mask, types = E.encoder_batch(ref.config)
+    path = H.build(tmp_path / "hf", tmp_path / "onnx")
+    sess = H.ort_session(path)
+    assert not H.io_problems(sess, {"input_ids", "attention_mask", "token_type_ids"}, {"last_hidden_state"})
+    (got,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+    want = E.hf_encode(ref, ids, mask, types)
+    assert got.shape == want.shape == (2, 12, 64), f"last_hidden_state shape {got.shape}, expected {want.shape}"
+    delta = H.max_abs(got, want)
     assert delta <= H.TOL, f"last_hidden_state max|Δ| {delta:.3g} > {H.TOL}"
 
 

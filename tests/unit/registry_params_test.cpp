@@ -61,6 +61,9 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
   if (arch.training_only(key)) return true;
   const std::string type = e.model_type;
   if (type == "esm" && key.starts_with("contact_head.")) return true;  // reads attention maps (archs/esm.cpp)
+  // BrosTextEmbeddings' persistent position_ids buffer: 0..max_position_embeddings - 1, never trained; the
+  // graph counts the positions itself (archs/bros.cpp)
+  if (type == "bros" && key == "embeddings.position_ids") return true;
   if (type == "xmod" && key.find(".output.adapter_modules.") != std::string::npos) return true;
   if (type == "markuplm" && key.find("xpath_embeddings.xpath_unitseq2_embeddings.") != std::string::npos) return true;
   if (type == "luke") {
