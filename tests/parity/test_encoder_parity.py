@@ -40,7 +40,8 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # XLNet (relative positions and segments in attention_bias, a padding query seeing itself),
 # Nystromformer's plain path (attention beside its value conv), Longformer (its two attentions, band
 # and global tokens), BigBird (the block-sparse pattern with its repeated block), CANINE (local
-# chunks, molecules), and every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
+# chunks, molecules), the contrastive text towers (ChineseCLIP's BertPooler, AltCLIP's projection), and
+# every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
 # src/archs/bert.cpp; ModernBERT's prediction head and pooling). FNet, YOSO's expectation,
 # Nystromformer's landmark path and OpenAI Privacy Filter (attention with sinks is written in
 # primitives, blocks/attention_sinks.h) have no Attention to lower: their graphs are the same under --ep cpu.
@@ -57,7 +58,8 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("tapas", "default"), ("splinter", "question-answering"), ("esmc", "default"), ("luke", "default"),
                              ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
                              ("xlnet", "default"), ("nystromformer", "default"), ("longformer", "default"),
-                             ("big_bird", "default"), ("canine", "default")}
+                             ("big_bird", "default"), ("canine", "default"),
+                             ("chinese_clip_text_model", "default"), ("altclip_text_model", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
