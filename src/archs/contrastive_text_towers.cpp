@@ -10,17 +10,28 @@
 //                            pad_token_id + 1 over the tokens, padding_idx default 1; type_vocab_size
 //                            default 1), the same pooler (ClapTextPooler); its checkpoints also hold
 //                            the persistent buffers embeddings.position_ids / token_type_ids, unread
+//   clap_text_model with ClapTextModelWithProjection (config.json architectures; AudioLDM's
+//                            text_encoder): ClapTextModel under text_model.*, inputs input_ids and
+//                            attention_mask only (its forward takes no token_type_ids: type 0),
+//                            outputs text_embeds = text_projection(pooler_output) [batch,
+//                            projection_dim] (ClapProjectionLayer: linear1, projection_hidden_act,
+//                            linear2; not normalized) and last_hidden_state
 //   altclip_text_model       AltCLIPTextModel: RoBERTa under roberta.* (AltRobertaModel without
 //                            pooler, layers roberta.encoder.layers.{i}), then
 //                            last_hidden_state = transformation(pre_LN(last)) [batch, seq, project_dim]
 //                            and pooler_output = last_hidden_state[:, 0] [batch, project_dim]
-// All take input_ids, attention_mask and token_type_ids, and output last_hidden_state and
-// pooler_output (tasks/feature_extraction.h); no heads. The configs' own fields only: BertConfig's
-// is_decoder / position_embedding_type are not read (these config classes have neither).
+// All but ClapTextModelWithProjection take input_ids, attention_mask and token_type_ids, and output
+// last_hidden_state and pooler_output (tasks/feature_extraction.h); no heads. The configs' own
+// fields only: BertConfig's is_decoder / position_embedding_type are not read (these config
+// classes have neither).
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "archs/archs.h"
 #include "archs/bert.h"
+#include "blocks/activation.h"
 #include "blocks/encoder.h"
 #include "blocks/linear.h"
 #include "blocks/norms.h"
@@ -82,6 +93,48 @@ class AltClipTextModel : public Encoder {
   int64_t project_dim_;
 };
 
+// ClapTextModelWithProjection: one graph "model", input_ids, attention_mask int64 [batch_size,
+// sequence_length] -> text_embeds [batch_size, projection_dim], last_hidden_state [batch_size,
+// sequence_length, hidden_size].
+class ClapTextModelWithProjection : public Architecture {
+ public:
+  ClapTextModelWithProjection(const EncoderSpec& s, int64_t projection_dim, std::string act)
+      : projection_dim_(projection_dim), act_(std::move(act)) {
+    text = adopt("text_model", std::make_unique<PooledTextTower>(s));
+    linear1 = child<Linear>("text_projection.linear1", LinearOptions{s.hidden_size, projection_dim, true, s.dtype});
+    linear2 = child<Linear>("text_projection.linear2", LinearOptions{projection_dim, projection_dim, true, s.dtype});
+  }
+  std::string task() const override { return "feature-extraction"; }
+  std::vector<NamedGraph> build_graphs() const override {
+    Model model;
+    GraphBuilder b(model.graph);
+    Ops op(b);
+    const Shape tokens{"batch_size", "sequence_length"};
+    Value* ids = b.input("input_ids", DataType::INT64, tokens);
+    Value* mask = b.input("attention_mask", DataType::INT64, tokens);
+    Value* types = text->has_token_type_ids() ? op.Mul(ids, 0.0) : nullptr;  // the zeros buffer's type 0
+    const EncoderOutputs out = text->forward_outputs(op, EncoderInputs{ids, mask, types, {}});
+    Value* embeds = linear2->forward(op, activation(op, act_, linear1->forward(op, out.pooler_output)));
+    b.output(embeds, "text_embeds", {"batch_size", projection_dim_});
+    b.output(out.last_hidden_state, "last_hidden_state", {"batch_size", "sequence_length", text->hidden_size()});
+    return single_graph(std::move(model), GraphLowering::attention);
+  }
+
+  PooledTextTower* text;
+  Linear *linear1, *linear2;
+
+ private:
+  int64_t projection_dim_;
+  std::string act_;
+};
+
+// Whether config.json's architectures names `cls` first.
+bool names_class(const HfConfig& c, const char* cls) {
+  const nlohmann::json& j = c.json();
+  return j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+         j["architectures"][0] == cls;
+}
+
 // RobertaEmbeddings' positions (the towers' copies of it): padding_idx pad_token_id.
 EncoderSpec roberta_tower_spec(const HfConfig& c, DataType dtype) {
   EncoderSpec s = bert_encoder_spec(c, dtype);
@@ -111,7 +164,13 @@ std::unique_ptr<Architecture> create_align_text_model(const HfConfig& c, DataTyp
 }
 
 std::unique_ptr<Architecture> create_clap_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<PooledTextTower>(roberta_tower_spec(c, dtype));
+  if (!names_class(c, "ClapTextModelWithProjection"))
+    return std::make_unique<PooledTextTower>(roberta_tower_spec(c, dtype));
+  const int64_t projection_dim = c.int_or("projection_dim", 512);
+  if (projection_dim < 1 || projection_dim > kMaxHiddenSize) c.fail("projection_dim", "expected a positive width");
+  std::string act = c.string_or("projection_hidden_act", "relu");
+  if (!is_known_activation(act)) c.fail("projection_hidden_act", "unsupported activation '" + act + "'");
+  return std::make_unique<ClapTextModelWithProjection>(roberta_tower_spec(c, dtype), projection_dim, std::move(act));
 }
 
 std::unique_ptr<Architecture> create_altclip_text_model(const HfConfig& c, DataType dtype) {
