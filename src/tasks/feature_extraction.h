@@ -7,8 +7,10 @@
 //            the model's further inputs (Encoder::extra_inputs: RoC-BERT's input_shape_ids ...),
 //            int64 [batch_size, sequence_length, trailing...], named as its transformers forward names them
 //   outputs: last_hidden_state [batch_size, sequence_length, hidden_size], the model dtype
+//            (hidden_size: Encoder::hidden_size(), AltCLIP's project_dim)
 //            pooler_output [batch_size, hidden_size] (only the models whose forward_outputs gives
-//            one: CANINE's, pooled from its deep encoder's molecules, not from last_hidden_state)
+//            one: CANINE's, pooled from its deep encoder's molecules, not from last_hidden_state;
+//            the contrastive models' text towers', archs/contrastive_text_towers.cpp)
 // Padding may be on either side; the values at padded positions are unspecified (transformers
 // computes them too, but no consumer reads them).
 #pragma once
@@ -30,8 +32,9 @@ struct ExtraInput {
   std::vector<int64_t> trailing;  // sizes after sequence_length (LayoutLM's bbox: {4}); empty: none
 };
 
-// An encoder's outputs: last_hidden_state and, where the model computes it from other states than
-// last_hidden_state (CANINE), pooler_output [batch, hidden_size] (null: none).
+// An encoder's outputs: last_hidden_state and, where the model has its own (CANINE's from other
+// states than last_hidden_state, the contrastive text towers' BertPooler), pooler_output [batch,
+// hidden_size] (null: none).
 struct EncoderOutputs {
   Value* last_hidden_state;
   Value* pooler_output = nullptr;
