@@ -128,13 +128,6 @@ class ClapTextModelWithProjection : public Architecture {
   std::string act_;
 };
 
-// Whether config.json's architectures names `cls` first.
-bool names_class(const HfConfig& c, const char* cls) {
-  const nlohmann::json& j = c.json();
-  return j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-         j["architectures"][0] == cls;
-}
-
 // RobertaEmbeddings' positions (the towers' copies of it): padding_idx pad_token_id.
 EncoderSpec roberta_tower_spec(const HfConfig& c, DataType dtype) {
   EncoderSpec s = bert_encoder_spec(c, dtype);
@@ -164,7 +157,7 @@ std::unique_ptr<Architecture> create_align_text_model(const HfConfig& c, DataTyp
 }
 
 std::unique_ptr<Architecture> create_clap_text_model(const HfConfig& c, DataType dtype) {
-  if (!names_class(c, "ClapTextModelWithProjection"))
+  if (!c.names_architecture("ClapTextModelWithProjection"))
     return std::make_unique<PooledTextTower>(roberta_tower_spec(c, dtype));
   const int64_t projection_dim = c.int_or("projection_dim", 512);
   if (projection_dim < 1 || projection_dim > kMaxHiddenSize) c.fail("projection_dim", "expected a positive width");
