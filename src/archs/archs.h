@@ -298,6 +298,11 @@ std::unique_ptr<Architecture> create_ultrabert(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_esmc(const HfConfig&, DataType);
 // archs/canine.cpp
 std::unique_ptr<Architecture> create_canine(const HfConfig&, DataType);
+// archs/contrastive_text_towers.cpp
+std::unique_ptr<Architecture> create_chinese_clip_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_align_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_clap_text_model(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_altclip_text_model(const HfConfig&, DataType);
 // archs/openai_privacy_filter.cpp (archs/bidirectional_decoder.h over GPT-OSS' layers)
 std::unique_ptr<Architecture> create_openai_privacy_filter(const HfConfig&, DataType);
 

@@ -67,12 +67,18 @@ struct SizeFields {
   const char* hidden_act = "hidden_act";
 };
 
-EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f = {}) {
+// BertConfig's is_decoder and position_embedding_type: only the bidirectional encoder with
+// absolute position embeddings.
+void check_bert_options(const HfConfig& c) {
   if (c.bool_or("is_decoder", false))
     c.fail("is_decoder", "only the bidirectional encoder is supported (feature-extraction)");
   if (c.has("position_embedding_type") && c.get_string("position_embedding_type") != "absolute")
     c.fail("position_embedding_type", "unsupported '" + c.get_string("position_embedding_type") +
                                           "' (only absolute position embeddings)");
+}
+
+// The sizes, hidden_act and attention of every member, under the checkpoint's field names.
+EncoderSpec encoder_sizes(const HfConfig& c, DataType dtype, const SizeFields& f = {}) {
   EncoderSpec s;
   s.dtype = dtype;
   s.vocab_size = c.get_int("vocab_size");
@@ -86,6 +92,11 @@ EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f 
   s.attention = encoder_attention(c, s.hidden_size, dtype, {"self.query", "self.key", "self.value", "output.dense"},
                                   f.num_attention_heads, f.hidden_size);
   return s;
+}
+
+EncoderSpec encoder_spec(const HfConfig& c, DataType dtype, const SizeFields& f = {}) {
+  check_bert_options(c);
+  return encoder_sizes(c, dtype, f);
 }
 
 }  // namespace
@@ -104,10 +115,16 @@ FirstTokenHead sequence_summary(const HfConfig& c, const std::string& default_ty
   return h;
 }
 
-EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
-  EncoderSpec s = encoder_spec(c, dtype);
+EncoderSpec bert_encoder_spec(const HfConfig& c, DataType dtype) {
+  EncoderSpec s = encoder_sizes(c, dtype);
   s.type_vocab_size = c.int_or("type_vocab_size", 2);
   s.layer_norm_eps = static_cast<float>(c.float_or("layer_norm_eps", 1e-12));
+  return s;
+}
+
+EncoderSpec bert_spec(const HfConfig& c, DataType dtype, const std::string& prefix, const std::string& base_class) {
+  check_bert_options(c);
+  EncoderSpec s = bert_encoder_spec(c, dtype);
   const FirstTokenHead pooled{prefix + ".pooler.dense", "tanh", "classifier"};  // BertPooler + classifier
   s.heads = TextHeadLayout{prefix, base_class,
                            {"cls.predictions.transform.dense", s.hidden_act, "cls.predictions.transform.LayerNorm",

@@ -9,6 +9,14 @@
 
 namespace mobius {
 
+// BertModel's embeddings and layers alone (BertEmbeddings, BertLayer), as the text towers that copy
+// them read their config (archs/contrastive_text_towers.cpp): vocab_size, hidden_size,
+// num_hidden_layers, num_attention_heads, intermediate_size, max_position_embeddings (default
+// 512), hidden_act (default gelu), type_vocab_size (default 2), layer_norm_eps (default 1e-12);
+// position ids 0..seq-1, no heads, none of BertConfig's further fields read. Throws mobius::Error
+// naming config.json's field for an unknown activation or heads that do not divide hidden_size.
+EncoderSpec bert_encoder_spec(const HfConfig& c, DataType dtype);
+
 // BertModel (transformers/models/bert/modeling_bert.py) and the members that only change fields of
 // it: sizes, hidden_act, type_vocab_size (default 2), layer_norm_eps, BERT's layer names, and
 // BERT's heads (BertForMaskedLM & co.) with the encoder under `prefix` (base_model_prefix) and

@@ -183,13 +183,6 @@ class ClipTextModelWithProjection : public Architecture {
   bool legacy_eos_;
 };
 
-// Whether config.json's architectures names `with_projection` (CLIPTextModelWithProjection).
-bool is_text_with_projection(const HfConfig& c, const char* with_projection) {
-  const nlohmann::json& j = c.json();
-  return j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-         j["architectures"][0] == with_projection;
-}
-
 }  // namespace
 
 std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataType dtype) {
@@ -197,7 +190,7 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataTy
 }
 
 std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType dtype) {
-  if (is_text_with_projection(c, "CLIPTextModelWithProjection"))
+  if (c.names_architecture("CLIPTextModelWithProjection"))
     return std::make_unique<ClipTextModelWithProjection>(c, "clip_text_model", true, dtype);
   return std::make_unique<ClipTextModel>(c, "clip_text_model", "", dtype);
 }
@@ -223,7 +216,7 @@ std::unique_ptr<Architecture> create_clipseg_text_model(const HfConfig& c, DataT
 }
 
 std::unique_ptr<Architecture> create_metaclip_2_text_model(const HfConfig& c, DataType dtype) {
-  if (is_text_with_projection(c, "MetaClip2TextModelWithProjection"))
+  if (c.names_architecture("MetaClip2TextModelWithProjection"))
     return std::make_unique<ClipTextModelWithProjection>(c, "metaclip_2_text_model", false, dtype);
   return std::make_unique<ClipTextModel>(c, "metaclip_2_text_model", "", dtype);
 }

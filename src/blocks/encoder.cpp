@@ -16,7 +16,10 @@ AttentionOptions encoder_attention(const HfConfig& c, int64_t hidden, DataType d
 }
 
 EncoderEmbeddings::EncoderEmbeddings(const EncoderSpec& s)
-    : kind_(s.position_ids), padding_idx_(s.padding_idx), position_offset_(s.position_offset) {
+    : kind_(s.position_ids),
+      padding_idx_(s.padding_idx),
+      position_offset_(s.position_offset),
+      zeroed_word_row_(s.zeroed_word_row) {
   const int64_t dim = s.embedding_size ? s.embedding_size : s.hidden_size;
   word_embeddings = child<Embedding>("word_embeddings", s.vocab_size, dim, s.dtype);
   if (s.rope_table.empty())
@@ -41,6 +44,10 @@ Value* token_positions(Ops& op, Value* input_ids, PositionIds kind, int64_t padd
 Value* EncoderEmbeddings::forward(Ops& op, Value* input_ids, Value* token_type_ids) const {
   auto s = enter(op);
   Value* x = word_embeddings->forward(op, input_ids);
+  if (zeroed_word_row_ >= 0) {
+    Value* kept = op.Not(op.Equal(input_ids, static_cast<double>(zeroed_word_row_)));
+    x = op.Mul(x, op.Unsqueeze(op.Cast(kept, {.to = x->dtype}), {-1}));
+  }
   if (token_type_embeddings) x = op.Add(x, token_type_embeddings->forward(op, token_type_ids));
   if (position_embeddings) {
     Value* positions = token_positions(op, input_ids, kind_, padding_idx_);

@@ -70,6 +70,9 @@ struct EncoderSpec {
   // PositionIds::kArange: the first row read (Nystromformer, YOSO: positions 2..seq+1, the table
   // max_position_embeddings + 2 rows: max_position_embeddings counts them all)
   int64_t position_offset = 0;
+  // >= 0: the word_embeddings row read as zeros whatever the checkpoint holds (ChineseCLIP: its
+  // _init_weights zeroes row pad_token_id of a checkpoint it loads); -1 none
+  int64_t zeroed_word_row = -1;
   std::string layers = "encoder.layer";    // path of the layer list (DistilBERT: transformer.layer)
   EncoderLayerNames names;
   AttentionOptions attention;              // num_key_value_heads = num_attention_heads, biases on
@@ -113,7 +116,7 @@ class EncoderEmbeddings : public Module {
 
  private:
   PositionIds kind_;
-  int64_t padding_idx_, position_offset_;
+  int64_t padding_idx_, position_offset_, zeroed_word_row_;
 };
 
 // BertLayer. forward: x [batch, seq, hidden_size] -> [batch, seq, hidden_size]; ctx.mask from

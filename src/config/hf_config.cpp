@@ -155,6 +155,11 @@ const nlohmann::json* HfConfig::find(const std::string& key) const {
 
 bool HfConfig::has(const std::string& key) const { return find(key) != nullptr; }
 
+bool HfConfig::names_architecture(const std::string& cls) const {
+  return j_.contains("architectures") && j_["architectures"].is_array() && !j_["architectures"].empty() &&
+         j_["architectures"][0] == cls;
+}
+
 static std::string type_of(const nlohmann::json& v) { return v.type_name(); }
 
 int64_t HfConfig::get_int(const std::string& key) const {

@@ -55,6 +55,9 @@ class HfConfig {
   // The JSON path of this view in its file ("" at the top, "vision_config." for a sub()).
   const std::string& prefix() const { return prefix_; }
   bool has(const std::string& key) const;  // present and not null
+  // Whether config.json's architectures names `cls` first (the class that saved the checkpoint:
+  // CLIPTextModelWithProjection, ClapTextModelWithProjection).
+  bool names_architecture(const std::string& cls) const;
 
   // Required fields: throw mobius::Error naming file and field if missing or mistyped.
   int64_t get_int(const std::string& key) const;

@@ -28,6 +28,11 @@ const std::vector<RegistryEntry>& registry() {
         {"esmc", "eurobert", "feature-extraction", create_esmc},
         {"openai_privacy_filter", "eurobert", "feature-extraction", create_openai_privacy_filter},
         {"canine", "canine", "feature-extraction", create_canine},
+        // the contrastive models' BERT / RoBERTa text towers (archs/contrastive_text_towers.cpp)
+        {"chinese_clip_text_model", "contrastive_text_towers", "feature-extraction", create_chinese_clip_text_model},
+        {"align_text_model", "contrastive_text_towers", "feature-extraction", create_align_text_model},
+        {"clap_text_model", "contrastive_text_towers", "feature-extraction", create_clap_text_model},
+        {"altclip_text_model", "contrastive_text_towers", "feature-extraction", create_altclip_text_model},
         {"xlm", "xlm", "feature-extraction", create_xlm},
         {"flaubert", "xlm", "feature-extraction", create_flaubert},
         {"jina_embeddings_v3", "jina_embeddings_v3", "feature-extraction", create_jina_embeddings_v3},

@@ -8,9 +8,11 @@
 //            [batch_size, sequence_length, trailing...], int64 but BROS' bbox (float), named as its
 //            transformers forward names them
 //   outputs: last_hidden_state [batch_size, sequence_length, hidden_size], the model dtype
-//            (FunnelBaseModel's: [batch_size, pooled_length, hidden_size], its last block's pooled states)
+//            (FunnelBaseModel's: [batch_size, pooled_length, hidden_size], its last block's pooled
+//            states; hidden_size: Encoder::hidden_size(), AltCLIP's project_dim)
 //            pooler_output [batch_size, hidden_size] (only the models whose forward_outputs gives
-//            one: CANINE's, pooled from its deep encoder's molecules, not from last_hidden_state)
+//            one: CANINE's, pooled from its deep encoder's molecules, not from last_hidden_state;
+//            the contrastive models' text towers', archs/contrastive_text_towers.cpp)
 // Padding may be on either side; the values at padded positions are unspecified (transformers
 // computes them too, but no consumer reads them).
 #pragma once
@@ -33,8 +35,9 @@ struct ExtraInput {
   DataType dtype = DataType::INT64;  // BROS' bbox: float (normalized coordinates)
 };
 
-// An encoder's outputs: last_hidden_state and, where the model computes it from other states than
-// last_hidden_state (CANINE), pooler_output [batch, hidden_size] (null: none).
+// An encoder's outputs: last_hidden_state and, where the model has its own (CANINE's from other
+// states than last_hidden_state, the contrastive text towers' BertPooler), pooler_output [batch,
+// hidden_size] (null: none).
 struct EncoderOutputs {
   Value* last_hidden_state;
   Value* pooler_output = nullptr;

@@ -42,7 +42,8 @@ def test_encoder_parity(index, model_type, name, overrides, tmp_path_factory):
 # and global tokens), BigBird (the block-sparse pattern with its repeated block), CANINE (local
 # chunks, molecules), Funnel (pooled queries over unpooled keys; relative_shift and factorized
 # position terms, segments and the key mask in attention_bias), BROS (the box term in
-# attention_bias; its float bbox input), and every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
+# attention_bias; its float bbox input), the contrastive text towers (ChineseCLIP's BertPooler,
+# AltCLIP's projection), and every head of five head layouts (BERT, RoBERTa, DistilBERT, ELECTRA:
 # src/archs/bert.cpp; ModernBERT's prediction head and pooling). FNet, YOSO's expectation,
 # Nystromformer's landmark path and OpenAI Privacy Filter (attention with sinks is written in
 # primitives, blocks/attention_sinks.h) have no Attention to lower: their graphs are the same under --ep cpu.
@@ -60,7 +61,8 @@ EP_ROWS = [(mt, name, ov) for mt, name, ov in H.encoder_rows()
                              ("convbert", "default"), ("lilt", "default"), ("layoutlmv3", "default"),
                              ("xlnet", "default"), ("nystromformer", "default"), ("longformer", "default"),
                              ("big_bird", "default"), ("canine", "default"), ("funnel", "default"),
-                             ("funnel", "factorized-max-repeats"), ("bros", "default")}
+                             ("funnel", "factorized-max-repeats"), ("bros", "default"),
+                             ("chinese_clip_text_model", "default"), ("altclip_text_model", "default")}
            or (mt in {"bert", "roberta", "distilbert", "electra", "modernbert"} and name in E.HEAD_CLASSES)]
 
 
@@ -115,6 +117,38 @@ def test_funnel_base_model(tmp_path):
     assert got.shape == want.shape == (2, 12, 64), f"last_hidden_state shape {got.shape}, expected {want.shape}"
     delta = H.max_abs(got, want)
     assert delta <= H.TOL, f"last_hidden_state max|Δ| {delta:.3g} > {H.TOL}"
+
+
+@pytest.mark.parametrize("ep", ["default", "cpu"])
+def test_clap_text_model_with_projection(ep, tmp_path):
+    """clap_text_model saved by ClapTextModelWithProjection (AudioLDM's text_encoder): ClapTextModel
+    under text_model.*, text_embeds = text_projection(pooler_output) (linear1, relu, linear2; not
+    normalized) compared whole, last_hidden_state on the tokens, against the float64 reference;
+    the graph reads input_ids and attention_mask only (the class' forward takes no token_type_ids)."""
+    import torch
+    from transformers import ClapTextModelWithProjection
+
+    torch.manual_seed(0)
+    model = ClapTextModelWithProjection._from_config(H.make_config("clap_text_model", {"projection_dim": 32}),
+                                                     dtype=torch.float32, attn_implementation="eager").eval()
+    H.rerandomize(model)
+    model.save_pretrained(tmp_path / "hf")
+    ref = H.float64(ClapTextModelWithProjection.from_pretrained(tmp_path / "hf", dtype=torch.float32,
+                                                                attn_implementation="eager").eval())
+    ids, mask, _ = E.encoder_batch(ref.config)
+    path = H.build(tmp_path / "hf", tmp_path / "onnx", "--ep", ep)
+    sess = H.ort_session(path)
+    assert not H.io_problems(sess, {"input_ids", "attention_mask"}, {"text_embeds", "last_hidden_state"})
+    embeds, last = sess.run(["text_embeds", "last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+    with torch.no_grad():
+        want = ref(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask))
+    valid = mask.astype(bool)
+    deltas = {"text_embeds": H.max_abs(embeds, want.text_embeds.numpy()),
+              "last_hidden_state": H.max_abs(last[valid], want.last_hidden_state.numpy()[valid])}
+    assert embeds.shape == (2, 32), f"text_embeds shape {embeds.shape}"
+    assert all(d <= H.TOL for d in deltas.values()), f"max|Δ| {deltas} > {H.TOL}"
+    if ep == "cpu":
+        assert not H.attention_lowering_problems(path)
 
 
 # --precision int4 / int8 (MatMulNBits of 4 or 8 bits) against onnxruntime's MatMulNBitsQuantizer on

@@ -56,6 +56,9 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //     e2e_query): the graph is LukeModel's word-only path, without entity inputs (archs/luke.cpp).
 //   - layoutlmv3: the visual part (patch_embed, cls_token, pos_embed, LayerNorm, norm), read only with
 //     pixel_values, which the text side's graph has no input for (archs/layoutlmv3.cpp).
+//   - clap_text_model: ClapTextEmbeddings' persistent buffers position_ids (0..max-1, unread: the
+//     positions come from input_ids) and token_type_ids (zeros, read only when forward is given no
+//     token_type_ids, which the graph takes as an input) (archs/contrastive_text_towers.cpp).
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
@@ -71,6 +74,8 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
     for (const char* part : {".w2e_query.", ".e2w_query.", ".e2e_query."})
       if (key.find(part) != std::string::npos) return true;
   }
+  if (type == "clap_text_model" && (key == "embeddings.position_ids" || key == "embeddings.token_type_ids"))
+    return true;
   if (type == "layoutlmv3")
     for (const char* part : {"patch_embed.", "cls_token", "pos_embed", "LayerNorm.", "norm."})
       if (key.starts_with(part)) return true;
