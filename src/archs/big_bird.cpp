@@ -22,8 +22,10 @@
 // Heads (BigBirdFor<Task>): BERT's cls.predictions, text-classification classifier.dense + hidden_act
 // + classifier.out_proj (BigBirdClassificationHead on the first token), multiple-choice bert.pooler
 // (a Linear) + tanh + classifier, token-classification classifier; question-answering
-// (BigBirdForQuestionAnsweringHead with its residual and the question mask from sep_token_id) is
-// not built.
+// BigBirdForQuestionAnsweringHead qa_classifier (a BERT feed-forward sublayer with its residual
+// before qa_outputs) and the question mask from sep_token_id (tasks/text_heads.h
+// QuestionMaskedSpans; the graph takes token_type_ids, which transformers derives from that mask
+// only when none are given).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -182,7 +184,11 @@ std::unique_ptr<Architecture> create_big_bird(const HfConfig& c, DataType dtype)
                                     std::to_string(kMaxSmallSize) + " (attention_type " + type + ")");
   s.heads->sequence_classification = {"classifier.dense", s.hidden_act, "classifier.out_proj"};
   s.heads->multiple_choice = {"bert.pooler", "tanh", "classifier"};
-  s.heads->missing = {"question-answering"};
+  s.heads->question_masked_spans = {.name = "qa_classifier",
+                                    .act = s.hidden_act,
+                                    .intermediate_size = s.intermediate_size,
+                                    .sep_token_id = c.int_or("sep_token_id", 66),
+                                    .eps = s.layer_norm_eps};
   return std::make_unique<BigBirdModel>(s, z);
 }
 

@@ -127,6 +127,25 @@ class FirstTokenClassifier : public ClassifierHead {
   bool pool_logits_;
 };
 
+// The first position of `token_id` in each row of input_ids int64 [batch, seq] -> int64 [batch, 1];
+// 0 where the row has none (torch.argmax of input_ids == token_id).
+Value* first_position(Ops& op, Value* input_ids, int64_t token_id) {
+  GraphBuilder& b = op.builder();
+  // seq - max(seq - position over its positions)
+  Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
+  Value* positions = op.Range(b.scalar_i64(0), op.Squeeze(seq, {0}), b.scalar_i64(1));
+  Value* from_end = op.Where(op.Equal(input_ids, static_cast<double>(token_id)), op.Sub(seq, positions), b.scalar_i64(0));
+  Value* last = op.ReduceMax(from_end, {1});  // [batch, 1]
+  return op.Where(op.Greater(last, b.scalar_i64(0)), op.Sub(seq, last), b.scalar_i64(0));
+}
+
+// A question-answering head of its own: x [batch, seq, hidden], input_ids and attention_mask int64
+// [batch, seq] -> {start_logits, end_logits} [batch, seq].
+class SpanHead : public Module {
+ public:
+  virtual std::pair<Value*, Value*> forward(Ops& op, Value* x, Value* input_ids, Value* attention_mask) const = 0;
+};
+
 // Splinter's QuestionAwareSpanSelectionHead (transformers/models/splinter/modeling_splinter.py)
 // under SplinterForQuestionAnswering: the first question token's state q (input_ids == the id,
 // argmax; position 0 without one), each transform LayerNorm(gelu(dense(.))) (eps 1e-5):
@@ -134,7 +153,7 @@ class FirstTokenClassifier : public ClassifierHead {
 //   end_logits   = end_classifier(query_end_transform(q)) . end_transform(x)^T
 // plus the dtype's lowest value at padding (attention_mask 0). forward: x [batch, seq, hidden],
 // input_ids and attention_mask int64 [batch, seq] -> {start, end} [batch, seq].
-class QuestionAwareSpanHead : public Module {
+class QuestionAwareSpanHead : public SpanHead {
  public:
   QuestionAwareSpanHead(int64_t question_token_id, int64_t hidden, DataType dtype)
       : question_token_id_(question_token_id), dtype_(dtype) {
@@ -150,16 +169,10 @@ class QuestionAwareSpanHead : public Module {
     start_classifier = child<Linear>("start_classifier", LinearOptions{hidden, hidden, false, dtype});
     end_classifier = child<Linear>("end_classifier", LinearOptions{hidden, hidden, false, dtype});
   }
-  std::pair<Value*, Value*> forward(Ops& op, Value* x, Value* input_ids, Value* attention_mask) const {
+  std::pair<Value*, Value*> forward(Ops& op, Value* x, Value* input_ids, Value* attention_mask) const override {
     auto s = enter(op);
     GraphBuilder& b = op.builder();
-    // the first position of the question token: seq - max(seq - position over its positions), 0 without one
-    Value* seq = op.Shape(input_ids, {.start = 1, .end = 2});
-    Value* positions = op.Range(b.scalar_i64(0), op.Squeeze(seq, {0}), b.scalar_i64(1));
-    Value* from_end = op.Where(op.Equal(input_ids, static_cast<double>(question_token_id_)), op.Sub(seq, positions),
-                               b.scalar_i64(0));
-    Value* last = op.ReduceMax(from_end, {1});  // [batch, 1]
-    Value* first = op.Where(op.Greater(last, b.scalar_i64(0)), op.Sub(seq, last), b.scalar_i64(0));
+    Value* first = first_position(op, input_ids, question_token_id_);
     Value* index = op.Expand(op.Unsqueeze(first, {2}), op.Concat({op.Shape(x, {.start = 0, .end = 1}), b.ints({1}),
                                                                   op.Shape(x, {.start = 2})}, {.axis = 0}));
     Value* q = op.GatherElements(x, index, {.axis = 1});  // [batch, 1, hidden]
@@ -177,6 +190,42 @@ class QuestionAwareSpanHead : public Module {
 
  private:
   int64_t question_token_id_;
+  DataType dtype_;
+};
+
+// BigBirdForQuestionAnsweringHead and the question mask (TextHeadLayout::QuestionMaskedSpans).
+class QuestionMaskedSpanHead : public SpanHead {
+ public:
+  QuestionMaskedSpanHead(const TextHeadLayout::QuestionMaskedSpans& l, int64_t hidden, DataType dtype)
+      : act_(l.act), sep_token_id_(l.sep_token_id), dtype_(dtype) {
+    intermediate = child<Linear>("intermediate.dense", LinearOptions{hidden, l.intermediate_size, true, dtype});
+    output = child<Linear>("output.dense", LinearOptions{l.intermediate_size, hidden, true, dtype});
+    norm = child<LayerNorm>("output.LayerNorm", NormOptions{.dim = hidden, .eps = l.eps, .dtype = dtype});
+    qa_outputs = child<Linear>("qa_outputs", LinearOptions{hidden, 2, true, dtype});
+  }
+  std::pair<Value*, Value*> forward(Ops& op, Value* x, Value* input_ids, Value*) const override {
+    auto s = enter(op);
+    GraphBuilder& b = op.builder();
+    Value* h = norm->forward(op, op.Add(output->forward(op, activation(op, act_, intermediate->forward(op, x))), x));
+    Value* logits = qa_outputs->forward(op, h);  // [batch, seq, 2]
+    Value* question = op.Add(first_position(op, input_ids, sep_token_id_), b.scalar_i64(1));  // [batch, 1]
+    Value* positions = op.Range(b.scalar_i64(0), op.Squeeze(op.Shape(input_ids, {.start = 1, .end = 2}), {0}),
+                                b.scalar_i64(1));
+    Value* masked = op.And(op.Less(positions, question), op.Greater(positions, b.scalar_i64(0)));  // [batch, seq]
+    Value* penalty = op.Mul(op.Cast(masked, {.to = DataType::FLOAT}), 1e6);
+    auto span = [&](int64_t k) {
+      Value* v = op.Gather(logits, b.scalar_i64(k), {.axis = 2});
+      if (dtype_ == DataType::FLOAT) return op.Sub(v, penalty);
+      return op.Cast(op.Sub(op.Cast(v, {.to = DataType::FLOAT}), penalty), {.to = dtype_});
+    };
+    return {span(0), span(1)};
+  }
+  Linear *intermediate, *output, *qa_outputs;
+  LayerNorm* norm;
+
+ private:
+  std::string act_;
+  int64_t sep_token_id_;
   DataType dtype_;
 };
 
@@ -205,6 +254,8 @@ class TextHeadModel : public Architecture {
       if (!l.question_aware_spans.name.empty())
         spans_ = child<QuestionAwareSpanHead>(l.question_aware_spans.name, l.question_aware_spans.question_token_id,
                                               hidden, dtype);
+      else if (!l.question_masked_spans.name.empty())
+        spans_ = child<QuestionMaskedSpanHead>(l.question_masked_spans.name, l.question_masked_spans, hidden, dtype);
       else if (outputs_ != 2)
         c.fail("num_labels", "a question-answering head has 2 labels (start, end)");
       else
@@ -271,7 +322,7 @@ class TextHeadModel : public Architecture {
   MaskedLMHead* masked_lm_ = nullptr;
   FirstTokenClassifier* first_token_ = nullptr;
   ClassifierHead* per_token_ = nullptr;  // token-classification's classifier, question-answering's qa_outputs
-  QuestionAwareSpanHead* spans_ = nullptr;  // question-answering by TextHeadLayout::question_aware_spans
+  SpanHead* spans_ = nullptr;  // question-answering by question_aware_spans or question_masked_spans
 };
 
 // The task config.json's architectures names (<Type>For<Task>), feature-extraction otherwise.

@@ -100,6 +100,17 @@ struct TextHeadLayout {
     std::string name;
     int64_t question_token_id = 0;
   } question_aware_spans;
+  // question-answering by BigBirdForQuestionAnsweringHead instead of question_answering
+  // (transformers/models/big_bird/modeling_big_bird.py): under `name` ("" none),
+  // qa_outputs(output.LayerNorm(output.dense(act(intermediate.dense(x))) + x)), then the question's
+  // tokens leave the competition: positions 1 .. q - 1 get logits - 1e6, q the first position of
+  // sep_token_id + 1 (1 without one; BigBirdForQuestionAnswering.prepare_question_mask, position 0
+  // kept). The -1e6 is computed in float32 (an f16 build's output there is -inf).
+  struct QuestionMaskedSpans {
+    std::string name, act;
+    int64_t intermediate_size = 0, sep_token_id = 0;
+    float eps = 1e-12f;
+  } question_masked_spans;
 };
 
 // The task names above and feature-extraction.
