@@ -1,6 +1,9 @@
 """The causal-LM model types of transformers that mobius does not register, each with why: the
 "Not yet" table of docs/models.md (scripts/gen_models_doc.py), which
-tests/parity/test_registry_coverage.py checks against transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.
+tests/parity/test_registry_coverage.py checks against transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES;
+and likewise the text encoders (kind "text encoder" in src/registry/hf_model_types.inc: a masked-LM,
+text-encoding, classification, QA or multiple-choice class and no causal LM), each with its own
+line in ENCODER_REASONS: the "Text encoders not yet" table.
 
 The list itself is derived (the mapping minus `mobius list models`); only the reasons are written
 here. A type of another kind (src/registry/hf_model_types.inc: vision-language, speech, text
@@ -57,6 +60,27 @@ REASONS = {
             "cache) and an MLP router with a skip expert whose hidden state passes from layer to layer: not written yet",
 }
 
+# Encoder-only text types (kind "text encoder"): what they need beyond the blocks mobius has.
+ENCODER_REASONS = {
+    "lxmert": "LXMERT: a cross-modality encoder over text and object-detector region features "
+              "(visual_feats, visual_pos inputs): not written yet",
+    "modernvbert": "ModernVBERT: a SigLIP vision tower feeding ModernBERT through a connector (an image-text "
+                   "encoder): not written yet",
+    "molmo2_text": "Molmo2's text model: a decoder stack that is read inside the Molmo2 vision-language model "
+                   "only (no head of its own): not registered",
+    "mra": "MRA attention: multi-resolution block-sparse attention through a CUDA kernel; on CPU transformers' "
+           "attention returns zeros (mra_cuda_kernel is None), so there is no reference to verify against",
+    "neomme": "NeoMME: a multimodal (image patches and text) encoder with exclusive self-attention and "
+              "sigmoid-gated projections: not written yet",
+    "perceiver": "Perceiver IO: cross-attention from learned latents to byte inputs and a query decoder back to "
+                 "the positions: not written yet",
+    "reformer": "Reformer: LSH attention (random rotations, hashing and sorting into chunks per forward) and "
+                "reversible layers with axial positions: not written yet",
+    "tipsv2_text_model": "TIPSv2's text tower: not written yet",
+    "ultravbert": "UltraVBERT: a vision tower feeding UltraBERT through a connector (an image-text encoder): "
+                  "not written yet",
+}
+
 # A type of another kind: its kind's reason.
 KIND_REASONS = {
     "vision-language": "vision-language model: not registered (its text part, where it has one, is its own row)",
@@ -94,3 +118,14 @@ def not_yet(registered: set[str]) -> list[tuple[str, str]]:
     if missing:
         raise KeyError(f"causal-LM types without a reason in scripts/not_yet.py REASONS: {missing}")
     return out
+
+
+def encoders_not_yet(registered: set[str]) -> list[tuple[str, str]]:
+    """(model_type, reason) for every text encoder type of transformers (kind "text encoder") outside
+    `registered`; raises KeyError naming one without a line in ENCODER_REASONS."""
+    kinds = hf_model_types()
+    types = sorted(t for t, (kind, _) in kinds.items() if kind == "text encoder" and t not in registered)
+    missing = [t for t in types if t not in ENCODER_REASONS]
+    if missing:
+        raise KeyError(f"text encoder types without a reason in scripts/not_yet.py ENCODER_REASONS: {missing}")
+    return [(t, ENCODER_REASONS[t]) for t in types]

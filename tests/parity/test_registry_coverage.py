@@ -34,20 +34,28 @@ def test_supported_model_table_is_current():
     assert not missing, f"not listed as verified in docs/models.md (run scripts/gen_models_doc.py): {missing}"
 
 
+def not_yet_listed(doc: str, title: str) -> set[str]:
+    """The model types of docs/models.md's section `title` (a table ending at the next section)."""
+    marker = f"\n## {title}\n"
+    section = doc.split(marker, 1)[1].split("\n## ", 1)[0] if marker in doc else ""
+    return {line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ")} - {"model type"}
+
+
 def test_not_yet_table_is_current():
     """docs/models.md's "Not yet" table lists every causal-LM type of transformers that mobius does
-    not register (scripts/not_yet.py gives each a reason), and scripts/not_yet.py keeps no reason
-    for a type that is registered now."""
+    not register (scripts/not_yet.py gives each a reason), its "Text encoders not yet" table every
+    text encoder type likewise, and scripts/not_yet.py keeps no reason for a type that is
+    registered now."""
     import sys
     sys.path.insert(0, str(H.REPO / "scripts"))
-    from not_yet import REASONS, not_yet
+    from not_yet import ENCODER_REASONS, REASONS, encoders_not_yet, not_yet
 
     registered = set(registered_types())
-    want = {t for t, _ in not_yet(registered)}  # raises for a decoder-only type without a reason
     doc = (H.REPO / "docs" / "models.md").read_text()
-    section = doc.split("\n## Not yet\n", 1)[1] if "\n## Not yet\n" in doc else ""
-    listed = {line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ")} - {"model type"}
-    assert listed == want, (f"docs/models.md's Not yet table differs (run scripts/gen_models_doc.py): "
-                            f"missing {sorted(want - listed)}, registered or unknown {sorted(listed - want)}")
-    stale = sorted(set(REASONS) & registered)
-    assert not stale, f"scripts/not_yet.py REASONS for registered types: {stale}"
+    for title, want in (("Not yet", {t for t, _ in not_yet(registered)}),  # raise for a type without a reason
+                        ("Text encoders not yet", {t for t, _ in encoders_not_yet(registered)})):
+        listed = not_yet_listed(doc, title)
+        assert listed == want, (f"docs/models.md's {title} table differs (run scripts/gen_models_doc.py): "
+                                f"missing {sorted(want - listed)}, registered or unknown {sorted(listed - want)}")
+    stale = sorted((set(REASONS) | set(ENCODER_REASONS)) & registered)
+    assert not stale, f"scripts/not_yet.py reasons for registered types: {stale}"
