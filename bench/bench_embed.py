@@ -170,9 +170,10 @@ def render(res: dict) -> str:
              f"(real weights), batch {BATCH} x {SEQ} tokens, {ITERS} forwards per timed run, "
              f"{len(base)} rounds alternating the peers; {res['machine']}; "
              + ", ".join(f"{k} {v}" for k, v in res["versions"].items())
-             + f". Load average at each round: {', '.join(res['loads'])}"
-             + (" (the machine was shared: absolute figures are low, ratios hold better)."
-                if any(report.shared(x) for x in res["loads"]) else "."), "",
+             + f". Load average at each round: {', '.join(res['loads'])} (from the second round on it counts "
+             "the benchmark's own threads)"
+             + (" (the machine was shared before the run: absolute figures are low, ratios hold better)."
+                if report.shared(res["loads"][0]) else "."), "",
              "| peer | sentences/s (median) | ratio to sentence-transformers' forward |", "|---|---|---|"]
     for p in PEERS:
         ratio = statistics.median(b / t for b, t in zip(base, res["times"][p]))
