@@ -26,7 +26,6 @@ times; medians.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -205,14 +204,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--render", action="store_true", help="only rewrite the table from bench/work/diffusion.json")
     args = ap.parse_args()
-    if args.render:
-        res = json.loads(RESULTS.read_text())
-    else:
-        res = run(args)
-        RESULTS.write_text(json.dumps(res, indent=1))
-    text = render(res)
-    report.update_section("diffusion", text)
-    print(text)
+    report.run_or_render("diffusion", RESULTS, args, run, render)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import shutil
 import statistics
@@ -186,14 +185,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--render", action="store_true", help="only rewrite the table from bench/work/embed.json")
     args = ap.parse_args()
-    if args.render:
-        res = json.loads(RESULTS.read_text())
-    else:
-        res = run(args)
-        RESULTS.write_text(json.dumps(res, indent=1))
-    text = render(res)
-    report.update_section("embed", text)
-    print(text)
+    report.run_or_render("embed", RESULTS, args, run, render)
 
 
 if __name__ == "__main__":

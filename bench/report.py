@@ -89,3 +89,18 @@ def update_section(name: str, body: str) -> None:
         text = text.rstrip() + "\n\n" + block + "\n"
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text)
+
+
+def run_or_render(name: str, results: Path, args, run, render) -> None:
+    """A benchmark's main: res = run(args), saved to `results` (JSON), or with args.render the saved
+    one read back; then section `name` of docs/benchmarks.md becomes render(res), printed too."""
+    import json
+    if args.render:
+        res = json.loads(results.read_text())
+    else:
+        res = run(args)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(res, indent=1))
+    text = render(res)
+    update_section(name, text)
+    print(text)

@@ -33,30 +33,13 @@ VisionLayerOptions aimv2_layer_options(const HfConfig& c, DataType dtype) {
   return l;
 }
 
-class Aimv2TextModel : public Encoder {
- public:
-  Aimv2TextModel(const HfConfig& config, DataType dtype) : dtype_(dtype) {
-    const HfConfig c = with_class_defaults(config, "aimv2_text_model");
-    text = adopt("", std::make_unique<TextTransformer>(c, aimv2_layer_options(c, dtype), TextTransformer::Mask::causal,
-                                                       "rms_norm"));
-  }
-  DataType dtype() const override { return dtype_; }
-  int64_t hidden_size() const override { return text->hidden_size(); }
-  bool has_token_type_ids() const override { return false; }
-  Value* forward(Ops& op, const EncoderInputs& in) const override {
-    return text->forward(op, in.input_ids, in.attention_mask);
-  }
-
-  TextTransformer* text;
-
- private:
-  DataType dtype_;
-};
-
 }  // namespace
 
-std::unique_ptr<Architecture> create_aimv2_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<Aimv2TextModel>(c, dtype);
+std::unique_ptr<Architecture> create_aimv2_text_model(const HfConfig& config, DataType dtype) {
+  const HfConfig c = with_class_defaults(config, "aimv2_text_model");
+  return std::make_unique<TextTowerEncoder>(
+      "", std::make_unique<TextTransformer>(c, aimv2_layer_options(c, dtype), TextTransformer::Mask::causal, "rms_norm"),
+      dtype);
 }
 
 }  // namespace mobius

@@ -9,7 +9,7 @@
 //                      hidden_states.{0..num_hidden_layers} (Optimum's CLIPTextWithProjectionOnnxConfig
 //                      with output_hidden_states, as its SDXL export sets it: the pipeline reads the
 //                      penultimate)
-//   the same causal text tower in other families' *TextModel (feature-extraction), ClipTextModel
+//   the same causal text tower in other families' *TextModel (feature-extraction), clip_text_tower
 //   with the family's config class defaults and weight prefix:
 //     owlvit_text_model     OwlViTTextModel (modeling_owlvit.py): text_model.*
 //     owlv2_text_model      Owlv2TextModel (modeling_owlv2.py): text_model.*
@@ -61,23 +61,12 @@ class ClipVisionModel : public TowerModel<ImageEncoder> {
 
 // config_type: clip_text_model or another family's copy of it, its weights under `prefix` ("" = the
 // checkpoint's top level).
-class ClipTextModel : public Encoder {
- public:
-  ClipTextModel(const HfConfig& c, const char* config_type, const std::string& prefix, DataType dtype) : dtype_(dtype) {
-    text = adopt(prefix, std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::causal, dtype));
-  }
-  DataType dtype() const override { return dtype_; }
-  int64_t hidden_size() const override { return text->hidden_size(); }
-  bool has_token_type_ids() const override { return false; }
-  Value* forward(Ops& op, const EncoderInputs& in) const override {
-    return text->forward(op, in.input_ids, in.attention_mask);
-  }
-
-  TextTransformer* text;
-
- private:
-  DataType dtype_;
-};
+// The causal text tower of `config_type`'s config class at checkpoint prefix `prefix`.
+std::unique_ptr<TextTowerEncoder> clip_text_tower(const HfConfig& c, const char* config_type, const std::string& prefix,
+                                                  DataType dtype) {
+  return std::make_unique<TextTowerEncoder>(
+      prefix, std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::causal, dtype), dtype);
+}
 
 // CLIPTextConfig's eos_token_id default (read without a *_or accessor: the generated defaults table
 // would give every type an eos_token_id row).
@@ -192,33 +181,33 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataTy
 std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType dtype) {
   if (c.names_architecture("CLIPTextModelWithProjection"))
     return std::make_unique<ClipTextModelWithProjection>(c, "clip_text_model", true, dtype);
-  return std::make_unique<ClipTextModel>(c, "clip_text_model", "", dtype);
+  return clip_text_tower(c, "clip_text_model", "", dtype);
 }
 
 std::unique_ptr<Architecture> create_owlvit_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<ClipTextModel>(c, "owlvit_text_model", "text_model", dtype);
+  return clip_text_tower(c, "owlvit_text_model", "text_model", dtype);
 }
 
 std::unique_ptr<Architecture> create_owlv2_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<ClipTextModel>(c, "owlv2_text_model", "text_model", dtype);
+  return clip_text_tower(c, "owlv2_text_model", "text_model", dtype);
 }
 
 std::unique_ptr<Architecture> create_groupvit_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<ClipTextModel>(c, "groupvit_text_model", "text_model", dtype);
+  return clip_text_tower(c, "groupvit_text_model", "text_model", dtype);
 }
 
 std::unique_ptr<Architecture> create_xclip_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<ClipTextModel>(c, "xclip_text_model", "", dtype);
+  return clip_text_tower(c, "xclip_text_model", "", dtype);
 }
 
 std::unique_ptr<Architecture> create_clipseg_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<ClipTextModel>(c, "clipseg_text_model", "", dtype);
+  return clip_text_tower(c, "clipseg_text_model", "", dtype);
 }
 
 std::unique_ptr<Architecture> create_metaclip_2_text_model(const HfConfig& c, DataType dtype) {
   if (c.names_architecture("MetaClip2TextModelWithProjection"))
     return std::make_unique<ClipTextModelWithProjection>(c, "metaclip_2_text_model", false, dtype);
-  return std::make_unique<ClipTextModel>(c, "metaclip_2_text_model", "", dtype);
+  return clip_text_tower(c, "metaclip_2_text_model", "", dtype);
 }
 
 std::unique_ptr<Architecture> create_clip(const HfConfig& c, DataType dtype) {

@@ -37,23 +37,10 @@ class SiglipVisionModel : public TowerModel<ImageEncoder> {
 };
 
 // config_type: siglip_text_model, or siglip2_text_model (Siglip2TextModel is the same model).
-class SiglipTextModel : public Encoder {
- public:
-  SiglipTextModel(const HfConfig& c, const char* config_type, DataType dtype) : dtype_(dtype) {
-    text = adopt("", std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::bidirectional, dtype));
-  }
-  DataType dtype() const override { return dtype_; }
-  int64_t hidden_size() const override { return text->hidden_size(); }
-  bool has_token_type_ids() const override { return false; }
-  Value* forward(Ops& op, const EncoderInputs& in) const override {
-    return text->forward(op, in.input_ids, in.attention_mask);
-  }
-
-  TextTransformer* text;
-
- private:
-  DataType dtype_;
-};
+std::unique_ptr<TextTowerEncoder> siglip_text_model(const HfConfig& c, const char* config_type, DataType dtype) {
+  return std::make_unique<TextTowerEncoder>(
+      "", std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::bidirectional, dtype), dtype);
+}
 
 class SiglipModel : public ImageTextModel {
  public:
@@ -102,11 +89,11 @@ std::unique_ptr<Architecture> create_siglip_vision_model(const HfConfig& c, Data
 }
 
 std::unique_ptr<Architecture> create_siglip_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<SiglipTextModel>(c, "siglip_text_model", dtype);
+  return siglip_text_model(c, "siglip_text_model", dtype);
 }
 
 std::unique_ptr<Architecture> create_siglip2_text_model(const HfConfig& c, DataType dtype) {
-  return std::make_unique<SiglipTextModel>(c, "siglip2_text_model", dtype);
+  return siglip_text_model(c, "siglip2_text_model", dtype);
 }
 
 std::unique_ptr<Architecture> create_siglip(const HfConfig& c, DataType dtype) {

@@ -17,6 +17,7 @@
 
 #include "blocks/vision_transformer.h"
 #include "config/hf_config.h"
+#include "tasks/feature_extraction.h"
 #include "tasks/image_classification.h"
 
 namespace mobius {
@@ -114,6 +115,27 @@ class TextTransformer : public Module {
 
   Mask mask_;
   VisionLayerOptions layer_;
+};
+
+// feature-extraction over one text tower at checkpoint prefix `prefix` ("" the root, or
+// "text_model"): input_ids, attention_mask int64 [batch, seq] -> last_hidden_state [batch, seq,
+// hidden_size]; no token type ids. The CLIP, SigLIP and AIMv2 text models.
+class TextTowerEncoder : public Encoder {
+ public:
+  TextTowerEncoder(const std::string& prefix, std::unique_ptr<TextTransformer> tower, DataType dtype) : dtype_(dtype) {
+    text = adopt(prefix, std::move(tower));
+  }
+  DataType dtype() const override { return dtype_; }
+  int64_t hidden_size() const override { return text->hidden_size(); }
+  bool has_token_type_ids() const override { return false; }
+  Value* forward(Ops& op, const EncoderInputs& in) const override {
+    return text->forward(op, in.input_ids, in.attention_mask);
+  }
+
+  TextTransformer* text;
+
+ private:
+  DataType dtype_;
 };
 
 // ViTAttention / Dinov2Attention (modeling_vit.py, modeling_dinov2.py): the heads are

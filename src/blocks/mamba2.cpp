@@ -72,18 +72,17 @@ MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std
   Value* xdt = op.Mul(op.Transpose(xh, {.perm = {0, 2, 1, 3}}), op.Unsqueeze(dt_h, {3}));  // dt x [batch, H, seq, P]
   Value* h0 = to_float(op, past[1]);                                                         // [batch, H, P, N]
 
-  // the step's tokens zero-padded to nc chunks of Q along axis 2, then [batch, H, nc, Q, ...]
-  const int64_t Q = o_.chunk_size;
+  // the step's tokens zero-padded to nc chunks of Q = min(chunk_size, seq) along axis 2, then
+  // [batch, H, nc, Q, ...]: a step no longer than a chunk (a decode step's one token) is one chunk of
+  // its own length, not chunk_size padded tokens (the chunked form is exact for any chunk length)
   Value* seq = op.Shape(x, {.start = 1, .end = 2});                    // [1]
-  const double q = static_cast<double>(Q);
-  Value* padded = op.Mul(op.Div(op.Add(seq, q - 1.0), q), q);          // nc * Q
+  Value* q = op.Min(seq, b.ints({o_.chunk_size}));                     // [1]: Q
+  Value* padded = op.Mul(op.Div(op.Sub(op.Add(seq, q), b.ints({1})), q), q);  // nc * Q
   Value* pad = op.Sub(padded, seq);
   auto chunks = [&](Value* v, std::vector<int64_t> tail) {
     Value* zeros_shape = op.Concat({op.Shape(v, {.start = 0, .end = 2}), pad, op.Shape(v, {.start = 3})}, {.axis = 0});
     v = op.Concat({v, op.Expand(b.constant_f32({0.0f}, {}), zeros_shape)}, {.axis = 2});
-    std::vector<int64_t> shape{0, 0, -1, Q};
-    shape.insert(shape.end(), tail.begin(), tail.end());
-    return op.Reshape(v, shape);
+    return op.Reshape(v, op.Concat({b.ints({0, 0, -1}), q, b.ints(tail)}, {.axis = 0}));
   };
   Value* ac = chunks(a, {});         // [batch, H, nc, Q]
   Value* xc = chunks(xdt, {P});      // [batch, H, nc, Q, P]
@@ -99,7 +98,7 @@ MixerResult Mamba2Mixer::mix(Ops& op, Value* x, const AttentionContext& ctx, std
     return op.Exp(op.Where(causal, seg, -std::numeric_limits<double>::infinity()));
   };
   Value* scores = op.Mul(op.MatMul(cc, op.Transpose(bc, {.perm = {0, 1, 2, 4, 3}})),
-                         segment_decay(cum, b.scalar_i64(Q)));                        // [batch, H, nc, Q, Q]
+                         segment_decay(cum, op.Squeeze(q, {0})));                      // [batch, H, nc, Q, Q]
   Value* y = op.MatMul(scores, xc);                                                   // [batch, H, nc, Q, P]
   Value* last = op.Slice(cum, {-1}, {std::numeric_limits<int64_t>::max()}, {3});      // [batch, H, nc, 1]
   Value* own = op.MatMul(op.Transpose(op.Mul(xc, op.Unsqueeze(op.Exp(op.Sub(last, cum)), {4})),

@@ -14,8 +14,9 @@
 // States (tasks/layer_state.h, replaced every step, in the model dtype):
 //   conv_state [batch_size, I + 2 G N, K - 1]; recurrent_state [batch_size, H, P, N].
 // The scan is SSD's chunked form (transformers' mamba2_chunk_scan), with S = cumsum(a) within each
-// chunk of chunk_size tokens (the step's tokens zero-padded to a multiple of it: a padded token has
-// a = 0 and x = 0, so it changes nothing):
+// chunk of Q = min(chunk_size, the step's length) tokens (the step's tokens zero-padded to a multiple
+// of Q: a padded token has a = 0 and x = 0, so it changes nothing; a decode step is one chunk of one
+// token, not chunk_size):
 //   within a chunk: y_t = sum_{s<=t} (C_t . B_s) exp(S_t - S_s) dt_s x_s (exp of a difference
 //     masked to s <= t before the exponential, as transformers' segment_sum);
 //   a chunk's own state: sum_s exp(S_Q - S_s) dt_s x_s B_s^T; the states at the chunk starts from

@@ -260,6 +260,38 @@ def test_sdxl_pipeline_four_step_ddim_loop(tmp_path):
     assert_close(x, want, "final latent")
 
 
+def built_conditioned_pipeline(tmp_path, pipeline, key, make_component, seed, **scale):
+    """The tiny SD pipeline of class `pipeline` with the component make_component(unet) under `key`
+    (a ControlNetModel, a T2IAdapter; every model re-randomized from `seed`), saved and built with
+    one command (its manifest names the component built), and the pipeline's own final latent after
+    STEPS DDIM steps on a 16 x 16 control image at `scale` (its *_conditioning_scale keyword).
+    Returns (package dir, prompt embeddings, initial latents, image, final latent)."""
+    unet, vae, text_encoder = tiny_sd_components()
+    component = make_component(unet)
+    for i, m in enumerate((unet, component, vae, text_encoder)):
+        randomize(m, seed + i)
+    pipe = pipeline(vae=vae, text_encoder=text_encoder, tokenizer=None, unet=unet,
+                    scheduler=diffusers.DDIMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
+                    requires_safety_checker=False, **{key: component})
+    pipe.save_pretrained(tmp_path / "pipe")
+    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    out = tmp_path / "out"
+    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
+    assert manifest[key] == {"built": [key], "class": type(component).__name__}, manifest
+
+    rng = np.random.default_rng(seed)
+    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
+    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    image = rng.uniform(0, 1, size=(1, 3, 16, 16)).astype(np.float32)
+    with torch.no_grad():
+        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
+        want = pipe(prompt_embeds=embeds, image=torch.from_numpy(image), latents=torch.from_numpy(latents),
+                    num_inference_steps=STEPS, guidance_scale=1.0, height=16, width=16, output_type="latent",
+                    **scale).images.numpy()
+    return out, embeds, latents, image, want
+
+
 def test_controlnet_pipeline_four_step_ddim_loop(tmp_path):
     """A StableDiffusionControlNetPipeline (the UNet's ControlNetModel.from_unet copy, its
     conditioning embedding halving a 16 x 16 image to the 8 x 8 latent) builds with one command:
@@ -267,32 +299,11 @@ def test_controlnet_pipeline_four_step_ddim_loop(tmp_path):
     (down_block_additional_residuals.{i}, mid_block_additional_residual, the controlnet graph's
     down_block_res_samples.{i} and mid_block_res_sample). A 4-step DDIM loop running both graphs
     (conditioning scale 0.7) gives the pipeline's final latent."""
-    unet, vae, text_encoder = tiny_sd_components()
-    controlnet = diffusers.ControlNetModel.from_unet(unet, conditioning_embedding_out_channels=(8, 16))
-    for i, m in enumerate((unet, controlnet, vae, text_encoder)):
-        randomize(m, 30 + i)
-    pipe = diffusers.StableDiffusionControlNetPipeline(
-        vae=vae, text_encoder=text_encoder, tokenizer=None, unet=unet, controlnet=controlnet,
-        scheduler=diffusers.DDIMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
-        requires_safety_checker=False)
-    pipe.save_pretrained(tmp_path / "pipe")
-    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
-    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
-    out = tmp_path / "out"
-    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
-    assert manifest["controlnet"] == {"built": ["controlnet"], "class": "ControlNetModel"}, manifest
-
-    rng = np.random.default_rng(1)
-    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
-    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
-    image = rng.uniform(0, 1, size=(1, 3, 16, 16)).astype(np.float32)
     scale = 0.7
-    with torch.no_grad():
-        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
-        want = pipe(prompt_embeds=embeds, image=torch.from_numpy(image), latents=torch.from_numpy(latents),
-                    num_inference_steps=STEPS, guidance_scale=1.0, controlnet_conditioning_scale=scale, height=16,
-                    width=16, output_type="latent").images.numpy()
-
+    out, embeds, latents, image, want = built_conditioned_pipeline(
+        tmp_path, diffusers.StableDiffusionControlNetPipeline, "controlnet",
+        lambda unet: diffusers.ControlNetModel.from_unet(unet, conditioning_embedding_out_channels=(8, 16)), 30,
+        controlnet_conditioning_scale=scale)
     session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
     control, unet = session("controlnet"), session("unet")
     names = [o.name for o in control.get_outputs()]
@@ -318,33 +329,11 @@ def test_adapter_pipeline_four_step_ddim_loop(tmp_path):
     DownBlock2D) builds with one command: the adapter graph, and a unet graph that also takes
     down_intrablock_additional_residuals.{k}. A 4-step DDIM loop feeding the adapter's maps times
     adapter_conditioning_scale 0.6, as the pipeline does, gives the pipeline's final latent."""
-    unet, vae, text_encoder = tiny_sd_components()
-    adapter = diffusers.T2IAdapter(in_channels=3, channels=[16, 32], num_res_blocks=1, downscale_factor=2,
-                                   adapter_type="full_adapter")
-    for i, m in enumerate((unet, adapter, vae, text_encoder)):
-        randomize(m, 40 + i)
-    pipe = diffusers.StableDiffusionAdapterPipeline(
-        vae=vae, text_encoder=text_encoder, tokenizer=None, unet=unet, adapter=adapter,
-        scheduler=diffusers.DDIMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
-        requires_safety_checker=False)
-    pipe.save_pretrained(tmp_path / "pipe")
-    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
-    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
-    out = tmp_path / "out"
-    manifest = json.loads((out / "mobius_manifest.json").read_text())["components"]
-    assert manifest["adapter"] == {"built": ["adapter"], "class": "T2IAdapter"}, manifest
-
-    rng = np.random.default_rng(2)
-    input_ids = rng.integers(3, 100, size=(1, 7)).astype(np.int64)
-    latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
-    image = rng.uniform(0, 1, size=(1, 3, 16, 16)).astype(np.float32)
     scale = 0.6
-    with torch.no_grad():
-        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
-        want = pipe(prompt_embeds=embeds, image=torch.from_numpy(image), latents=torch.from_numpy(latents),
-                    num_inference_steps=STEPS, guidance_scale=1.0, adapter_conditioning_scale=scale, height=16,
-                    width=16, output_type="latent").images.numpy()
-
+    out, embeds, latents, image, want = built_conditioned_pipeline(
+        tmp_path, diffusers.StableDiffusionAdapterPipeline, "adapter",
+        lambda unet: diffusers.T2IAdapter(in_channels=3, channels=[16, 32], num_res_blocks=1, downscale_factor=2,
+                                          adapter_type="full_adapter"), 40, adapter_conditioning_scale=scale)
     session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
     adapter_graph, unet_graph = session("adapter"), session("unet")
     states = adapter_graph.run(None, {"sample": image})
