@@ -183,9 +183,8 @@ def render(res: dict) -> str:
              "where a Scan over tokens would run one small step per token). Times are medians over rounds; "
              "ratio = PyTorch time / onnxruntime time (above 1: mobius is faster).", ""]
     for name, rounds in res["models"].items():
-        loads = [r["load"] for r in rounds]
-        shared = any(report.shared(x) for x in loads)
-        lines += [f"### {name}" + (" (machine shared during the run: load " + ", ".join(loads) + ")" if shared else ""),
+        loads = ", ".join(r["load"] for r in rounds)
+        lines += [f"### {name} (load average before the round, its warm-up's threads included: {loads})",
                   "", "| measure | onnxruntime | PyTorch | ratio |", "|---|---|---|---|"]
         for key in [f"prefill {n}" for n in PREFILLS]:
             o = statistics.median(r["onnxruntime"][key] for r in rounds)
