@@ -40,11 +40,11 @@ Sample build_once(const std::string& path) {
     uint64_t offset = 0;
     for (const mobius::Initializer& init : g.model.graph.initializers) {
       if (!init.weight) continue;
-      layout[init.value->name] = {g.name + ".onnx.data", offset, init.nbytes()};
+      layout[init.value->name] = {g.path.name + ".onnx.data", offset, init.nbytes()};
       offset += (init.nbytes() + 63) / 64 * 64;
     }
     onnx::ModelProto proto = mobius::to_model_proto(g.model, layout);
-    if (proto.graph().node_size() == 0) throw mobius::Error(path + ": built an empty " + g.name + " graph");
+    if (proto.graph().node_size() == 0) throw mobius::Error(path + ": built an empty " + g.path.name + " graph");
     nodes += g.model.graph.nodes.size();
   }
   auto t1 = std::chrono::steady_clock::now();
