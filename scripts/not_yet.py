@@ -23,7 +23,6 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 
 # Decoder-only text-generation types: what they need beyond the blocks mobius has.
 REASONS = {
-    "aria_text": "Aria's text decoder (OLMoE-style MoE with shared experts): not written yet",
     "axk1": "DeepSeek-V3 with an RMSNorm on the MoE layers' output only (post_mlp_layernorm, a layer-level "
             "checkpoint key beside the mlp module), dense / sparse per mlp_layer_types: not written yet",
     "axk2": "DeepSeek-V3.2 relative: needs DeepSeek sparse attention (indexer top-k over the cache)",

@@ -105,6 +105,7 @@ std::unique_ptr<Architecture> create_falcon(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mixtral(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_aria_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phimoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig&, DataType);

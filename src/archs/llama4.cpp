@@ -103,6 +103,8 @@ std::unique_ptr<Architecture> create_llama4_text(const HfConfig& c, DataType dty
   m.router.kind = RouterKind::topk_sigmoid;  // Llama4Router: no renormalization
   m.router_name = "router";
   m.layout = ExpertLayout::stacked_in_out;
+  m.stacked_gate_up_name = "experts.gate_up_proj";
+  m.stacked_down_name = "experts.down_proj";
   m.routing_applied = RoutingApplied::inputs;
   add_shared_experts(m, s.mlp, 1, "shared_expert");  // Llama4TextMLP(intermediate_size)
   s.make_feed_forward = sparse_moe(m, s.mlp, sparse);

@@ -16,6 +16,10 @@
 //   granitemoeshared  granitemoe plus, when shared_intermediate_size > 0, the layer's shared_mlp
 //               (input_linear [2 * shared, hidden] chunked into gate | up, output_linear) added to
 //               block_sparse_moe's output before the residual scaling
+//   aria_text   mlp (AriaTextMoELayer, transformers/models/aria/modeling_aria.py) on every layer:
+//               router.weight, top-k logits then softmax; experts.fc1.weight [E, hidden, 2 * I]
+//               (gate | up) / fc2.weight [E, I, hidden] (gate_up_proj / down_proj as saved), always SiLU; plus shared_experts, a gated MLP
+//               moe_num_shared_experts * intermediate_size wide (hidden_act, mlp_bias)
 //   granitemoe_swa  granitemoeshared with GraniteSWAAttention (sinks, sliding layers, per-layer
 //               RoPE theta: archs/granite.h granite_swa_attention); its experts and router under
 //               transformers' own names (experts.gate_up_proj / down_proj, router.weight)
@@ -127,6 +131,22 @@ std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig& c, DataType dtype
   MoEOptions m = read_moe_options(c, s, "num_local_experts", "moe_intermediate_size");
   m.router.norm_topk_prob = c.bool_or("norm_topk_prob", false);
   return make(s, m, read_sparse_layers(c, s.num_hidden_layers));
+}
+
+std::unique_ptr<Architecture> create_aria_text(const HfConfig& c, DataType dtype) {
+  DecoderSpec s = llama_spec(c, dtype);
+  MoEOptions m = read_moe_options(c, s, "moe_num_experts", "intermediate_size", "moe_topk");
+  m.router.kind = RouterKind::topk_softmax;
+  m.router_name = "router";
+  m.layout = ExpertLayout::stacked_in_out;
+  m.stacked_gate_up_name = "experts.fc1.weight";  // as save_pretrained writes gate_up_proj (conversion_mapping)
+  m.stacked_down_name = "experts.fc2.weight";
+  m.hidden_act = "silu";  // AriaExperts: SiLU whatever hidden_act
+  const int64_t shared = c.int_or("moe_num_shared_experts", 2);
+  if (shared < 0 || shared > kMaxSmallSize)
+    c.fail("moe_num_shared_experts", "must be 0 .. " + std::to_string(kMaxSmallSize));
+  add_shared_experts(m, s.mlp, shared);
+  return make(s, m);
 }
 
 std::unique_ptr<Architecture> create_olmoe(const HfConfig& c, DataType dtype) {

@@ -5,7 +5,7 @@
 namespace mobius {
 
 MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::string& experts_key,
-                            const std::string& intermediate_key) {
+                            const std::string& intermediate_key, const std::string& top_k_key) {
   MoEOptions m;
   m.hidden_size = s.hidden_size;
   m.hidden_act = s.mlp.hidden_act;
@@ -16,9 +16,9 @@ MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::
   const std::string key = alias ? "num_experts" : experts_key;
   m.router.num_experts = c.get_int(key);
   if (m.router.num_experts < 1) c.fail(key, "must be positive");
-  m.router.top_k = c.get_int("num_experts_per_tok");
+  m.router.top_k = c.get_int(top_k_key);
   if (m.router.top_k < 1 || m.router.top_k > m.router.num_experts)
-    c.fail("num_experts_per_tok", "must be between 1 and " + key + " (" +
+    c.fail(top_k_key, "must be between 1 and " + key + " (" +
                                       std::to_string(m.router.num_experts) + ")");
   return m;
 }

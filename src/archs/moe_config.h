@@ -17,8 +17,9 @@ namespace mobius {
 // "num_local_experts" also its alias "num_experts"), num_experts_per_tok, and the per-expert
 // intermediate size from `intermediate_key`. Throws mobius::Error naming the field when one is
 // missing or out of range (1 <= num_experts_per_tok <= experts).
+// `top_k_key`: the field of num_experts_per_tok (Aria's moe_topk).
 MoEOptions read_moe_options(const HfConfig& c, const DecoderSpec& s, const std::string& experts_key,
-                            const std::string& intermediate_key);
+                            const std::string& intermediate_key, const std::string& top_k_key = "num_experts_per_tok");
 
 // Qwen2-MoE / Qwen3-MoE: layer i is sparse unless listed in mlp_only_layers, and when
 // (i + 1) % decoder_sparse_step == 0. Throws mobius::Error naming the field on a bad value.

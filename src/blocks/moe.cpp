@@ -43,8 +43,8 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       down_bias_ = param("experts.down_proj_bias", {E, H}, o.dtype);
       break;
     case ExpertLayout::stacked_in_out:  // stored [E, in, out] already
-      gate_up_ = param("experts.gate_up_proj", {E, H, 2 * I}, o.dtype);
-      down_w_ = param("experts.down_proj", {E, I, H}, o.dtype);
+      gate_up_ = param(o.stacked_gate_up_name, {E, H, 2 * I}, o.dtype);
+      down_w_ = param(o.stacked_down_name, {E, I, H}, o.dtype);
       break;
     case ExpertLayout::per_expert_ungated:
       for (int64_t e = 0; e < E; ++e) {

@@ -26,9 +26,10 @@
 //   stacked_interleaved  experts.gate_up_proj [E, hidden, 2 * intermediate] (gate = even, up = odd
 //                     columns), experts.down_proj [E, intermediate, hidden], each with a
 //                     *_bias [E, out] (GPT-OSS)
-//   stacked_in_out    experts.gate_up_proj [E, hidden, 2 * intermediate] (gate | up halves) and
-//                     experts.down_proj [E, intermediate, hidden], stored [in, out], no bias
-//                     (Llama4TextExperts)
+//   stacked_in_out    [E, hidden, 2 * intermediate] (gate | up halves) and [E, intermediate, hidden],
+//                     stored [in, out], no bias, named stacked_gate_up_name, stacked_down_name
+//                     (Llama4TextExperts: experts.gate_up_proj, experts.down_proj; AriaExperts as
+//                     saved: experts.fc1.weight, experts.fc2.weight)
 //   stacked_in_out_biased  stacked_in_out's with stacked_interleaved's *_bias [E, out]
 //                     (OpenAIPrivacyFilterExperts: gate | up halves)
 //   per_expert_ungated  experts.{e}.{up_name,down_name}.weight, each [out, in], stacked as

@@ -152,6 +152,7 @@ TYPE_BASE.update({
     "qwen2_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                       shared_expert_intermediate_size=96),
     "qwen3_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
+    "aria_text": dict(moe_num_experts=4, moe_topk=2),
     "olmoe": dict(num_experts=4, num_experts_per_tok=2),
     "ernie4_5_moe": dict(moe_num_experts=4, moe_k=2, moe_intermediate_size=32, moe_num_shared_experts=1),
     "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277

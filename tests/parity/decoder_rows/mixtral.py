@@ -1,4 +1,4 @@
-"""The text-generation parity rows of the mixtral family: mixtral, qwen2_moe, qwen3_moe, olmoe, phimoe, granitemoe,
+"""The text-generation parity rows of the mixtral family: mixtral, qwen2_moe, qwen3_moe, aria_text, olmoe, phimoe, granitemoe,
 granitemoeshared, granitemoe_swa."""
 
 VARIANTS: dict[str, list[tuple[str, dict]]] = {
@@ -20,6 +20,11 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("norm-topk", dict(norm_topk_prob=True)),
         ("mlp-only-layer-1", dict(mlp_only_layers=[1])),
         ("sliding-window-16", dict(use_sliding_window=True, sliding_window=16)),
+    ],
+    "aria_text": [
+        ("default", {}),  # top-2 of 4 logits then softmax, stacked [E, in, out] experts, 2 shared experts
+        # the shared experts take hidden_act and mlp_bias, the routed ones stay SiLU without bias
+        ("one-shared-gelu-bias", dict(moe_num_shared_experts=1, hidden_act="gelu", mlp_bias=True)),
     ],
     "olmoe": [
         ("default", {}),  # q/k norm over the whole projection
