@@ -108,10 +108,10 @@ def not_yet(registered: set[str]) -> list[tuple[str, str]]:
         kind, mechanism = kinds.get(t, ("text-generation", ""))
         if t in REASONS:
             out.append((t, REASONS[t]))
-        elif mechanism == "state-space":
-            out.append((t, STATE_SPACE))
         elif kind in KIND_REASONS:
             out.append((t, KIND_REASONS[kind]))
+        elif mechanism == "state-space":
+            out.append((t, STATE_SPACE))
         else:
             missing.append(t)
     if missing:

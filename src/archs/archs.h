@@ -170,6 +170,7 @@ std::unique_ptr<Architecture> create_jamba(const HfConfig&, DataType);
 // archs/lfm2.cpp, lfm2_moe.cpp: hybrids of short-convolution and attention layers (blocks/short_conv.h)
 std::unique_ptr<Architecture> create_lfm2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_lfm2_moe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_lfm3(const HfConfig&, DataType);
 // archs/qwen3_next.cpp, qwen3_5.cpp: gated DeltaNet (blocks/gated_delta_net.h) and gated attention
 // layers (archs/qwen3_next.h); Qwen3-Next's and Qwen3.5-MoE's with MoE
 std::unique_ptr<Architecture> create_qwen3_next(const HfConfig&, DataType);

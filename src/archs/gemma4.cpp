@@ -376,23 +376,14 @@ Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype) {
   read_gemma4_geometry(c, s, k_eq_v);
 
   // RoPE per layer type, with that type's head size
-  const std::optional<HfConfig> rope = c.sub("rope_parameters");
   for (const std::string& type : {std::string("sliding_attention"), std::string("full_attention")}) {
     const auto layer = std::find(b.layer_types.begin(), b.layer_types.end(), type);
     if (layer == b.layer_types.end()) continue;
     const int64_t head_dim = s.layers[static_cast<size_t>(layer - b.layer_types.begin())].attention.head_dim;
-    std::optional<HfConfig> params;
-    if (rope) {
-      params = rope->sub(type);
-      if (!params) c.fail("rope_parameters", "expected an entry for each layer type (\"" + type + "\")");
-    } else {
-      params = HfConfig(nlohmann::json::parse(type == "sliding_attention"
-                                                  ? R"({"rope_type": "default", "rope_theta": 10000.0})"
-                                                  : R"({"rope_type": "proportional", "partial_rotary_factor": 0.25,
-                                                        "rope_theta": 1000000.0})"),
-                        c.file(), "default rope_parameters." + type + ".");
-    }
-    RopeConfig r = RopeConfig::from_params(c, params, head_dim, {});
+    RopeConfig r = layer_type_rope_or_default(
+        c, type, head_dim,
+        type == "sliding_attention" ? R"({"rope_type": "default", "rope_theta": 10000.0})"
+                                    : R"({"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0})");
     if (type == "full_attention") b.rope = r;
     else b.layer_type_rope[type] = r;
   }

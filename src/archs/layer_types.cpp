@@ -52,4 +52,16 @@ void read_nested_layer_type_rope(const HfConfig& c, DecoderSpec& s, const RopeDe
         RopeConfig::from_params(c, sliding_params, head_dim, {.rope_theta = sliding.rope_theta, .partial_rotary_factor = 1.0});
 }
 
+RopeConfig layer_type_rope_or_default(const HfConfig& c, const std::string& type, int64_t head_dim,
+                                      const char* default_params) {
+  std::optional<HfConfig> params;
+  if (const std::optional<HfConfig> rope = c.sub("rope_parameters")) {
+    params = rope->sub(type);
+    if (!params) c.fail("rope_parameters", "expected an entry for each layer type (\"" + type + "\")");
+  } else {
+    params = HfConfig(nlohmann::json::parse(default_params), c.file(), "default rope_parameters." + type + ".");
+  }
+  return RopeConfig::from_params(c, params, head_dim, {});
+}
+
 }  // namespace mobius

@@ -42,4 +42,12 @@ LayerTypeRopeParams read_layer_type_rope_params(const HfConfig& c);
 // type of s.layer_types has no entry.
 void read_nested_layer_type_rope(const HfConfig& c, DecoderSpec& s, const RopeDefaults& full, const RopeDefaults& sliding);
 
+// The RoPE of layer type `type` ("full_attention" | "sliding_attention") for a config class whose
+// __post_init__ sets rope_parameters nested by layer type when config.json has none
+// (Gemma4TextConfig, Lfm3Config): rope_parameters[type], or `default_params` (that class default's
+// entry, a JSON object) without rope_parameters; head_dim is the type's head size. Throws
+// mobius::Error naming rope_parameters when it has no entry for `type`.
+RopeConfig layer_type_rope_or_default(const HfConfig& c, const std::string& type, int64_t head_dim,
+                                      const char* default_params);
+
 }  // namespace mobius

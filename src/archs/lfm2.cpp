@@ -81,15 +81,19 @@ DecoderSpec lfm2_spec(const HfConfig& c, DataType dtype, std::vector<std::string
   s.rope = RopeConfig::from_hf(c, a.head_dim, RopeDefaults{.rope_theta = c.float_or("rope_theta", 1e6)});
 
   s.layer_types = std::move(layer_types);
-  const ShortConvOptions conv{.hidden_size = s.hidden_size, .kernel = c.int_or("conv_L_cache", 3),
-                              .bias = c.bool_or("conv_bias", false), .dtype = dtype};
+  set_short_conv_layers(c, s, 3);
+  return s;
+}
+
+void set_short_conv_layers(const HfConfig& c, DecoderSpec& s, int64_t default_kernel) {
+  const ShortConvOptions conv{.hidden_size = s.hidden_size, .kernel = c.int_or("conv_L_cache", default_kernel),
+                              .bias = c.bool_or("conv_bias", false), .dtype = s.dtype};
   if (conv.kernel < 2 || conv.kernel > kMaxSmallSize)
     c.fail("conv_L_cache", "expected 2 to " + std::to_string(kMaxSmallSize));
   s.make_mixer = [conv, types = s.layer_types](int64_t layer) {
     if (types.at(static_cast<size_t>(layer)) != "conv") return LayerMixer{};
     return LayerMixer{"conv", std::make_unique<ShortConvMixer>(conv)};
   };
-  return s;
 }
 
 std::unique_ptr<Architecture> create_lfm2(const HfConfig& c, DataType dtype) {

@@ -188,6 +188,9 @@ const std::vector<RegistryEntry>& registry() {
         // and "lfm2_moe" types read the conv states (genai_config.json layer_types "conv", conv_cache_size)
         {"lfm2", "lfm2", "text-generation", create_lfm2, "lfm2"},
         {"lfm2_moe", "lfm2", "text-generation", create_lfm2_moe, "lfm2_moe"},
+        // LFM3 (archs/lfm3.cpp): LFM2's layers plus sliding-window attention, which genai's "lfm2" type lacks:
+        // its generic "decoder", as the hybrids below
+        {"lfm3", "lfm2", "text-generation", create_lfm3},
         // gated DeltaNet + gated attention layers (archs/qwen3_next.cpp, qwen3_5.cpp): genai's generic
         // "decoder" reads their conv/recurrent states by name as bamba's (genai_config.json layer_types)
         {"qwen3_next", "hybrid", "text-generation", create_qwen3_next},

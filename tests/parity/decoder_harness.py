@@ -67,6 +67,10 @@ TYPE_BASE["lfm2"] = dict(num_hidden_layers=3, layer_types=["conv", "full_attenti
 # LFM2-MoE: the same layers; layer 0 dense, 4 experts of 32, 2 per token
 TYPE_BASE["lfm2_moe"] = dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], num_dense_layers=1,
                              num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32)
+# LFM3: layers conv, sliding attention, full attention, conv (window 4, so the prompts slide);
+# heads of 16 (LFM3's head_dim default 128); Lfm3Config's pad_token_id 124893 is outside the vocabulary
+TYPE_BASE["lfm3"] = dict(num_hidden_layers=4, layer_types=["conv", "sliding_attention", "full_attention", "conv"],
+                         head_dim=16, num_key_value_heads=2, sliding_window=4, pad_token_id=None)
 # Jamba: layers mamba, attention, mamba (attn_layer_period 3, offset 1); 4 experts, 2 per token, on
 # layers 0 and 2 (expert_layer_period 2, offset 0); the Mamba mixers of 128 channels, state 16
 TYPE_BASE["jamba"] = dict(num_hidden_layers=3, attn_layer_period=3, attn_layer_offset=1, expert_layer_period=2,

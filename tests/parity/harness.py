@@ -592,7 +592,7 @@ def _bamba_states(c) -> list[dict]:
 
 
 def _lfm2_states(c) -> list[dict]:
-    """LFM2, LFM2-MoE: attention layers carry key/value, the "conv" layers the short convolution's window
+    """LFM2, LFM2-MoE, LFM3: attention layers carry key/value, the "conv" layers the short convolution's window
     of the last conv_L_cache - 1 inputs (blocks/short_conv.h)."""
     conv = {"conv_state": (c.hidden_size, c.conv_L_cache - 1)}
     return [conv if t == "conv" else _kv_states(c) for t in c.layer_types]
@@ -675,7 +675,7 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
-                 "lfm2_moe": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
+                 "lfm2_moe": _lfm2_states, "lfm3": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,

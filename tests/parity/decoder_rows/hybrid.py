@@ -1,7 +1,7 @@
 """The text-generation parity rows of the hybrid family: decoders whose layers interleave
 self-attention with a state-space mixer (src/blocks/decoder.h DecoderSpec::make_mixer): bamba,
-granitemoehybrid, jamba (Mamba-1 mixers), lfm2 and lfm2_moe (a short convolution,
-src/blocks/short_conv.h), nemotron_h (Mamba-2, attention and MLP layers, src/archs/nemotron_h.cpp),
+granitemoehybrid, jamba (Mamba-1 mixers), lfm2, lfm2_moe and lfm3 (a short convolution,
+src/blocks/short_conv.h; LFM3 with sliding-window attention layers too), nemotron_h (Mamba-2, attention and MLP layers, src/archs/nemotron_h.cpp),
 falcon_h1 (attention and Mamba-2 side by side in every layer, src/blocks/parallel_mixers.h: each
 layer carries both states; no genai type), zamba and zamba2 (multi-head Mamba or Mamba-2 layers and
 shared attention blocks, Zamba2's with low-rank adapters, src/archs/zamba.h: a hybrid layer carries
@@ -68,6 +68,19 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("no-expert-bias-scaled-bias-conv", dict(use_expert_bias=False, norm_topk_prob=False,
                                                  routed_scaling_factor=2.0, num_dense_layers=0,
                                                  conv_bias=True, conv_L_cache=2)),
+    ],
+    "lfm3": [
+        # layers conv, sliding attention (window 4), full attention, conv (decoder_harness.TYPE_BASE):
+        # kernel 7, sandwich norms, per-head sigmoid gate; RoPE per layer type as Lfm3Config's
+        # default (sliding: default 1e4; full: proportional, half the frequencies, 1e6)
+        ("default", {}),
+        # layer_types and rope_parameters left out of config.json (Lfm3Config's: conv, conv, full,
+        # conv, sliding for 5 layers; its default RoPE), no sandwich norms, no gate, q/k/v/o bias,
+        # kernel 3 with bias, untied; rms_norm_eps, the alias of norm_eps
+        ("defaults-plain-bias-kernel-3-untied", dict(
+            num_hidden_layers=5, layer_types=None, rope_parameters=None, use_sandwich_norm=False,
+            use_attention_gate=False, attention_bias=True, conv_L_cache=3, conv_bias=True, tie_word_embeddings=False,
+            norm_eps=1e-6, _json=dict(layer_types=DROP, rope_parameters=DROP, norm_eps=DROP, rms_norm_eps=1e-6))),
     ],
     "nemotron_h": [
         # layers mamba, attention, MLP (relu2), mamba (decoder_harness.TYPE_BASE)
