@@ -2,7 +2,7 @@
 transformers says it is (its kind and model class, from the generated table
 src/registry/hf_model_types.inc), state-space and hybrid types are said to be planned and never get
 --try-generic suggested although their configs have Llama's fields, nor do multimodal ones; the
-nearest registered names are given only for a misspelling (lfm3 is not lfm2).
+nearest registered names are given only for a misspelling, never for a type transformers knows.
 (mobius_cpp.inspect() raising where `mobius info` exits 1: tests/python/test_inspect.py.) Config
 files only: about 10 s."""
 
@@ -27,7 +27,7 @@ def saved(model_type: str, path):
     return path
 
 
-@pytest.mark.parametrize("model_type", ["lfm3", "bailing_hybrid", "xlstm", "inkling_text", "kimi_linear"])
+@pytest.mark.parametrize("model_type", ["inkling2_text", "bailing_hybrid", "xlstm", "inkling_text", "kimi_linear"])
 def test_state_space_types_are_named_and_planned(model_type, tmp_path):
     hf = saved(model_type, tmp_path / "hf")
     cls = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type]  # transformers' own class for the type
