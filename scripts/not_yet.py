@@ -41,7 +41,6 @@ REASONS = {
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
     "gemma4_unified_assistant": "drafting model of gemma4_unified: reads the target's hidden states, not "
                                 "a standalone decoder",
-    "gemma4_unified_text": "Gemma 4 unified text decoder: after gemma4_text",
     "glm_moe_dsa": "DeepSeek sparse attention (indexer top-k over the cache), as deepseek_v32",
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v4": "HunYuan V4: DeepSeek sparse attention (as deepseek_v32): not expressible yet",

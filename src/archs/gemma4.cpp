@@ -28,6 +28,10 @@
 // use_double_wide_mlp the shared layers' MLP is 2 * intermediate_size wide.
 // Not supported (refused naming the field): enable_moe_block (the MoE block beside the MLP),
 // use_bidirectional_attention "all" (not a causal LM).
+// gemma4_unified_text (modular_gemma4_unified.py Gemma4UnifiedForCausalLM, Gemma4UnifiedTextConfig):
+// the same layers (Gemma4UnifiedTextDecoderLayer: Gemma 2's sandwich layer times layer_scalar)
+// without per-layer inputs, whatever config.json says (its config class has no such fields), and
+// sliding_window 1024 by default; use_bidirectional_attention "vision" (its default) is causal for text.
 // onnxruntime-genai 0.18 names gemma4 / gemma4_text model types and a per_layer_inputs tensor (its
 // multimodal pipeline's I/O, not this single graph's), and its "decoder" type cannot skip the
 // KV-shared layers' absent caches: the package is built with --runtime none.
@@ -336,8 +340,16 @@ std::vector<int64_t> gemma4_kv_sources(const HfConfig& c, const std::vector<std:
   return sources;
 }
 
-Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype) {
-  if (c.bool_or("enable_moe_block", false))
+// What differs between the two text config classes: Gemma4UnifiedTextConfig (Gemma4TextConfig's
+// subclass) removes the per-layer-input and MoE fields (AttributeError: never read) and defaults
+// sliding_window to 1024.
+struct Gemma4TextClass {
+  int64_t sliding_window;
+  bool per_layer_and_moe_fields;  // hidden_size_per_layer_input, vocab_size_per_layer_input, enable_moe_block
+};
+
+Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype, const Gemma4TextClass& cls) {
+  if (cls.per_layer_and_moe_fields && c.bool_or("enable_moe_block", false))
     c.fail("enable_moe_block", "Gemma 4's mixture-of-experts block (router and experts beside the MLP) is not "
                                "supported yet");
   if (c.string_or("use_bidirectional_attention", "") == "all")
@@ -359,7 +371,7 @@ Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype) {
   for (int64_t i = 0; i < b.num_hidden_layers; ++i) fallback.push_back((i + 1) % 6 ? "sliding_attention" : "full_attention");
   b.layer_types = read_layer_types(c, b.num_hidden_layers, fallback);
   b.layer_types.back() = "full_attention";
-  b.sliding_window = c.int_or("sliding_window", 512);
+  b.sliding_window = c.int_or("sliding_window", cls.sliding_window);
   if (b.sliding_window <= 0) c.fail("sliding_window", "must be positive");
 
   const bool k_eq_v = c.bool_or("attention_k_eq_v", false);
@@ -387,6 +399,7 @@ Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype) {
     if (type == "full_attention") b.rope = r;
     else b.layer_type_rope[type] = r;
   }
+  if (!cls.per_layer_and_moe_fields) return s;
   // 0 (or null): no per-layer inputs
   s.per_layer_dim = c.int_or("hidden_size_per_layer_input", 256);
   if (s.per_layer_dim < 0 || s.per_layer_dim > kMaxHiddenSize || b.num_hidden_layers * s.per_layer_dim > kMaxFfnSize)
@@ -403,7 +416,11 @@ Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype) {
 }  // namespace
 
 std::unique_ptr<Architecture> create_gemma4_text(const HfConfig& c, DataType dtype) {
-  return std::make_unique<Gemma4CausalLM>(gemma4_spec(c, dtype));
+  return std::make_unique<Gemma4CausalLM>(gemma4_spec(c, dtype, {.sliding_window = 512, .per_layer_and_moe_fields = true}));
+}
+
+std::unique_ptr<Architecture> create_gemma4_unified_text(const HfConfig& c, DataType dtype) {
+  return std::make_unique<Gemma4CausalLM>(gemma4_spec(c, dtype, {.sliding_window = 1024, .per_layer_and_moe_fields = false}));
 }
 
 }  // namespace mobius

@@ -46,6 +46,7 @@ const std::vector<RegistryEntry>& registry() {
         // 0.18 names gemma4 / gemma4_text types and a per_layer_inputs tensor (its multimodal pipeline's,
         // not probed further), and its "decoder" cannot skip a layer without a cache; no genai model type
         {"gemma4_text", "gemma", "text-generation", create_gemma4_text, ""},
+        {"gemma4_unified_text", "gemma", "text-generation", create_gemma4_unified_text, ""},
         {"vaultgemma", "gemma", "text-generation", create_vaultgemma},
         {"llama", "llama", "text-generation", create_llama, "llama"},
         {"mistral", "llama", "text-generation", create_mistral, "mistral"},

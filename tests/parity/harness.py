@@ -699,7 +699,7 @@ def _gemma4_states(c) -> list[dict]:
 
 
 # Attention-only types whose layers' caches differ (head sizes, layers without a cache)
-LAYER_KV_STATES = {"gemma4_text": _gemma4_states}
+LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states}
 
 
 def is_recurrent(model_type: str) -> bool:

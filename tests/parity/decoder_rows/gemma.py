@@ -1,4 +1,5 @@
-"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text, vaultgemma, gemma4_text."""
+"""The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text, vaultgemma, gemma4_text,
+gemma4_unified_text."""
 
 from harness import DROP
 
@@ -74,5 +75,17 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                                          _runtime="none")),
         # no layer_types: Gemma4TextConfig's pattern (every 6th full), the last layer forced full
         ("default-layer-types", dict(num_kv_shared_layers=0, layer_types=None, _json=dict(layer_types=DROP), _runtime="none")),
+    ],
+    # TYPE_BASE: gemma4_text's without per-layer inputs (Gemma4UnifiedTextConfig has no such fields);
+    # --runtime none as gemma4_text (genai's decoder cannot skip the KV-shared layers' caches)
+    "gemma4_unified_text": [
+        ("default", dict(_runtime="none")),
+        # keys are values on the full layers, a double-wide MLP on the KV-shared ones, a final
+        # softcap; config.json with gemma4_text's per-layer-input and MoE fields, which
+        # Gemma4UnifiedTextConfig keeps but its model never reads
+        ("k-eq-v-double-wide-softcap-foreign-fields", dict(
+            attention_k_eq_v=True, num_global_key_value_heads=1, use_double_wide_mlp=True, final_logit_softcapping=20.0,
+            _json=dict(hidden_size_per_layer_input=16, vocab_size_per_layer_input=64, enable_moe_block=True),
+            _runtime="none")),
     ],
 }
