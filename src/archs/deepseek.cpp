@@ -24,12 +24,33 @@
 #include <cmath>
 
 #include "archs/archs.h"
+#include "archs/deepseek.h"
 #include "archs/layer_types.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
 #include "registry/config_defaults.h"
 
 namespace mobius {
+
+MLAOptions read_mla_options(const HfConfig& c, const DecoderSpec& s) {
+  MLAOptions a;
+  a.hidden_size = s.hidden_size;
+  a.num_heads = s.attention.num_attention_heads;
+  if (s.attention.num_key_value_heads != a.num_heads)
+    c.fail("num_key_value_heads", "must equal num_attention_heads: MLA expands keys and values per head");
+  a.q_lora_rank = c.opt_int("q_lora_rank");
+  a.kv_lora_rank = c.get_int("kv_lora_rank");
+  a.qk_nope_head_dim = c.get_int("qk_nope_head_dim");
+  a.qk_rope_head_dim = c.get_int("qk_rope_head_dim");
+  a.v_head_dim = c.get_int("v_head_dim");
+  for (const char* key : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+    if (c.get_int(key) <= 0) c.fail(key, "must be positive");
+  if (a.q_lora_rank && *a.q_lora_rank <= 0) c.fail("q_lora_rank", "must be positive or null");
+  a.attention_bias = c.bool_or("attention_bias", false);
+  a.dtype = s.dtype;
+  return a;
+}
+
 namespace {
 
 // The decoder and its parts before the version's own options (RoPE layout, router) are set.
@@ -49,22 +70,9 @@ struct DeepseekParts {
 DeepseekParts deepseek_parts(const HfConfig& c, DataType dtype) {
   DeepseekParts parts{llama_spec(c, dtype), {}, std::nullopt, {}};
   DecoderSpec& s = parts.spec;
+  parts.mla = read_mla_options(c, s);
   MLAOptions& a = parts.mla;
-  a.hidden_size = s.hidden_size;
-  a.num_heads = s.attention.num_attention_heads;
-  if (s.attention.num_key_value_heads != a.num_heads)
-    c.fail("num_key_value_heads", "must equal num_attention_heads: MLA expands keys and values per head");
-  a.q_lora_rank = c.opt_int("q_lora_rank");
-  a.kv_lora_rank = c.get_int("kv_lora_rank");
-  a.qk_nope_head_dim = c.get_int("qk_nope_head_dim");
-  a.qk_rope_head_dim = c.get_int("qk_rope_head_dim");
-  a.v_head_dim = c.get_int("v_head_dim");
-  for (const char* key : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
-    if (c.get_int(key) <= 0) c.fail(key, "must be positive");
-  if (a.q_lora_rank && *a.q_lora_rank <= 0) c.fail("q_lora_rank", "must be positive or null");
   if (a.qk_rope_head_dim % 2 != 0) c.fail("qk_rope_head_dim", "must be even");
-  a.attention_bias = c.bool_or("attention_bias", false);
-  a.dtype = dtype;
   s.rope = RopeConfig::from_hf(c, a.qk_rope_head_dim);
   double scale = 1.0 / std::sqrt(static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim));
   if (s.rope.rope_type != "default" && s.rope.mscale_all_dim != 0.0 && s.rope.factor > 1.0) {

@@ -13,11 +13,23 @@ GatedDeltaNetMixer::GatedDeltaNetMixer(const GatedDeltaNetOptions& o) : o_(o) {
   check_gated_delta_net(o);
   const int64_t hv = o.num_value_heads;
   const int64_t h = o.hidden_size;
-  auto linear = [&](const char* name, int64_t out) {
-    return child<Linear>(name, LinearOptions{.in_features = h, .out_features = out, .dtype = o.dtype});
+  auto linear = [&](const char* name, int64_t out, int64_t in = 0) {
+    return child<Linear>(name, LinearOptions{.in_features = in ? in : h, .out_features = out, .dtype = o.dtype});
   };
-  const bool unfused = o.projections == GatedDeltaNetProjections::unfused;
-  if (o.projections == GatedDeltaNetProjections::per_key_head) {
+  const bool kimi = o.projections == GatedDeltaNetProjections::kimi;
+  const bool unfused = o.projections == GatedDeltaNetProjections::unfused || kimi;  // the names they share
+  MOBIUS_ASSERT(!kimi || (o.num_key_heads == hv && o.key_head_dim == o.value_head_dim),
+                "Kimi Delta Attention has as many key as value heads, of one head size");
+  if (kimi) {
+    q_proj = linear("q_proj", o.key_dim());
+    k_proj = linear("k_proj", o.key_dim());
+    v_proj = linear("v_proj", o.value_dim());
+    f_a_proj = linear("f_a_proj", o.key_head_dim);
+    f_b_proj = linear("f_b_proj", o.key_dim(), o.key_head_dim);
+    b_proj = linear("b_proj", hv);
+    g_a_proj = linear("g_a_proj", o.value_head_dim);
+    g_b_proj = linear("g_b_proj", o.value_dim(), o.value_head_dim);
+  } else if (o.projections == GatedDeltaNetProjections::per_key_head) {
     in_proj_qkvz = linear("in_proj_qkvz", 2 * o.key_dim() + 2 * o.value_dim());
     in_proj_ba = linear("in_proj_ba", 2 * hv);
   } else if (o.projections == GatedDeltaNetProjections::separate) {
@@ -40,8 +52,8 @@ GatedDeltaNetMixer::GatedDeltaNetMixer(const GatedDeltaNetOptions& o) : o_(o) {
   } else {
     conv_weight = param("conv1d.weight", {o.conv_dim(), 1, o.conv_kernel}, o.dtype);
   }
-  dt_bias = param("dt_bias", {hv}, o.dtype);
-  A_log = param("A_log", {hv}, o.dtype);
+  dt_bias = kimi ? param("dt_bias", {o.key_dim()}, o.dtype) : param("dt_bias", {hv}, o.dtype);
+  A_log = kimi ? param("A_log", {1, 1, hv, 1}, o.dtype) : param("A_log", {hv}, o.dtype);
   norm_weight = param(unfused ? "o_norm.weight" : "norm.weight", {o.value_head_dim}, o.dtype);
   out_proj = child<Linear>(unfused ? "o_proj" : "out_proj",
                            LinearOptions{.in_features = o.value_dim(), .out_features = o.hidden_size, .dtype = o.dtype});
@@ -58,12 +70,14 @@ std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q,
                                                    Value* beta) const {
   const int64_t hv = o_.num_value_heads, dk = o_.key_head_dim, dv = o_.value_head_dim;
   // scanned along axis 1: q_t, k_t as rows [batch, Hv, 1, Dk], k_t as a column [batch, Hv, Dk, 1],
-  // v_t [batch, Hv, 1, Dv], exp(g_t) and beta_t [batch, Hv, 1, 1]
+  // v_t [batch, Hv, 1, Dv], exp(g_t) [batch, Hv, 1, 1] (per key channel: [batch, Hv, Dk, 1], a
+  // rate per row of S) and beta_t [batch, Hv, 1, 1]
+  const bool per_channel = o_.projections == GatedDeltaNetProjections::kimi;
   Value* rows_q = op.Unsqueeze(q, {3});
   Value* rows_k = op.Unsqueeze(k, {3});
   Value* cols_k = op.Unsqueeze(k, {4});
   Value* rows_v = op.Unsqueeze(v, {3});
-  Value* decays = op.Unsqueeze(decay, {3, 4});
+  Value* decays = per_channel ? op.Unsqueeze(decay, {4}) : op.Unsqueeze(decay, {3, 4});
   Value* betas = op.Unsqueeze(beta, {3, 4});
 
   ScanBody body(op);
@@ -73,7 +87,7 @@ std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q,
   Value* k_row = body.input("k_row", {"batch_size", hv, 1, dk});
   Value* k_col = body.input("k_col", {"batch_size", hv, dk, 1});
   Value* v_t = body.input("v", {"batch_size", hv, 1, dv});
-  Value* decay_t = body.input("decay", {"batch_size", hv, 1, 1});
+  Value* decay_t = body.input("decay", {"batch_size", hv, per_channel ? dk : 1, 1});
   Value* beta_t = body.input("beta", {"batch_size", hv, 1, 1});
   Value* s = bo.Mul(s_in, decay_t);
   Value* delta = bo.Mul(bo.Sub(v_t, bo.MatMul(k_row, s)), beta_t);  // [batch, Hv, 1, Dv]
@@ -91,6 +105,10 @@ std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q,
 GatedDeltaNetMixer::Projected GatedDeltaNetMixer::project(Ops& op, Value* x) const {
   const int64_t hk = o_.num_key_heads, hv = o_.num_value_heads, dk = o_.key_head_dim, dv = o_.value_head_dim;
   const int64_t r = hv / hk;
+  if (f_a_proj)  // kimi
+    return {op.Concat({q_proj->forward(op, x), k_proj->forward(op, x), v_proj->forward(op, x)}, {.axis = 2}),
+            op.Reshape(g_b_proj->forward(op, g_a_proj->forward(op, x)), {0, 0, hv, dv}), b_proj->forward(op, x),
+            f_b_proj->forward(op, f_a_proj->forward(op, x))};
   if (in_proj_qkv)
     return {in_proj_qkv->forward(op, x), op.Reshape(in_proj_z->forward(op, x), {0, 0, hv, dv}),
             in_proj_b->forward(op, x), in_proj_a->forward(op, x)};
@@ -139,18 +157,26 @@ MixerResult GatedDeltaNetMixer::mix(Ops& op, Value* x, const AttentionContext& c
   Value* beta = to_float(op, op.Sigmoid(p.b));  // [batch, seq, Hv]
   if (o_.beta_scale != 1.0f) beta = op.Mul(beta, o_.beta_scale);
   Value* a = op.Add(to_float(op, p.a), to_float(op, dt_bias->value(op)));
+  if (f_a_proj) a = op.Reshape(a, {0, 0, hv, dk});  // per key channel; A_log [1, 1, H, 1] per head
   Value* decay = op.Exp(op.Mul(op.Neg(op.Exp(to_float(op, A_log->value(op)))), op.Softplus(a)));  // exp(g)
 
   auto [o, state] = scan(op, to_float(op, past[1]), q, k, v, decay, beta);
-  // Qwen3NextRMSNormGated per value head: the output in the model dtype normalized in float32,
-  // back to the model dtype times norm.weight, times silu(z) in float32
+  // the gated RMSNorm per value head of the output in the model dtype, normalized in float32;
+  // Qwen3NextRMSNormGated: back to the model dtype times norm.weight, times silu(z) in float32;
+  // KimiLinearRMSNormGated: times norm.weight and sigmoid(z) in float32
   auto to_model = [&](Value* t) { return o_.dtype == DataType::FLOAT ? t : op.Cast(t, {.to = o_.dtype}); };
   Value* n = op.RMSNormalization(to_float(op, to_model(o)),
                                  b.constant_f32(std::vector<float>(static_cast<size_t>(dv), 1.0f), {dv}),
                                  {.axis = -1, .epsilon = o_.norm_eps});
-  n = op.Mul(to_model(n), norm_weight->value(op));
-  Value* z = to_float(op, p.z);
-  Value* y = to_model(op.Mul(to_float(op, n), op.Mul(z, op.Sigmoid(z))));
+  Value* y = nullptr;
+  if (o_.output_gate == OutputGate::sigmoid) {
+    n = op.Mul(n, to_float(op, norm_weight->value(op)));
+    y = to_model(op.Mul(n, op.Sigmoid(to_float(op, p.z))));
+  } else {
+    n = op.Mul(to_model(n), norm_weight->value(op));
+    Value* z = to_float(op, p.z);
+    y = to_model(op.Mul(to_float(op, n), op.Mul(z, op.Sigmoid(z))));
+  }
   return {out_proj->forward(op, op.Reshape(y, {0, 0, hv * dv})), {conv_state, to_model(state)}};
 }
 

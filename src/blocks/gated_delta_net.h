@@ -2,7 +2,10 @@
 // Qwen3NextGatedDeltaNet; its torch path, torch_chunk_gated_delta_rule for a prompt and
 // torch_recurrent_gated_delta_rule for one token, is the specification; Qwen3.5's
 // Qwen3_5GatedDeltaNet, models/qwen3_5/modeling_qwen3_5.py, and OLMo-Hybrid's
-// OlmoHybridGatedDeltaNet, models/olmo_hybrid/modeling_olmo_hybrid.py, with other projections):
+// OlmoHybridGatedDeltaNet, models/olmo_hybrid/modeling_olmo_hybrid.py, with other projections;
+// Kimi Linear's Kimi Delta Attention, models/kimi_linear/modeling_kimi_linear.py
+// KimiLinearDeltaAttention, chunk_kimi_delta_attention / recurrent_kimi_delta_attention, with a
+// per-channel forget gate and a sigmoid output gate, GatedDeltaNetProjections::kimi below):
 //   x [batch, seq, hidden] * token_mask -> q, k [Hk, Dk], v, z [Hv, Dv], b, a [Hv] by the
 //     projections of GatedDeltaNetProjections; R = Hv / Hk
 //   [q | k | v] (all heads) -> depthwise causal conv1d (kernel K, no bias; blocks/mamba.h
@@ -12,6 +15,11 @@
 //     S = exp(g_t) S;  S += k_t (beta_t (v_t - k_t^T S))^T;  o_t = q_t^T S
 //   o -> gated RMSNorm per value head (norm.weight [Dv], eps norm_eps) * silu(z) -> out_proj
 //   (OLMo-Hybrid's names: z is g_proj's, the norm o_norm, out_proj o_proj)
+// Kimi Delta Attention (GatedDeltaNetProjections::kimi; Hk = Hv = H, Dk = Dv = D): the forget gate
+// per key channel, g [H, D] = -exp(A_log) (per head) * softplus(f_b_proj(f_a_proj(x)) + dt_bias),
+// so S = diag(exp(g_t)) S decays each key row of S by its own rate (KimiLinearForgetGate); the
+// output gate z = g_b_proj(g_a_proj(x)) and KimiLinearRMSNormGated: the norm, its weight and
+// sigmoid(z) all in float32 (OutputGate::sigmoid).
 // Hk = linear_num_key_heads, Hv = linear_num_value_heads, Dk / Dv = linear_key / value_head_dim,
 // K = linear_conv_kernel_dim.
 // States (tasks/layer_state.h, replaced every step, in the model dtype), named after transformers'
@@ -45,6 +53,20 @@ enum class GatedDeltaNetProjections {
   // o_norm and its projection o_proj (OlmoHybridGatedDeltaNet as save_pretrained writes it: its
   // conversion_mapping concatenates the three convs into conv1d on load)
   unfused,
+  // Kimi Delta Attention as save_pretrained writes it (conversion_mapping.py "kimi_linear" moves
+  // the forget gate's tensors into forget_gate and concatenates the convs on load): q_proj, k_proj,
+  // v_proj [H D]; q_conv1d, k_conv1d, v_conv1d [H D, 1, K]; the forget gate f_a_proj [D, hidden],
+  // f_b_proj [H D, D], dt_bias [H D], A_log [1, 1, H, 1]; b_proj [H]; the output gate g_a_proj
+  // [D, hidden], g_b_proj [H D, D]; o_norm, o_proj
+  kimi,
+};
+
+// The output norm's gate (the gated RMSNorm after the delta rule, per value head).
+enum class OutputGate {
+  // Qwen3NextRMSNormGated: weight * normalized (back in the model dtype) * silu(z) in float32
+  silu,
+  // KimiLinearRMSNormGated (FLA's): normalized * weight * sigmoid(z), all in float32
+  sigmoid,
 };
 
 struct GatedDeltaNetOptions {
@@ -61,6 +83,7 @@ struct GatedDeltaNetOptions {
   // beta = beta_scale * sigmoid(b): 1, or 2 where negative eigenvalues are allowed (OLMo-Hybrid's
   // linear_allow_neg_eigval: beta in [0, 2])
   float beta_scale = 1.0f;
+  OutputGate output_gate = OutputGate::silu;
   int64_t key_dim() const { return num_key_heads * key_head_dim; }
   int64_t value_dim() const { return num_value_heads * value_head_dim; }
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
@@ -78,23 +101,25 @@ class GatedDeltaNetMixer : public TokenMixer {
   Linear *in_proj_qkvz = nullptr, *in_proj_ba = nullptr;  // GatedDeltaNetProjections::per_key_head
   Linear *in_proj_qkv = nullptr, *in_proj_z = nullptr, *in_proj_b = nullptr, *in_proj_a = nullptr;  // separate
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *g_proj = nullptr, *b_proj = nullptr,
-         *a_proj = nullptr;  // unfused
+         *a_proj = nullptr;  // unfused (kimi: q_proj, k_proj, v_proj, b_proj)
+  Linear *f_a_proj = nullptr, *f_b_proj = nullptr, *g_a_proj = nullptr, *g_b_proj = nullptr;  // kimi
   Linear* out_proj;            // out_proj (unfused: o_proj)
-  Parameter* conv_weight = nullptr;  // conv1d.weight [conv_dim, 1, K] (unfused: null)
-  Parameter *q_conv_weight = nullptr, *k_conv_weight = nullptr, *v_conv_weight = nullptr;  // unfused
-  Parameter *dt_bias, *A_log;  // [Hv] each
+  Parameter* conv_weight = nullptr;  // conv1d.weight [conv_dim, 1, K] (unfused, kimi: null)
+  Parameter *q_conv_weight = nullptr, *k_conv_weight = nullptr, *v_conv_weight = nullptr;  // unfused, kimi
+  Parameter *dt_bias, *A_log;  // [Hv] each (kimi: [H D] and [1, 1, H, 1])
   Parameter* norm_weight;      // norm.weight (unfused: o_norm.weight) [Dv]
 
  private:
   // The projections of x [batch, seq, hidden]: [q | k | v] [batch, seq, conv_dim] (the conv's
-  // input), z [batch, seq, Hv, Dv], b and a [batch, seq, Hv].
+  // input), z [batch, seq, Hv, Dv], b [batch, seq, Hv] and a [batch, seq, Hv] (kimi: the forget
+  // gate's f_b_proj output [batch, seq, H D]).
   struct Projected {
     Value *qkv, *z, *b, *a;
   };
   Projected project(Ops& op, Value* x) const;
   // The delta rule from S0 [batch, Hv, Dk, Dv] (float32): q, k [batch, seq, Hv, Dk] (normalized,
-  // q scaled), v [batch, seq, Hv, Dv], decay exp(g) and beta [batch, seq, Hv] -> o [batch, seq,
-  // Hv, Dv] and the last S.
+  // q scaled), v [batch, seq, Hv, Dv], decay exp(g) [batch, seq, Hv] (kimi: [batch, seq, Hv, Dk],
+  // one rate per key row of S) and beta [batch, seq, Hv] -> o [batch, seq, Hv, Dv] and the last S.
   std::pair<Value*, Value*> scan(Ops& op, Value* s0, Value* q, Value* k, Value* v, Value* decay, Value* beta) const;
   GatedDeltaNetOptions o_;
 };

@@ -31,17 +31,19 @@ Value* MultiHeadLatentAttention::heads(Ops& op, Value* x, int64_t dim) const {
 AttentionResult MultiHeadLatentAttention::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                                   Value* past_key, Value* past_value) const {
   auto s = enter(op);
+  // a layer without RoPE (Kimi Linear's, ctx.rope empty) keeps its rope channels as they are
+  auto rotate = [&](Value* t) { return ctx.rope.cos ? apply_rope(op, t, ctx.rope, o_.rope_interleave) : t; };
   const int64_t nope = o_.qk_nope_head_dim, rope = o_.qk_rope_head_dim, qk = nope + rope;
   Value* q = q_proj ? q_proj->forward(op, x)
                     : q_b_proj->forward(op, q_a_layernorm->forward(op, q_a_proj->forward(op, x)));
   q = heads(op, q, qk);                                                      // [b, h, s, qk]
-  Value* q_rot = apply_rope(op, op.Slice(q, {nope}, {qk}, {-1}), ctx.rope, o_.rope_interleave);
+  Value* q_rot = rotate(op.Slice(q, {nope}, {qk}, {-1}));
   q = op.Concat({op.Slice(q, {0}, {nope}, {-1}), q_rot}, {.axis = -1});
 
   Value* compressed = kv_a_proj_with_mqa->forward(op, x);                   // [b, s, lora + rope]
   Value* latent = kv_a_layernorm->forward(op, op.Slice(compressed, {0}, {o_.kv_lora_rank}, {-1}));
   Value* k_rot = op.Unsqueeze(op.Slice(compressed, {o_.kv_lora_rank}, {o_.kv_lora_rank + rope}, {-1}), {1});
-  k_rot = apply_rope(op, k_rot, ctx.rope, o_.rope_interleave);              // [b, 1, s, rope]
+  k_rot = rotate(k_rot);                                                     // [b, 1, s, rope]
   Value* kv = heads(op, kv_b_proj->forward(op, latent), nope + o_.v_head_dim);  // [b, h, s, nope + v]
   Value* k_nope = op.Slice(kv, {0}, {nope}, {-1});
   Value* v = op.Slice(kv, {nope}, {nope + o_.v_head_dim}, {-1});

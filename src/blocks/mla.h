@@ -44,7 +44,8 @@ class MultiHeadLatentAttention : public SelfAttention {
  public:
   explicit MultiHeadLatentAttention(const MLAOptions& o);
   // x: [batch, seq, hidden_size]; past_key [batch, num_heads, past, qk head], past_value
-  // [batch, num_heads, past, v_head_dim]; ctx.rope covers qk_rope_head_dim channels.
+  // [batch, num_heads, past, v_head_dim]; ctx.rope covers qk_rope_head_dim channels (empty: no
+  // RoPE, those channels used as they are: KimiLinearAttention).
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const override;
   LayerState state() const override {

@@ -199,6 +199,8 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen3_5_moe_text", "hybrid", "text-generation", create_qwen3_5_moe_text},
         // OLMo 2 attention + gated DeltaNet layers (archs/olmo_hybrid.cpp): genai's generic "decoder" as qwen3_next
         {"olmo_hybrid", "hybrid", "text-generation", create_olmo_hybrid},
+        // Kimi Delta Attention + NoPE MLA layers (archs/kimi_linear.cpp): genai's generic "decoder" as qwen3_next
+        {"kimi_linear", "hybrid", "text-generation", create_kimi_linear},
         // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
         // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},

@@ -249,6 +249,12 @@ std::vector<std::string> legacy_keys(const std::string& key) {
       {"LayerNorm.weight", "LayerNorm.gamma"}, {"LayerNorm.bias", "LayerNorm.beta"}};
   for (const auto& [now, old] : renames)
     if (key.ends_with(now)) return {key.substr(0, key.size() - now.size()) + old};
+  // Kimi Linear's dense MLP layers: transformers 5's save_pretrained writes them under block_sparse_moe
+  // (the reverse of conversion_mapping.py's "kimi_linear" rename block_sparse_moe -> mlp, which
+  // matches every layer), the released checkpoints under mlp
+  static const std::string moe = ".block_sparse_moe.";
+  for (const char* proj : {"gate_proj.weight", "up_proj.weight", "down_proj.weight"})
+    if (key.ends_with(moe + proj)) return {key.substr(0, key.size() - moe.size() - std::strlen(proj)) + ".mlp." + proj};
   // ESM's rotary inv_freq, one per attention layer in older checkpoints (EsmModel.load_hook takes the
   // first in sorted order) and under conversion_mapping.py's wildcard name in transformers 5's saves
   static const std::string inv_freq = "rotary_embeddings.inv_freq";

@@ -89,7 +89,9 @@ std::string dims_str(const std::vector<int64_t>& d);
 // when it saves a model with a conversion mapping of its own, ESM's layers); ESM's
 // `encoder.layer.*.attention.self.rotary_embeddings.inv_freq` (transformers 5's save, through
 // conversion_mapping.py) and `encoder.layer.0.attention.self.rotary_embeddings.inv_freq` (older
-// per-layer saves, EsmModel.load_hook) for `rotary_embeddings.inv_freq`. WeightPlan::bind reads
+// per-layer saves, EsmModel.load_hook) for `rotary_embeddings.inv_freq`; `.mlp.gate_proj.weight` (up,
+// down) for `.block_sparse_moe.gate_proj.weight` (Kimi Linear's dense layers as the released
+// checkpoints name them; transformers 5 saves them under block_sparse_moe). WeightPlan::bind reads
 // the first present when the checkpoint lacks `key`.
 std::vector<std::string> legacy_keys(const std::string& key);
 

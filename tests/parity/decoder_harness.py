@@ -135,6 +135,15 @@ for _t in ("qwen3_5_text", "qwen3_5_moe_text"):
 TYPE_BASE["olmo_hybrid"] = dict(layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
                                 linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=4,
                                 pad_token_id=None)
+# Kimi Linear: layers Kimi Delta Attention, MLA (NoPE); the KDA's 2 heads of 8 (a per-channel forget
+# gate over each head's 8 key channels), kernel 4; MLA as DeepSeek's rows (heads of 16 + 8, values of
+# 24 so that onnxruntime-genai can run it; num_key_value_heads = heads); layer 0 dense (the config's
+# first_k_dense_replace default 1), layer 1 4 experts of 32, 2 per token, one shared expert.
+# KimiLinearConfig's pad token 163839 lies outside the vocabulary
+TYPE_BASE["kimi_linear"] = dict(layer_types=["linear_attention", "full_attention"], linear_num_heads=2,
+                                linear_head_dim=8, num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=16,
+                                qk_rope_head_dim=8, v_head_dim=24, num_local_experts=4, num_experts_per_tok=2,
+                                moe_intermediate_size=32, pad_token_id=None)
 # RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
 # the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
 # greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4

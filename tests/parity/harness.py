@@ -450,11 +450,12 @@ class _TorchFloat64Kernel:
         return getattr(torch, name)
 
 
-_DELTA_RULES = ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule")
+_DELTA_RULES = ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule",
+                "chunk_kimi_delta_attention", "recurrent_kimi_delta_attention")
 
 
 def _delta_rule_at_least(fn):
-    """transformers' gated delta rule (Qwen3-Next, Qwen3.5, OLMo-Hybrid), whose casts of its inputs to
+    """transformers' gated delta rule (Qwen3-Next, Qwen3.5, OLMo-Hybrid; Kimi Linear's), whose casts of its inputs to
     float32 (its upcast of float16 and bfloat16 models, "to match the FLA library") mean "at least
     float32" as the softmax's do: float64 inputs stay float64. Kept in float32, the reference would
     carry the kernel's float32 rounding, which the gated RMSNorm after it amplifies where a value
@@ -650,6 +651,16 @@ def _qwen3_next_states(c) -> list[dict]:
     return [_kv_states(c) if t == "full_attention" else delta for t in c.layer_types]
 
 
+def _kimi_linear_states(c) -> list[dict]:
+    """Kimi Linear: the MLA layers ("full_attention") carry the expanded key/value (kv_shape), the
+    Kimi Delta Attention layers the conv window over q, k and v (3 * linear_num_heads *
+    linear_head_dim channels) and the delta rule's state per head [head dim, head dim]."""
+    width = c.linear_num_heads * c.linear_head_dim
+    kda = {"conv_state": (3 * width, c.linear_conv_kernel_dim - 1),
+           "recurrent_state": (c.linear_num_heads, c.linear_head_dim, c.linear_head_dim)}
+    return [_kv_states(c) if t == "full_attention" else kda for t in c.layer_types]
+
+
 def _recurrent_gemma_states(c) -> list[dict]:
     """RecurrentGemma: its attention layers (layers_block_type "sliding_attention") carry key/value,
     the recurrent ones ("linear_attention") the RG-LRU block's conv window over lru_width channels
@@ -679,6 +690,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
+                 "kimi_linear": _kimi_linear_states,
                  "recurrent_gemma": _recurrent_gemma_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only

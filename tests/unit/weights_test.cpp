@@ -388,6 +388,14 @@ TEST(LegacyKey, TorchWeightNormAndLayerNormNames) {
   EXPECT_EQ(legacy_keys("lm_head.layer_norm.weight"), V{});
 }
 
+TEST(LegacyKey, KimiLinearDenseMlp) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(legacy_keys("model.layers.0.block_sparse_moe.gate_proj.weight"), V{"model.layers.0.mlp.gate_proj.weight"});
+  EXPECT_EQ(legacy_keys("model.layers.0.block_sparse_moe.down_proj.weight"), V{"model.layers.0.mlp.down_proj.weight"});
+  EXPECT_EQ(legacy_keys("model.layers.1.block_sparse_moe.shared_experts.up_proj.weight"), V{});
+  EXPECT_EQ(legacy_keys("model.layers.1.block_sparse_moe.experts.0.w1.weight"), V{});
+}
+
 TEST(LegacyKey, EsmRotaryInvFreq) {
   using V = std::vector<std::string>;
   EXPECT_EQ(legacy_keys("esm.rotary_embeddings.inv_freq"),

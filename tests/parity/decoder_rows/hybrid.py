@@ -211,6 +211,24 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
             _json=dict(layer_types=DROP, linear_num_key_heads=DROP, linear_num_value_heads=DROP,
                        linear_key_head_dim=DROP))),
     ],
+    "kimi_linear": [
+        # layers KDA, MLA (decoder_harness.TYPE_BASE): the per-channel forget gate, q/k/v short
+        # convs, the sigmoid-gated output norm; MLA without RoPE (KimiLinearAttention); layer 1 MoE
+        # (sigmoid router, one group)
+        ("default", {}),
+        # config.json as the released checkpoints write it: linear_attn_config (1-based
+        # full_attn_layers / kda_layers: MLA, KDA; head_dim, num_heads, short_conv_kernel_size 3)
+        # and first_k_dense_replace 0 (both layers MoE) instead of layer_types / mlp_layer_types,
+        # the attribute_map names (num_experts, num_experts_per_token, num_expert_group,
+        # moe_renormalize false); q through q_lora_rank; 2 groups of 2 experts, 1 kept
+        ("released-config-q-lora-groups", dict(
+            layer_types=["full_attention", "linear_attention"], mlp_layer_types=["sparse", "sparse"],
+            linear_conv_kernel_dim=3, q_lora_rank=32, n_group=2, topk_group=1, norm_topk_prob=False,
+            _json=dict(layer_types=DROP, mlp_layer_types=DROP, linear_head_dim=DROP, linear_num_heads=DROP,
+                       linear_conv_kernel_dim=DROP, first_k_dense_replace=0,
+                       linear_attn_config={"full_attn_layers": [1], "kda_layers": [2], "head_dim": 8,
+                                           "num_heads": 2, "short_conv_kernel_size": 3}))),
+    ],
     "recurrent_gemma": [
         ("default", {}),
         # layers recurrent, attention (block_types of 2); lru_width 96 (not hidden_size: heads of
