@@ -185,6 +185,9 @@ std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo3(const HfConfig&, DataType);
 // archs/olmo_hybrid.cpp: OLMo 2 attention layers and gated DeltaNet layers (blocks/gated_delta_net.h)
 std::unique_ptr<Architecture> create_olmo_hybrid(const HfConfig&, DataType);
+// archs/minimax.cpp: softmax attention and lightning attention layers (blocks/lightning_attention.h),
+// weighted residuals, Mixtral's MoE
+std::unique_ptr<Architecture> create_minimax(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_flex_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_seed_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_smollm3(const HfConfig&, DataType);

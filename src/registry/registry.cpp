@@ -195,6 +195,9 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen3_5_moe_text", "hybrid", "text-generation", create_qwen3_5_moe_text},
         // OLMo 2 attention + gated DeltaNet layers (archs/olmo_hybrid.cpp): genai's generic "decoder" as qwen3_next
         {"olmo_hybrid", "hybrid", "text-generation", create_olmo_hybrid},
+        // softmax attention + lightning attention layers (archs/minimax.cpp): a lightning layer's state
+        // is linear_cache, which genai 0.18's "decoder" does not read; no genai model type
+        {"minimax", "hybrid", "text-generation", create_minimax, ""},
         // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
         // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},

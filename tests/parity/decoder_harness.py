@@ -128,6 +128,9 @@ for _t in ("qwen3_5_text", "qwen3_5_moe_text"):
 TYPE_BASE["olmo_hybrid"] = dict(layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
                                 linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=4,
                                 pad_token_id=None)
+# MiniMax: layers attention, lightning attention (MiniMaxConfig's default pattern); 4 heads of 16
+# (the lightning state [16, 16] per head); 4 experts, 2 per token
+TYPE_BASE["minimax"] = dict(num_local_experts=4, num_experts_per_tok=2)
 # RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
 # the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
 # greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4
