@@ -71,7 +71,9 @@ enum class LayerTopology {
 struct ResidualScales {
   float attn_residual = 1.0f, attn_output = 1.0f;
   float mlp_residual = 1.0f, mlp_output = 1.0f;
-  bool unit() const { return attn_residual == 1.0f && attn_output == 1.0f && mlp_residual == 1.0f && mlp_output == 1.0f; }
+  bool unit() const {  // every weight 1
+    return attn_residual == 1.0f && attn_output == 1.0f && mlp_residual == 1.0f && mlp_output == 1.0f;
+  }
 };
 
 // A layer type's residual / norm topology and module names where they differ from the spec's

@@ -12,7 +12,8 @@ std::vector<float> lightning_slopes(const LightningAttentionOptions& o) {
   // as transformers computes them: base ** (h + 1) a float32 tensor, times the layer factor (a
   // Python float) in float32
   const double base = 1.0 / std::pow(2.0, 8.0 / static_cast<double>(o.num_heads));
-  const double factor = 1.0 - static_cast<double>(o.layer_index) / (static_cast<double>(o.num_hidden_layers) - 1.0 + 1e-5) + 1e-5;
+  const double layers = static_cast<double>(o.num_hidden_layers);
+  const double factor = 1.0 - static_cast<double>(o.layer_index) / (layers - 1.0 + 1e-5) + 1e-5;
   std::vector<float> slopes;
   for (int64_t h = 0; h < o.num_heads; ++h)
     slopes.push_back(static_cast<float>(std::pow(base, static_cast<double>(h + 1))) * static_cast<float>(factor));
@@ -39,7 +40,8 @@ LayerStates LightningAttention::states() const {
 }
 
 MixerResult LightningAttention::mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const {
-  MOBIUS_ASSERT(past.size() == 1 && ctx.token_mask, "a lightning attention mixer takes {linear_cache} and a token mask");
+  MOBIUS_ASSERT(past.size() == 1 && ctx.token_mask,
+                "a lightning attention mixer takes {linear_cache} and a token mask");
   auto s = enter(op);
   GraphBuilder& b = op.builder();
   const int64_t h = o_.num_heads, d = o_.head_dim;
@@ -70,7 +72,8 @@ MixerResult LightningAttention::mix(Ops& op, Value* x, const AttentionContext& c
   Value* intra = op.MatMul(op.Mul(op.MatMul(q, op.Transpose(k, {.perm = transposed})), diagonal_decay), v);
   Value* inter = op.MatMul(op.Mul(q, query_decay), s0);
   Value* o = op.Add(inter, intra);  // [batch, H, T, D]
-  Value* state = op.Add(op.Mul(s0, block_decay), op.MatMul(op.Transpose(op.Mul(k, key_decay), {.perm = transposed}), v));
+  Value* state =
+      op.Add(op.Mul(s0, block_decay), op.MatMul(op.Transpose(op.Mul(k, key_decay), {.perm = transposed}), v));
 
   auto to_model = [&](Value* t) { return o_.dtype == DataType::FLOAT ? t : op.Cast(t, {.to = o_.dtype}); };
   o = to_model(op.Reshape(op.Transpose(o, {.perm = {0, 2, 1, 3}}), {0, 0, h * d}));
