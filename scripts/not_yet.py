@@ -49,7 +49,6 @@ REASONS = {
                 "experts: not written yet",
     "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
     "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
-    "minimax": "MiniMax-Text-01: lightning (linear) attention layers: issue 27",
     "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",

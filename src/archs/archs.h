@@ -190,6 +190,9 @@ std::unique_ptr<Architecture> create_olmo_hybrid(const HfConfig&, DataType);
 // archs/kimi_linear.cpp: Kimi Delta Attention layers (blocks/gated_delta_net.h) and NoPE MLA layers
 // (blocks/mla.h) with DeepSeek-V3's MoE
 std::unique_ptr<Architecture> create_kimi_linear(const HfConfig&, DataType);
+// archs/minimax.cpp: softmax attention and lightning attention layers (blocks/lightning_attention.h),
+// weighted residuals, Mixtral's MoE
+std::unique_ptr<Architecture> create_minimax(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_flex_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_seed_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_smollm3(const HfConfig&, DataType);

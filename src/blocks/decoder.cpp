@@ -63,6 +63,9 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   const LayerLayout layout = s.layout(layer_index);
   const DecoderNames& n = layout.names;
   topology_ = layout.topology;
+  scales_ = layout.scales;
+  MOBIUS_ASSERT(topology_ != LayerTopology::norm_after_residual || scales_.unit(),
+                "residual weights are not applied on the norm_after_residual topology");
   NormOptions options = s.norm();
   if (s.layer_norm_eps) options.eps = *s.layer_norm_eps;
   auto norm = [&](const std::string& name) -> Norm* {  // none for an empty name
@@ -105,15 +108,18 @@ MixerResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx
   }
   const bool from_norm = topology_ == T::residual_from_norm;
   auto weighted = [&](const Parameter* w, Value* y) { return w ? op.Mul(w->value(op), y) : y; };
+  auto times = [&](Value* y, float f) { return f == 1.0f ? y : op.Mul(y, f); };
   Value* attn_in = apply(input_layernorm, x);
   MixerResult a = mixer->mix(op, attn_in, ctx, past);
-  Value* h = op.Add(from_norm ? attn_in : weighted(input_residual, x), scaled(apply(attn_output_norm, a.hidden)));
+  Value* h = op.Add(times(from_norm ? attn_in : weighted(input_residual, x), scales_.attn_residual),
+                    times(scaled(apply(attn_output_norm, a.hidden)), scales_.attn_output));
   // the MLP reads the layer input (parallel) or the attention block's output (sequential)
   Value* mlp_in = topology_ == T::parallel_shared_norm
                       ? attn_in
                       : apply(post_attention_layernorm, topology_ == T::parallel ? x : h);
   Value* m = mlp->forward(op, mlp_in);
-  a.hidden = op.Add(from_norm ? mlp_in : weighted(post_attention_residual, h), scaled(apply(mlp_output_norm, m)));
+  a.hidden = op.Add(times(from_norm ? mlp_in : weighted(post_attention_residual, h), scales_.mlp_residual),
+                    times(scaled(apply(mlp_output_norm, m)), scales_.mlp_output));
   return a;
 }
 

@@ -63,12 +63,26 @@ enum class LayerTopology {
                          // (Bloom apply_residual_connection_post_layernorm)
 };
 
+// Scalar weights of a layer's two residual adds (MiniMaxDecoderLayer, transformers/models/minimax/
+// modeling_minimax.py: full_attn_alpha_factor / beta, linear_attn_alpha_factor / beta per layer
+// type, mlp_alpha_factor / beta), r the add's residual term and y its block output:
+//   h = attn_residual * r + attn_output * y;  out = mlp_residual * r' + mlp_output * y'
+// (with LayerTopology::residual_from_norm: r = n1(x), r' = n2(h)). A weight of 1 adds no node.
+struct ResidualScales {
+  float attn_residual = 1.0f, attn_output = 1.0f;
+  float mlp_residual = 1.0f, mlp_output = 1.0f;
+  bool unit() const {  // every weight 1
+    return attn_residual == 1.0f && attn_output == 1.0f && mlp_residual == 1.0f && mlp_output == 1.0f;
+  }
+};
+
 // A layer type's residual / norm topology and module names where they differ from the spec's
 // (DecoderSpec::layer_type_layout; OLMo-Hybrid: OLMo 2's sandwich attention layers beside
-// Llama-style linear-attention layers).
+// Llama-style linear-attention layers; MiniMax: residual weights per layer type).
 struct LayerLayout {
   LayerTopology topology;
   DecoderNames names;  // the layer's names (self_attn, mlp, its norms); the model's are the spec's
+  ResidualScales scales = {};  // not with LayerTopology::norm_after_residual
 };
 
 // The attention and the feed-forward of decoder layer `layer`, injected by the architecture file
@@ -124,7 +138,8 @@ struct DecoderSpec {
   MLPOptions mlp;
   RopeConfig rope;                       // RoPE of every layer type not in layer_type_rope
   std::map<std::string, RopeConfig> layer_type_rope;  // per layer type (Gemma3, OLMo 3 rope_parameters)
-  // per layer type: its topology and names when not `topology` and `names` (OLMo-Hybrid)
+  // per layer type: its topology and names when not `topology` and `names` (OLMo-Hybrid), its
+  // residual weights (MiniMax)
   std::map<std::string, LayerLayout> layer_type_layout;
   DataType dtype = DataType::FLOAT;
   DecoderNames names;
@@ -174,6 +189,7 @@ class DecoderLayer : public Module {
  private:
   LayerTopology topology_;
   float residual_multiplier_;
+  ResidualScales scales_;
 };
 
 class TextDecoder : public Module {

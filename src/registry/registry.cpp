@@ -201,6 +201,9 @@ const std::vector<RegistryEntry>& registry() {
         {"olmo_hybrid", "hybrid", "text-generation", create_olmo_hybrid},
         // Kimi Delta Attention + NoPE MLA layers (archs/kimi_linear.cpp): genai's generic "decoder" as qwen3_next
         {"kimi_linear", "hybrid", "text-generation", create_kimi_linear},
+        // softmax attention + lightning attention layers (archs/minimax.cpp): a lightning layer's state
+        // is linear_cache, which genai 0.18's "decoder" does not read; no genai model type
+        {"minimax", "hybrid", "text-generation", create_minimax, ""},
         // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
         // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},

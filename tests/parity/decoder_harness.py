@@ -144,6 +144,9 @@ TYPE_BASE["kimi_linear"] = dict(layer_types=["linear_attention", "full_attention
                                 linear_head_dim=8, num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=16,
                                 qk_rope_head_dim=8, v_head_dim=24, num_local_experts=4, num_experts_per_tok=2,
                                 moe_intermediate_size=32, pad_token_id=None)
+# MiniMax: layers attention, lightning attention (MiniMaxConfig's default pattern); 4 heads of 16
+# (the lightning state [16, 16] per head); 4 experts, 2 per token
+TYPE_BASE["minimax"] = dict(num_local_experts=4, num_experts_per_tok=2)
 # RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
 # the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
 # greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4

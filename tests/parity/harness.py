@@ -287,6 +287,12 @@ def _tied_embedding(model: torch.nn.Module):
     return weight if head is not None and weight is not None and getattr(head, "weight", None) is weight else None
 
 
+# Persistent buffers that are functions of the config, not weights: MiniMaxLightningAttention's
+# decay tables (slope_rate from the head and layer index, the others from it and block_size), which
+# its forward reads and save_pretrained writes. rerandomize keeps them as the model computed them.
+CONFIG_BUFFERS = ("slope_rate", "query_decay", "key_decay", "diagonal_decay")
+
+
 @torch.no_grad()
 def rerandomize(model: torch.nn.Module) -> None:
     """Replaces every parameter, and every persistent float buffer (saved to the checkpoint like a
@@ -299,12 +305,13 @@ def rerandomize(model: torch.nn.Module) -> None:
     embeddings): it is then scaled as the head's matrix, so that the logits stay of order 1-10 (a
     unit-variance head makes them ~sqrt(hidden) times larger, and float32 noise with them: the
     parity table's scale column); Phi-4-multimodal's `embed_tokens_extend.*` (its image and audio
-    towers) are matrices like any other."""
+    towers) are matrices like any other. CONFIG_BUFFERS keep their values."""
     conv1d = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, Conv1D)}
     layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
                    for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
     saved = model.state_dict().keys()
-    buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()]
+    buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()
+               and n.rsplit(".", 1)[-1] not in CONFIG_BUFFERS]
     tied = _tied_embedding(model)
     # a head model's encoder under a prefix named *norm* (roberta_prelayernorm) is not all norms
     prefix = f"{getattr(model, 'base_model_prefix', '')}."
@@ -659,6 +666,13 @@ def _kimi_linear_states(c) -> list[dict]:
     kda = {"conv_state": (3 * width, c.linear_conv_kernel_dim - 1),
            "recurrent_state": (c.linear_num_heads, c.linear_head_dim, c.linear_head_dim)}
     return [_kv_states(c) if t == "full_attention" else kda for t in c.layer_types]
+def _minimax_states(c) -> list[dict]:
+    """MiniMax: attention layers ("full_attention") carry key/value, the lightning attention layers
+    ("linear_attention") MiniMaxCache's linear_cache per head [head_dim, head_dim]
+    (blocks/lightning_attention.h)."""
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    lightning = {"linear_cache": (c.num_attention_heads, head_dim, head_dim)}
+    return [lightning if t == "linear_attention" else _kv_states(c) for t in c.layer_types]
 
 
 def _recurrent_gemma_states(c) -> list[dict]:
@@ -691,6 +705,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
                  "kimi_linear": _kimi_linear_states,
+                 "minimax": _minimax_states,
                  "recurrent_gemma": _recurrent_gemma_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only

@@ -9,7 +9,8 @@ both states; no genai type), recurrent_gemma (RG-LRU recurrent blocks and local 
 src/blocks/rg_lru.h; the recurrent states live in transformers' modules, harness.MODULE_STATES),
 qwen3_next, qwen3_5_text and qwen3_5_moe_text (gated DeltaNet and gated attention layers,
 src/blocks/gated_delta_net.h: {conv_state, recurrent_state}), olmo_hybrid (gated DeltaNet and OLMo 2
-attention layers, src/archs/olmo_hybrid.cpp).
+attention layers, src/archs/olmo_hybrid.cpp), minimax (softmax and lightning attention layers,
+src/blocks/lightning_attention.h: {linear_cache}; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -228,6 +229,25 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                        linear_conv_kernel_dim=DROP, first_k_dense_replace=0,
                        linear_attn_config={"full_attn_layers": [1], "kda_layers": [2], "head_dim": 8,
                                            "num_heads": 2, "short_conv_kernel_size": 3}))),
+    ],
+    "minimax": [
+        # layers attention, lightning attention (decoder_harness.TYPE_BASE); every residual weight
+        # 1; transformers' prefill in one block of 256
+        ("default", dict(_runtime="none")),
+        # layers attention, lightning, lightning: the lightning slopes at layer factors 0.5 and near 0
+        # (1 - 2 / (2 + 1e-5) + 1e-5); heads of 32 (the lightning width 128, not hidden_size); the
+        # MiniMax-Text-01 style residual weights, each its own value; the attention layer sliding
+        # over 16 positions; transformers' prefill in blocks of 8 (block_size, which mobius does not
+        # read: its closed form is exact for any block). Not a lightning layer 0 (MiniMax-Text-01's
+        # pattern): transformers 5.23's cached step then takes the sequence length from layer 0's
+        # empty DynamicLayer in MiniMaxCache (find_first_full_attention_index: its layers are never
+        # linear), so its decode mask drops the padding and the window (0.51 off its own uncached
+        # forward on the padded row, which mobius' decode equals to 9.4e-7)
+        ("lightning-pair-head-32-weighted-sliding-block-8", dict(
+            num_hidden_layers=3, layer_types=["full_attention", "linear_attention", "linear_attention"], head_dim=32,
+            full_attn_alpha_factor=1.5, full_attn_beta_factor=0.5, linear_attn_alpha_factor=0.8,
+            linear_attn_beta_factor=1.2, mlp_alpha_factor=1.1, mlp_beta_factor=0.9, sliding_window=16, block_size=8,
+            _runtime="none")),
     ],
     "recurrent_gemma": [
         ("default", {}),
