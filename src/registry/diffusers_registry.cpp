@@ -20,6 +20,7 @@ const std::vector<DiffusersEntry>& diffusers_registry() {
       {"T2IAdapter", "t2i_adapter", "diffusion-adapter", create_t2i_adapter},
       {"UNet2DConditionModel", "unet_2d_condition", "diffusion-denoiser", create_unet_2d_condition,
        create_unet_2d_condition_conditioned},
+      {"WanTransformer3DModel", "wan_transformer", "diffusion-denoiser", create_wan_transformer},
   };
   return entries;
 }

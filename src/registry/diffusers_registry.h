@@ -27,6 +27,8 @@ std::unique_ptr<Architecture> create_pixart_transformer(const HfConfig&, DataTyp
 std::unique_ptr<Architecture> create_sana_transformer(const HfConfig&, DataType);
 // archs/sd3_transformer.cpp
 std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
+// archs/wan_transformer.cpp
+std::unique_ptr<Architecture> create_wan_transformer(const HfConfig&, DataType);
 // One feature map of a T2IAdapter (its graph's adapter_state.{k}): its channels and how many 2 x 2
 // average-poolings came before it (the adapter's resolution is the image's / downscale_factor / 2^pools).
 struct AdapterState {

@@ -29,6 +29,8 @@ class Row:
     config: dict  # the diffusers class' __init__ kwargs
     image: tuple[int, int] = (8, 8)  # a VAE encoder's or a T2IAdapter's input height, width
     latent: tuple[int, int] = (4, 4)  # a VAE decoder's and a UNet's input height, width
+    frames: int = 3  # a video transformer's latent frames
+    image_len: int = 3  # a Wan I2V transformer's encoder_hidden_states_image length
     text_len: int = 5  # a UNet's encoder_hidden_states length
     timestep: tuple[float, ...] = (999.0, 17.0)  # a UNet's timestep: BATCH entries, or 1 (broadcast)
     guidance: tuple[float, ...] = (3.5, 1.0)  # a Flux transformer's guidance (guidance_embeds only)
@@ -92,6 +94,8 @@ def references(model, row: Row, seed: int = 1) -> dict:
       SD3Transformer2DModel: transformer, forward(hidden_states, encoder_hidden_states,
         pooled_projections, timestep).sample
       DiTTransformer2DModel: transformer, forward(hidden_states, timestep, class_labels).sample
+      WanTransformer3DModel: transformer, forward(hidden_states [batch, in_channels, frames, *latent],
+        timestep, encoder_hidden_states[, encoder_hidden_states_image with image_dim]).sample
       PixArtTransformer2DModel, SanaTransformer2DModel: transformer, forward(hidden_states,
         encoder_hidden_states, timestep, encoder_attention_mask with the last two tokens of the second
         prompt padding[, PixArt's added_cond_kwargs resolution and aspect_ratio with
@@ -127,6 +131,16 @@ def references(model, row: Row, seed: int = 1) -> dict:
                      .astype(np.float32),
                      "pooled_projections": rng.standard_normal((BATCH, c.pooled_projection_dim)).astype(np.float32),
                      "timestep": np.array(row.timestep, dtype=np.float32)}
+            out = m64(**{k: t64(v) for k, v in feeds.items()}).sample
+            return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
+        if row.class_name == "WanTransformer3DModel":
+            feeds = {"hidden_states": rng.standard_normal((BATCH, c.in_channels, row.frames, *row.latent))
+                     .astype(np.float32),
+                     "timestep": np.array(row.timestep, dtype=np.float32),
+                     "encoder_hidden_states": rng.standard_normal((BATCH, row.text_len, c.text_dim)).astype(np.float32)}
+            if c.image_dim:
+                feeds["encoder_hidden_states_image"] = rng.standard_normal(
+                    (BATCH, row.image_len, c.image_dim)).astype(np.float32)
             out = m64(**{k: t64(v) for k, v in feeds.items()}).sample
             return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
         if row.class_name == "DiTTransformer2DModel":

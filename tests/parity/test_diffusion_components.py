@@ -7,7 +7,8 @@ controlnet graph (the UNet's inputs, controlnet_cond, conditioning_scale -> down
 mid_block_res_sample), T2IAdapter's adapter graph (sample -> adapter_state.{k}), the transformers'
 transformer graph (Flux, SD3; DiT: hidden_states, timestep, class_labels; PixArt and Sana:
 hidden_states, encoder_hidden_states, encoder_attention_mask, timestep [, PixArt's resolution,
-aspect_ratio] -> out_hidden_states); float32 within
+aspect_ratio]; Wan: hidden_states [batch, channels, frames, height, width], timestep,
+encoder_hidden_states [, encoder_hidden_states_image] -> out_hidden_states); float32 within
 harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
 exactly its float16 value, and the graphs run."""
 
@@ -161,16 +162,31 @@ ROWS += [
           dict(SANA, interpolation_scale=1, patch_size=2, norm_elementwise_affine=True, attention_bias=True,
                out_channels=3, num_layers=1), latent=(8, 6), timestep=(500.0, 250.0)),
 ]
+# Wan2.1-T2V-like: patch (1, 2, 2) over 3 frames of a 4 x 6 latent (a 3 x 2 x 3 grid: every RoPE axis
+# rotates; heads of 12: 4 frame, 4 row, 4 column channels), cross_attn_norm; Wan2.1-I2V-like: the
+# image branch (image_embedder, add_k_proj / add_v_proj with norm_added_k) on 512 text tokens (the
+# length diffusers' processor assumes), no cross_attn_norm, patch (2, 2, 1), heads of 10 (6 + 2 + 2),
+# out_channels 3, one timestep for the batch
+WAN = dict(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4,
+           text_dim=10, freq_dim=16, ffn_dim=32, num_layers=2)
+ROWS += [
+    D.Row("WanTransformer3DModel", "t2v", dict(WAN), latent=(4, 6), frames=3, timestep=(999.0, 17.0)),
+    D.Row("WanTransformer3DModel", "i2v-image-branch",
+          dict(WAN, patch_size=(2, 2, 1), attention_head_dim=10, out_channels=3, num_layers=1, cross_attn_norm=False,
+               image_dim=6, added_kv_proj_dim=20),
+          latent=(4, 3), frames=4, text_len=512, image_len=3, timestep=(421.0,)),
+]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
 FIRST = 1_000_000  # the rows' order in the parity table: after the transformers types' rows
 TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter",
          "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae",
          "UNet2DConditionModel": "diffusion-denoiser", "FluxTransformer2DModel": "diffusion-denoiser",
          "SD3Transformer2DModel": "diffusion-denoiser", "DiTTransformer2DModel": "diffusion-denoiser",
-         "PixArtTransformer2DModel": "diffusion-denoiser", "SanaTransformer2DModel": "diffusion-denoiser"}
+         "PixArtTransformer2DModel": "diffusion-denoiser", "SanaTransformer2DModel": "diffusion-denoiser",
+         "WanTransformer3DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
 F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev-guidance", "sd3", "dit", "alpha-512",
-                                             "sana")]
+                                             "sana", "t2v")]
 
 
 @pytest.mark.parametrize("index,row", [(FIRST + i, r) for i, r in enumerate(ROWS)], ids=IDS)
@@ -272,11 +288,15 @@ def test_diffusers_defaults_generated():
      "field 'use_additional_conditions'"),
     (dict(PIXART, _class_name="PixArtTransformer2DModel", cross_attention_dim=10), "field 'cross_attention_dim'"),
     (dict(SANA, _class_name="SanaTransformer2DModel", guidance_embeds=True), "field 'guidance_embeds'"),
+    (dict(WAN, _class_name="WanTransformer3DModel", image_dim=6, added_kv_proj_dim=20, pos_embed_seq_len=6),
+     "field 'pos_embed_seq_len'"),
+    (dict(WAN, _class_name="WanTransformer3DModel", image_dim=6, added_kv_proj_dim=6), "field 'added_kv_proj_dim'"),
+    (dict(WAN, _class_name="WanTransformer3DModel", patch_size=(2, 2)), "field 'patch_size'"),
 ], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type", "adapter-xl-widths",
         "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
         "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
         "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
-        "sana-guidance"])
+        "sana-guidance", "wan-flf2v-positions", "wan-image-kv-width", "wan-patch-2d"])
 def test_refused_configs(config, message, tmp_path):
     """A component whose class is not registered, or whose config asks for a mechanism mobius does not
     build or is out of range, is refused naming config.json and the field; nothing is written."""
