@@ -1,9 +1,14 @@
 // AutoencoderKLWan (diffusers/models/autoencoders/autoencoder_kl_wan.py): the causal 3-D VAE of
-// Wan 2.1, its decoder (the encoder is not built yet: its tensors are reported unused).
-//   decode(z): post_quant_conv (causal 1x1x1) -> decoder.conv_in (causal 3x3x3) -> mid_block
-//     (resnets.0, attentions.0, resnets.1) -> up_blocks[i] (num_res_blocks + 1 WanResidualBlock,
-//     then a WanResample but on the last block: "upsample3d" where temperal_downsample reversed says
-//     so, else "upsample2d") -> norm_out, SiLU, conv_out (causal 3x3x3) -> clamp to [-1, 1].
+// Wan 2.1 (is_residual false).
+//   encode(x): encoder.conv_in (causal 3x3x3) -> down_blocks (per level of dim_mult, num_res_blocks
+//     WanResidualBlock, then a WanResample but on the last level: "downsample3d" where
+//     temperal_downsample says so, else "downsample2d") -> mid_block (resnets.0, attentions.0,
+//     resnets.1) -> norm_out, SiLU, conv_out (2 z_dim) -> quant_conv (causal 1x1x1)
+//   decode(z): post_quant_conv (causal 1x1x1) -> decoder.conv_in -> mid_block -> up_blocks[i]
+//     (num_res_blocks + 1 WanResidualBlock, then a WanResample but on the last block: "upsample3d"
+//     where temperal_downsample reversed says so, else "upsample2d") -> norm_out, SiLU, conv_out ->
+//     clamp to [-1, 1]. Widths: base_dim * dim_mult (encoder), decoder_base_dim (null: base_dim) *
+//     the reversed dim_mult (decoder; a block after an upsampler takes half its width).
 //   WanCausalConv3d: Conv3d with the time padding 2 * p all before the first frame (none after),
 //     h and w padded p on both sides.
 //   WanRMS_norm: x / max(||x||_2 over channels, 1e-12) * sqrt(channels) * gamma.
@@ -11,22 +16,37 @@
 //     conv1(silu(norm1(x)))))).
 //   WanAttentionBlock: per frame, one head of all the channels over the h * w positions: to_qkv
 //     (Conv2d 1x1) of norm(x), SDPA, proj (Conv2d 1x1), plus x.
-//   WanResample (out_dim -> out_dim / 2): upsample3d first doubles every frame but the first by
-//     time_conv (causal (3, 1, 1), 2 * out_dim wide, its halves interleaved as the frame pairs);
-//     then both modes upsample each frame 2x (nearest) and apply resample.1 (Conv2d 3x3, padding 1).
-// diffusers decodes one latent frame at a time with a cache of each causal convolution's last two
-// input frames (the first frame skips time_conv: its "Rep" cache; the second runs time_conv with
-// zero padding, not the first frame's features). The graph takes the whole clip at once, which is
-// the same computation: every causal convolution sees the same zero-padded previous two frames, and
-// time_conv runs over frames 1.. as one causal sequence (tests/parity/test_diffusion_components.py
-// compares the graph with diffusers' chunked decode on a multi-frame latent).
-// Config fields read as AutoencoderKLWan's __init__: decoder_base_dim (null: base_dim), z_dim,
-// dim_mult, num_res_blocks, temperal_downsample (len(dim_mult) - 1 entries), out_channels;
-// is_residual (Wan 2.2's VAE) and patch_size are refused by name; latents_mean / latents_std and
-// the scale factors are the pipeline's.
-// Graph "vae_decoder": latent_sample [batch_size, z_dim, latent_frames, height_latent, width_latent]
-//   -> sample [batch_size, out_channels, frames, height, width], frames = 1 + (latent_frames - 1) *
-//   2^(temporal upsamplings), height = height_latent * 2^(len(dim_mult) - 1).
+//   WanResample: upsample (out_dim -> out_dim / 2): upsample3d first doubles every frame but the
+//     first by time_conv (causal (3, 1, 1), 2 * out_dim wide, its halves interleaved as the frame
+//     pairs); then each frame 2x (nearest) and resample.1 (Conv2d 3x3, padding 1). downsample:
+//     resample.1 (Conv2d 3x3 stride 2 after a zero row and column at the end) on each frame; with
+//     downsample3d then the first frame and time_conv ((3, 1, 1), stride (2, 1, 1), unpadded) of
+//     the clip.
+// diffusers encodes the clip in chunks (the first frame, then 4 frames at a time) and decodes one
+// latent frame at a time, with a cache of each causal convolution's last two input frames (the
+// decoder's first frame skips time_conv, its "Rep" cache; the second runs time_conv with zero
+// padding, not the first frame's features; the encoder's downsample3d convolves the previous
+// chunk's last frame with the chunk). The graphs take the whole clip at once, the same computation:
+// every causal convolution sees the same zero-padded previous two frames, the decoder's time_conv
+// runs over frames 1.. as one causal sequence and the encoder's over the clip's stride-2 windows
+// (tests/parity/test_diffusion_components.py compares both graphs with diffusers' chunked
+// encode / decode on multi-chunk clips). The encoder's input is a clip of 1 + 4 k frames
+// (WanPipeline's num_frames; diffusers drops the frames past the last whole chunk).
+// Config fields read as AutoencoderKLWan's __init__: base_dim, decoder_base_dim, z_dim, dim_mult,
+// num_res_blocks (at least 1: the encoder's levels widen in their residual blocks), attn_scales
+// (empty: diffusers' encode fails with the attention blocks it adds, which take no cache),
+// temperal_downsample (len(dim_mult) - 1 entries, at most 2 true: diffusers' 4-frame encode chunks),
+// in_channels, out_channels; is_residual (Wan 2.2's VAE) and patch_size are refused by name;
+// latents_mean / latents_std and the scale factors are the pipeline's.
+// Graphs, with AutoencoderKL's names (archs/autoencoder_kl.cpp):
+//   "vae_encoder": sample [batch_size, in_channels, frames, height, width]
+//                  -> latent_parameters [batch_size, 2 * z_dim, latent_frames, height_latent,
+//                  width_latent] (mean, then logvar, on axis 1)
+//   "vae_decoder": latent_sample [batch_size, z_dim, latent_frames, height_latent, width_latent]
+//                  -> sample [batch_size, out_channels, frames, height, width]
+// frames = 1 + (latent_frames - 1) * 2^(temporal resamplings), height = height_latent *
+// 2^(len(dim_mult) - 1).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -40,9 +60,9 @@ namespace mobius {
 namespace {
 
 struct WanVaeSpec {
-  int64_t base_dim, z_dim, num_res_blocks, out_channels;
+  int64_t base_dim, decoder_base_dim, z_dim, num_res_blocks, in_channels, out_channels;
   std::vector<int64_t> dim_mult;
-  std::vector<bool> temporal_upsample;  // temperal_downsample reversed
+  std::vector<bool> temporal_downsample;
   DataType dtype;
 };
 
@@ -51,21 +71,28 @@ WanVaeSpec wan_vae_spec(const HfConfig& c, DataType dtype) {
   s.dtype = dtype;
   diffusers_require(c, "is_residual", false, "the Wan 2.1 VAE (is_residual false)");
   diffusers_require(c, "patch_size", nullptr, "the Wan 2.1 VAE (patch_size null)");
-  s.base_dim = c.has("decoder_base_dim") ? diffusers_int(c, "decoder_base_dim", 1, kMaxHiddenSize)
-                                         : diffusers_int(c, "base_dim", 1, kMaxHiddenSize);
+  s.base_dim = diffusers_int(c, "base_dim", 1, kMaxHiddenSize);
+  s.decoder_base_dim = c.has("decoder_base_dim") ? diffusers_int(c, "decoder_base_dim", 1, kMaxHiddenSize) : s.base_dim;
   s.z_dim = diffusers_int(c, "z_dim", 1, kMaxHiddenSize);
   s.dim_mult = diffusers_int_list(c, "dim_mult", 1, kMaxSmallSize);
   for (int64_t m : s.dim_mult)
-    if (s.base_dim * m > kMaxHiddenSize || (s.base_dim * m) % 2 != 0)
-      c.fail("dim_mult", "base_dim * " + std::to_string(m) + " must be even (the upsamplers halve it) and at most " +
-                             std::to_string(kMaxHiddenSize));
-  s.num_res_blocks = diffusers_int(c, "num_res_blocks", 0, kMaxLayers);
+    if (std::max(s.base_dim, s.decoder_base_dim) * m > kMaxHiddenSize || (s.decoder_base_dim * m) % 2 != 0)
+      c.fail("dim_mult", "decoder_base_dim * " + std::to_string(m) + " must be even (the upsamplers halve it) and " +
+                             "the widths at most " + std::to_string(kMaxHiddenSize));
+  s.num_res_blocks = diffusers_int(c, "num_res_blocks", 1, kMaxLayers);  // the encoder's widen each level
+  s.in_channels = diffusers_int(c, "in_channels", 1, kMaxHiddenSize);
   s.out_channels = diffusers_int(c, "out_channels", 1, kMaxHiddenSize);
-  const std::vector<bool> down = diffusers_bool_list(c, "temperal_downsample");
-  if (down.size() != s.dim_mult.size() - 1)
+  // diffusers' encode passes its caches to the attention blocks attn_scales adds, which take none
+  diffusers_require(c, "attn_scales", nlohmann::json::array(),
+                    "the Wan 2.1 VAE without attention in the encoder's levels: diffusers' encode fails with it");
+  s.temporal_downsample = diffusers_bool_list(c, "temperal_downsample");
+  if (s.temporal_downsample.size() != s.dim_mult.size() - 1)
     c.fail("temperal_downsample", "expected " + std::to_string(s.dim_mult.size() - 1) +
-                                      " entries (one per upsampling of dim_mult), got " + std::to_string(down.size()));
-  s.temporal_upsample.assign(down.rbegin(), down.rend());
+                                      " entries (one per resampling of dim_mult), got " +
+                                      std::to_string(s.temporal_downsample.size()));
+  if (std::count(s.temporal_downsample.begin(), s.temporal_downsample.end(), true) > 2)
+    c.fail("temperal_downsample", "more than 2 temporal downsamplings are not supported (diffusers encodes 4 frames "
+                                  "at a time, which a third would halve to one)");
   return s;
 }
 
@@ -172,15 +199,20 @@ class WanUpsample : public Module {
     GraphBuilder& b = op.builder();
     const int64_t last = std::numeric_limits<int64_t>::max();
     if (time_conv) {
-      Value* rest = time_conv->forward(op, op.Slice(x, {1}, {last}, {2}));  // [batch, 2 dim, t - 1, h, w]
+      // time_conv over frames 1.. with its zero padding: over x with frame 0 zeroed, the frame pair
+      // of its first output dropped (so that a single frame stays a valid convolution and reshape)
+      Value* first = op.Slice(x, {0}, {1}, {2});
+      Value* rest = op.Concat({op.Mul(first, 0.0), op.Slice(x, {1}, {last}, {2})}, {.axis = 2});
+      rest = time_conv->forward(op, rest);  // [batch, 2 dim, t, h, w]
       Value* shape = op.Shape(rest);
       Value* batch = op.Slice(shape, {0}, {1}, {0});
+      Value* frames = op.Slice(shape, {2}, {3}, {0});
       Value* hw = op.Slice(shape, {3}, {5}, {0});
-      // [batch, 2, dim, t - 1, h, w] -> [batch, dim, t - 1, 2, h, w] -> [batch, dim, 2 (t - 1), h, w]
-      rest = op.Reshape(rest, op.Concat({batch, b.ints({2, dim_, -1}), hw}, {.axis = 0}));
+      // [batch, 2, dim, t, h, w] -> [batch, dim, t, 2, h, w] -> [batch, dim, 2 t, h, w]
+      rest = op.Reshape(rest, op.Concat({batch, b.ints({2, dim_}), frames, hw}, {.axis = 0}));
       rest = op.Transpose(rest, {.perm = {0, 2, 3, 1, 4, 5}});
-      rest = op.Reshape(rest, op.Concat({batch, b.ints({dim_, -1}), hw}, {.axis = 0}));
-      x = op.Concat({op.Slice(x, {0}, {1}, {2}), rest}, {.axis = 2});
+      rest = op.Reshape(rest, op.Concat({batch, b.ints({dim_}), op.Mul(frames, b.ints({2})), hw}, {.axis = 0}));
+      x = op.Concat({first, op.Slice(rest, {2}, {last}, {2})}, {.axis = 2});
     }
     x = op.Resize(x, op.Mul(op.Shape(x), b.ints({1, 1, 1, 2, 2})));  // nearest-exact at scale 2
     // resample.1 on every frame: its [out, in, 3, 3] kernel as [out, in, 1, 3, 3]
@@ -194,11 +226,91 @@ class WanUpsample : public Module {
   int64_t dim_;
 };
 
+// WanResample "downsample2d" / "downsample3d" (temporal): resample.1 (Conv2d 3x3, stride 2, after a
+// zero row and column at the end) on every frame; with temporal, the first frame as it is and then
+// time_conv (Conv3d (3, 1, 1), stride (2, 1, 1), unpadded) over all the frames: 1 + (t - 1) / 2
+// frames.
+class WanDownsample : public Module {
+ public:
+  WanDownsample(const WanVaeSpec& s, int64_t dim, bool temporal) {
+    resample = child<Conv2d>("resample.1", Conv2dOptions{.in_channels = dim, .out_channels = dim, .kernel_size = 3,
+                                                         .stride = 2, .dtype = s.dtype});
+    if (temporal)
+      time_conv = child<Conv3d>("time_conv", Conv3dOptions{.in_channels = dim, .out_channels = dim, .kernel = {3, 1, 1},
+                                                           .stride = {2, 1, 1}, .pads = {0, 0, 0, 2, 0, 0},
+                                                           .dtype = s.dtype});
+  }
+  Value* forward(Ops& op, Value* x) const {
+    auto sc = enter(op);
+    x = op.Conv(x, op.Unsqueeze(resample->weight->value(op), {2}), resample->bias->value(op),
+                {.strides = {1, 2, 2}, .pads = {0, 0, 0, 0, 1, 1}});
+    if (!time_conv) return x;
+    // diffusers' chunks: time_conv of [the previous chunk's last frame, this chunk's frames], the
+    // first frame alone; the whole clip's unpadded strided windows are the same. Padded by 2 frames
+    // at the end (a single frame stays a valid convolution), its first (t - 1) / 2 outputs kept.
+    GraphBuilder& b = op.builder();
+    Value* frames = op.Slice(op.Shape(x), {2}, {3}, {0});
+    Value* keep = op.Div(op.Sub(frames, b.ints({1})), b.ints({2}));
+    Value* y = op.Slice(time_conv->forward(op, x), b.ints({0}), keep, b.ints({2}));
+    return op.Concat({op.Slice(x, {0}, {1}, {2}), y}, {.axis = 2});
+  }
+  Conv2d* resample;
+  Conv3d* time_conv = nullptr;
+};
+
+// WanEncoder3d (is_residual false, no attn_scales): conv_in -> down_blocks (a flat list: per level
+// num_res_blocks residual blocks, then a resample but on the last level) -> mid_block -> norm_out,
+// SiLU, conv_out (2 z_dim: mean and log-variance).
+class WanVaeEncoder : public Module {
+ public:
+  explicit WanVaeEncoder(const WanVaeSpec& s) {
+    std::vector<int64_t> dims = {s.base_dim};
+    for (int64_t m : s.dim_mult) dims.push_back(s.base_dim * m);
+    conv_in = child<Conv3d>("conv_in", wan_causal_conv(s, s.in_channels, dims[0], {3, 3, 3}, {1, 1, 1}));
+    int64_t index = 0;
+    const auto name = [&] { return "down_blocks." + std::to_string(index++); };
+    for (size_t i = 0; i < s.dim_mult.size(); ++i) {
+      int64_t in = dims[i];
+      const int64_t out = dims[i + 1];
+      std::vector<WanResidualBlock*> resnets;
+      for (int64_t r = 0; r < s.num_res_blocks; ++r, in = out)
+        resnets.push_back(child<WanResidualBlock>(name(), s, in, out));
+      level_resnets.push_back(resnets);
+      downsamplers.push_back(i + 1 < s.dim_mult.size()
+                                 ? child<WanDownsample>(name(), s, out, s.temporal_downsample[i])
+                                 : nullptr);
+    }
+    const int64_t top = dims.back();
+    mid.push_back(child<WanResidualBlock>("mid_block.resnets.0", s, top, top));
+    mid_attention = child<WanAttentionBlock>("mid_block.attentions.0", s, top);
+    mid.push_back(child<WanResidualBlock>("mid_block.resnets.1", s, top, top));
+    norm_out = child<WanRMSNorm>("norm_out", top, false, s.dtype);
+    conv_out = child<Conv3d>("conv_out", wan_causal_conv(s, top, 2 * s.z_dim, {3, 3, 3}, {1, 1, 1}));
+  }
+  // x [batch, in_channels, frames, height, width] -> [batch, 2 z_dim, latent_frames, h, w].
+  Value* forward(Ops& op, Value* x) const {
+    auto sc = enter(op);
+    x = conv_in->forward(op, x);
+    for (size_t i = 0; i < level_resnets.size(); ++i) {
+      for (const WanResidualBlock* r : level_resnets[i]) x = r->forward(op, x);
+      if (downsamplers[i]) x = downsamplers[i]->forward(op, x);
+    }
+    x = mid[1]->forward(op, mid_attention->forward(op, mid[0]->forward(op, x)));
+    return conv_out->forward(op, activation(op, "silu", norm_out->forward(op, x)));
+  }
+  Conv3d *conv_in, *conv_out;
+  std::vector<std::vector<WanResidualBlock*>> level_resnets;
+  std::vector<WanDownsample*> downsamplers;  // null on the last level
+  std::vector<WanResidualBlock*> mid;
+  WanAttentionBlock* mid_attention;
+  WanRMSNorm* norm_out;
+};
+
 class WanVaeDecoder : public Module {
  public:
   explicit WanVaeDecoder(const WanVaeSpec& s) {
-    std::vector<int64_t> dims = {s.base_dim * s.dim_mult.back()};
-    for (auto it = s.dim_mult.rbegin(); it != s.dim_mult.rend(); ++it) dims.push_back(s.base_dim * *it);
+    std::vector<int64_t> dims = {s.decoder_base_dim * s.dim_mult.back()};
+    for (auto it = s.dim_mult.rbegin(); it != s.dim_mult.rend(); ++it) dims.push_back(s.decoder_base_dim * *it);
     conv_in = child<Conv3d>("conv_in", wan_causal_conv(s, s.z_dim, dims[0], {3, 3, 3}, {1, 1, 1}));
     mid.push_back(child<WanResidualBlock>("mid_block.resnets.0", s, dims[0], dims[0]));
     mid_attention = child<WanAttentionBlock>("mid_block.attentions.0", s, dims[0]);
@@ -212,7 +324,9 @@ class WanVaeDecoder : public Module {
       for (int64_t r = 0; r <= s.num_res_blocks; ++r, in = out)
         resnets.push_back(child<WanResidualBlock>(prefix + ".resnets." + std::to_string(r), s, in, out));
       up_resnets.push_back(resnets);
-      up_samplers.push_back(i + 1 < n ? child<WanUpsample>(prefix + ".upsamplers.0", s, out, s.temporal_upsample[i])
+      // temperal_downsample reversed
+      up_samplers.push_back(i + 1 < n ? child<WanUpsample>(prefix + ".upsamplers.0", s, out,
+                                                           s.temporal_downsample[n - 2 - i])
                                       : nullptr);
     }
     norm_out = child<WanRMSNorm>("norm_out", dims.back(), false, s.dtype);
@@ -240,19 +354,32 @@ class WanVaeDecoder : public Module {
 class AutoencoderKLWan : public Architecture {
  public:
   AutoencoderKLWan(const HfConfig& c, DataType dtype) : s_(wan_vae_spec(c, dtype)) {
+    encoder = child<WanVaeEncoder>("encoder", s_);
+    quant_conv = child<Conv3d>("quant_conv", wan_causal_conv(s_, 2 * s_.z_dim, 2 * s_.z_dim, {1, 1, 1}, {0, 0, 0}));
     post_quant_conv = child<Conv3d>("post_quant_conv", wan_causal_conv(s_, s_.z_dim, s_.z_dim, {1, 1, 1}, {0, 0, 0}));
     decoder = child<WanVaeDecoder>("decoder", s_);
   }
   std::string task() const override { return "diffusion-vae"; }
   std::vector<NamedGraph> build_graphs() const override {
     std::vector<NamedGraph> graphs;
+    graphs.emplace_back(GraphPath{"vae_encoder", hf_graph::vae_encoder}, encoder_graph(), GraphLowering::attention);
     graphs.emplace_back(GraphPath{"vae_decoder", hf_graph::vae_decoder}, decoder_graph(), GraphLowering::attention);
     return graphs;
   }
-  Conv3d* post_quant_conv;
+  WanVaeEncoder* encoder;
+  Conv3d *quant_conv, *post_quant_conv;
   WanVaeDecoder* decoder;
 
  private:
+  Model encoder_graph() const {
+    Model model;
+    GraphBuilder b(model.graph);
+    Ops op(b);
+    Value* x = b.input("sample", s_.dtype, {"batch_size", s_.in_channels, "frames", "height", "width"});
+    b.output(quant_conv->forward(op, encoder->forward(op, x)), "latent_parameters",
+             {"batch_size", 2 * s_.z_dim, "latent_frames", "height_latent", "width_latent"});
+    return model;
+  }
   Model decoder_graph() const {
     Model model;
     GraphBuilder b(model.graph);

@@ -80,8 +80,10 @@ def references(model, row: Row, seed: int = 1) -> dict:
       AutoencoderKL: vae_encoder, encode(sample).latent_dist.parameters of a batch of images;
         vae_decoder, decode(latent_sample).sample of a batch of latents
       AutoencoderTiny: vae_encoder, encode(sample).latents; vae_decoder, decode(latent_sample).sample
-      AutoencoderKLWan: vae_decoder, decode(latent_sample).sample of a batch of [z_dim, frames, *latent]
-        latents (diffusers' frame-by-frame decode with its causal caches)
+      AutoencoderKLWan: vae_encoder, encode(sample).latent_dist.parameters of a batch of
+        [in_channels, 1 + 4 (frames - 1), *image] clips; vae_decoder, decode(latent_sample).sample of a
+        batch of [z_dim, frames, *latent] latents (diffusers' chunked encode and frame-by-frame decode,
+        with their causal caches)
       UNet2DConditionModel: unet, forward(sample, timestep, encoder_hidden_states[,
         added_cond_kwargs text_embeds and time_ids]).sample
       ControlNetModel: controlnet, the UNet's inputs and controlnet_cond (the latent's size times
@@ -194,9 +196,12 @@ def references(model, row: Row, seed: int = 1) -> dict:
                       conditioning_scale=float(feeds["conditioning_scale"]), **kwargs)
             want = {f"down_block_res_samples.{i}": r.numpy() for i, r in enumerate(out.down_block_res_samples)}
             return {"controlnet": (feeds, dict(want, mid_block_res_sample=out.mid_block_res_sample.numpy()))}
-        if row.class_name == "AutoencoderKLWan":  # the decoder alone (UNBUILT)
+        if row.class_name == "AutoencoderKLWan":  # clips of 1 + 4 k frames, as its 4-frame encode chunks take
+            sample = rng.standard_normal((BATCH, c.in_channels, 1 + 4 * (row.frames - 1), *row.image)).astype(np.float32)
             latent = rng.standard_normal((BATCH, c.z_dim, row.frames, *row.latent)).astype(np.float32)
-            return {"vae_decoder": ({"latent_sample": latent}, {"sample": m64.decode(t64(latent)).sample.numpy()})}
+            return {"vae_encoder": ({"sample": sample},
+                                    {"latent_parameters": m64.encode(t64(sample)).latent_dist.parameters.numpy()}),
+                    "vae_decoder": ({"latent_sample": latent}, {"sample": m64.decode(t64(latent)).sample.numpy()})}
         sample = rng.standard_normal((BATCH, c.in_channels, *row.image)).astype(np.float32)
         latent = rng.standard_normal((BATCH, c.latent_channels, *row.latent)).astype(np.float32)
         encoded = m64.encode(t64(sample))
@@ -210,20 +215,16 @@ def references(model, row: Row, seed: int = 1) -> dict:
         model.float()
 
 
-# The checkpoint prefixes of the graphs a class does not build yet: AutoencoderKLWan's encoder.
-UNBUILT = {"AutoencoderKLWan": ("encoder.", "quant_conv.")}
-
-
-def unread_tensors(component: Path, graphs: list[Path], class_name: str = "") -> list[str]:
+def unread_tensors(component: Path, graphs: list[Path]) -> list[str]:
     """The checkpoint tensors of the component that no graph of the package has as an initializer
-    (a weight the build would drop), but those of the class' UNBUILT graphs."""
+    (a weight the build would drop)."""
     keys = set()
     for f in component.glob("*.safetensors"):
         with safe_open(str(f), "pt") as st:
             keys |= set(st.keys())
     for g in graphs:
         keys -= {t.name for t in onnx.load(str(g), load_external_data=False).graph.initializer}
-    return sorted(k for k in keys if not k.startswith(UNBUILT.get(class_name, ())))
+    return sorted(keys)
 
 
 def compare(got: np.ndarray, want: np.ndarray, what: str, row: dict | None = None) -> str | None:

@@ -1,8 +1,8 @@
 """diffusers components built alone from their folder (`mobius build DIR OUT`), run in onnxruntime
 against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
 vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
-latents for the tiny VAE; latent_sample -> sample), AutoencoderKLWan's vae_decoder (latent_sample
-[batch, z_dim, frames, height, width] -> sample), UNet2DConditionModel's unet graph (sample,
+latents for the tiny VAE; latent_sample -> sample; AutoencoderKLWan's over [batch, channels, frames,
+height, width] clips), UNet2DConditionModel's unet graph (sample,
 timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), ControlNetModel's
 controlnet graph (the UNet's inputs, controlnet_cond, conditioning_scale -> down_block_res_samples.{i},
 mid_block_res_sample), T2IAdapter's adapter graph (sample -> adapter_state.{k}), the transformers'
@@ -11,8 +11,7 @@ hidden_states, encoder_hidden_states, encoder_attention_mask, timestep [, PixArt
 aspect_ratio]; Wan: hidden_states [batch, channels, frames, height, width], timestep,
 encoder_hidden_states [, encoder_hidden_states_image] -> out_hidden_states); float32 within
 harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
-exactly its float16 value (but those of graphs a class does not build yet, diffusion_harness.UNBUILT),
-and the graphs run."""
+exactly its float16 value, and the graphs run."""
 
 import json
 import subprocess
@@ -45,10 +44,16 @@ ROWS = [
           dict(VAE, mid_block_add_attention=False, act_fn="gelu", layers_per_block=1, in_channels=4,
                out_channels=2), image=(8, 8), latent=(4, 2)),
 ]
-# Wan2.1-VAE-like decoder (the encoder is not built): 4 latent frames (the causal caches of diffusers'
-# frame-by-frame decode all reached), a temporal then a spatial upsampling, shortcut convolutions
-WAN_VAE = dict(base_dim=8, z_dim=4, dim_mult=[1, 2, 2], num_res_blocks=1, temperal_downsample=[False, True])
-ROWS += [D.Row("AutoencoderKLWan", "wan21-decoder", dict(WAN_VAE), latent=(3, 2), frames=4)]
+# Wan2.1-VAE-like: a spatial then two spatio-temporal downsamplings (decoding: two temporal then a
+# spatial upsampling), 13 video frames / 4 latent frames (every causal cache of diffusers' chunked
+# encode and frame-by-frame decode reached), shortcut convolutions; one frame (an image: the
+# first-frame paths alone), decoder_base_dim, other channel counts
+WAN_VAE = dict(base_dim=8, z_dim=4, dim_mult=[1, 2, 2, 2], num_res_blocks=1, temperal_downsample=[False, True, True])
+ROWS += [
+    D.Row("AutoencoderKLWan", "wan21", dict(WAN_VAE), image=(16, 8), latent=(3, 2), frames=4),
+    D.Row("AutoencoderKLWan", "one-frame-decoder-base-dim",
+          dict(WAN_VAE, decoder_base_dim=4, out_channels=2, in_channels=2), image=(8, 16), latent=(1, 2), frames=1),
+]
 # TAESD-like: every block the same width (as diffusers requires), relu
 TINY = dict(encoder_block_out_channels=(8, 8, 8), decoder_block_out_channels=(8, 8, 8),
             num_encoder_blocks=(1, 2, 1), num_decoder_blocks=(2, 1, 1), latent_channels=4)
@@ -193,7 +198,7 @@ TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-ada
          "WanTransformer3DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
 F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev-guidance", "sd3", "dit", "alpha-512",
-                                             "sana", "t2v", "wan21-decoder")]
+                                             "sana", "t2v", "wan21")]
 
 
 @pytest.mark.parametrize("index,row", [(FIRST + i, r) for i, r in enumerate(ROWS)], ids=IDS)
@@ -221,7 +226,7 @@ def test_float32_parity(index, row, tmp_path):
             for out, got in zip(outs, sess.run(outs, feeds)):
                 if (f := D.compare(got, want[out], f"{name}.{out}", rec)) is not None:
                     failures.append(f)
-        if unread := D.unread_tensors(tmp_path / "component", paths, row.class_name):
+        if unread := D.unread_tensors(tmp_path / "component", paths):
             failures.append(f"checkpoint tensors no graph reads: {unread}")
         rec.update(failures=failures, status="fail" if failures else "pass")
     assert not failures, failures
@@ -241,8 +246,7 @@ def test_components_listed_are_verified():
 def test_float16_build(row, tmp_path):
     model = D.write_component(row, tmp_path / "component")
     H.build(tmp_path / "component", tmp_path / "onnx", "--dtype", "f16")
-    source = {k: v for f in (tmp_path / "component").glob("*.safetensors") for k, v in load_file(f).items()
-              if not k.startswith(D.UNBUILT.get(row.class_name, ()))}
+    source = {k: v for f in (tmp_path / "component").glob("*.safetensors") for k, v in load_file(f).items()}
     bad, seen = [], set()
     for name, (feeds, want) in D.references(model, row).items():
         path = D.graph(tmp_path / "onnx", name)
@@ -301,13 +305,14 @@ def test_diffusers_defaults_generated():
     (dict(WAN, _class_name="WanTransformer3DModel", image_dim=6, added_kv_proj_dim=6), "field 'added_kv_proj_dim'"),
     (dict(WAN, _class_name="WanTransformer3DModel", patch_size=(2, 2)), "field 'patch_size'"),
     (dict(WAN_VAE, _class_name="AutoencoderKLWan", is_residual=True), "field 'is_residual'"),
-    (dict(WAN_VAE, _class_name="AutoencoderKLWan", temperal_downsample=[True]), "field 'temperal_downsample'"),
+    (dict(WAN_VAE, _class_name="AutoencoderKLWan", temperal_downsample=[True, True]), "field 'temperal_downsample'"),
+    (dict(WAN_VAE, _class_name="AutoencoderKLWan", attn_scales=[1.0]), "field 'attn_scales'"),
 ], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type", "adapter-xl-widths",
         "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
         "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
         "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
         "sana-guidance", "wan-flf2v-positions", "wan-image-kv-width", "wan-patch-2d",
-        "wan-vae-residual", "wan-vae-temporal-list"])
+        "wan-vae-residual", "wan-vae-temporal-list", "wan-vae-encoder-attention"])
 def test_refused_configs(config, message, tmp_path):
     """A component whose class is not registered, or whose config asks for a mechanism mobius does not
     build or is out of range, is refused naming config.json and the field; nothing is written."""
