@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "src" / "registry" / "diffusers_defaults.inc"
 ACCESSOR = re.compile(
     r'\b(?:int_or|float_or|string_or|bool_or|opt_int|opt_float|get_int|get_float|get_string|get_bool|float_list|'
-    r'diffusers_int|diffusers_int_list|diffusers_string_list|diffusers_activation|diffusers_per_block|diffusers_require)\((?:c, |cfg, )?"([A-Za-z_0-9]+)"')
+    r'diffusers_int|diffusers_int_list|diffusers_bool_list|diffusers_string_list|diffusers_activation|diffusers_per_block|diffusers_require)\((?:c, |cfg, )?"([A-Za-z_0-9]+)"')
 REGISTRY_ROW = re.compile(r'^\s*\{"([A-Za-z0-9]+)", "[a-z0-9_]+", "[a-z-]+", create_\w+(?:,\s*create_\w+)?\},', re.M)
 
 

@@ -34,6 +34,18 @@ void diffusers_require(const HfConfig& c, const std::string& key, const nlohmann
   c.fail(key, v.dump() + " is not supported (mobius builds " + what + ")");
 }
 
+std::vector<bool> diffusers_bool_list(const HfConfig& c, const std::string& key) {
+  if (!c.has(key)) c.fail(key, "missing");
+  const nlohmann::json& j = c.json()[key];
+  if (!j.is_array()) c.fail(key, "expected a list of booleans");
+  std::vector<bool> out;
+  for (const nlohmann::json& v : j) {
+    if (!v.is_boolean()) c.fail(key, "expected a list of booleans, got " + v.dump());
+    out.push_back(v.get<bool>());
+  }
+  return out;
+}
+
 std::vector<std::string> diffusers_string_list(const HfConfig& c, const std::string& key) {
   if (!c.has(key)) c.fail(key, "missing");
   const nlohmann::json& j = c.json()[key];

@@ -22,6 +22,8 @@ std::vector<int64_t> diffusers_per_block(const HfConfig& c, const std::string& k
 // to `expected` (a bool, number or string). Throws "file: field 'key': <value> is not supported
 // (mobius builds <what>)".
 void diffusers_require(const HfConfig& c, const std::string& key, const nlohmann::json& expected, const std::string& what);
+// A list of booleans (temperal_downsample); an empty list is allowed.
+std::vector<bool> diffusers_bool_list(const HfConfig& c, const std::string& key);
 // A list of strings with at least one entry (down_block_types).
 std::vector<std::string> diffusers_string_list(const HfConfig& c, const std::string& key);
 

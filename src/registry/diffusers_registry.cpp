@@ -10,6 +10,7 @@ namespace mobius {
 const std::vector<DiffusersEntry>& diffusers_registry() {
   static const std::vector<DiffusersEntry> entries = {
       {"AutoencoderKL", "autoencoder_kl", "diffusion-vae", create_autoencoder_kl},
+      {"AutoencoderKLWan", "autoencoder_kl_wan", "diffusion-vae", create_autoencoder_kl_wan},
       {"AutoencoderTiny", "autoencoder_tiny", "diffusion-vae", create_autoencoder_tiny},
       {"ControlNetModel", "controlnet", "diffusion-controlnet", create_controlnet},
       {"DiTTransformer2DModel", "dit_transformer", "diffusion-denoiser", create_dit_transformer},
@@ -20,6 +21,7 @@ const std::vector<DiffusersEntry>& diffusers_registry() {
       {"T2IAdapter", "t2i_adapter", "diffusion-adapter", create_t2i_adapter},
       {"UNet2DConditionModel", "unet_2d_condition", "diffusion-denoiser", create_unet_2d_condition,
        create_unet_2d_condition_conditioned},
+      {"WanTransformer3DModel", "wan_transformer", "diffusion-denoiser", create_wan_transformer},
   };
   return entries;
 }

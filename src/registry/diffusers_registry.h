@@ -13,6 +13,8 @@ namespace mobius {
 
 // archs/autoencoder_kl.cpp
 std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
+// archs/autoencoder_kl_wan.cpp
+std::unique_ptr<Architecture> create_autoencoder_kl_wan(const HfConfig&, DataType);
 // archs/autoencoder_tiny.cpp
 std::unique_ptr<Architecture> create_autoencoder_tiny(const HfConfig&, DataType);
 // archs/controlnet.cpp
@@ -27,6 +29,8 @@ std::unique_ptr<Architecture> create_pixart_transformer(const HfConfig&, DataTyp
 std::unique_ptr<Architecture> create_sana_transformer(const HfConfig&, DataType);
 // archs/sd3_transformer.cpp
 std::unique_ptr<Architecture> create_sd3_transformer(const HfConfig&, DataType);
+// archs/wan_transformer.cpp
+std::unique_ptr<Architecture> create_wan_transformer(const HfConfig&, DataType);
 // One feature map of a T2IAdapter (its graph's adapter_state.{k}): its channels and how many 2 x 2
 // average-poolings came before it (the adapter's resolution is the image's / downscale_factor / 2^pools).
 struct AdapterState {

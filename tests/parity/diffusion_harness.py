@@ -29,6 +29,8 @@ class Row:
     config: dict  # the diffusers class' __init__ kwargs
     image: tuple[int, int] = (8, 8)  # a VAE encoder's or a T2IAdapter's input height, width
     latent: tuple[int, int] = (4, 4)  # a VAE decoder's and a UNet's input height, width
+    frames: int = 3  # a video transformer's latent frames
+    image_len: int = 3  # a Wan I2V transformer's encoder_hidden_states_image length
     text_len: int = 5  # a UNet's encoder_hidden_states length
     timestep: tuple[float, ...] = (999.0, 17.0)  # a UNet's timestep: BATCH entries, or 1 (broadcast)
     guidance: tuple[float, ...] = (3.5, 1.0)  # a Flux transformer's guidance (guidance_embeds only)
@@ -78,6 +80,10 @@ def references(model, row: Row, seed: int = 1) -> dict:
       AutoencoderKL: vae_encoder, encode(sample).latent_dist.parameters of a batch of images;
         vae_decoder, decode(latent_sample).sample of a batch of latents
       AutoencoderTiny: vae_encoder, encode(sample).latents; vae_decoder, decode(latent_sample).sample
+      AutoencoderKLWan: vae_encoder, encode(sample).latent_dist.parameters of a batch of
+        [in_channels, 1 + 4 (frames - 1), *image] clips; vae_decoder, decode(latent_sample).sample of a
+        batch of [z_dim, frames, *latent] latents (diffusers' chunked encode and frame-by-frame decode,
+        with their causal caches)
       UNet2DConditionModel: unet, forward(sample, timestep, encoder_hidden_states[,
         added_cond_kwargs text_embeds and time_ids]).sample
       ControlNetModel: controlnet, the UNet's inputs and controlnet_cond (the latent's size times
@@ -92,6 +98,8 @@ def references(model, row: Row, seed: int = 1) -> dict:
       SD3Transformer2DModel: transformer, forward(hidden_states, encoder_hidden_states,
         pooled_projections, timestep).sample
       DiTTransformer2DModel: transformer, forward(hidden_states, timestep, class_labels).sample
+      WanTransformer3DModel: transformer, forward(hidden_states [batch, in_channels, frames, *latent],
+        timestep, encoder_hidden_states[, encoder_hidden_states_image with image_dim]).sample
       PixArtTransformer2DModel, SanaTransformer2DModel: transformer, forward(hidden_states,
         encoder_hidden_states, timestep, encoder_attention_mask with the last two tokens of the second
         prompt padding[, PixArt's added_cond_kwargs resolution and aspect_ratio with
@@ -127,6 +135,16 @@ def references(model, row: Row, seed: int = 1) -> dict:
                      .astype(np.float32),
                      "pooled_projections": rng.standard_normal((BATCH, c.pooled_projection_dim)).astype(np.float32),
                      "timestep": np.array(row.timestep, dtype=np.float32)}
+            out = m64(**{k: t64(v) for k, v in feeds.items()}).sample
+            return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
+        if row.class_name == "WanTransformer3DModel":
+            feeds = {"hidden_states": rng.standard_normal((BATCH, c.in_channels, row.frames, *row.latent))
+                     .astype(np.float32),
+                     "timestep": np.array(row.timestep, dtype=np.float32),
+                     "encoder_hidden_states": rng.standard_normal((BATCH, row.text_len, c.text_dim)).astype(np.float32)}
+            if c.image_dim:
+                feeds["encoder_hidden_states_image"] = rng.standard_normal(
+                    (BATCH, row.image_len, c.image_dim)).astype(np.float32)
             out = m64(**{k: t64(v) for k, v in feeds.items()}).sample
             return {"transformer": (feeds, {"out_hidden_states": out.numpy()})}
         if row.class_name == "DiTTransformer2DModel":
@@ -178,6 +196,12 @@ def references(model, row: Row, seed: int = 1) -> dict:
                       conditioning_scale=float(feeds["conditioning_scale"]), **kwargs)
             want = {f"down_block_res_samples.{i}": r.numpy() for i, r in enumerate(out.down_block_res_samples)}
             return {"controlnet": (feeds, dict(want, mid_block_res_sample=out.mid_block_res_sample.numpy()))}
+        if row.class_name == "AutoencoderKLWan":  # clips of 1 + 4 k frames, as its 4-frame encode chunks take
+            sample = rng.standard_normal((BATCH, c.in_channels, 1 + 4 * (row.frames - 1), *row.image)).astype(np.float32)
+            latent = rng.standard_normal((BATCH, c.z_dim, row.frames, *row.latent)).astype(np.float32)
+            return {"vae_encoder": ({"sample": sample},
+                                    {"latent_parameters": m64.encode(t64(sample)).latent_dist.parameters.numpy()}),
+                    "vae_decoder": ({"latent_sample": latent}, {"sample": m64.decode(t64(latent)).sample.numpy()})}
         sample = rng.standard_normal((BATCH, c.in_channels, *row.image)).astype(np.float32)
         latent = rng.standard_normal((BATCH, c.latent_channels, *row.latent)).astype(np.float32)
         encoded = m64.encode(t64(sample))

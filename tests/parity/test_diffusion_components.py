@@ -1,13 +1,15 @@
 """diffusers components built alone from their folder (`mobius build DIR OUT`), run in onnxruntime
 against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
 vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
-latents for the tiny VAE; latent_sample -> sample), UNet2DConditionModel's unet graph (sample,
+latents for the tiny VAE; latent_sample -> sample; AutoencoderKLWan's over [batch, channels, frames,
+height, width] clips), UNet2DConditionModel's unet graph (sample,
 timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), ControlNetModel's
 controlnet graph (the UNet's inputs, controlnet_cond, conditioning_scale -> down_block_res_samples.{i},
 mid_block_res_sample), T2IAdapter's adapter graph (sample -> adapter_state.{k}), the transformers'
 transformer graph (Flux, SD3; DiT: hidden_states, timestep, class_labels; PixArt and Sana:
 hidden_states, encoder_hidden_states, encoder_attention_mask, timestep [, PixArt's resolution,
-aspect_ratio] -> out_hidden_states); float32 within
+aspect_ratio]; Wan: hidden_states [batch, channels, frames, height, width], timestep,
+encoder_hidden_states [, encoder_hidden_states_image] -> out_hidden_states); float32 within
 harness.TOL of the output's scale; --dtype f16: every checkpoint tensor an initializer of
 exactly its float16 value, and the graphs run."""
 
@@ -41,6 +43,16 @@ ROWS = [
     D.Row("AutoencoderKL", "no-mid-attention-gelu",
           dict(VAE, mid_block_add_attention=False, act_fn="gelu", layers_per_block=1, in_channels=4,
                out_channels=2), image=(8, 8), latent=(4, 2)),
+]
+# Wan2.1-VAE-like: a spatial then two spatio-temporal downsamplings (decoding: two temporal then a
+# spatial upsampling), 13 video frames / 4 latent frames (every causal cache of diffusers' chunked
+# encode and frame-by-frame decode reached), shortcut convolutions; one frame (an image: the
+# first-frame paths alone), decoder_base_dim, other channel counts
+WAN_VAE = dict(base_dim=8, z_dim=4, dim_mult=[1, 2, 2, 2], num_res_blocks=1, temperal_downsample=[False, True, True])
+ROWS += [
+    D.Row("AutoencoderKLWan", "wan21", dict(WAN_VAE), image=(16, 8), latent=(3, 2), frames=4),
+    D.Row("AutoencoderKLWan", "one-frame-decoder-base-dim",
+          dict(WAN_VAE, decoder_base_dim=4, out_channels=2, in_channels=2), image=(8, 16), latent=(1, 2), frames=1),
 ]
 # TAESD-like: every block the same width (as diffusers requires), relu
 TINY = dict(encoder_block_out_channels=(8, 8, 8), decoder_block_out_channels=(8, 8, 8),
@@ -161,16 +173,32 @@ ROWS += [
           dict(SANA, interpolation_scale=1, patch_size=2, norm_elementwise_affine=True, attention_bias=True,
                out_channels=3, num_layers=1), latent=(8, 6), timestep=(500.0, 250.0)),
 ]
+# Wan2.1-T2V-like: patch (1, 2, 2) over 3 frames of a 4 x 6 latent (a 3 x 2 x 3 grid: every RoPE axis
+# rotates; heads of 12: 4 frame, 4 row, 4 column channels), cross_attn_norm; Wan2.1-I2V-like: the
+# image branch (image_embedder, add_k_proj / add_v_proj with norm_added_k) on 512 text tokens (the
+# length diffusers' processor assumes), no cross_attn_norm, patch (2, 2, 1), heads of 10 (6 + 2 + 2),
+# out_channels 3, one timestep for the batch
+WAN = dict(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4,
+           text_dim=10, freq_dim=16, ffn_dim=32, num_layers=2)
+ROWS += [
+    D.Row("WanTransformer3DModel", "t2v", dict(WAN), latent=(4, 6), frames=3, timestep=(999.0, 17.0)),
+    D.Row("WanTransformer3DModel", "i2v-image-branch",
+          dict(WAN, patch_size=(2, 2, 1), attention_head_dim=10, out_channels=3, num_layers=1, cross_attn_norm=False,
+               image_dim=6, added_kv_proj_dim=20),
+          latent=(4, 3), frames=4, text_len=512, image_len=3, timestep=(421.0,)),
+]
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
 FIRST = 1_000_000  # the rows' order in the parity table: after the transformers types' rows
 TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter",
+         "AutoencoderKLWan": "diffusion-vae",
          "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae",
          "UNet2DConditionModel": "diffusion-denoiser", "FluxTransformer2DModel": "diffusion-denoiser",
          "SD3Transformer2DModel": "diffusion-denoiser", "DiTTransformer2DModel": "diffusion-denoiser",
-         "PixArtTransformer2DModel": "diffusion-denoiser", "SanaTransformer2DModel": "diffusion-denoiser"}
+         "PixArtTransformer2DModel": "diffusion-denoiser", "SanaTransformer2DModel": "diffusion-denoiser",
+         "WanTransformer3DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
 F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev-guidance", "sd3", "dit", "alpha-512",
-                                             "sana")]
+                                             "sana", "t2v", "wan21")]
 
 
 @pytest.mark.parametrize("index,row", [(FIRST + i, r) for i, r in enumerate(ROWS)], ids=IDS)
@@ -272,11 +300,19 @@ def test_diffusers_defaults_generated():
      "field 'use_additional_conditions'"),
     (dict(PIXART, _class_name="PixArtTransformer2DModel", cross_attention_dim=10), "field 'cross_attention_dim'"),
     (dict(SANA, _class_name="SanaTransformer2DModel", guidance_embeds=True), "field 'guidance_embeds'"),
+    (dict(WAN, _class_name="WanTransformer3DModel", image_dim=6, added_kv_proj_dim=20, pos_embed_seq_len=6),
+     "field 'pos_embed_seq_len'"),
+    (dict(WAN, _class_name="WanTransformer3DModel", image_dim=6, added_kv_proj_dim=6), "field 'added_kv_proj_dim'"),
+    (dict(WAN, _class_name="WanTransformer3DModel", patch_size=(2, 2)), "field 'patch_size'"),
+    (dict(WAN_VAE, _class_name="AutoencoderKLWan", is_residual=True), "field 'is_residual'"),
+    (dict(WAN_VAE, _class_name="AutoencoderKLWan", temperal_downsample=[True, True]), "field 'temperal_downsample'"),
+    (dict(WAN_VAE, _class_name="AutoencoderKLWan", attn_scales=[1.0]), "field 'attn_scales'"),
 ], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type", "adapter-xl-widths",
         "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
         "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
         "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
-        "sana-guidance"])
+        "sana-guidance", "wan-flf2v-positions", "wan-image-kv-width", "wan-patch-2d",
+        "wan-vae-residual", "wan-vae-temporal-list", "wan-vae-encoder-attention"])
 def test_refused_configs(config, message, tmp_path):
     """A component whose class is not registered, or whose config asks for a mechanism mobius does not
     build or is out of range, is refused naming config.json and the field; nothing is written."""
