@@ -102,11 +102,12 @@ std::unique_ptr<Architecture> create_bloom(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_falcon(const HfConfig&, DataType);
 
-// archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp: mixture-of-experts decoders
+// archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp, dbrx.cpp: mixture-of-experts decoders
 std::unique_ptr<Architecture> create_mixtral(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen2_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_aria_text(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_dbrx(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_phimoe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_granitemoe(const HfConfig&, DataType);

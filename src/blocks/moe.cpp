@@ -46,6 +46,11 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
       gate_up_ = param(o.stacked_gate_up_name, {E, H, 2 * I}, o.dtype);
       down_w_ = param(o.stacked_down_name, {E, I, H}, o.dtype);
       break;
+    case ExpertLayout::stacked_rows:
+      gate_w_ = param(o.gate_name, {H, E * I}, o.dtype, /*transpose=*/true);
+      up_w_ = param(o.up_name, {H, E * I}, o.dtype, /*transpose=*/true);
+      down_w_ = param(o.down_name, {E * I, H}, o.dtype);
+      break;
     case ExpertLayout::per_expert_ungated:
       for (int64_t e = 0; e < E; ++e) {
         const std::string p = "experts." + std::to_string(e) + ".";
@@ -78,6 +83,13 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   if (o_.layout == ExpertLayout::per_expert) {
     gate = op.MatMul(x, stack(op, gate_));  // [tokens, H] @ [E, H, I] -> [E, tokens, I]
     up = op.MatMul(x, stack(op, up_));
+  } else if (o_.layout == ExpertLayout::stacked_rows) {  // [tokens, H] @ [H, E * I] -> [E, tokens, I]
+    auto all_experts = [&](const Parameter* w) {
+      Value* y = op.Reshape(op.MatMul(x, w->value(op)), {-1, o_.router.num_experts, I});
+      return op.Transpose(y, {.perm = {1, 0, 2}});
+    };
+    gate = all_experts(gate_w_);
+    up = all_experts(up_w_);
   } else {
     Value* gate_up = op.MatMul(x, gate_up_->value(op));  // [E, tokens, 2I]
     if (gate_up_bias_) gate_up = op.Add(gate_up, op.Unsqueeze(gate_up_bias_->value(op), {1}));
@@ -100,7 +112,9 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   } else {
     h = op.Mul(activation(op, o_.hidden_act, gate), up);
   }
-  Value* y = op.MatMul(h, o_.layout == ExpertLayout::per_expert ? stack(op, down_) : down_w_->value(op));
+  Value* down = o_.layout == ExpertLayout::per_expert ? stack(op, down_) : down_w_->value(op);
+  if (o_.layout == ExpertLayout::stacked_rows) down = op.Reshape(down, {o_.router.num_experts, I, -1});
+  Value* y = op.MatMul(h, down);
   if (down_bias_) y = op.Add(y, op.Unsqueeze(down_bias_->value(op), {1}));
   return y;  // [E, tokens, H]
 }

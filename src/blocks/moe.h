@@ -35,6 +35,10 @@
 //   per_expert_ungated  experts.{e}.{up_name,down_name}.weight, each [out, in], stacked as
 //                     per_expert's: y[e] = act(x @ W_up[e]) @ W_down[e], no gate (NemotronHExperts,
 //                     as save_pretrained writes them)
+//   stacked_rows      gate_name, up_name, down_name: three [E * intermediate, hidden] tensors, the
+//                     experts' rows one after the other, gate and up each expert's [out, in] and
+//                     down its [in, out] (DbrxExpertGLU's w1, v1, w2 as save_pretrained writes
+//                     them): gate and up one MatMul each over all experts, [hidden, E * I]
 // With latent_size (NemotronHMoE's moe_latent_size) the experts read fc1_latent_proj(x)
 // [tokens, latent] instead of x, and their weighted sum goes through fc2_latent_proj back to
 // hidden (both Linear, with latent_bias); "hidden" above is then the latent size.
@@ -50,7 +54,9 @@
 
 namespace mobius {
 
-enum class ExpertLayout { per_expert, stacked, stacked_interleaved, stacked_in_out, stacked_in_out_biased, per_expert_ungated };
+enum class ExpertLayout {
+  per_expert, stacked, stacked_interleaved, stacked_in_out, stacked_in_out_biased, per_expert_ungated, stacked_rows
+};
 
 enum class RoutingApplied { outputs, inputs };  // what the routing weights scale (see above)
 
@@ -62,7 +68,8 @@ struct MoEOptions {
   std::string router_name = "gate";  // module of the router: gate | router | router.layer
   ExpertLayout layout = ExpertLayout::per_expert;
   RoutingApplied routing_applied = RoutingApplied::outputs;
-  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";  // per_expert(_ungated)
+  // per_expert(_ungated): under experts.{e}.; stacked_rows: the whole keys (relative to the block)
+  std::string gate_name = "gate_proj", up_name = "up_proj", down_name = "down_proj";
   // GPT-OSS clamped SwiGLU when swiglu_limit > 0 (GptOssExperts._apply_gate):
   //   gate = min(gate, limit); up = clamp(up, -limit, limit); h = (up + 1) * gate * sigmoid(alpha * gate)
   float swiglu_limit = 0.0f;
@@ -105,6 +112,7 @@ class SparseMoE : public FeedForward {
   MoEOptions o_;
   std::vector<Parameter*> gate_, up_, down_;  // per_expert(_ungated): one per expert
   Parameter *gate_up_ = nullptr, *gate_up_bias_ = nullptr, *down_w_ = nullptr, *down_bias_ = nullptr;
+  Parameter *gate_w_ = nullptr, *up_w_ = nullptr;  // stacked_rows: [hidden, E * I] (stored transposed)
 };
 
 }  // namespace mobius

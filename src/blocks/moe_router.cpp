@@ -80,7 +80,9 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
       Value* probs = limit_groups(op, op.Softmax(logits), /*group_top2_sum=*/false, 0.0f);
       TopKOutputs top = op.TopK(probs, o_.top_k);
       Value* w = top.values;
-      if (o_.norm_topk_prob) w = op.Div(w, op.ReduceSum(w, {-1}));
+      if (o_.norm_topk_prob && o_.norm_topk_p == 1.0) w = op.Div(w, op.ReduceSum(w, {-1}));
+      if (o_.norm_topk_prob && o_.norm_topk_p != 1.0)  // the picked p are positive: |p| = p
+        w = op.Div(w, op.Pow(op.ReduceSum(op.Pow(w, o_.norm_topk_p), {-1}), 1.0 / o_.norm_topk_p));
       if (o_.routed_scaling_factor != 1.0f) w = op.Mul(w, o_.routed_scaling_factor);
       routing = op.ScatterElements(zeros_like(op, probs), top.indices, w, {.axis = 1});
       break;

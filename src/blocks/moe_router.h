@@ -2,7 +2,8 @@
 // the top-k and returns the routing weights as a dense matrix R [tokens, num_experts] (the weight
 // of expert e for token t; 0 where e was not picked). The kinds, as transformers 5.23 computes
 // them in eval mode (the *TopKRouter / *TopkRouter classes in transformers/models/<type>/):
-//   softmax_topk    p = softmax(logits); top-k of p; if norm_topk_prob p_k /= sum(p_k);
+//   softmax_topk    p = softmax(logits); top-k of p; if norm_topk_prob p_k /= sum(p_k) (or their
+//                   norm_topk_p-norm: DBRX);
 //                   * routed_scaling_factor. With n_group > 1 (DeepSeek-V2 topk_method
 //                   "group_limited_greedy"): group score = max of p in the group, p outside the
 //                   topk_group best groups set to 0 before the top-k.
@@ -41,6 +42,9 @@ struct RouterOptions {
   int64_t num_experts;
   int64_t top_k;                       // num_experts_per_tok (sparsemixer: always 2)
   bool norm_topk_prob = false;
+  // softmax_topk's norm_topk_prob divides the picked weights by their p-norm, (sum p_k^p)^(1/p)
+  // (DBRX moe_normalize_expert_weights, torch.norm); 1: their sum
+  double norm_topk_p = 1.0;
   float routed_scaling_factor = 1.0f;
   int64_t n_group = 1;                 // group-limited selection: num_experts % n_group == 0
   int64_t topk_group = 1;

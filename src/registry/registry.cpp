@@ -96,6 +96,7 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen2_moe", "mixtral", "text-generation", create_qwen2_moe},
         {"qwen3_moe", "mixtral", "text-generation", create_qwen3_moe},
         {"aria_text", "mixtral", "text-generation", create_aria_text},
+        {"dbrx", "mixtral", "text-generation", create_dbrx},
         {"olmoe", "mixtral", "text-generation", create_olmoe},
         {"phimoe", "mixtral", "text-generation", create_phimoe, "phimoe"},
         {"granitemoe", "mixtral", "text-generation", create_granitemoe},

@@ -197,11 +197,25 @@ json rms_decoder_config(const Meta& m, const char* model_type) {
   return c;
 }
 
+// Llama, or Mistral when general.name is exactly "mistral" (load_gguf_checkpoint's test: `"mistral"
+// in model_name`, a list of the one name; llama.cpp converts Mistral models as llama). A Mistral
+// file has no sliding window (GGUF stores none and llama.cpp's llama graph attends to every
+// position; transformers keeps MistralConfig's 4096) and no biases (MistralConfig has none).
 json llama_config(const Meta& m) {
-  json c = rms_decoder_config(m, "llama");
+  const bool mistral = m.opt_string("general.name") == "mistral";
+  json c = rms_decoder_config(m, mistral ? "mistral" : "llama");
   c["hidden_act"] = "silu";
-  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
-  c["mlp_bias"] = m.file().find_tensor("blk.0.ffn_up.bias") != nullptr;
+  const bool attention_bias = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  const bool mlp_bias = m.file().find_tensor("blk.0.ffn_up.bias") != nullptr;
+  if (mistral) {
+    if (attention_bias || mlp_bias)
+      throw Error(m.file().path() + ": tensor '" + (attention_bias ? "blk.0.attn_q.bias" : "blk.0.ffn_up.bias") +
+                  "': a Mistral file (general.name \"mistral\") with biases (MistralConfig has none)");
+    c["sliding_window"] = nullptr;
+    return c;
+  }
+  c["attention_bias"] = attention_bias;
+  c["mlp_bias"] = mlp_bias;
   return c;
 }
 
@@ -368,6 +382,26 @@ json qwen3moe_config(const Meta& m) {
   json c = moe_config(m, qwen3_config(m));
   c["model_type"] = "qwen3_moe";
   c["norm_topk_prob"] = true;
+  return c;
+}
+
+// MiniMax-M2 (MiniMaxM2Model.set_gguf_parameters): head_dim from attention.key_length, rotary_dim
+// from rope.dimension_count (MiniMaxM2Config's partial rotary), intermediate_size (the experts'
+// width) from feed_forward_length, num_local_experts / num_experts_per_tok, rope.freq_base (else
+// the class' 5e6), as transformers' loader maps them. Its router is sigmoid scores plus the
+// e_score_correction_bias (exp_probs_b), what expert_gating_func 2 names; another gating function
+// is refused (transformers' model ignores it, llama.cpp would run it).
+json minimax_m2_config(const Meta& m) {
+  json c = common_config(m);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
+  c["model_type"] = "minimax_m2";
+  c["rope_parameters"] = rope_parameters(m, 5000000.0);
+  if (auto r = m.opt_count(m.key("rope.dimension_count"), kMaxHeadDim)) c["rotary_dim"] = *r;
+  c["num_local_experts"] = m.count(m.key("expert_count"), kMaxSmallSize);
+  c["num_experts_per_tok"] = m.count(m.key("expert_used_count"), c["num_local_experts"].get<int64_t>());
+  if (auto g = m.integer(m.key("expert_gating_func")); g && *g != 2)
+    m.fail(m.key("expert_gating_func"), std::to_string(*g) + ": MiniMax-M2's router is sigmoid (2); " +
+                                            "other gating functions are not supported");
   return c;
 }
 
@@ -616,6 +650,8 @@ struct Arch {
   bool conv1d = false;
   // attn_qkv rows stored [all queries; all keys; all values] (bloom, falcon).
   QkvLayout (*qkv_layout)(const HfConfig&) = nullptr;
+  // The config field with the expert count of stacked experts (ffn_*_exps).
+  const char* experts_key = "num_experts";
 };
 
 // Blocks that do not depend on the config.
@@ -744,6 +780,14 @@ const std::vector<Arch>& archs() {
     qwen2moe["ffn_up_shexp"] = "mlp.shared_expert.up_proj";
     qwen2moe["ffn_down_shexp"] = "mlp.shared_expert.down_proj";
     qwen2moe["ffn_gate_inp_shexp"] = "mlp.shared_expert_gate";
+    // MiniMax-M2: block_sparse_moe with Mixtral's expert names, the router bias a parameter
+    std::map<std::string, std::string> minimax_m2 = qwen3;
+    for (const char* r : {"ffn_gate", "ffn_up", "ffn_down"}) minimax_m2.erase(r);
+    minimax_m2["ffn_gate_inp"] = "block_sparse_moe.gate";
+    minimax_m2["ffn_gate_exps"] = "block_sparse_moe.experts.*.w1";
+    minimax_m2["ffn_up_exps"] = "block_sparse_moe.experts.*.w3";
+    minimax_m2["ffn_down_exps"] = "block_sparse_moe.experts.*.w2";
+    minimax_m2["exp_probs_b.bias"] = "block_sparse_moe.e_score_correction_bias";
     return std::vector<Arch>{
         {.architecture = "bloom", .config = bloom_config, .blocks = fixed(bloom, "transformer.h", "n_layer"),
          .top = &kBloomTop, .qkv_layout = bloom_qkv},
@@ -754,6 +798,8 @@ const std::vector<Arch>& archs() {
          .top = &kGpt2Top, .conv1d = true},
         {.architecture = "mamba", .config = mamba_config, .blocks = fixed(mamba, "backbone.layers"),
          .top = &kBackboneTop},
+        {.architecture = "minimax-m2", .config = minimax_m2_config, .blocks = fixed(minimax_m2),
+         .experts_key = "num_local_experts"},
         {.architecture = "gemma3", .config = gemma3_config, .blocks = fixed(gemma3), .norm_shift = -1.0f},
         {.architecture = "lfm2", .config = lfm2_config, .blocks = fixed(kLfm2Blocks), .top = &kLfm2Top},
         {.architecture = "llama", .config = llama_config, .blocks = fixed(llama), .unpermute_qk = true},
@@ -799,6 +845,9 @@ std::string hf_name(const Arch& a, const std::vector<Blocks>& groups, const std:
         !std::all_of(index.begin(), index.end(), [](unsigned char ch) { return std::isdigit(ch); }) ||
         (index.size() > 1 && index[0] == '0') || std::stoll(index) >= counts[g])
       return "";
+    // a role with its suffix names a parameter (MiniMax-M2's exp_probs_b.bias)
+    if (auto p = b.roles.find(*role + suffix); !suffix.empty() && p != b.roles.end())
+      return std::string(b.layers) + "." + index + "." + p->second;
     auto it = b.roles.find(*role);
     if (it == b.roles.end() || is_parameter(it->second) != suffix.empty()) return "";
     return std::string(b.layers) + "." + index + "." + it->second + suffix;
@@ -833,6 +882,18 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     if (arch_name == a.architecture) arch = &a;
     supported += (supported.empty() ? "" : ", ") + std::string(a.architecture);
   }
+  // The other architectures of transformers' GGUF loader (GGUF_CONFIG_MAPPING), which builds
+  // another model than these files hold.
+  static const std::map<std::string, std::string> kRefused = {
+      {"gpt-oss", "transformers' GGUF loader maps none of its expert tensors (ffn_{gate,up,down}_exps: "
+                  "GptOssTensorProcessor expects ffn_*_projs, which llama.cpp does not write) and keeps "
+                  "GptOssConfig's head_dim 64"},
+      {"gemma4", "transformers' GGUF loader keeps Gemma4TextConfig's defaults for what the file does not "
+                 "map (head_dim, layer_types, rope, the per-layer input width, KV-shared layers)"},
+      {"deci", "transformers cannot load it (no deci config class)"}};
+  if (auto r = kRefused.find(arch_name); !arch && r != kRefused.end())
+    throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
+                "' is not supported for GGUF input: " + r->second);
   if (!arch)
     throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
                 "' is not supported for GGUF input (supported: " + supported + ")");
@@ -901,7 +962,7 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     }
     // stacked experts [E, rows, cols] (ffn_{gate,up,down}_exps): expert i is the Hugging Face
     // per-expert matrix experts.i.*_proj.weight, rows [i * rows, (i + 1) * rows) of the tensor
-    const int64_t experts = config_->get_int("num_experts");
+    const int64_t experts = config_->get_int(arch->experts_key);
     if (e.shape.size() != 3 || e.shape[0] != experts)
       fail("expected stacked experts [" + std::to_string(experts) + ", rows, columns]");
     const size_t bytes = t.data.size() / static_cast<size_t>(experts);

@@ -7,7 +7,9 @@
 //
 // Architectures (general.architecture -> model_type):
 //   llama  -> llama        attn_q / attn_k rows un-permuted (convert_hf_to_gguf LlamaModel.permute
-//                          interleaves the two rotary halves of each head; K uses the KV heads)
+//                          interleaves the two rotary halves of each head; K uses the KV heads);
+//                          mistral when general.name is exactly "mistral" (transformers' test), with
+//                          no sliding window (llama.cpp's llama graph; GGUF stores none)
 //   gemma3 -> gemma3_text  every *norm.weight minus 1 (Gemma3Model.norm_shift stored 1 + w);
 //                          layer_types every 6th layer full (llama.cpp set_swa_pattern(6)),
 //                          sliding layers rope_theta 10000, query_pre_attn_scalar = head_dim
@@ -19,6 +21,11 @@
 //   qwen2moe, qwen3moe -> qwen2_moe, qwen3_moe: stacked experts ffn_{gate,up,down}_exps [E, rows,
 //                          cols] -> mlp.experts.e.{gate,up,down}_proj.weight (one entry per expert),
 //                          ffn_gate_inp -> mlp.gate, Qwen2-MoE's *_shexp -> mlp.shared_expert.*
+//   minimax-m2 -> minimax_m2: stacked experts ffn_{gate,up,down}_exps ->
+//                          block_sparse_moe.experts.e.{w1,w3,w2}.weight, ffn_gate_inp ->
+//                          block_sparse_moe.gate, exp_probs_b.bias -> the parameter
+//                          block_sparse_moe.e_score_correction_bias; rope.dimension_count as rotary_dim
+//   gpt-oss, gemma4, deci: refused with the reason (transformers' loader builds another model)
 //   gpt2   -> gpt2         transformer.* names; Conv1D weights (attn_qkv, attn_output, ffn_up,
 //                          ffn_down) stored [out, in]: produced transposed back to [in, out]
 //   bloom  -> bloom        transformer.* names; attn_qkv rows (and bias) back to per-head [q, k, v]

@@ -125,6 +125,22 @@ void q6_k(const uint8_t* b, float* y) {
   }
 }
 
+// MXFP4: an e8m0 exponent e | 16 bytes of e2m1 nibbles (element j < 16 the low nibble of byte j,
+// 16 + j the high one); y = d * k[q], d = 2^(e - 128) (ggml_e8m0_to_fp32_half: the float32 of bits
+// 0x00200000 << e for e < 2, else (e - 1) << 23) and k the doubled e2m1 values (gguf MXFP4.kvalues).
+void mxfp4(const uint8_t* b, float* y) {
+  static constexpr int8_t kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+  const uint32_t e = b[0];
+  const uint32_t bits = e < 2 ? 0x00200000u << e : (e - 1) << 23;
+  float d;
+  std::memcpy(&d, &bits, 4);
+  const uint8_t* qs = b + 1;
+  for (int j = 0; j < 16; ++j) {
+    y[j] = d * static_cast<float>(kValues[qs[j] & 0x0F]);
+    y[j + 16] = d * static_cast<float>(kValues[qs[j] >> 4]);
+  }
+}
+
 template <typename T, typename F>
 void elementwise(const uint8_t* src, float* out, size_t n, F f) {
   for (size_t i = 0; i < n; ++i) {
@@ -146,6 +162,7 @@ BlockFn block_fn(GgmlType type) {
     case GgmlType::Q4_K: return q4_k;
     case GgmlType::Q5_K: return q5_k;
     case GgmlType::Q6_K: return q6_k;
+    case GgmlType::MXFP4: return mxfp4;
     default: return nullptr;
   }
 }
@@ -158,7 +175,7 @@ bool can_dequantize(GgmlType type) {
 }
 
 const char* dequantize_supported_types() {
-  return "F32, F16, BF16, F64, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K";
+  return "F32, F16, BF16, F64, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4";
 }
 
 void dequantize(GgmlType type, std::span<const uint8_t> src, std::span<float> out) {

@@ -6,6 +6,7 @@
 //   Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 32-element blocks: fp16 scale d (and min m), 4/5/8-bit quants
 //   Q4_K, Q5_K                   256-element super-blocks: fp16 d, dmin, 8 x 6-bit scales/mins
 //   Q6_K                         256-element super-blocks: 16 int8 scales, fp16 d
+//   MXFP4                        32-element blocks: an e8m0 exponent, 4-bit e2m1 values
 #pragma once
 
 #include <span>

@@ -97,6 +97,9 @@ ARCHS = {
     "nemotron": (gguf.MODEL_ARCH.NEMOTRON, "ln", True, False, False),
     "qwen2_moe": (gguf.MODEL_ARCH.QWEN2MOE, "rms", False, False, False),
     "qwen3_moe": (gguf.MODEL_ARCH.QWEN3MOE, "rms", False, False, False),
+    # llama.cpp converts Mistral as llama; general.name "mistral" makes transformers read it as Mistral
+    "mistral": (gguf.MODEL_ARCH.LLAMA, "rms", False, True, False),
+    "minimax_m2": (gguf.MODEL_ARCH.MINIMAXM2, "rms", False, False, False),
 }
 
 
@@ -137,6 +140,10 @@ def _write_tensors(w: gguf.GGUFWriter, model, arch, qtype, transform) -> None:
             continue
         if hf_name.endswith("shared_expert_gate.weight"):  # [1, hidden] stored as [hidden]
             data = data[0]
+        if hf_name.endswith("mlp.e_score_correction_bias"):  # MiniMaxM2Model: the router's score bias
+            prefix = names.get_name(hf_name.replace("e_score_correction_bias", "gate")).rsplit(".", 1)[0]
+            _add(w, f"{prefix}.exp_probs_b.bias", data, qtype)
+            continue
         stem, suffix = hf_name.rsplit(".", 1)
         if suffix in ("weight", "bias"):
             # BloomModel.modify_tensors maps the names without their "transformer." prefix
@@ -340,7 +347,7 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     theta, partial = _rope(cfg)
     w = gguf.GGUFWriter(str(path), arch_name)
-    w.add_name(f"tiny-{arch_name}")
+    w.add_name("mistral" if cfg.model_type == "mistral" else f"tiny-{arch_name}")
     w.add_context_length(cfg.max_position_embeddings)
     w.add_embedding_length(cfg.hidden_size)
     w.add_block_count(cfg.num_hidden_layers)
@@ -353,7 +360,8 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
         w.add_layer_norm_eps(next(getattr(cfg, k) for k in ("norm_epsilon", "layer_norm_eps", "norm_eps")
                                   if hasattr(cfg, k)))
     w.add_rope_freq_base(theta)
-    if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.QWEN3, gguf.MODEL_ARCH.QWEN3MOE):
+    if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.QWEN3, gguf.MODEL_ARCH.QWEN3MOE,
+                gguf.MODEL_ARCH.MINIMAXM2):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     if arch in (gguf.MODEL_ARCH.GEMMA3, gguf.MODEL_ARCH.GEMMA2):
@@ -366,9 +374,11 @@ def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     if hasattr(cfg, "num_experts"):  # Qwen2MoeModel / Qwen3MoeModel.set_gguf_parameters
         w.add_expert_count(cfg.num_experts)
         w.add_expert_used_count(cfg.num_experts_per_tok)
-        w.add_expert_feed_forward_length(cfg.moe_intermediate_size)
+        w.add_expert_feed_forward_length(getattr(cfg, "moe_intermediate_size", cfg.intermediate_size))
         if hasattr(cfg, "shared_expert_intermediate_size"):
             w.add_expert_shared_feed_forward_length(cfg.shared_expert_intermediate_size)
+    if arch == gguf.MODEL_ARCH.MINIMAXM2:  # MiniMaxM2Model: scoring_func "sigmoid"
+        w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
     if token_list and tokenizer is None:
         w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
     elif not token_list:

@@ -1,6 +1,6 @@
-"""`mobius build --gguf` on tiny models of every GGUF architecture mobius reads (llama, qwen2, qwen3,
-phi3, starcoder2, stablelm, nemotron, gemma2, qwen2moe, qwen3moe, mamba, gpt2, bloom, falcon, t5, lfm2;
-gemma3 in test_gemma3_gguf.py) against transformers' own GGUF loader, or, where that loader
+"""`mobius build --gguf` on tiny models of every GGUF architecture mobius reads (llama, mistral, qwen2,
+qwen3, phi3, starcoder2, stablelm, nemotron, gemma2, qwen2moe, qwen3moe, minimax-m2, mamba, gpt2, bloom,
+falcon, t5, lfm2; gemma3 in test_gemma3_gguf.py) against transformers' own GGUF loader, or, where that loader
 builds another model than the file holds, against the original model.
 
 The tiny random causal LM of the parity harness is written as GGUF the way convert_hf_to_gguf.py
@@ -18,16 +18,17 @@ For F32 the GGUF round trip is lossless, so the --gguf weights also equal the or
 import copy
 import filecmp
 
+import gguf
 import numpy as np
 import pytest
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 import harness as H
 import seq2seq_harness as S
-from gguf_testlib import (ARCHS, QT, dump_floats, write_bloom_gguf, write_falcon_gguf, write_gguf, write_gpt2_gguf,
-                          write_lfm2_gguf, write_mamba_gguf, write_t5_gguf)
+from gguf_testlib import (ARCHS, QT, dump_floats, dump_json, write_bloom_gguf, write_falcon_gguf, write_gguf,
+                          write_gpt2_gguf, write_lfm2_gguf, write_mamba_gguf, write_t5_gguf)
 
 VARIANTS = [
     ("f32", "llama", QT.F32, {}),
@@ -60,6 +61,10 @@ VARIANTS = [
     # weights as llama.cpp does: the rows take those values
     ("qwen2_moe-f32", "qwen2_moe", QT.F32, {"moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632}),
     ("qwen3_moe-q8_0", "qwen3_moe", QT.Q8_0, {"moe_intermediate_size": 768, "norm_topk_prob": True}),
+    # stacked experts as block_sparse_moe.experts.e.w1 / w3 / w2, exp_probs_b.bias as the router's
+    # e_score_correction_bias, full-width q/k norms; rope.dimension_count as rotary_dim
+    ("minimax_m2-f32", "minimax_m2", QT.F32, {}),
+    ("minimax_m2-q8_0-rotary-8-tied", "minimax_m2", QT.Q8_0, {"rotary_dim": 8, "tie_word_embeddings": True}),
 ]
 
 
@@ -334,3 +339,39 @@ def test_t5encoder_gguf(tmp_path):
     (got,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
     valid = mask.astype(bool)
     assert H.max_abs(got[valid], want[valid]) <= H.TOL * float(np.max(np.abs(want[valid])))
+
+
+def test_mistral_gguf(tmp_path):
+    """mistral: a llama file whose general.name is "mistral" (what transformers' loader tests) is a
+    Mistral model. transformers reads its config (MistralConfig) but cannot load its tensors (gguf-py
+    has no "mistral" architecture for the name map): the config fields equal transformers' except
+    sliding_window, which GGUF does not store (None, as llama.cpp runs it; transformers keeps the
+    class' 4096, longer than every sequence here); the F32 weights are byte-identical to the
+    original checkpoint's build and the logits equal the original model's within 1e-4."""
+    original = H.write_checkpoint("mistral", {}, tmp_path / "hf")
+    path = tmp_path / "mistral.gguf"
+    write_gguf(original, path, QT.F32)
+    want = AutoConfig.from_pretrained(tmp_path, gguf_file=path.name).to_dict()
+    ours = dump_json("config", path)
+    for f in ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+              "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings", "vocab_size",
+              "tie_word_embeddings", "rope_parameters"):
+        assert ours[f] == want[f], f"{f}: ours {ours[f]!r}, transformers {want[f]!r}"
+    assert ours["sliding_window"] is None and want["sliding_window"] == 4096
+    with pytest.raises(NotImplementedError, match="Unknown gguf model_type: mistral"):
+        AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=path.name, dtype=torch.float32)
+    check_gguf_build(tmp_path, path, original, compare_original=True)
+
+
+@pytest.mark.parametrize("arch", ["gpt-oss", "gemma4", "deci"])
+def test_refused_architectures_name_the_reason(tmp_path, arch):
+    """The architectures of transformers' GGUF loader that mobius refuses say why."""
+    path = tmp_path / f"{arch}.gguf"
+    w = gguf.GGUFWriter(str(path), arch)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    r = H.run_mobius("build", "--gguf", path, tmp_path / "out")
+    assert r.returncode != 0
+    assert f"architecture '{arch}' is not supported for GGUF input: " in r.stderr, r.stderr

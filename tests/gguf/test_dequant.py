@@ -18,8 +18,9 @@ from gguf_testlib import QT, dump_floats
 FP16_FIELDS = {
     QT.Q4_0: [0], QT.Q4_1: [0, 2], QT.Q5_0: [0], QT.Q5_1: [0, 2], QT.Q8_0: [0],
     QT.Q4_K: [0, 2], QT.Q5_K: [0, 2], QT.Q6_K: [208],
+    QT.MXFP4: [],  # its e8m0 exponent byte: any of the 256 values (255's 2^127 * 12 is inf in both)
 }
-QUANTIZABLE = {QT.Q4_0, QT.Q4_1, QT.Q5_0, QT.Q5_1, QT.Q8_0}
+QUANTIZABLE = {QT.Q4_0, QT.Q4_1, QT.Q5_0, QT.Q5_1, QT.Q8_0, QT.MXFP4}
 TYPES = [QT.F32, QT.F16, QT.BF16, *FP16_FIELDS]
 
 

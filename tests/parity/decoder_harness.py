@@ -172,6 +172,10 @@ TYPE_BASE.update({
                       shared_expert_intermediate_size=96),
     "qwen3_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
     "aria_text": dict(moe_num_experts=4, moe_topk=2),
+    # d_model itself: DbrxConfig.__post_init__ sizes ffn_config from d_model before BASE's
+    # hidden_size (its attribute_map alias) is applied, which leaves the experts 2048 wide
+    "dbrx": dict(d_model=64, attn_config=dict(kv_n_heads=2, rope_theta=10000.0, clip_qkv=8.0),  # decoder_rows/dbrx.py
+                 ffn_config=dict(ffn_hidden_size=32, moe_num_experts=4, moe_top_k=2)),
     "olmoe": dict(num_experts=4, num_experts_per_tok=2),
     "ernie4_5_moe": dict(moe_num_experts=4, moe_k=2, moe_intermediate_size=32, moe_num_shared_experts=1),
     "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
@@ -265,6 +269,10 @@ def record_routing(model):
     picks: dict[str, list] = {}
 
     def hook(name, mod, out):
+        if isinstance(out, torch.Tensor):  # DbrxRouter: the logits alone; top_k is its DbrxFFN's
+            k = getattr(mod, "top_k", None) or model.get_submodule(name.rsplit(".", 1)[0]).top_k
+            picks.setdefault(name, []).append(out.topk(k, dim=-1).indices)
+            return
         if len(out) == 2:  # Llama4Router: (scores, logits)
             top = out[1].topk(mod.top_k, dim=-1).indices
         else:

@@ -320,6 +320,10 @@ def rerandomize(model: torch.nn.Module) -> None:
             continue
         r = torch.randn_like(p)
         local = name[len(prefix):] if prefix != "." and name.startswith(prefix) else name
+        # DBRX's norm_attn_norm module holds the attention projections beside its two norms: its
+        # name alone makes no norm (else Wqkv and out_proj would be ~1 everywhere, and the model so
+        # ill-conditioned that transformers' own float32 prefill is 4e-3 off its float64 one)
+        local = local.replace("norm_attn_norm.", "")
         # multiplicative scales (norm weights, Gemma 4's per-layer output scale layer_scalar) vary
         # around 1: a layer_scalar of 0.1 * r shrinks every layer's output tenfold and leaves
         # transformers' own float32 forward 1.5e-4 off its float64 one
