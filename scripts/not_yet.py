@@ -32,8 +32,6 @@ REASONS = {
     "cpmant": "CPM-Ant: bucketed relative position bias and prompt segments: not written yet",
     "dbrx": "DBRX: fused Wqkv with clip_qkv, bias-free LayerNorm, stacked experts (w1 / v1 / w2): written, but its "
             "prefill logits missed transformers' by 1.3e-3 (decode and greedy matched); not registered until found",
-    "deepseek_v32": "DeepSeek sparse attention (lightning indexer top-k over the cache): not expressible in the "
-                    "attention block yet",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
     "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "

@@ -38,9 +38,10 @@ struct DeepseekParts {
   MLAOptions mla;
   std::optional<MoEOptions> moe;  // none when every layer is dense
   std::vector<bool> sparse;       // per layer: the MoE (from first_k_dense_replace on)
+  std::optional<IndexerOptions> indexer;  // DeepSeek sparse attention's (blocks/dsa.h); none: dense MLA
 
   std::unique_ptr<Architecture> make() {
-    spec.make_attention = latent_attention(mla);
+    spec.make_attention = indexer ? sparse_latent_attention(mla, *indexer) : latent_attention(mla);
     if (moe) spec.make_feed_forward = sparse_moe(*moe, spec.mlp, sparse);
     return std::make_unique<DecoderCausalLM>(spec);
   }
@@ -130,6 +131,52 @@ std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig& config, DataT
   if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
     p.moe = read_deepseek_experts(c, p.spec);
   return make_v3(c, p);
+}
+
+namespace {
+
+// DeepseekV32Config's MLP plan (mlp_layer_types, default: the first first_k_dense_replace layers
+// dense) and its MoE on the sparse layers.
+void read_mlp_layer_types(const HfConfig& c, DeepseekParts& p) {
+  const int64_t n = p.spec.num_hidden_layers;
+  const int64_t dense = std::min(c.int_or("first_k_dense_replace", 3), n);
+  if (dense < 0) c.fail("first_k_dense_replace", "must not be negative");
+  std::vector<std::string> plan(static_cast<size_t>(n), "sparse");
+  std::fill_n(plan.begin(), dense, "dense");
+  plan = read_layer_list(c, "mlp_layer_types", n, {"dense", "sparse"}, plan);
+  for (const auto& t : plan) p.sparse.push_back(t == "sparse");
+  if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
+    p.moe = read_deepseek_experts(c, p.spec);
+}
+
+// DeepseekV32Indexer's options (index_n_heads, index_head_dim, index_topk) over the MLA of `p`.
+IndexerOptions read_indexer(const HfConfig& c, const DeepseekParts& p) {
+  if (!p.mla.q_lora_rank) c.fail("q_lora_rank", "must be set: the indexer reads the query latent");
+  IndexerOptions i{.hidden_size = p.mla.hidden_size, .q_lora_rank = *p.mla.q_lora_rank,
+                   .num_heads = c.int_or("index_n_heads", 64), .head_dim = c.int_or("index_head_dim", 128),
+                   .rope_dim = p.mla.qk_rope_head_dim, .topk = c.int_or("index_topk", 2048), .dtype = p.mla.dtype};
+  if (i.num_heads <= 0) c.fail("index_n_heads", "must be positive");
+  if (i.head_dim <= 0) c.fail("index_head_dim", "must be positive");
+  if (i.topk <= 0) c.fail("index_topk", "must be positive");
+  if (i.head_dim < i.rope_dim) c.fail("index_head_dim", "must be at least qk_rope_head_dim (its rotary channels)");
+  return i;
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig& config, DataType dtype) {
+  // the attribute_map, then __post_init__'s re-routing of a non-null num_experts to n_routed_experts
+  nlohmann::json j = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}}).json();
+  if (j.contains("num_experts") && !j["num_experts"].is_null()) j["n_routed_experts"] = j["num_experts"];
+  const HfConfig c(std::move(j), config.file(), config.prefix());
+  read_layer_list(c, "layer_types", c.get_int("num_hidden_layers"), {"indexed_attention"}, {});
+  DeepseekParts p = deepseek_parts(c, dtype);
+  p.mla.rope_interleave = true;  // apply_rotary_pos_emb_interleave, whatever rope_interleave says
+  p.spec.mlp.bias = false;       // DeepseekV32MLP: no mlp_bias
+  read_mlp_layer_types(c, p);
+  if (p.moe) read_v3_router(c, *p.moe, true);
+  p.indexer = read_indexer(c, p);
+  return p.make();
 }
 
 std::unique_ptr<Architecture> create_youtu(const HfConfig& c, DataType dtype) {

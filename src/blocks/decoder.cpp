@@ -46,6 +46,10 @@ AttentionFactory latent_attention(const MLAOptions& o) {
   return [o](int64_t) { return std::make_unique<MultiHeadLatentAttention>(o); };
 }
 
+AttentionFactory sparse_latent_attention(const MLAOptions& m, const IndexerOptions& i) {
+  return [m, i](int64_t) { return std::make_unique<SparseLatentAttention>(m, i); };
+}
+
 AttentionFactory mixture_of_attention_heads(const MoAOptions& o) {
   return [o](int64_t) { return std::make_unique<MixtureOfAttentionHeads>(o); };
 }

@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "blocks/attention.h"
+#include "blocks/dsa.h"
 #include "blocks/mla.h"
 #include "blocks/mlp.h"
 #include "blocks/moa.h"
@@ -151,6 +152,9 @@ struct DecoderSpec {
 
 // Every layer's attention is DeepSeek's multi-head latent attention (blocks/mla.h).
 AttentionFactory latent_attention(const MLAOptions& o);
+// Every layer's attention is DeepSeek's sparse attention (blocks/dsa.h): the MLA `m` masked by the
+// indexer `i`.
+AttentionFactory sparse_latent_attention(const MLAOptions& m, const IndexerOptions& i);
 // Every layer's attention is JetMoE's mixture of attention heads (blocks/moa.h).
 AttentionFactory mixture_of_attention_heads(const MoAOptions& o);
 // SparseMoE(m) (blocks/moe.h) on the layers where sparse[i] (empty: every layer), make_mlp(dense)

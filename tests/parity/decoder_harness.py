@@ -194,6 +194,9 @@ TYPE_BASE.update({
     "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "deepseek_v2": dict(MLA),
     "deepseek_v3": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
+    # DeepSeek sparse attention: each query keeps its index_topk (8) best keys of up to 48 (the
+    # prefill), 20 + 24 (greedy); indexer of 8 heads of 16, rotary on its first 8 channels
+    "deepseek_v32": dict(MLA, n_group=4, topk_group=2, index_topk=8, index_n_heads=8, index_head_dim=16),
     "youtu": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
                                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
     "minicpm3": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",

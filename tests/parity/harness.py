@@ -698,8 +698,15 @@ def _gemma4_states(c) -> list[dict]:
     return out
 
 
-# Attention-only types whose layers' caches differ (head sizes, layers without a cache)
-LAYER_KV_STATES = {"gemma4_text": _gemma4_states}
+def _dsa_states(c) -> list[dict]:
+    """DeepSeek sparse attention (src/blocks/dsa.h): the MLA's key/value and the indexer's keys
+    [batch, seq, index_head_dim] growing along axis 1 (DynamicIndexedLayer.indexer_keys)."""
+    return [{**_kv_states(c), "indexer_keys": (None, c.index_head_dim)}] * c.num_hidden_layers
+
+
+# Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
+# attention state)
+LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "deepseek_v32": _dsa_states}
 
 
 def is_recurrent(model_type: str) -> bool:
