@@ -39,9 +39,10 @@ struct DeepseekParts {
   std::optional<MoEOptions> moe;  // none when every layer is dense
   std::vector<bool> sparse;       // per layer: the MoE (from first_k_dense_replace on)
   std::optional<IndexerOptions> indexer;  // DeepSeek sparse attention's (blocks/dsa.h); none: dense MLA
+  std::vector<bool> shared_selection;     // per layer: reuses the last indexer's selection (empty: none)
 
   std::unique_ptr<Architecture> make() {
-    spec.make_attention = indexer ? sparse_latent_attention(mla, *indexer) : latent_attention(mla);
+    spec.make_attention = indexer ? sparse_latent_attention(mla, *indexer, shared_selection) : latent_attention(mla);
     if (moe) spec.make_feed_forward = sparse_moe(*moe, spec.mlp, sparse);
     return std::make_unique<DecoderCausalLM>(spec);
   }
@@ -162,13 +163,17 @@ IndexerOptions read_indexer(const HfConfig& c, const DeepseekParts& p) {
   return i;
 }
 
-}  // namespace
-
-std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig& config, DataType dtype) {
-  // the attribute_map, then __post_init__'s re-routing of a non-null num_experts to n_routed_experts
+// The config as DeepseekV32Config (and GlmMoeDsaConfig) resolve it: the attribute_map, then
+// __post_init__'s re-routing of a non-null num_experts to n_routed_experts.
+HfConfig dsa_config(const HfConfig& config) {
   nlohmann::json j = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}}).json();
   if (j.contains("num_experts") && !j["num_experts"].is_null()) j["n_routed_experts"] = j["num_experts"];
-  const HfConfig c(std::move(j), config.file(), config.prefix());
+  return HfConfig(std::move(j), config.file(), config.prefix());
+}
+
+// DeepseekV32ForCausalLM's parts: MLA with interleaved RoPE and the indexer on every layer, the
+// V3 router's MoE on the mlp_layer_types "sparse" layers.
+DeepseekParts dsa_parts(const HfConfig& c, DataType dtype) {
   read_layer_list(c, "layer_types", c.get_int("num_hidden_layers"), {"indexed_attention"}, {});
   DeepseekParts p = deepseek_parts(c, dtype);
   p.mla.rope_interleave = true;  // apply_rotary_pos_emb_interleave, whatever rope_interleave says
@@ -176,6 +181,57 @@ std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig& config, DataTy
   read_mlp_layer_types(c, p);
   if (p.moe) read_v3_router(c, *p.moe, true);
   p.indexer = read_indexer(c, p);
+  return p;
+}
+
+// GlmMoeDsaConfig.__post_init__'s indexer_types ("full" / "shared" per layer): the field, else
+// index_topk_pattern (letters F / S, or a list), else layer i "full" when
+// max(i - index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (defaults 2 and 1).
+// Returns per layer whether it is "shared".
+std::vector<bool> read_indexer_types(const HfConfig& c, int64_t n) {
+  std::vector<std::string> fallback;
+  const nlohmann::json& j = c.json();
+  if (j.contains("index_topk_pattern") && !j["index_topk_pattern"].is_null()) {
+    const nlohmann::json& pattern = j["index_topk_pattern"];
+    if (pattern.is_string()) {
+      for (char letter : pattern.get<std::string>()) {
+        if (letter != 'F' && letter != 'S') c.fail("index_topk_pattern", "must hold the letters F (full) and S (shared)");
+        fallback.push_back(letter == 'F' ? "full" : "shared");
+      }
+    } else if (pattern.is_array()) {
+      for (const auto& t : pattern) {
+        if (!t.is_string()) c.fail("index_topk_pattern", "must list \"full\" / \"shared\" names");
+        fallback.push_back(t.get<std::string>());
+      }
+    } else {
+      c.fail("index_topk_pattern", "must be a string of F / S letters or a list");
+    }
+    if (static_cast<int64_t>(fallback.size()) != n) c.fail("index_topk_pattern", "must have num_hidden_layers entries");
+  } else {
+    const int64_t freq = std::max<int64_t>(c.int_or("index_topk_freq", 1), 1);
+    const int64_t offset = c.int_or("index_skip_topk_offset", 2);
+    for (int64_t i = 0; i < n; ++i)
+      fallback.push_back(std::max<int64_t>(i - offset + 1, 0) % freq == 0 ? "full" : "shared");
+  }
+  const std::vector<std::string> types = read_layer_list(c, "indexer_types", n, {"full", "shared"}, fallback);
+  if (!types.empty() && types.front() == "shared")
+    c.fail("indexer_types", "layer 0 must be \"full\": a shared layer reuses an earlier full layer's selection");
+  std::vector<bool> shared;
+  for (const auto& t : types) shared.push_back(t == "shared");
+  return shared;
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig& config, DataType dtype) {
+  return dsa_parts(dsa_config(config), dtype).make();
+}
+
+std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig& config, DataType dtype) {
+  const HfConfig c = dsa_config(config);
+  DeepseekParts p = dsa_parts(c, dtype);
+  p.indexer->rope_interleave = true;  // GlmMoeDsaIndexer: apply_rotary_pos_emb_interleave
+  p.shared_selection = read_indexer_types(c, p.spec.num_hidden_layers);
   return p.make();
 }
 

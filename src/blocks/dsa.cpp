@@ -26,9 +26,9 @@ LightningIndexer::Result LightningIndexer::forward(Ops& op, Value* x, Value* q_l
   auto s = enter(op);
   GraphBuilder& b = op.builder();
   const int64_t d = o_.head_dim, r = o_.rope_dim;
-  auto rotate = [&](Value* y) {  // [batch, heads, seq, d]: rotate_half RoPE on the first r channels
-    if (r == d) return apply_rope(op, y, ctx.rope);
-    return op.Concat({apply_rope(op, op.Slice(y, {0}, {r}, {-1}), ctx.rope), op.Slice(y, {r}, {d}, {-1})},
+  auto rotate = [&](Value* y) {  // [batch, heads, seq, d]: RoPE on the first r channels
+    if (r == d) return apply_rope(op, y, ctx.rope, o_.rope_interleave);
+    return op.Concat({apply_rope(op, op.Slice(y, {0}, {r}, {-1}), ctx.rope, o_.rope_interleave), op.Slice(y, {r}, {d}, {-1})},
                      {.axis = -1});
   };
   auto to_float = [&](Value* y) { return y->dtype == DataType::FLOAT ? y : op.Cast(y, {.to = DataType::FLOAT}); };
@@ -49,17 +49,22 @@ LightningIndexer::Result LightningIndexer::forward(Ops& op, Value* x, Value* q_l
   Value* zeros = op.Expand(b.constant_float({0.0f}, {}, DataType::FLOAT), op.Shape(index));
   Value* ones = op.Expand(b.constant_float({1.0f}, {}, DataType::FLOAT), op.Shape(top.indices));
   Value* kept = op.Cast(op.ScatterElements(zeros, top.indices, ones, {.axis = 3}), {.to = DataType::BOOL});
-  Value* lowest = b.constant_float({lowest_value(o_.dtype)}, {}, o_.dtype);
-  return {op.Where(kept, ctx.mask, lowest), keys};
+  return {kept, keys};
 }
 
-SparseLatentAttention::SparseLatentAttention(const MLAOptions& m, const IndexerOptions& i)
-    : MultiHeadLatentAttention(m) {
-  MOBIUS_ASSERT(m.q_lora_rank && *m.q_lora_rank == i.q_lora_rank, "the indexer reads the MLA's query latent");
-  indexer = child<LightningIndexer>("indexer", i);
+Value* sparse_attention_mask(Ops& op, Value* mask, Value* kept, DataType dtype) {
+  return op.Where(kept, mask, op.builder().constant_float({lowest_value(dtype)}, {}, dtype));
+}
+
+SparseLatentAttention::SparseLatentAttention(const MLAOptions& m, const std::optional<IndexerOptions>& i)
+    : MultiHeadLatentAttention(m), dtype_(m.dtype) {
+  if (!i) return;
+  MOBIUS_ASSERT(m.q_lora_rank && *m.q_lora_rank == i->q_lora_rank, "the indexer reads the MLA's query latent");
+  indexer = child<LightningIndexer>("indexer", *i);
 }
 
 LayerStates SparseLatentAttention::states() const {
+  if (!indexer) return {state()};
   LayerState keys{StateKind::recurrent};
   keys.tensors = {indexer->state()};
   return {state(), keys};
@@ -67,14 +72,20 @@ LayerStates SparseLatentAttention::states() const {
 
 MixerResult SparseLatentAttention::mix(Ops& op, Value* x, const AttentionContext& ctx,
                                        std::span<Value* const> past) const {
-  MOBIUS_ASSERT(past.empty() || past.size() == 3, "a sparse latent attention takes its past {key, value, indexer_keys} or none");
+  const size_t count = indexer ? 3 : 2;
+  MOBIUS_ASSERT(past.empty() || past.size() == count, "a sparse latent attention takes its past {key, value[, indexer_keys]} or none");
+  MOBIUS_ASSERT(indexer || ctx.carry, "a layer without an indexer reuses an earlier layer's selection");
   auto s = enter(op);
   Value* latent = query_latent(op, x);
   const bool cached = !past.empty();
-  LightningIndexer::Result sparse = indexer->forward(op, x, latent, ctx, cached ? past[2] : nullptr);
-  AttentionResult a = attend(op, x, latent, sparse.mask, ctx, cached ? past[0] : nullptr, cached ? past[1] : nullptr);
-  if (!cached) return {a.hidden, {}};
-  return {a.hidden, {a.present_key, a.present_value, sparse.present_keys}};
+  LightningIndexer::Result sparse = indexer ? indexer->forward(op, x, latent, ctx, cached ? past[2] : nullptr)
+                                            : LightningIndexer::Result{ctx.carry, nullptr};
+  Value* mask = sparse_attention_mask(op, ctx.mask, sparse.kept, dtype_);
+  AttentionResult a = attend(op, x, latent, mask, ctx, cached ? past[0] : nullptr, cached ? past[1] : nullptr);
+  MixerResult r{a.hidden, {}, sparse.kept};
+  if (cached) r.present = {a.present_key, a.present_value};
+  if (cached && indexer) r.present.push_back(sparse.present_keys);
+  return r;
 }
 
 }  // namespace mobius

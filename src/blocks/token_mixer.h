@@ -28,12 +28,17 @@ struct AttentionContext {
   // int64 [batch, seq]: the step's position_ids, for the mixers that read them (blocks/rg_lru.h:
   // the recurrence restarts at position 0); null where no layer reads it
   Value* position_ids = nullptr;
+  // what the last earlier layer's mixer handed on (MixerResult::carry), for a mixer that reuses it
+  // (blocks/dsa.h: GLM-MoE-DSA's "shared" layers reuse the last indexer's key selection); null
+  // before any
+  Value* carry = nullptr;
 };
 
 // A token mixer's output and its state after the step.
 struct MixerResult {
   Value* hidden;               // [batch, seq, hidden_size]
   std::vector<Value*> present;  // one per state tensor: state_tensors of each of states(), in order
+  Value* carry = nullptr;       // handed to the later layers' mixers (AttentionContext::carry); null: none
 };
 
 class TokenMixer : public Module {

@@ -1,5 +1,5 @@
 """The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, deepseek_v32,
-glm4_moe_lite, youtu, minicpm3."""
+glm_moe_dsa, glm4_moe_lite, youtu, minicpm3."""
 
 from decoder_rows.shared import LONG, SHORT
 
@@ -30,6 +30,11 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         # index_topk above every length: the sparse mask keeps every allowed key (TopK also picks
         # masked ones, which stay masked); yarn's mscale on the MLA and the indexer's tables
         ("topk-above-length-yarn", dict(DEEPSEEK_YARN, index_topk=64, _runtime="none")),
+    ],
+    "glm_moe_dsa": [
+        ("default", dict(_runtime="none")),  # every layer "full" (index_topk_freq 1): its own indexer
+        # layer 1 "shared": no indexer (nor its keys' state), layer 0's selection reused
+        ("shared-layer", dict(indexer_types=["full", "shared"], _runtime="none")),
     ],
     "glm4_moe_lite": [
         ("default", {}),  # deepseek_v3's MLA and router (routed_scaling_factor 1.8), layer 0 dense
