@@ -28,8 +28,8 @@ LightningIndexer::Result LightningIndexer::forward(Ops& op, Value* x, Value* q_l
   const int64_t d = o_.head_dim, r = o_.rope_dim;
   auto rotate = [&](Value* y) {  // [batch, heads, seq, d]: RoPE on the first r channels
     if (r == d) return apply_rope(op, y, ctx.rope, o_.rope_interleave);
-    return op.Concat({apply_rope(op, op.Slice(y, {0}, {r}, {-1}), ctx.rope, o_.rope_interleave), op.Slice(y, {r}, {d}, {-1})},
-                     {.axis = -1});
+    Value* rotated = apply_rope(op, op.Slice(y, {0}, {r}, {-1}), ctx.rope, o_.rope_interleave);
+    return op.Concat({rotated, op.Slice(y, {r}, {d}, {-1})}, {.axis = -1});
   };
   auto to_float = [&](Value* y) { return y->dtype == DataType::FLOAT ? y : op.Cast(y, {.to = DataType::FLOAT}); };
   Value* q = op.Transpose(op.Reshape(wq_b->forward(op, q_latent), {0, 0, o_.num_heads, d}), {.perm = {0, 2, 1, 3}});
@@ -43,7 +43,8 @@ LightningIndexer::Result LightningIndexer::forward(Ops& op, Value* x, Value* q_l
   Value* w = op.Mul(weights_proj->forward(op, to_float(x)), head_scale);           // [b, s, heads]
   w = op.Unsqueeze(op.Transpose(w, {.perm = {0, 2, 1}}), {3});                     // [b, heads, s, 1]
   Value* index = op.Add(op.ReduceSum(op.Mul(scores, w), {1}), to_float(ctx.mask));  // [b, 1, s, total]
-  // the min(topk, total) best keys per query, kept where the attention mask allows them
+  // the min(topk, total) best keys per query (masked ones too where fewer are allowed: the attention
+  // mask keeps them masked, sparse_attention_mask)
   Value* count = op.Min(b.ints({o_.topk}), op.Shape(index, {.start = 3, .end = 4}));
   TopKOutputs top = op.TopK(index, count);  // ties: the lower key index first (ONNX TopK)
   Value* zeros = op.Expand(b.constant_float({0.0f}, {}, DataType::FLOAT), op.Shape(index));
