@@ -233,7 +233,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       const LayerStates states = model->layers[i]->mixer->states();
       const auto attention = std::find_if(states.begin(), states.end(), is_self_attention_cache);
       AttentionContext ctx = attention != states.end() ? attention_context(i, *attention) : AttentionContext{nullptr};
-      if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return !is_self_attention_cache(s); })) {
+      if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return s.kind == StateKind::recurrent; })) {
         if (!token_mask) token_mask = step_token_mask(op, in.attention_mask, tokens, spec_.dtype);
         ctx.token_mask = token_mask;
         ctx.position_ids = in.position_ids;

@@ -66,7 +66,7 @@ SparseLatentAttention::SparseLatentAttention(const MLAOptions& m, const std::opt
 
 LayerStates SparseLatentAttention::states() const {
   if (!indexer) return {state()};
-  LayerState keys{StateKind::recurrent};
+  LayerState keys{StateKind::attention_side};
   keys.tensors = {indexer->state()};
   return {state(), keys};
 }

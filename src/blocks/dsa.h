@@ -69,8 +69,8 @@ class LightningIndexer : public Module {
 // same shape) of `mask`: mask where kept, the lowest value of `dtype` elsewhere.
 Value* sparse_attention_mask(Ops& op, Value* mask, Value* kept, DataType dtype);
 
-// DeepseekV32Attention: the MLA with the indexer's mask. States: the MLA's KV cache, then a
-// recurrent state holding the indexer keys (LightningIndexer::state()); without an indexer (a
+// DeepseekV32Attention: the MLA with the indexer's mask. States: the MLA's KV cache, then an
+// attention_side state holding the indexer keys (LightningIndexer::state()); without an indexer (a
 // GLM-MoE-DSA "shared" layer) the KV cache alone, the mask from ctx.carry. Hands its selection on
 // (MixerResult::carry).
 class SparseLatentAttention : public MultiHeadLatentAttention {
@@ -79,6 +79,7 @@ class SparseLatentAttention : public MultiHeadLatentAttention {
   // i none: a layer reusing the last earlier selection.
   SparseLatentAttention(const MLAOptions& m, const std::optional<IndexerOptions>& i);
   LayerStates states() const override;
+  // (forward(), SelfAttention's, stays the MLA's alone: the decoder calls mix().)
   // past: {key, value, indexer_keys} ({key, value} without an indexer) or none; present likewise.
   // Throws mobius::Error (MOBIUS_ASSERT) on a layer without an indexer when no earlier layer
   // handed a selection on.

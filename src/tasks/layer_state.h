@@ -26,6 +26,9 @@ enum class StateKind {
                // the window), so its inputs and outputs are those of self_kv
   cross_kv,    // the keys and values of the encoder's output for cross-attention, computed once
   recurrent,   // the tensors of LayerState::tensors (a state-space or convolutional token mixer)
+  attention_side,  // the tensors of LayerState::tensors beside a self-attention's cache, of the same
+                   // mixer (DeepSeek sparse attention's indexer keys, blocks/dsa.h): the layer's
+                   // context is the attention's (no token mask, AttentionContext::token_mask)
 };
 
 // How a state tensor goes from its past to its present.
