@@ -44,8 +44,9 @@ struct MixerResult {
 class TokenMixer : public Module {
  public:
   // The states the mixer carries (tasks/layer_state.h): one self-attention cache or recurrent
-  // state, or several for mixers side by side (blocks/parallel_mixers.h); at most one
-  // self-attention cache (the decoder builds one mask and RoPE table for the layer).
+  // state, or several for mixers side by side (blocks/parallel_mixers.h) or an attention with a
+  // side state (blocks/dsa.h); at most one self-attention cache (the decoder builds one mask and
+  // RoPE table for the layer).
   virtual LayerStates states() const = 0;
   // x: [batch, seq, hidden_size]; past: one value per state tensor, state_tensors of each of
   // states() in order (their past shapes).

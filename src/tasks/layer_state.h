@@ -8,7 +8,9 @@
 //   - any other state (recurrent): the tensors the token mixer declares, e.g. a causal
 //     convolution's window "conv_state" [batch_size, channels, kernel - 1] and a selective scan's
 //     "recurrent_state" [batch_size, channels, d_state] (blocks/mamba.h), each replaced every step
-//     (or appended along a sequence axis).
+//     (or appended along a sequence axis);
+//   - an attention's side state (attention_side): tensors beside its cache, e.g. DeepSeek sparse
+//     attention's "indexer_keys" [batch_size, past_sequence_length, index_head_dim] (blocks/dsa.h).
 #pragma once
 
 #include <cstdint>
