@@ -25,23 +25,26 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 REASONS = {
     "axk1": "DeepSeek-V3 with an RMSNorm on the MoE layers' output only (post_mlp_layernorm, a layer-level "
             "checkpoint key beside the mlp module), dense / sparse per mlp_layer_types: not written yet",
-    "axk2": "DeepSeek-V3.2 relative: needs DeepSeek sparse attention (indexer top-k over the cache)",
-    "beam": "needs DeepSeek-V3.2 / V4 sparse attention (indexer top-k over the cache)",
+    "axk2": "DeepSeek-V3.2's sparse attention (blocks/dsa.h) plus a fused q_gate_proj over [q latent, q_a_proj "
+            "output] whose sigmoid gates the heads, gated RMSNorms (a low-rank sigmoid gate MLP) and a router whose "
+            "group mask fills 0.0 (groups optional): not written yet",
+    "beam": "no sparse attention (no indexer): Qwen3-MoE attention on sliding / full layers with per-type RoPE, "
+            "DeepSeek-V4's experts (float32 gate) and V3's router in V3.2's layer: not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
     "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
     "cpmant": "CPM-Ant: bucketed relative position bias and prompt segments: not written yet",
-    "deepseek_v32": "DeepSeek sparse attention (lightning indexer top-k over the cache): not expressible in the "
-                    "attention block yet",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
-    "dots3_note_text": "dots3 text decoder: DeepSeek-V3.2-style sparse attention: not expressible yet",
+    "dots3_note_text": "dots3 text decoder: GLM-MoE-DSA's indexer (blocks/dsa.h) on its indexed layers, but "
+                       "sliding layers with their own MLA sizes (per_layer_config), k_rope_only_layernorm, a g_proj "
+                       "output gate and rescaled q / kv latents: not written yet",
     "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
                     "not written yet",
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
     "gemma4_unified_assistant": "drafting model of gemma4_unified: reads the target's hidden states, not "
                                 "a standalone decoder",
-    "glm_moe_dsa": "DeepSeek sparse attention (indexer top-k over the cache), as deepseek_v32",
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
-    "hy_v4": "HunYuan V4: DeepSeek sparse attention (as deepseek_v32): not expressible yet",
+    "hy_v4": "HunYuan V4: a DSA indexer of its own (HYV4Indexer) with hyper-connections (HYV4HyperConnection, "
+             "HYV4HyperHead) as DeepSeek-V4: not written yet",
     "kolibri1": "EXAONE 4 attention in GLM-4's sandwich layer; its router picks the top-k of logits + "
                 "e_score_correction_bias and weights sigmoid(logit) (a router kind mobius lacks), plus shared "
                 "experts: not written yet",

@@ -126,6 +126,8 @@ std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_youtu(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_minicpm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_jetmoe(const HfConfig&, DataType);
 

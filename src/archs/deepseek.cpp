@@ -59,9 +59,11 @@ struct DeepseekParts {
   MLAOptions mla;
   std::optional<MoEOptions> moe;  // none when every layer is dense
   std::vector<bool> sparse;       // per layer: the MoE (from first_k_dense_replace on)
+  std::optional<IndexerOptions> indexer;  // DeepSeek sparse attention's (blocks/dsa.h); none: dense MLA
+  std::vector<bool> shared_selection;     // per layer: reuses the last indexer's selection (empty: none)
 
   std::unique_ptr<Architecture> make() {
-    spec.make_attention = latent_attention(mla);
+    spec.make_attention = indexer ? sparse_latent_attention(mla, *indexer, shared_selection) : latent_attention(mla);
     if (moe) spec.make_feed_forward = sparse_moe(*moe, spec.mlp, sparse);
     return std::make_unique<DecoderCausalLM>(spec);
   }
@@ -138,6 +140,107 @@ std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig& config, DataT
   if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
     p.moe = read_deepseek_experts(c, p.spec);
   return make_v3(c, p);
+}
+
+namespace {
+
+// DeepseekV32Config's MLP plan (mlp_layer_types, default: the first first_k_dense_replace layers
+// dense) and its MoE on the sparse layers.
+void read_mlp_layer_types(const HfConfig& c, DeepseekParts& p) {
+  const int64_t n = p.spec.num_hidden_layers;
+  const int64_t dense = std::min(c.int_or("first_k_dense_replace", 3), n);
+  if (dense < 0) c.fail("first_k_dense_replace", "must not be negative");
+  std::vector<std::string> plan(static_cast<size_t>(n), "sparse");
+  std::fill_n(plan.begin(), dense, "dense");
+  plan = read_layer_list(c, "mlp_layer_types", n, {"dense", "sparse"}, plan);
+  for (const auto& t : plan) p.sparse.push_back(t == "sparse");
+  if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
+    p.moe = read_deepseek_experts(c, p.spec);
+}
+
+// DeepseekV32Indexer's options (index_n_heads, index_head_dim, index_topk) over the MLA of `p`.
+IndexerOptions read_indexer(const HfConfig& c, const DeepseekParts& p) {
+  if (!p.mla.q_lora_rank) c.fail("q_lora_rank", "must be set: the indexer reads the query latent");
+  IndexerOptions i{.hidden_size = p.mla.hidden_size, .q_lora_rank = *p.mla.q_lora_rank,
+                   .num_heads = c.int_or("index_n_heads", 64), .head_dim = c.int_or("index_head_dim", 128),
+                   .rope_dim = p.mla.qk_rope_head_dim, .topk = c.int_or("index_topk", 2048), .dtype = p.mla.dtype};
+  if (i.num_heads <= 0) c.fail("index_n_heads", "must be positive");
+  if (i.head_dim <= 0) c.fail("index_head_dim", "must be positive");
+  if (i.topk <= 0) c.fail("index_topk", "must be positive");
+  if (i.head_dim < i.rope_dim) c.fail("index_head_dim", "must be at least qk_rope_head_dim (its rotary channels)");
+  return i;
+}
+
+// The config as DeepseekV32Config (and GlmMoeDsaConfig) resolve it: the attribute_map, then
+// __post_init__'s re-routing of a non-null num_experts to n_routed_experts.
+HfConfig dsa_config(const HfConfig& config) {
+  nlohmann::json j = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}}).json();
+  if (j.contains("num_experts") && !j["num_experts"].is_null()) j["n_routed_experts"] = j["num_experts"];
+  return HfConfig(std::move(j), config.file(), config.prefix());
+}
+
+// DeepseekV32ForCausalLM's parts: MLA with interleaved RoPE and the indexer on every layer, the
+// V3 router's MoE on the mlp_layer_types "sparse" layers.
+DeepseekParts dsa_parts(const HfConfig& c, DataType dtype) {
+  read_layer_list(c, "layer_types", c.get_int("num_hidden_layers"), {"indexed_attention"}, {});
+  DeepseekParts p = deepseek_parts(c, dtype);
+  p.mla.rope_interleave = true;  // apply_rotary_pos_emb_interleave, whatever rope_interleave says
+  p.spec.mlp.bias = false;       // DeepseekV32MLP: no mlp_bias
+  read_mlp_layer_types(c, p);
+  if (p.moe) read_v3_router(c, *p.moe, true);
+  p.indexer = read_indexer(c, p);
+  return p;
+}
+
+// GlmMoeDsaConfig.__post_init__'s indexer_types ("full" / "shared" per layer): the field, else
+// index_topk_pattern (letters F / S, or a list), else layer i "full" when
+// max(i - index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (defaults 2 and 1).
+// Returns per layer whether it is "shared".
+std::vector<bool> read_indexer_types(const HfConfig& c, int64_t n) {
+  std::vector<std::string> fallback;
+  const nlohmann::json& j = c.json();
+  if (j.contains("index_topk_pattern") && !j["index_topk_pattern"].is_null()) {
+    const nlohmann::json& pattern = j["index_topk_pattern"];
+    if (pattern.is_string()) {
+      for (char letter : pattern.get<std::string>()) {
+        if (letter != 'F' && letter != 'S') c.fail("index_topk_pattern", "must hold the letters F (full) and S (shared)");
+        fallback.push_back(letter == 'F' ? "full" : "shared");
+      }
+    } else if (pattern.is_array()) {
+      for (const auto& t : pattern) {
+        if (!t.is_string()) c.fail("index_topk_pattern", "must list \"full\" / \"shared\" names");
+        fallback.push_back(t.get<std::string>());
+      }
+    } else {
+      c.fail("index_topk_pattern", "must be a string of F / S letters or a list");
+    }
+    if (static_cast<int64_t>(fallback.size()) != n) c.fail("index_topk_pattern", "must have num_hidden_layers entries");
+  } else {
+    const int64_t freq = std::max<int64_t>(c.int_or("index_topk_freq", 1), 1);
+    const int64_t offset = c.int_or("index_skip_topk_offset", 2);
+    for (int64_t i = 0; i < n; ++i)
+      fallback.push_back(std::max<int64_t>(i - offset + 1, 0) % freq == 0 ? "full" : "shared");
+  }
+  const std::vector<std::string> types = read_layer_list(c, "indexer_types", n, {"full", "shared"}, fallback);
+  if (!types.empty() && types.front() == "shared")
+    c.fail("indexer_types", "layer 0 must be \"full\": a shared layer reuses an earlier full layer's selection");
+  std::vector<bool> shared;
+  for (const auto& t : types) shared.push_back(t == "shared");
+  return shared;
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig& config, DataType dtype) {
+  return dsa_parts(dsa_config(config), dtype).make();
+}
+
+std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig& config, DataType dtype) {
+  const HfConfig c = dsa_config(config);
+  DeepseekParts p = dsa_parts(c, dtype);
+  p.indexer->rope_interleave = true;  // GlmMoeDsaIndexer: apply_rotary_pos_emb_interleave
+  p.shared_selection = read_indexer_types(c, p.spec.num_hidden_layers);
+  return p.make();
 }
 
 std::unique_ptr<Architecture> create_youtu(const HfConfig& c, DataType dtype) {

@@ -79,8 +79,8 @@ std::optional<DeepseekMoE> read_deepseek_moe(const HfConfig& c, const DecoderSpe
 }
 
 void read_groups(const HfConfig& c, RouterOptions& r) {
-  r.n_group = c.get_int("n_group");
-  r.topk_group = c.get_int("topk_group");
+  r.n_group = c.int_or("n_group", 1);  // absent: the config class' default (GlmMoeDsaConfig's 1)
+  r.topk_group = c.int_or("topk_group", 1);
   if (r.n_group < 1 || r.num_experts % r.n_group != 0) c.fail("n_group", std::to_string(r.n_group) + " must divide n_routed_experts " + std::to_string(r.num_experts));
   if (r.topk_group < 1 || r.topk_group > r.n_group) c.fail("topk_group", "must be between 1 and n_group");
 }

@@ -28,14 +28,13 @@ std::unique_ptr<Norm> make_qk_norm(const QKNorm& n, int64_t heads, const Attenti
       .norm_per_head = n.layout == QKNormLayout::norm_per_head, .dtype = o.dtype});
 }
 
-// The dtype's lowest finite value (bfloat16's is not float32's, which would round to -inf).
+}  // namespace
+
 float lowest_value(DataType dtype) {
   return dtype == DataType::FLOAT16    ? -65504.0f
          : dtype == DataType::BFLOAT16 ? bits_f32(0xff7f0000u)
                                        : std::numeric_limits<float>::lowest();
 }
-
-}  // namespace
 
 Attention::Attention(const AttentionOptions& o) : o_(o) {
   const int64_t q_dim = o.num_attention_heads * o.head_dim;

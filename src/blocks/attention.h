@@ -132,11 +132,11 @@ class SelfAttention : public TokenMixer {
   // The cache the layer carries (kind self_kv, or sliding_kv with its window): the heads and head
   // sizes of its keys and values.
   virtual LayerState state() const = 0;
-  // {state()}: the one cache.
-  LayerStates states() const final { return {state()}; }
+  // {state()}: the one cache (an attention with a second state beside it, blocks/dsa.h, lists both).
+  LayerStates states() const override { return {state()}; }
   // forward() with past = {past_key, past_value}; present = {present_key, present_value}. An empty
   // past: attention without a cache (forward's nulls), an empty present.
-  MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const final;
+  MixerResult mix(Ops& op, Value* x, const AttentionContext& ctx, std::span<Value* const> past) const override;
 };
 
 class Attention : public SelfAttention {
@@ -196,6 +196,10 @@ Value* additive_mask(Ops& op, Value* allowed, DataType dtype);
 // Returns [batch, 1, seq, total_seq] in `dtype`.
 Value* causal_mask(Ops& op, Value* attention_mask, Value* input_ids, DataType dtype,
                    int64_t sliding_window = 0, Value* overlay = nullptr, int64_t chunk_size = 0);
+
+// The dtype's lowest finite value, the additive masks' "masked" entry (bfloat16's is not
+// float32's, which would round to -inf).
+float lowest_value(DataType dtype);
 
 // The additive mask for bidirectional attention over a padded batch (transformers'
 // create_bidirectional_mask): 0 where key j is a token (attention_mask 1), the dtype's lowest

@@ -46,6 +46,13 @@ AttentionFactory latent_attention(const MLAOptions& o) {
   return [o](int64_t) { return std::make_unique<MultiHeadLatentAttention>(o); };
 }
 
+AttentionFactory sparse_latent_attention(const MLAOptions& m, const IndexerOptions& i, std::vector<bool> shared) {
+  return [m, i, shared = std::move(shared)](int64_t layer) {
+    const bool reuse = !shared.empty() && shared.at(static_cast<size_t>(layer));
+    return std::make_unique<SparseLatentAttention>(m, reuse ? std::nullopt : std::optional<IndexerOptions>(i));
+  };
+}
+
 AttentionFactory mixture_of_attention_heads(const MoAOptions& o) {
   return [o](int64_t) { return std::make_unique<MixtureOfAttentionHeads>(o); };
 }
@@ -203,6 +210,7 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
     // one mask per window the layers' states report (0: none) and chunk size (0: none)
     std::map<std::pair<int64_t, int64_t>, Value*> masks;
     Value* token_mask = nullptr;      // the state mixers' (step_token_mask), built once
+    Value* carry = nullptr;           // the last MixerResult::carry (AttentionContext::carry)
     // the context of an attention layer: the mask of its window and its RoPE tables
     auto attention_context = [&](size_t i, const LayerState& state) {
       const std::string& type = spec_.layer_types[i];
@@ -231,12 +239,14 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       const LayerStates states = model->layers[i]->mixer->states();
       const auto attention = std::find_if(states.begin(), states.end(), is_self_attention_cache);
       AttentionContext ctx = attention != states.end() ? attention_context(i, *attention) : AttentionContext{nullptr};
-      if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return !is_self_attention_cache(s); })) {
+      if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return s.kind == StateKind::recurrent; })) {
         if (!token_mask) token_mask = step_token_mask(op, in.attention_mask, tokens, spec_.dtype);
         ctx.token_mask = token_mask;
         ctx.position_ids = in.position_ids;
       }
+      ctx.carry = carry;
       MixerResult r = model->layers[i]->forward(op, h, ctx, in.past.at(i));
+      if (r.carry) carry = r.carry;
       h = layer_output(op, i, r.hidden, in);
       out.present.push_back(std::move(r.present));
     }

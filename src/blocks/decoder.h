@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "blocks/attention.h"
+#include "blocks/dsa.h"
 #include "blocks/mla.h"
 #include "blocks/mlp.h"
 #include "blocks/moa.h"
@@ -166,6 +167,10 @@ struct DecoderSpec {
 
 // Every layer's attention is DeepSeek's multi-head latent attention (blocks/mla.h).
 AttentionFactory latent_attention(const MLAOptions& o);
+// Every layer's attention is DeepSeek's sparse attention (blocks/dsa.h): the MLA `m` masked by the
+// indexer `i`, or on the layers where shared[i] (empty: none) by the last earlier indexer's
+// selection (GLM-MoE-DSA's "shared" layers; layer 0 must have its own).
+AttentionFactory sparse_latent_attention(const MLAOptions& m, const IndexerOptions& i, std::vector<bool> shared = {});
 // Every layer's attention is JetMoE's mixture of attention heads (blocks/moa.h).
 AttentionFactory mixture_of_attention_heads(const MoAOptions& o);
 // SparseMoE(m) (blocks/moe.h) on the layers where sparse[i] (empty: every layer), make_mlp(dense)

@@ -31,11 +31,20 @@ Value* MultiHeadLatentAttention::heads(Ops& op, Value* x, int64_t dim) const {
 AttentionResult MultiHeadLatentAttention::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                                   Value* past_key, Value* past_value) const {
   auto s = enter(op);
+  return attend(op, x, q_proj ? nullptr : query_latent(op, x), ctx.mask, ctx, past_key, past_value);
+}
+
+Value* MultiHeadLatentAttention::query_latent(Ops& op, Value* x) const {
+  return q_a_layernorm->forward(op, q_a_proj->forward(op, x));
+}
+
+AttentionResult MultiHeadLatentAttention::attend(Ops& op, Value* x, Value* q_latent, Value* mask,
+                                                 const AttentionContext& ctx, Value* past_key,
+                                                 Value* past_value) const {
   // a layer without RoPE (Kimi Linear's, ctx.rope empty) keeps its rope channels as they are
   auto rotate = [&](Value* t) { return ctx.rope.cos ? apply_rope(op, t, ctx.rope, o_.rope_interleave) : t; };
   const int64_t nope = o_.qk_nope_head_dim, rope = o_.qk_rope_head_dim, qk = nope + rope;
-  Value* q = q_proj ? q_proj->forward(op, x)
-                    : q_b_proj->forward(op, q_a_layernorm->forward(op, q_a_proj->forward(op, x)));
+  Value* q = q_latent ? q_b_proj->forward(op, q_latent) : q_proj->forward(op, x);
   q = heads(op, q, qk);                                                      // [b, h, s, qk]
   Value* q_rot = rotate(op.Slice(q, {nope}, {qk}, {-1}));
   q = op.Concat({op.Slice(q, {0}, {nope}, {-1}), q_rot}, {.axis = -1});
@@ -50,7 +59,7 @@ AttentionResult MultiHeadLatentAttention::forward(Ops& op, Value* x, const Atten
   Value* rot_shape = op.Concat({op.Shape(k_nope, {.start = 0, .end = 3}), op.builder().ints({rope})}, {.axis = 0});
   Value* k = op.Concat({k_nope, op.Expand(k_rot, rot_shape)}, {.axis = -1});  // [b, h, s, qk]
 
-  AttentionOutputs a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = o_.scale});
+  AttentionOutputs a = op.Attention(q, k, v, mask, past_key, past_value, {.scale = o_.scale});
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }

@@ -57,6 +57,15 @@ class MultiHeadLatentAttention : public SelfAttention {
   Linear *kv_a_proj_with_mqa, *kv_b_proj, *o_proj;
   RMSNorm* kv_a_layernorm;
 
+ protected:
+  // The query latent q_a_layernorm(q_a_proj(x)): [batch, seq, q_lora_rank] (with q_lora_rank only),
+  // in the caller's scope.
+  Value* query_latent(Ops& op, Value* x) const;
+  // forward() in the caller's scope, from the query latent (null: q_proj(x)) and the additive
+  // attention mask [batch, 1, seq, total_seq] (ctx.mask, or a mask derived from it: blocks/dsa.h).
+  AttentionResult attend(Ops& op, Value* x, Value* q_latent, Value* mask, const AttentionContext& ctx,
+                         Value* past_key, Value* past_value) const;
+
  private:
   // [batch, seq, num_heads * dim] -> [batch, num_heads, seq, dim]
   Value* heads(Ops& op, Value* x, int64_t dim) const;

@@ -28,19 +28,25 @@ struct AttentionContext {
   // int64 [batch, seq]: the step's position_ids, for the mixers that read them (blocks/rg_lru.h:
   // the recurrence restarts at position 0); null where no layer reads it
   Value* position_ids = nullptr;
+  // what the last earlier layer's mixer handed on (MixerResult::carry), for a mixer that reuses it
+  // (blocks/dsa.h: GLM-MoE-DSA's "shared" layers reuse the last indexer's key selection); null
+  // before any
+  Value* carry = nullptr;
 };
 
 // A token mixer's output and its state after the step.
 struct MixerResult {
   Value* hidden;               // [batch, seq, hidden_size]
   std::vector<Value*> present;  // one per state tensor: state_tensors of each of states(), in order
+  Value* carry = nullptr;       // handed to the later layers' mixers (AttentionContext::carry); null: none
 };
 
 class TokenMixer : public Module {
  public:
   // The states the mixer carries (tasks/layer_state.h): one self-attention cache or recurrent
-  // state, or several for mixers side by side (blocks/parallel_mixers.h); at most one
-  // self-attention cache (the decoder builds one mask and RoPE table for the layer).
+  // state, or several for mixers side by side (blocks/parallel_mixers.h) or an attention with a
+  // side state (blocks/dsa.h); at most one self-attention cache (the decoder builds one mask and
+  // RoPE table for the layer).
   virtual LayerStates states() const = 0;
   // x: [batch, seq, hidden_size]; past: one value per state tensor, state_tensors of each of
   // states() in order (their past shapes).

@@ -170,8 +170,9 @@ std::vector<Value*> Ops::Scan(std::vector<Value*> inputs, std::shared_ptr<const 
 Value* Ops::CumSum(Value* x, Value* axis, CumSumAttrs a) {
   return one("CumSum", {x, axis}, {{"exclusive", a.exclusive}, {"reverse", a.reverse}}, x->dtype);
 }
-TopKOutputs Ops::TopK(Value* x, int64_t k, TopKAttrs a) {
-  auto outs = b_.add_node("TopK", {x, b_.ints({k})},
+TopKOutputs Ops::TopK(Value* x, int64_t k, TopKAttrs a) { return TopK(x, b_.ints({k}), a); }
+TopKOutputs Ops::TopK(Value* x, Value* k, TopKAttrs a) {
+  auto outs = b_.add_node("TopK", {x, k},
                           {{"axis", a.axis}, {"largest", a.largest}, {"sorted", a.sorted}},
                           {x->dtype, DataType::INT64});
   return {outs[0], outs[1]};

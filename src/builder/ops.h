@@ -137,6 +137,8 @@ class Ops {
   Value* CumSum(Value* x, Value* axis, CumSumAttrs a = {});
   // TopK (opset 11): the k largest (or smallest) entries along `axis` and their int64 indices.
   TopKOutputs TopK(Value* x, int64_t k, TopKAttrs a = {});
+  // ... with k an int64 [1] tensor computed in the graph (at most the axis' size).
+  TopKOutputs TopK(Value* x, Value* k, TopKAttrs a = {});
   // ScatterElements (opset 18, no reduction): data with data[..., indices[i], ...] = updates[i]
   // along `axis`; indices int64, same rank as data, same shape as updates.
   Value* ScatterElements(Value* data, Value* indices, Value* updates, ScatterElementsAttrs a = {});

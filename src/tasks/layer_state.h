@@ -8,7 +8,9 @@
 //   - any other state (recurrent): the tensors the token mixer declares, e.g. a causal
 //     convolution's window "conv_state" [batch_size, channels, kernel - 1] and a selective scan's
 //     "recurrent_state" [batch_size, channels, d_state] (blocks/mamba.h), each replaced every step
-//     (or appended along a sequence axis).
+//     (or appended along a sequence axis);
+//   - an attention's side state (attention_side): tensors beside its cache, e.g. DeepSeek sparse
+//     attention's "indexer_keys" [batch_size, past_sequence_length, index_head_dim] (blocks/dsa.h).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,9 @@ enum class StateKind {
                // the window), so its inputs and outputs are those of self_kv
   cross_kv,    // the keys and values of the encoder's output for cross-attention, computed once
   recurrent,   // the tensors of LayerState::tensors (a state-space or convolutional token mixer)
+  attention_side,  // the tensors of LayerState::tensors beside a self-attention's cache, of the same
+                   // mixer (DeepSeek sparse attention's indexer keys, blocks/dsa.h): the layer's
+                   // context is the attention's (no token mask, AttentionContext::token_mask)
 };
 
 // How a state tensor goes from its past to its present.

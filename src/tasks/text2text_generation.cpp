@@ -22,6 +22,7 @@ StateNames state_names(StateKind kind) {
       return {"encoder", "past_encoder_sequence_length", "encoder_sequence_length"};
     case StateKind::sliding_kv:  // no encoder-decoder layer has a window
     case StateKind::recurrent:   // nor a recurrent state
+    case StateKind::attention_side:
       break;
   }
   MOBIUS_ASSERT(false, "a text2text-generation decoder layer carries self_kv and cross_kv states");

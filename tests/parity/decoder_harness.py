@@ -217,6 +217,14 @@ TYPE_BASE.update({
     "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
     "deepseek_v2": dict(MLA),
     "deepseek_v3": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
+    # DeepSeek sparse attention: each query keeps its index_topk (8) best keys of up to 48 (the
+    # prefill), 20 + 24 (greedy); indexer of 32 heads of 16, rotary on its first 8 channels. A key
+    # scores exactly 0 when relu zeroes all its heads' q.k: with 8 heads (1 / 256 of the pairs) two
+    # such keys met at the top-k boundary of some queries, where torch.topk's order among equal
+    # scores is unspecified (ONNX TopK: the lower index first); with 32 none do
+    "deepseek_v32": dict(MLA, n_group=4, topk_group=2, index_topk=8, index_n_heads=32, index_head_dim=16),
+    # deepseek_v32's, the indexer's RoPE on adjacent pairs; GlmMoeDsaConfig's n_group 1
+    "glm_moe_dsa": dict(MLA, index_topk=8, index_n_heads=32, index_head_dim=16),
     "youtu": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
                                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
     "minicpm3": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",

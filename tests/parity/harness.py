@@ -729,8 +729,19 @@ def _gemma4_states(c) -> list[dict]:
     return out
 
 
-# Attention-only types whose layers' caches differ (head sizes, layers without a cache)
-LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states}
+def _dsa_states(c) -> list[dict]:
+    """DeepSeek sparse attention (src/blocks/dsa.h): the MLA's key/value and the indexer's keys
+    [batch, seq, index_head_dim] growing along axis 1 (DynamicIndexedLayer.indexer_keys); a
+    GLM-MoE-DSA "shared" layer (indexer_types) has no indexer, hence the key/value alone."""
+    shared = getattr(c, "indexer_types", None) or ["full"] * c.num_hidden_layers
+    return [_kv_states(c) if t == "shared" else {**_kv_states(c), "indexer_keys": (None, c.index_head_dim)}
+            for t in shared]
+
+
+# Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
+# attention state)
+LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "deepseek_v32": _dsa_states,
+                   "glm_moe_dsa": _dsa_states}
 
 
 def is_recurrent(model_type: str) -> bool:

@@ -1,5 +1,5 @@
-"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, glm4_moe_lite, youtu,
-minicpm3."""
+"""The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, deepseek_v32,
+glm_moe_dsa, glm4_moe_lite, youtu, minicpm3."""
 
 from decoder_rows.shared import LONG, SHORT
 
@@ -23,6 +23,18 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("no-norm-topk", dict(norm_topk_prob=False, routed_scaling_factor=1.0)),
         ("no-q-lora", dict(q_lora_rank=None)),
         ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    # the indexer's keys are a second state: onnxruntime-genai cannot run it (--runtime none)
+    "deepseek_v32": [
+        ("default", dict(_runtime="none")),  # top-8 keys per query, interleaved MLA rope, 2 of 4 groups
+        # index_topk above every length: the sparse mask keeps every allowed key (TopK also picks
+        # masked ones, which stay masked); yarn's mscale on the MLA and the indexer's tables
+        ("topk-above-length-yarn", dict(DEEPSEEK_YARN, index_topk=64, _runtime="none")),
+    ],
+    "glm_moe_dsa": [
+        ("default", dict(_runtime="none")),  # every layer "full" (index_topk_freq 1): its own indexer
+        # layer 1 "shared": no indexer (nor its keys' state), layer 0's selection reused
+        ("shared-layer", dict(indexer_types=["full", "shared"], _runtime="none")),
     ],
     "glm4_moe_lite": [
         ("default", {}),  # deepseek_v3's MLA and router (routed_scaling_factor 1.8), layer 0 dense
