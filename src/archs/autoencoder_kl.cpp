@@ -21,6 +21,7 @@
 //                  -> sample [batch_size, out_channels, height, width]
 // height_latent = height / 2^(len(block_out_channels) - 1) for a height divisible by it.
 #include "archs/diffusers_config.h"
+#include "archs/vae_architecture.h"
 #include "blocks/activation.h"
 #include "blocks/resample2d.h"
 #include "blocks/resnet_block2d.h"
@@ -188,7 +189,7 @@ class VaeDecoder : public Module {
   size_t per_block_;
 };
 
-class AutoencoderKL : public Architecture {
+class AutoencoderKL : public VaeArchitecture {
  public:
   AutoencoderKL(const HfConfig& c, DataType dtype) : s_(vae_spec(c, dtype)) {
     encoder = child<VaeEncoder>("encoder", s_);
@@ -201,13 +202,6 @@ class AutoencoderKL : public Architecture {
       post_quant_conv = child<Conv2d>("post_quant_conv", Conv2dOptions{.in_channels = lat, .out_channels = lat,
                                                                        .kernel_size = 1, .dtype = dtype});
   }
-  std::string task() const override { return "diffusion-vae"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"vae_encoder", hf_graph::vae_encoder}, encoder_graph(), GraphLowering::attention);
-    graphs.emplace_back(GraphPath{"vae_decoder", hf_graph::vae_decoder}, decoder_graph(), GraphLowering::attention);
-    return graphs;
-  }
 
   VaeEncoder* encoder;
   VaeDecoder* decoder;
@@ -215,7 +209,7 @@ class AutoencoderKL : public Architecture {
   Conv2d* post_quant_conv = nullptr;
 
  private:
-  Model encoder_graph() const {
+  Model encoder_graph() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);
@@ -224,7 +218,7 @@ class AutoencoderKL : public Architecture {
     b.output(h, "latent_parameters", {"batch_size", 2 * s_.latent_channels, "height_latent", "width_latent"});
     return model;
   }
-  Model decoder_graph() const {
+  Model decoder_graph() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -51,6 +51,7 @@
 #include <limits>
 
 #include "archs/diffusers_config.h"
+#include "archs/vae_architecture.h"
 #include "blocks/activation.h"
 #include "blocks/conv2d.h"
 #include "blocks/conv3d.h"
@@ -351,7 +352,7 @@ class WanVaeDecoder : public Module {
   WanRMSNorm* norm_out;
 };
 
-class AutoencoderKLWan : public Architecture {
+class AutoencoderKLWan : public VaeArchitecture {
  public:
   AutoencoderKLWan(const HfConfig& c, DataType dtype) : s_(wan_vae_spec(c, dtype)) {
     encoder = child<WanVaeEncoder>("encoder", s_);
@@ -359,19 +360,12 @@ class AutoencoderKLWan : public Architecture {
     post_quant_conv = child<Conv3d>("post_quant_conv", wan_causal_conv(s_, s_.z_dim, s_.z_dim, {1, 1, 1}, {0, 0, 0}));
     decoder = child<WanVaeDecoder>("decoder", s_);
   }
-  std::string task() const override { return "diffusion-vae"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"vae_encoder", hf_graph::vae_encoder}, encoder_graph(), GraphLowering::attention);
-    graphs.emplace_back(GraphPath{"vae_decoder", hf_graph::vae_decoder}, decoder_graph(), GraphLowering::attention);
-    return graphs;
-  }
   WanVaeEncoder* encoder;
   Conv3d *quant_conv, *post_quant_conv;
   WanVaeDecoder* decoder;
 
  private:
-  Model encoder_graph() const {
+  Model encoder_graph() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);
@@ -380,7 +374,7 @@ class AutoencoderKLWan : public Architecture {
              {"batch_size", 2 * s_.z_dim, "latent_frames", "height_latent", "width_latent"});
     return model;
   }
-  Model decoder_graph() const {
+  Model decoder_graph() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -19,6 +19,7 @@
 #include <functional>
 
 #include "archs/diffusers_config.h"
+#include "archs/vae_architecture.h"
 #include "blocks/activation.h"
 #include "blocks/conv2d.h"
 #include "registry/diffusers_registry.h"
@@ -120,7 +121,7 @@ class TinyLayers : public Module {
   std::vector<TinyLayer> layers_;
 };
 
-class AutoencoderTiny : public Architecture {
+class AutoencoderTiny : public VaeArchitecture {
  public:
   AutoencoderTiny(const HfConfig& c, DataType dtype) : s_(tiny_spec(c, dtype)) {
     encoder = child<TinyLayers>("encoder.layers");
@@ -142,18 +143,11 @@ class AutoencoderTiny : public Architecture {
       decoder->conv(s_, ch, last ? s_.out_channels : ch, 1, last);
     }
   }
-  std::string task() const override { return "diffusion-vae"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"vae_encoder", hf_graph::vae_encoder}, encoder_graph(), GraphLowering::attention);
-    graphs.emplace_back(GraphPath{"vae_decoder", hf_graph::vae_decoder}, decoder_graph(), GraphLowering::attention);
-    return graphs;
-  }
 
   TinyLayers *encoder, *decoder;
 
  private:
-  Model encoder_graph() const {
+  Model encoder_graph() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);
@@ -162,7 +156,7 @@ class AutoencoderTiny : public Architecture {
     b.output(h, "latents", {"batch_size", s_.latent_channels, "height_latent", "width_latent"});
     return model;
   }
-  Model decoder_graph() const {
+  Model decoder_graph() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);
