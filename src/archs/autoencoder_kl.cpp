@@ -20,8 +20,8 @@
 //   "vae_decoder": latent_sample [batch_size, latent_channels, height_latent, width_latent]
 //                  -> sample [batch_size, out_channels, height, width]
 // height_latent = height / 2^(len(block_out_channels) - 1) for a height divisible by it.
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
-#include "archs/vae_architecture.h"
 #include "blocks/activation.h"
 #include "blocks/resample2d.h"
 #include "blocks/resnet_block2d.h"

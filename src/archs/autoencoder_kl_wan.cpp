@@ -50,8 +50,8 @@
 #include <cmath>
 #include <limits>
 
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
-#include "archs/vae_architecture.h"
 #include "blocks/activation.h"
 #include "blocks/conv2d.h"
 #include "blocks/conv3d.h"

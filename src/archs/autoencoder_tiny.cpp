@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
-#include "archs/vae_architecture.h"
 #include "blocks/activation.h"
 #include "blocks/conv2d.h"
 #include "registry/diffusers_registry.h"

@@ -23,6 +23,7 @@
 // mid_block_res_sample.
 #include <limits>
 
+#include "archs/diffusers_component.h"
 #include "archs/unet_encoder.h"
 #include "blocks/activation.h"
 #include "registry/diffusers_registry.h"
@@ -81,21 +82,15 @@ class ConditioningEmbedding : public Module {
   std::vector<Conv2d*> blocks;
 };
 
-class ControlNetModel : public Architecture {
+class ControlNetModel : public OneGraphComponent {
  public:
-  ControlNetModel(const HfConfig& c, DataType dtype) : s_(controlnet_spec(c, dtype)) {
+  ControlNetModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-controlnet", GraphPath{"controlnet", hf_graph::controlnet}), s_(controlnet_spec(c, dtype)) {
     encoder = child<UNetEncoder>("", s_.encoder);
     cond_embedding = child<ConditioningEmbedding>("controlnet_cond_embedding", s_);
     const std::vector<int64_t>& skips = encoder->skip_channels();
     for (size_t i = 0; i < skips.size(); ++i)
       down_convs.push_back(child<Conv2d>("controlnet_down_blocks." + std::to_string(i), zero_conv(skips[i])));
     mid_conv = child<Conv2d>("controlnet_mid_block", zero_conv(s_.encoder.channels.back()));
-  }
-  std::string task() const override { return "diffusion-controlnet"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"controlnet", hf_graph::controlnet}, build_model(), GraphLowering::attention);
-    return graphs;
   }
 
   UNetEncoder* encoder;
@@ -107,7 +102,7 @@ class ControlNetModel : public Architecture {
   Conv2dOptions zero_conv(int64_t channels) const {
     return {.in_channels = channels, .out_channels = channels, .kernel_size = 1, .dtype = s_.encoder.dtype};
   }
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

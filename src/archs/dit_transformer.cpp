@@ -20,6 +20,7 @@
 //   timestep [timestep_batch] (the model dtype; 1 or batch_size entries), class_labels int64
 //   [batch_size] (0 .. num_embeds_ada_norm, the last the unconditional class)
 //   -> out_hidden_states [batch_size, out_channels, height, width]
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/activation.h"
 #include "blocks/basic_transformer_block.h"
@@ -61,9 +62,9 @@ DiTSpec dit_spec(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-class DiTTransformer2DModel : public Architecture {
+class DiTTransformer2DModel : public OneGraphComponent {
  public:
-  DiTTransformer2DModel(const HfConfig& c, DataType dtype) : s_(dit_spec(c, dtype)) {
+  DiTTransformer2DModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-denoiser", GraphPath{"transformer", hf_graph::transformer}), s_(dit_spec(c, dtype)) {
     pos_embed = child<PatchEmbed>("pos_embed", PatchEmbedOptions{.in_channels = s_.in_channels, .dim = s_.dim,
                                                                  .patch_size = s_.patch, .base_size = s_.base_size,
                                                                  .dtype = dtype});
@@ -79,12 +80,6 @@ class DiTTransformer2DModel : public Architecture {
     proj_out_1 = child<Linear>("proj_out_1", LinearOptions{s_.dim, 2 * s_.dim, true, dtype});
     proj_out_2 = child<Linear>("proj_out_2", LinearOptions{s_.dim, s_.patch * s_.patch * s_.out_channels, true, dtype});
   }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"transformer", hf_graph::transformer}, build_model(), GraphLowering::attention);
-    return graphs;
-  }
 
   PatchEmbed* pos_embed;
   std::vector<BasicTransformerBlock*> blocks;
@@ -92,7 +87,7 @@ class DiTTransformer2DModel : public Architecture {
   Linear *proj_out_1, *proj_out_2;
 
  private:
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

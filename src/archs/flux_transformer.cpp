@@ -28,6 +28,7 @@
 #include <limits>
 #include <tuple>
 
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/mmdit_block.h"
 #include "blocks/timestep_embedding.h"
@@ -101,9 +102,9 @@ class FluxSingleTransformerBlock : public Module {
   JointAttention* attn;
 };
 
-class FluxTransformer2DModel : public Architecture {
+class FluxTransformer2DModel : public OneGraphComponent {
  public:
-  FluxTransformer2DModel(const HfConfig& c, DataType dtype) : s_(flux_spec(c, dtype)) {
+  FluxTransformer2DModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-denoiser", GraphPath{"transformer", hf_graph::transformer}), s_(flux_spec(c, dtype)) {
     const TimestepEmbeddingOptions time{.in_channels = 256, .time_embed_dim = s_.dim, .dtype = dtype};
     timestep_embedder = child<TimestepEmbedding>("time_text_embed.timestep_embedder", time);
     if (s_.guidance) guidance_embedder = child<TimestepEmbedding>("time_text_embed.guidance_embedder", time);
@@ -123,12 +124,6 @@ class FluxTransformer2DModel : public Architecture {
                                                                    .chunks = 2, .dtype = dtype});
     proj_out = child<Linear>("proj_out", LinearOptions{s_.dim, s_.out_width, true, dtype});
   }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"transformer", hf_graph::transformer}, build_model(), GraphLowering::attention);
-    return graphs;
-  }
 
   TimestepEmbedding *timestep_embedder, *guidance_embedder = nullptr, *text_embedder;
   Linear *context_embedder, *x_embedder, *proj_out;
@@ -141,7 +136,7 @@ class FluxTransformer2DModel : public Architecture {
   Value* time_embedding(Ops& op, const TimestepEmbedding* embedder, Value* t) const {
     return embedder->forward(op, timestep_sinusoids(op, op.Mul(t, 1000.0), {.dim = 256, .dtype = s_.dtype}));
   }
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -25,6 +25,7 @@
 //   batch_size entries) [, resolution [batch_size, 2] (height, width), aspect_ratio [batch_size, 1]
 //   (the model dtype; use_additional_conditions)]
 //   -> out_hidden_states [batch_size, out_channels, height, width]
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/basic_transformer_block.h"
 #include "blocks/patch_embed.h"
@@ -83,9 +84,9 @@ PixArtSpec pixart_spec(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-class PixArtTransformer2DModel : public Architecture {
+class PixArtTransformer2DModel : public OneGraphComponent {
  public:
-  PixArtTransformer2DModel(const HfConfig& c, DataType dtype) : s_(pixart_spec(c, dtype)) {
+  PixArtTransformer2DModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-denoiser", GraphPath{"transformer", hf_graph::transformer}), s_(pixart_spec(c, dtype)) {
     pos_embed = child<PatchEmbed>("pos_embed", PatchEmbedOptions{.in_channels = s_.in_channels, .dim = s_.dim,
                                                                  .patch_size = s_.patch, .base_size = s_.base_size,
                                                                  .interpolation_scale = s_.interpolation_scale,
@@ -108,12 +109,6 @@ class PixArtTransformer2DModel : public Architecture {
     if (s_.caption_channels > 0)
       caption_projection = child<PixArtTextProjection>("caption_projection", s_.caption_channels, s_.dim, dtype);
   }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"transformer", hf_graph::transformer}, build_model(), GraphLowering::attention);
-    return graphs;
-  }
 
   PatchEmbed* pos_embed;
   std::vector<BasicTransformerBlock*> blocks;
@@ -124,7 +119,7 @@ class PixArtTransformer2DModel : public Architecture {
   PixArtTextProjection* caption_projection = nullptr;
 
  private:
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -21,6 +21,7 @@
 //   or batch_size entries) -> out_hidden_states [batch_size, out_channels, height, width]
 #include <optional>
 
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/patch_embed.h"
 #include "blocks/pixart_embeddings.h"
@@ -80,9 +81,9 @@ SanaSpec sana_spec(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-class SanaTransformer2DModel : public Architecture {
+class SanaTransformer2DModel : public OneGraphComponent {
  public:
-  SanaTransformer2DModel(const HfConfig& c, DataType dtype) : s_(sana_spec(c, dtype)) {
+  SanaTransformer2DModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-denoiser", GraphPath{"transformer", hf_graph::transformer}), s_(sana_spec(c, dtype)) {
     patch_embed = child<PatchEmbed>("patch_embed", PatchEmbedOptions{.in_channels = s_.in_channels, .dim = s_.dim,
                                                                      .patch_size = s_.patch, .base_size = s_.base_size,
                                                                      .interpolation_scale = s_.interpolation_scale,
@@ -104,12 +105,6 @@ class SanaTransformer2DModel : public Architecture {
                                                              .kind = NormKind::LayerNorm, .elementwise_affine = false});
     proj_out = child<Linear>("proj_out", LinearOptions{s_.dim, s_.patch * s_.patch * s_.out_channels, true, dtype});
   }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"transformer", hf_graph::transformer}, build_model(), GraphLowering::attention);
-    return graphs;
-  }
 
   PatchEmbed* patch_embed;
   AdaLayerNormSingle* time_embed;
@@ -121,7 +116,7 @@ class SanaTransformer2DModel : public Architecture {
   Linear* proj_out;
 
  private:
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

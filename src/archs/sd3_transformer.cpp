@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/conv2d.h"
 #include "blocks/mmdit_block.h"
@@ -70,9 +71,9 @@ SD3Spec sd3_spec(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-class SD3Transformer2DModel : public Architecture {
+class SD3Transformer2DModel : public OneGraphComponent {
  public:
-  SD3Transformer2DModel(const HfConfig& c, DataType dtype) : s_(sd3_spec(c, dtype)) {
+  SD3Transformer2DModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-denoiser", GraphPath{"transformer", hf_graph::transformer}), s_(sd3_spec(c, dtype)) {
     proj_in = child<Conv2d>("pos_embed.proj", Conv2dOptions{.in_channels = s_.in_channels, .out_channels = s_.dim,
                                                             .kernel_size = s_.patch, .stride = s_.patch, .dtype = dtype});
     pos_table = param("pos_embed.pos_embed", {1, s_.max_size * s_.max_size, s_.dim}, dtype);
@@ -93,12 +94,6 @@ class SD3Transformer2DModel : public Architecture {
                                                                    .chunks = 2, .dtype = dtype});
     proj_out = child<Linear>("proj_out", LinearOptions{s_.dim, s_.patch * s_.patch * s_.out_channels, true, dtype});
   }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"transformer", hf_graph::transformer}, build_model(), GraphLowering::attention);
-    return graphs;
-  }
 
   Conv2d* proj_in;
   Parameter* pos_table;
@@ -108,7 +103,7 @@ class SD3Transformer2DModel : public Architecture {
   AdaLayerNorm* norm_out;
 
  private:
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -15,6 +15,7 @@
 // Graph "adapter": sample [batch_size, in_channels, height, width] (height and width multiples of
 // downscale_factor) -> adapter_state.{k} [batch_size, channels of block k, state_height{level},
 // state_width{level}] (the pipeline's adapter_state list; level: the average-poolings before it).
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/conv2d.h"
 #include "registry/diffusers_registry.h"
@@ -122,20 +123,14 @@ class AdapterBlock : public Module {
   bool down_;
 };
 
-class T2IAdapter : public Architecture {
+class T2IAdapter : public OneGraphComponent {
  public:
-  T2IAdapter(const HfConfig& c, DataType dtype) : s_(adapter_spec(c, dtype)) {
+  T2IAdapter(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-adapter", GraphPath{"adapter", hf_graph::adapter}), s_(adapter_spec(c, dtype)) {
     if (!s_.light)
       conv_in = child<Conv2d>("adapter.conv_in",
                               adapter_conv(s_.in_channels * s_.factor * s_.factor, s_.channels[0], 3, dtype));
     for (size_t k = 0; k < s_.blocks.size(); ++k)
       body.push_back(child<AdapterBlock>("adapter.body." + std::to_string(k), s_.blocks[k], s_));
-  }
-  std::string task() const override { return "diffusion-adapter"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"adapter", hf_graph::adapter}, build_model(), GraphLowering::attention);
-    return graphs;
   }
 
   Conv2d* conv_in = nullptr;
@@ -153,7 +148,7 @@ class T2IAdapter : public Architecture {
     x = op.Transpose(x, {.perm = {0, 1, 3, 5, 2, 4}});
     return op.Reshape(x, op.Concat({batch, b.ints({s_.in_channels * r * r}), h, w}, {.axis = 0}));
   }
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -32,6 +32,7 @@
 //   resolution relative to the UNet's: one ratio for every map that is added.
 #include <algorithm>
 
+#include "archs/diffusers_component.h"
 #include "archs/unet_encoder.h"
 #include "blocks/activation.h"
 #include "registry/diffusers_registry.h"
@@ -85,9 +86,9 @@ UnetSpec unet_spec(const HfConfig& c, DataType dtype) {
   return s;
 }
 
-class UNet2DConditionModel : public Architecture {
+class UNet2DConditionModel : public OneGraphComponent {
  public:
-  explicit UNet2DConditionModel(const UnetSpec& s) : s_(s) {
+  explicit UNet2DConditionModel(const UnetSpec& s) : OneGraphComponent("diffusion-denoiser", GraphPath{"unet", hf_graph::unet}), s_(s) {
     const UNetEncoderSpec& e = s_.encoder;
     encoder = child<UNetEncoder>("", e);
     const size_t n = e.channels.size();
@@ -116,12 +117,6 @@ class UNet2DConditionModel : public Architecture {
                                                        .kernel_size = s_.conv_out_kernel,
                                                        .padding = (s_.conv_out_kernel - 1) / 2, .dtype = e.dtype});
   }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"unet", hf_graph::unet}, build_model(), GraphLowering::attention);
-    return graphs;
-  }
 
   UNetEncoder* encoder;
   std::vector<UNetLayer> up_layers;
@@ -130,7 +125,7 @@ class UNet2DConditionModel : public Architecture {
   Conv2d* conv_out;
 
  private:
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);

@@ -41,6 +41,7 @@
 #include <array>
 #include <cmath>
 
+#include "archs/diffusers_component.h"
 #include "archs/diffusers_config.h"
 #include "blocks/activation.h"
 #include "blocks/conv3d.h"
@@ -209,9 +210,9 @@ class WanImageEmbedding : public Module {
   Linear *ff_proj, *ff_out;
 };
 
-class WanTransformer3DModel : public Architecture {
+class WanTransformer3DModel : public OneGraphComponent {
  public:
-  WanTransformer3DModel(const HfConfig& c, DataType dtype) : s_(wan_spec(c, dtype)) {
+  WanTransformer3DModel(const HfConfig& c, DataType dtype) : OneGraphComponent("diffusion-denoiser", GraphPath{"transformer", hf_graph::transformer}), s_(wan_spec(c, dtype)) {
     patch_embedding = child<Conv3d>("patch_embedding", Conv3dOptions{.in_channels = s_.in_channels,
                                                                      .out_channels = s_.dim, .kernel = s_.patch,
                                                                      .stride = s_.patch, .dtype = dtype});
@@ -227,12 +228,6 @@ class WanTransformer3DModel : public Architecture {
     const int64_t out_width = s_.out_channels * s_.patch[0] * s_.patch[1] * s_.patch[2];
     proj_out = child<Linear>("proj_out", LinearOptions{s_.dim, out_width, true, dtype});
     scale_shift_table = param("scale_shift_table", {1, 2, s_.dim}, dtype);
-  }
-  std::string task() const override { return "diffusion-denoiser"; }
-  std::vector<NamedGraph> build_graphs() const override {
-    std::vector<NamedGraph> graphs;
-    graphs.emplace_back(GraphPath{"transformer", hf_graph::transformer}, build_model(), GraphLowering::attention);
-    return graphs;
   }
 
   Conv3d* patch_embedding;
@@ -261,7 +256,7 @@ class WanTransformer3DModel : public Architecture {
     const int64_t hw = 2 * (s_.head_dim / 6);
     return axes_rope_tables(op, all, {s_.head_dim - 2 * hw, hw, hw}, 10000.0, batch, s_.dtype);
   }
-  Model build_model() const {
+  Model build_model() const override {
     Model model;
     GraphBuilder b(model.graph);
     Ops op(b);
