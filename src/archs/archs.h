@@ -193,6 +193,9 @@ std::unique_ptr<Architecture> create_olmo_hybrid(const HfConfig&, DataType);
 // archs/kimi_linear.cpp: Kimi Delta Attention layers (blocks/gated_delta_net.h) and NoPE MLA layers
 // (blocks/mla.h) with DeepSeek-V3's MoE
 std::unique_ptr<Architecture> create_kimi_linear(const HfConfig&, DataType);
+// archs/kimi_linear.cpp: Ling 3.0 (bailing_hybrid): Kimi Delta Attention layers with one-projection
+// forget and output gates, gated MLA layers with interleaved RoPE, DeepSeek-V3's MoE
+std::unique_ptr<Architecture> create_bailing_hybrid(const HfConfig&, DataType);
 // archs/minimax.cpp: softmax attention and lightning attention layers (blocks/lightning_attention.h),
 // weighted residuals, Mixtral's MoE
 std::unique_ptr<Architecture> create_minimax(const HfConfig&, DataType);

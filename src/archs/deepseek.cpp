@@ -76,12 +76,7 @@ DeepseekParts deepseek_parts(const HfConfig& c, DataType dtype) {
   MLAOptions& a = parts.mla;
   if (a.qk_rope_head_dim % 2 != 0) c.fail("qk_rope_head_dim", "must be even");
   s.rope = RopeConfig::from_hf(c, a.qk_rope_head_dim);
-  double scale = 1.0 / std::sqrt(static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim));
-  if (s.rope.rope_type != "default" && s.rope.mscale_all_dim != 0.0 && s.rope.factor > 1.0) {
-    const double mscale = 0.1 * s.rope.mscale_all_dim * std::log(s.rope.factor) + 1.0;
-    scale *= mscale * mscale;
-  }
-  a.scale = static_cast<float>(scale);
+  a.scale = mla_softmax_scale(a, s.rope);
   return parts;
 }
 
@@ -107,6 +102,15 @@ std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig& c, DataType dty
   else if (method != "greedy")
     c.fail("topk_method", "unsupported '" + method + "' (greedy, group_limited_greedy)");
   return p.make();
+}
+
+float mla_softmax_scale(const MLAOptions& a, const RopeConfig& rope) {
+  double scale = 1.0 / std::sqrt(static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim));
+  if (rope.rope_type != "default" && rope.mscale_all_dim != 0.0 && rope.factor > 1.0) {
+    const double mscale = 0.1 * rope.mscale_all_dim * std::log(rope.factor) + 1.0;
+    scale *= mscale * mscale;
+  }
+  return static_cast<float>(scale);
 }
 
 namespace {

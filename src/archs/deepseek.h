@@ -15,4 +15,9 @@ namespace mobius {
 // num_attention_heads (MLA expands keys and values per head), a size not positive.
 MLAOptions read_mla_options(const HfConfig& c, const DecoderSpec& s);
 
+// DeepSeek's softmax scale (yarn_apply_mscale): (qk_nope_head_dim + qk_rope_head_dim) ** -0.5 of
+// `a`, times mscale ** 2 (0.1 * mscale_all_dim * ln(factor) + 1) for a scaled `rope` with
+// mscale_all_dim and a factor above 1.
+float mla_softmax_scale(const MLAOptions& a, const RopeConfig& rope);
+
 }  // namespace mobius

@@ -17,10 +17,20 @@ GatedDeltaNetMixer::GatedDeltaNetMixer(const GatedDeltaNetOptions& o) : o_(o) {
     return child<Linear>(name, LinearOptions{.in_features = in ? in : h, .out_features = out, .dtype = o.dtype});
   };
   const bool kimi = o.projections == GatedDeltaNetProjections::kimi;
-  const bool unfused = o.projections == GatedDeltaNetProjections::unfused || kimi;  // the names they share
-  MOBIUS_ASSERT(!kimi || (o.num_key_heads == hv && o.key_head_dim == o.value_head_dim),
+  const bool bailing = o.projections == GatedDeltaNetProjections::bailing;
+  const bool per_channel = kimi || bailing;  // Kimi Delta Attention
+  const bool unfused = o.projections == GatedDeltaNetProjections::unfused || per_channel;  // the names they share
+  MOBIUS_ASSERT(!per_channel || (o.num_key_heads == hv && o.key_head_dim == o.value_head_dim),
                 "Kimi Delta Attention has as many key as value heads, of one head size");
-  if (kimi) {
+  MOBIUS_ASSERT(per_channel || !o.forget_lower_bound, "a forget gate's lower bound is Kimi Delta Attention's");
+  if (bailing) {
+    q_proj = linear("q_proj", o.key_dim());
+    k_proj = linear("k_proj", o.key_dim());
+    v_proj = linear("v_proj", o.value_dim());
+    f_proj = linear("f_proj", o.key_dim());
+    b_proj = linear("b_proj", hv);
+    g_proj = linear("g_proj", o.value_dim());
+  } else if (kimi) {
     q_proj = linear("q_proj", o.key_dim());
     k_proj = linear("k_proj", o.key_dim());
     v_proj = linear("v_proj", o.value_dim());
@@ -52,10 +62,10 @@ GatedDeltaNetMixer::GatedDeltaNetMixer(const GatedDeltaNetOptions& o) : o_(o) {
   } else {
     conv_weight = param("conv1d.weight", {o.conv_dim(), 1, o.conv_kernel}, o.dtype);
   }
-  dt_bias = kimi ? param("dt_bias", {o.key_dim()}, o.dtype) : param("dt_bias", {hv}, o.dtype);
+  dt_bias = per_channel ? param("dt_bias", {o.key_dim()}, o.dtype) : param("dt_bias", {hv}, o.dtype);
   A_log = kimi ? param("A_log", {1, 1, hv, 1}, o.dtype) : param("A_log", {hv}, o.dtype);
   norm_weight = param(unfused ? "o_norm.weight" : "norm.weight", {o.value_head_dim}, o.dtype);
-  out_proj = child<Linear>(unfused ? "o_proj" : "out_proj",
+  out_proj = child<Linear>(bailing ? "dense" : unfused ? "o_proj" : "out_proj",
                            LinearOptions{.in_features = o.value_dim(), .out_features = o.hidden_size, .dtype = o.dtype});
 }
 
@@ -72,7 +82,8 @@ std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q,
   // scanned along axis 1: q_t, k_t as rows [batch, Hv, 1, Dk], k_t as a column [batch, Hv, Dk, 1],
   // v_t [batch, Hv, 1, Dv], exp(g_t) [batch, Hv, 1, 1] (per key channel: [batch, Hv, Dk, 1], a
   // rate per row of S) and beta_t [batch, Hv, 1, 1]
-  const bool per_channel = o_.projections == GatedDeltaNetProjections::kimi;
+  const bool per_channel =
+      o_.projections == GatedDeltaNetProjections::kimi || o_.projections == GatedDeltaNetProjections::bailing;
   Value* rows_q = op.Unsqueeze(q, {3});
   Value* rows_k = op.Unsqueeze(k, {3});
   Value* cols_k = op.Unsqueeze(k, {4});
@@ -105,6 +116,9 @@ std::pair<Value*, Value*> GatedDeltaNetMixer::scan(Ops& op, Value* s0, Value* q,
 GatedDeltaNetMixer::Projected GatedDeltaNetMixer::project(Ops& op, Value* x) const {
   const int64_t hk = o_.num_key_heads, hv = o_.num_value_heads, dk = o_.key_head_dim, dv = o_.value_head_dim;
   const int64_t r = hv / hk;
+  if (f_proj)  // bailing
+    return {op.Concat({q_proj->forward(op, x), k_proj->forward(op, x), v_proj->forward(op, x)}, {.axis = 2}),
+            op.Reshape(g_proj->forward(op, x), {0, 0, hv, dv}), b_proj->forward(op, x), f_proj->forward(op, x)};
   if (f_a_proj)  // kimi
     return {op.Concat({q_proj->forward(op, x), k_proj->forward(op, x), v_proj->forward(op, x)}, {.axis = 2}),
             op.Reshape(g_b_proj->forward(op, g_a_proj->forward(op, x)), {0, 0, hv, dv}), b_proj->forward(op, x),
@@ -157,8 +171,15 @@ MixerResult GatedDeltaNetMixer::mix(Ops& op, Value* x, const AttentionContext& c
   Value* beta = to_float(op, op.Sigmoid(p.b));  // [batch, seq, Hv]
   if (o_.beta_scale != 1.0f) beta = op.Mul(beta, o_.beta_scale);
   Value* a = op.Add(to_float(op, p.a), to_float(op, dt_bias->value(op)));
-  if (f_a_proj) a = op.Reshape(a, {0, 0, hv, dk});  // per key channel; A_log [1, 1, H, 1] per head
-  Value* decay = op.Exp(op.Mul(op.Neg(op.Exp(to_float(op, A_log->value(op)))), op.Softplus(a)));  // exp(g)
+  if (f_a_proj || f_proj) a = op.Reshape(a, {0, 0, hv, dk});  // per key channel
+  Value* decay = nullptr;                                      // exp(g)
+  if (f_proj) {  // bailing: A_log [H], one rate per head
+    Value* rate = op.Reshape(op.Exp(to_float(op, A_log->value(op))), {hv, 1});
+    decay = op.Exp(o_.forget_lower_bound ? op.Mul(op.Sigmoid(op.Mul(rate, a)), *o_.forget_lower_bound)
+                                         : op.Mul(op.Neg(rate), op.Softplus(a)));
+  } else {  // A_log [Hv] (kimi: [1, 1, H, 1])
+    decay = op.Exp(op.Mul(op.Neg(op.Exp(to_float(op, A_log->value(op)))), op.Softplus(a)));
+  }
 
   auto [o, state] = scan(op, to_float(op, past[1]), q, k, v, decay, beta);
   // the gated RMSNorm per value head of the output in the model dtype, normalized in float32;

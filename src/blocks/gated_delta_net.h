@@ -20,6 +20,10 @@
 // so S = diag(exp(g_t)) S decays each key row of S by its own rate (KimiLinearForgetGate); the
 // output gate z = g_b_proj(g_a_proj(x)) and KimiLinearRMSNormGated: the norm, its weight and
 // sigmoid(z) all in float32 (OutputGate::sigmoid).
+// Ling 3.0's (models/bailing_hybrid/modeling_bailing_hybrid.py BailingHybridDeltaAttention,
+// GatedDeltaNetProjections::bailing): Kimi's delta rule and output norm, the forget gate's input
+// f_proj(x) (BailingHybridForgetGate) and the output gate z = g_proj(x), each one projection; with
+// forget_lower_bound (kda_safe_gate) g [H, D] = lower_bound * sigmoid(exp(A_log) * (f + dt_bias)).
 // Hk = linear_num_key_heads, Hv = linear_num_value_heads, Dk / Dv = linear_key / value_head_dim,
 // K = linear_conv_kernel_dim.
 // States (tasks/layer_state.h, replaced every step, in the model dtype), named after transformers'
@@ -33,6 +37,7 @@
 // recurrence is the chunked form's exact arithmetic reordering (equal to float32 rounding).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "blocks/linear.h"
@@ -59,6 +64,12 @@ enum class GatedDeltaNetProjections {
   // f_b_proj [H D, D], dt_bias [H D], A_log [1, 1, H, 1]; b_proj [H]; the output gate g_a_proj
   // [D, hidden], g_b_proj [H D, D]; o_norm, o_proj
   kimi,
+  // Ling 3.0's Kimi Delta Attention as save_pretrained writes it (conversion_mapping.py
+  // "bailing_hybrid" reversed: the forget gate's tensors beside the projections, the convs split,
+  // o_proj as dense): q_proj, k_proj, v_proj [H D]; q_conv1d, k_conv1d, v_conv1d [H D, 1, K]; the
+  // forget gate f_proj [H D, hidden], dt_bias [H D], A_log [H]; b_proj [H]; the output gate g_proj
+  // [H D, hidden]; o_norm, dense
+  bailing,
 };
 
 // The output norm's gate (the gated RMSNorm after the delta rule, per value head).
@@ -84,6 +95,10 @@ struct GatedDeltaNetOptions {
   // linear_allow_neg_eigval: beta in [0, 2])
   float beta_scale = 1.0f;
   OutputGate output_gate = OutputGate::silu;
+  // The per-key-channel forget gate (kimi, bailing) of a = f + dt_bias: none: g = -exp(A_log) *
+  // softplus(a); a value (BailingHybridForgetGate with kda_safe_gate, kda_lower_bound):
+  // g = lower_bound * sigmoid(exp(A_log) * a)
+  std::optional<float> forget_lower_bound;
   int64_t key_dim() const { return num_key_heads * key_head_dim; }
   int64_t value_dim() const { return num_value_heads * value_head_dim; }
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
@@ -103,10 +118,11 @@ class GatedDeltaNetMixer : public TokenMixer {
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *g_proj = nullptr, *b_proj = nullptr,
          *a_proj = nullptr;  // unfused (kimi: q_proj, k_proj, v_proj, b_proj)
   Linear *f_a_proj = nullptr, *f_b_proj = nullptr, *g_a_proj = nullptr, *g_b_proj = nullptr;  // kimi
-  Linear* out_proj;            // out_proj (unfused: o_proj)
+  Linear* f_proj = nullptr;  // bailing (with q_proj, k_proj, v_proj, g_proj, b_proj)
+  Linear* out_proj;            // out_proj (unfused, kimi: o_proj; bailing: dense)
   Parameter* conv_weight = nullptr;  // conv1d.weight [conv_dim, 1, K] (unfused, kimi: null)
-  Parameter *q_conv_weight = nullptr, *k_conv_weight = nullptr, *v_conv_weight = nullptr;  // unfused, kimi
-  Parameter *dt_bias, *A_log;  // [Hv] each (kimi: [H D] and [1, 1, H, 1])
+  Parameter *q_conv_weight = nullptr, *k_conv_weight = nullptr, *v_conv_weight = nullptr;  // unfused, kimi, bailing
+  Parameter *dt_bias, *A_log;  // [Hv] each (kimi: [H D] and [1, 1, H, 1]; bailing: [H D] and [H])
   Parameter* norm_weight;      // norm.weight (unfused: o_norm.weight) [Dv]
 
  private:
@@ -118,7 +134,7 @@ class GatedDeltaNetMixer : public TokenMixer {
   };
   Projected project(Ops& op, Value* x) const;
   // The delta rule from S0 [batch, Hv, Dk, Dv] (float32): q, k [batch, seq, Hv, Dk] (normalized,
-  // q scaled), v [batch, seq, Hv, Dv], decay exp(g) [batch, seq, Hv] (kimi: [batch, seq, Hv, Dk],
+  // q scaled), v [batch, seq, Hv, Dv], decay exp(g) [batch, seq, Hv] (kimi, bailing: [batch, seq, Hv, Dk],
   // one rate per key row of S) and beta [batch, seq, Hv] -> o [batch, seq, Hv, Dv] and the last S.
   std::pair<Value*, Value*> scan(Ops& op, Value* s0, Value* q, Value* k, Value* v, Value* decay, Value* beta) const;
   GatedDeltaNetOptions o_;

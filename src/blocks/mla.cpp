@@ -1,5 +1,7 @@
 #include "blocks/mla.h"
 
+#include "blocks/mamba.h"  // to_float
+
 namespace mobius {
 
 MultiHeadLatentAttention::MultiHeadLatentAttention(const MLAOptions& o) : o_(o) {
@@ -21,7 +23,9 @@ MultiHeadLatentAttention::MultiHeadLatentAttention(const MLAOptions& o) : o_(o) 
   kv_a_layernorm = child<RMSNorm>("kv_a_layernorm", n);
   kv_b_proj = child<Linear>(
       "kv_b_proj", LinearOptions{o.kv_lora_rank, o.num_heads * (o.qk_nope_head_dim + o.v_head_dim), false, o.dtype});
-  o_proj = child<Linear>("o_proj", LinearOptions{o.num_heads * o.v_head_dim, o.hidden_size, o.attention_bias, o.dtype});
+  o_proj = child<Linear>(o.o_proj_name,
+                         LinearOptions{o.num_heads * o.v_head_dim, o.hidden_size, o.attention_bias, o.dtype});
+  if (o.head_gate) g_proj = child<Linear>("g_proj", LinearOptions{o.hidden_size, o.num_heads, false, o.dtype});
 }
 
 Value* MultiHeadLatentAttention::heads(Ops& op, Value* x, int64_t dim) const {
@@ -60,7 +64,13 @@ AttentionResult MultiHeadLatentAttention::attend(Ops& op, Value* x, Value* q_lat
   Value* k = op.Concat({k_nope, op.Expand(k_rot, rot_shape)}, {.axis = -1});  // [b, h, s, qk]
 
   AttentionOutputs a = op.Attention(q, k, v, mask, past_key, past_value, {.scale = o_.scale});
-  Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  Value* y = op.Transpose(a.y, {.perm = {0, 2, 1, 3}});  // [b, s, h, v]
+  if (g_proj) {  // torch.sigmoid(g_proj(x).float()).to(dtype), per head
+    Value* gate = op.Sigmoid(to_float(op, g_proj->forward(op, x)));
+    if (o_.dtype != DataType::FLOAT) gate = op.Cast(gate, {.to = o_.dtype});
+    y = op.Mul(y, op.Unsqueeze(gate, {3}));
+  }
+  y = op.Reshape(y, {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};
 }
 

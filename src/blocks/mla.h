@@ -6,6 +6,8 @@
 //   k_nope, v = kv_b_proj(kv_a_layernorm(latent)) per head, split [qk_nope_head_dim | v_head_dim]
 //   k        = [k_nope | rope(k_rot)], k_rot shared by all heads;  q = [q_nope | rope(q_rot)]
 //   y        = o_proj(softmax(q.k * scale + mask) v)
+//   (head_gate: each head's output times sigmoid(g_proj(x)) [num_heads], in float32, before o_proj:
+//   BailingHybridAttention, models/bailing_hybrid/modeling_bailing_hybrid.py)
 // RoPE acts on the rope channels only; rope_interleave rotates adjacent pairs (2i, 2i + 1)
 // (V2's complex multiplication, V3's rope_interleave). V3 returns those channels de-interleaved
 // ([evens | odds]); we keep them interleaved, which permutes q and k alike and leaves every
@@ -20,6 +22,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "blocks/attention.h"
 
@@ -37,6 +40,8 @@ struct MLAOptions {
   bool rope_interleave = false;
   float scale;                  // qk_head_dim ** -0.5, times yarn's mscale ** 2
   float lora_norm_eps = 1e-6f;  // q_a_layernorm, kv_a_layernorm
+  bool head_gate = false;       // g_proj [num_heads, hidden], no bias (Ling 3.0's output gate)
+  std::string o_proj_name = "o_proj";  // dense (Ling 3.0's as save_pretrained writes it)
   DataType dtype = DataType::FLOAT;
 };
 
@@ -55,6 +60,7 @@ class MultiHeadLatentAttention : public SelfAttention {
   Linear *q_proj = nullptr, *q_a_proj = nullptr, *q_b_proj = nullptr;
   RMSNorm* q_a_layernorm = nullptr;
   Linear *kv_a_proj_with_mqa, *kv_b_proj, *o_proj;
+  Linear* g_proj = nullptr;  // head_gate
   RMSNorm* kv_a_layernorm;
 
  protected:

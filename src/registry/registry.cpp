@@ -205,6 +205,8 @@ const std::vector<RegistryEntry>& registry() {
         {"olmo_hybrid", "hybrid", "text-generation", create_olmo_hybrid},
         // Kimi Delta Attention + NoPE MLA layers (archs/kimi_linear.cpp): genai's generic "decoder" as qwen3_next
         {"kimi_linear", "hybrid", "text-generation", create_kimi_linear},
+        // Ling 3.0's Kimi Delta Attention + gated MLA layers (archs/kimi_linear.cpp): as kimi_linear
+        {"bailing_hybrid", "hybrid", "text-generation", create_bailing_hybrid},
         // softmax attention + lightning attention layers (archs/minimax.cpp): a lightning layer's state
         // is linear_cache, which genai 0.18's "decoder" does not read; no genai model type
         {"minimax", "hybrid", "text-generation", create_minimax, ""},

@@ -144,6 +144,14 @@ TYPE_BASE["kimi_linear"] = dict(layer_types=["linear_attention", "full_attention
                                 linear_head_dim=8, num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=16,
                                 qk_rope_head_dim=8, v_head_dim=24, num_local_experts=4, num_experts_per_tok=2,
                                 moe_intermediate_size=32, pad_token_id=None)
+# Ling 3.0 (bailing_hybrid): layers KDA, MLA (layer_group_size 2); the KDA's 4 heads
+# (num_attention_heads) of 8 (head_dim), kernel 4; MLA as Kimi Linear's rows with RoPE over 8
+# channels; layer 0 dense (first_k_dense_replace 1), layer 1 4 experts of 32 in one group, 2 per
+# token, one shared expert. BailingHybridConfig's pad token 156892 lies outside the vocabulary
+TYPE_BASE["bailing_hybrid"] = dict(layer_group_size=2, head_dim=8, num_key_value_heads=4, kv_lora_rank=16,
+                                   qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=24, num_local_experts=4,
+                                   num_experts_per_tok=2, n_group=1, topk_group=1, moe_intermediate_size=32,
+                                   first_k_dense_replace=1, pad_token_id=None)
 # MiniMax: layers attention, lightning attention (MiniMaxConfig's default pattern); 4 heads of 16
 # (the lightning state [16, 16] per head); 4 experts, 2 per token
 TYPE_BASE["minimax"] = dict(num_local_experts=4, num_experts_per_tok=2)

@@ -663,7 +663,7 @@ def _qwen3_next_states(c) -> list[dict]:
 
 
 def _kimi_linear_states(c) -> list[dict]:
-    """Kimi Linear: the MLA layers ("full_attention") carry the expanded key/value (kv_shape), the
+    """Kimi Linear, Ling 3.0 (bailing_hybrid): the MLA layers ("full_attention") carry the expanded key/value (kv_shape), the
     Kimi Delta Attention layers the conv window over q, k and v (3 * linear_num_heads *
     linear_head_dim channels) and the delta rule's state per head [head dim, head dim]."""
     width = c.linear_num_heads * c.linear_head_dim
@@ -708,7 +708,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
-                 "kimi_linear": _kimi_linear_states,
+                 "kimi_linear": _kimi_linear_states, "bailing_hybrid": _kimi_linear_states,
                  "minimax": _minimax_states,
                  "recurrent_gemma": _recurrent_gemma_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules

@@ -9,7 +9,8 @@ both states; no genai type), recurrent_gemma (RG-LRU recurrent blocks and local 
 src/blocks/rg_lru.h; the recurrent states live in transformers' modules, harness.MODULE_STATES),
 qwen3_next, qwen3_5_text and qwen3_5_moe_text (gated DeltaNet and gated attention layers,
 src/blocks/gated_delta_net.h: {conv_state, recurrent_state}), olmo_hybrid (gated DeltaNet and OLMo 2
-attention layers, src/archs/olmo_hybrid.cpp), minimax (softmax and lightning attention layers,
+attention layers, src/archs/olmo_hybrid.cpp), kimi_linear and bailing_hybrid (Kimi Delta Attention and
+MLA layers, src/archs/kimi_linear.cpp), minimax (softmax and lightning attention layers,
 src/blocks/lightning_attention.h: {linear_cache}; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
@@ -229,6 +230,25 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                        linear_conv_kernel_dim=DROP, first_k_dense_replace=0,
                        linear_attn_config={"full_attn_layers": [1], "kda_layers": [2], "head_dim": 8,
                                            "num_heads": 2, "short_conv_kernel_size": 3}))),
+    ],
+    "bailing_hybrid": [
+        # layers KDA, gated MLA (decoder_harness.TYPE_BASE, layer_group_size 2): the bounded forget
+        # gate (kda_safe_gate), f_proj / g_proj, q/k/v short convs; MLA through q_proj with
+        # interleaved RoPE (rope_theta 6e6) and the per-head sigmoid gate; layer 1 MoE (sigmoid
+        # router, one group)
+        ("default", {}),
+        # the unbounded forget gate (-exp(A_log) softplus); the layer plans and KDA sizes from the
+        # config class' pattern (layer_group_size 2, first_k_dense_replace 0: both layers MoE,
+        # head_dim, short_conv_kernel_size 3) instead of the saved layer_types / mlp_layer_types /
+        # linear_*; 2 groups of 2 experts, 1 kept, moe_renormalize false; a yarn rope (its mscale in
+        # the softmax scale)
+        ("softplus-gate-class-pattern-groups-yarn", dict(
+            kda_safe_gate=False, short_conv_kernel_size=3, first_k_dense_replace=0, n_group=2, topk_group=1,
+            norm_topk_prob=False,
+            rope_parameters={"rope_type": "yarn", "rope_theta": 6000000.0, "factor": 2.0, "mscale_all_dim": 1.0,
+                             "original_max_position_embeddings": 256},
+            _json=dict(layer_types=DROP, mlp_layer_types=DROP, linear_head_dim=DROP, linear_num_heads=DROP,
+                       linear_conv_kernel_dim=DROP))),
     ],
     "minimax": [
         # layers attention, lightning attention (decoder_harness.TYPE_BASE); every residual weight
