@@ -14,7 +14,8 @@
 //                rms_norm_eps) over the MoE output on the layers mlp_layer_types calls "sparse"
 //                (default: from first_k_dense_replace on, where i % moe_layer_freq == 0; both 1);
 //                the norm is a layer-level checkpoint key beside mlp (NormedFeedForward adopted
-//                under ""); the dense layers' stored post_mlp_layernorm is not used; q_lora_rank required
+//                under ""); the dense layers' stored post_mlp_layernorm is not used; q_lora_rank
+//                (always Q-LoRA) is an int in AXK1Config: null is refused by the config defaults
 //   youtu        (youtu/modular_youtu.py) deepseek_v3's attention in Llama's layer with a dense
 //                bias-free MLP on every layer (no MoE field is read); tied embeddings by default
 //   minicpm3     (minicpm3/modular_minicpm3.py) deepseek_v2's attention with Llama's RoPE (halves,
@@ -253,7 +254,6 @@ std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig& config, DataTyp
 
 std::unique_ptr<Architecture> create_axk1(const HfConfig& config, DataType dtype) {
   const HfConfig c = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}});
-  if (!c.opt_int("q_lora_rank")) c.fail("q_lora_rank", "must be set: AXK1Attention always has q_a_proj");
   DeepseekParts p = deepseek_parts(c, dtype);
   // AXK1Config.__post_init__: without mlp_layer_types, layer i is sparse when i >=
   // first_k_dense_replace and i % moe_layer_freq == 0 (both 1 by default)
