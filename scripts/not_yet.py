@@ -23,8 +23,6 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 
 # Decoder-only text-generation types: what they need beyond the blocks mobius has.
 REASONS = {
-    "axk1": "DeepSeek-V3 with an RMSNorm on the MoE layers' output only (post_mlp_layernorm, a layer-level "
-            "checkpoint key beside the mlp module), dense / sparse per mlp_layer_types: not written yet",
     "axk2": "DeepSeek-V3.2's sparse attention (blocks/dsa.h) plus a fused q_gate_proj over [q latent, q_a_proj "
             "output] whose sigmoid gates the heads, gated RMSNorms (a low-rank sigmoid gate MLP) and a router whose "
             "group mask fills 0.0 (groups optional): not written yet",

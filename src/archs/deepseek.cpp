@@ -10,6 +10,12 @@
 //                layers mlp_layer_types calls "sparse" (default: all but layer 0; the config class
 //                has no first_k_dense_replace); its Glm4MoeRotaryEmbedding would rotate
 //                qk_rope_head_dim * partial_rotary_factor channels, which only 1 makes consistent
+//   axk1         (axk1/modular_axk1.py) deepseek_v3's layers with an RMSNorm (post_mlp_layernorm,
+//                rms_norm_eps) over the MoE output on the layers mlp_layer_types calls "sparse"
+//                (default: from first_k_dense_replace on, where i % moe_layer_freq == 0; both 1);
+//                the norm is a layer-level checkpoint key beside mlp (NormedFeedForward adopted
+//                under ""); the dense layers' stored post_mlp_layernorm is not used; q_lora_rank
+//                (always Q-LoRA) is an int in AXK1Config: null is refused by the config defaults
 //   youtu        (youtu/modular_youtu.py) deepseek_v3's attention in Llama's layer with a dense
 //                bias-free MLP on every layer (no MoE field is read); tied embeddings by default
 //   minicpm3     (minicpm3/modular_minicpm3.py) deepseek_v2's attention with Llama's RoPE (halves,
@@ -116,11 +122,14 @@ float mla_softmax_scale(const MLAOptions& a, const RopeConfig& rope) {
 namespace {
 
 // DeepSeek-V3's interleaved rope, bias-free MLP and router on `p`.
-std::unique_ptr<Architecture> make_v3(const HfConfig& c, DeepseekParts& p) {
+void set_v3(const HfConfig& c, DeepseekParts& p) {
   p.mla.rope_interleave = c.bool_or("rope_interleave", true);
   p.spec.mlp.bias = false;  // DeepseekV3MLP: no mlp_bias
-  if (!p.moe) return p.make();
-  read_v3_router(c, *p.moe, true);
+  if (p.moe) read_v3_router(c, *p.moe, true);
+}
+
+std::unique_ptr<Architecture> make_v3(const HfConfig& c, DeepseekParts& p) {
+  set_v3(c, p);
   return p.make();
 }
 
@@ -245,6 +254,36 @@ std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig& config, DataTyp
   p.indexer->rope_interleave = true;  // GlmMoeDsaIndexer: apply_rotary_pos_emb_interleave
   p.shared_selection = read_indexer_types(c, p.spec.num_hidden_layers);
   return p.make();
+}
+
+std::unique_ptr<Architecture> create_axk1(const HfConfig& config, DataType dtype) {
+  const HfConfig c = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}});
+  DeepseekParts p = deepseek_parts(c, dtype);
+  // AXK1Config.__post_init__: without mlp_layer_types, layer i is sparse when i >=
+  // first_k_dense_replace and i % moe_layer_freq == 0 (both 1 by default)
+  const int64_t n = p.spec.num_hidden_layers;
+  const int64_t first_dense = c.int_or("first_k_dense_replace", 1);
+  const int64_t freq = c.int_or("moe_layer_freq", 1);
+  if (first_dense < 0) c.fail("first_k_dense_replace", "must not be negative");
+  if (freq < 1) c.fail("moe_layer_freq", "must be positive");
+  std::vector<std::string> plan;
+  for (int64_t i = 0; i < n; ++i) plan.push_back(i >= first_dense && i % freq == 0 ? "sparse" : "dense");
+  plan = read_layer_list(c, "mlp_layer_types", n, {"dense", "sparse"}, plan);
+  for (const auto& t : plan) p.sparse.push_back(t == "sparse");
+  if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
+    p.moe = read_deepseek_experts(c, p.spec);
+  set_v3(c, p);
+  if (!p.moe) return p.make();
+  // AXK1MoE: post_mlp_layernorm over the MoE output, a layer-level key beside the mlp module
+  p.spec.make_attention = latent_attention(p.mla);
+  const FeedForwardFactory mlp = sparse_moe(*p.moe, p.spec.mlp, p.sparse);
+  p.spec.make_feed_forward = [mlp, sparse = p.sparse, norm = p.spec.norm(),
+                              name = p.spec.names.mlp](int64_t layer) -> std::unique_ptr<FeedForward> {
+    const bool normed = sparse.at(static_cast<size_t>(layer));
+    return std::make_unique<NormedFeedForward>(name, mlp(layer), normed ? "post_mlp_layernorm" : "", norm);
+  };
+  p.spec.names.mlp = "";
+  return std::make_unique<DecoderCausalLM>(p.spec);
 }
 
 std::unique_ptr<Architecture> create_youtu(const HfConfig& c, DataType dtype) {

@@ -62,6 +62,17 @@ Value* FeedForwardSum::forward(Ops& op, Value* x) const {
   return sum;
 }
 
+NormedFeedForward::NormedFeedForward(const std::string& name, std::unique_ptr<FeedForward> ff,
+                                     const std::string& norm_name, const NormOptions& norm_options)
+    : part(adopt(name, std::move(ff))) {
+  if (!norm_name.empty()) norm = adopt(norm_name, make_norm(norm_options));
+}
+
+Value* NormedFeedForward::forward(Ops& op, Value* x) const {
+  Value* y = part->forward(op, x);
+  return norm ? norm->forward(op, y) : y;
+}
+
 Value* MLP::forward(Ops& op, Value* x) const {
   auto s = enter(op);
   return down->forward(op, act(op, up->forward(op, x)));

@@ -88,6 +88,20 @@ class FeedForwardSum : public FeedForward {
   std::vector<FeedForward*> parts_;
 };
 
+// A feed-forward and a norm over its output, each registered under its own name: adopted under
+// the name "" by a decoder layer, both bind at the layer's level. x: [..., hidden] ->
+// norm(part(x)), or part(x) without a norm (empty norm_name). A.X-K1's MoE layers (AXK1MoE's
+// post_mlp_layernorm, transformers/models/axk1/modular_axk1.py; the checkpoints store it beside the
+// mlp module, as layers.N.post_mlp_layernorm) and its dense layers (no norm).
+class NormedFeedForward : public FeedForward {
+ public:
+  NormedFeedForward(const std::string& name, std::unique_ptr<FeedForward> part, const std::string& norm_name,
+                    const NormOptions& norm);
+  Value* forward(Ops& op, Value* x) const override;
+  FeedForward* part;
+  Norm* norm = nullptr;  // null for an empty norm_name
+};
+
 // GatedMLP or MLP as o.gated says (register it with Module::adopt).
 std::unique_ptr<FeedForward> make_mlp(const MLPOptions& o);
 

@@ -105,6 +105,7 @@ const std::vector<RegistryEntry>& registry() {
         {"deepseek_v2", "deepseek", "text-generation", create_deepseek_v2},
         {"deepseek_v3", "deepseek", "text-generation", create_deepseek_v3},
         {"glm4_moe_lite", "deepseek", "text-generation", create_glm4_moe_lite},
+        {"axk1", "deepseek", "text-generation", create_axk1},
         // the indexer keys beside the KV cache: a second layer state genai does not read (blocks/dsa.h)
         {"deepseek_v32", "deepseek", "text-generation", create_deepseek_v32, ""},
         {"glm_moe_dsa", "deepseek", "text-generation", create_glm_moe_dsa, ""},

@@ -233,6 +233,8 @@ TYPE_BASE.update({
     "deepseek_v32": dict(MLA, n_group=4, topk_group=2, index_topk=8, index_n_heads=32, index_head_dim=16),
     # deepseek_v32's, the indexer's RoPE on adjacent pairs; GlmMoeDsaConfig's n_group 1
     "glm_moe_dsa": dict(MLA, index_topk=8, index_n_heads=32, index_head_dim=16),
+    # AXK1Config reads first_k_dense_replace (1) as a legacy kwarg: mlp_layer_types ["dense", "sparse"]
+    "axk1": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
     "youtu": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
                                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
     "minicpm3": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",

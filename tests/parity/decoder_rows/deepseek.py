@@ -1,5 +1,5 @@
 """The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, deepseek_v32,
-glm_moe_dsa, glm4_moe_lite, youtu, minicpm3."""
+glm_moe_dsa, glm4_moe_lite, axk1, youtu, minicpm3."""
 
 from decoder_rows.shared import LONG, SHORT
 
@@ -40,6 +40,10 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("default", {}),  # deepseek_v3's MLA and router (routed_scaling_factor 1.8), layer 0 dense
         ("mlp-layer-types-not-interleaved", dict(mlp_layer_types=["sparse", "dense"], rope_interleave=False)),
         ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "axk1": [
+        ("default", {}),  # deepseek_v3's MLA and router, layer 0 dense, layer 1 MoE + post_mlp_layernorm
+        ("sparse-then-dense", dict(mlp_layer_types=["sparse", "dense"])),  # the normed MoE on layer 0
     ],
     "youtu": [
         ("default", {}),  # deepseek_v3's MLA, interleaved rope, dense MLP, tied
