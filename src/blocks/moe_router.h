@@ -62,13 +62,15 @@ struct RouterOptions {
   int64_t topk_group = 1;
   bool bias = false;                   // router bias (GPT-OSS)
   float jitter_eps = 0.0f;             // sparsemixer: router_jitter_noise
-  // sigmoid_groups, sigmoid_logit_correction, softmax_correction: the router holds e_score_correction_bias; false: its MoE
+  // the corrected kinds (corrected()): the router holds e_score_correction_bias; false: its MoE
   // block does and sets the pointer (MoEOptions::score_bias_name)
   bool own_score_bias = true;
   // sigmoid_groups: false picks on the scores alone, no e_score_correction_bias (Lfm2Moe's
   // use_expert_bias false)
   bool score_correction = true;
-  double norm_topk_eps = 1e-20;  // sigmoid_groups, sigmoid_logit_correction, softmax_correction: added to the picked sum (Lfm2Moe 1e-6)
+  // sigmoid_groups, sigmoid_logit_correction, softmax_correction: added to the picked sum when
+  // norm_topk_prob (Lfm2Moe 1e-6; Flint, Kolibri-1 0)
+  double norm_topk_eps = 1e-20;
   // > 0: the float32 logits become c * tanh(logits / c) before scoring (Laguna
   // moe_router_logit_softcapping); 0: none
   float logit_softcapping = 0.0f;
