@@ -100,13 +100,14 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
       break;
     }
     case RouterKind::sigmoid_groups:
+    case RouterKind::sigmoid_logit_correction:
     case RouterKind::softmax_correction: {
-      Value* scores = o_.kind == RouterKind::sigmoid_groups ? op.Sigmoid(logits) : op.Softmax(logits);
+      Value* scores = o_.kind == RouterKind::softmax_correction ? op.Softmax(logits) : op.Sigmoid(logits);
       Value* choice = scores;
       if (o_.corrected()) {
         Value* correction = e_score_correction_bias->value(op);
         if (correction->dtype != DataType::FLOAT) correction = op.Cast(correction, {.to = DataType::FLOAT});
-        choice = op.Add(scores, correction);
+        choice = op.Add(o_.kind == RouterKind::sigmoid_logit_correction ? logits : scores, correction);
       }
       choice = limit_groups(op, choice, /*group_top2_sum=*/true, kNegInf);
       Value* picked = mask_at(op, choice, op.TopK(choice, o_.top_k).indices);

@@ -16,6 +16,10 @@
 //                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + norm_topk_eps);
 //                   * routed_scaling_factor (DeepSeek-V3 "noaux_tc"; Lfm2Moe, one group,
 //                   norm_topk_eps 1e-6, without the correction when use_expert_bias is false)
+//   sigmoid_logit_correction  top-k of logits + e_score_correction_bias picks the experts, each
+//                   weighted by sigmoid(logit); if norm_topk_prob w_k /= (sum(w_k) + norm_topk_eps)
+//                   (sigmoid_groups with one group and the correction added to the logits, not to
+//                   the scores: Kolibri-1, norm_topk_eps 0)
 //   softmax_correction  sigmoid_groups' selection and weighting with p = softmax(logits) in place
 //                   of the sigmoid, one group (Ernie 4.5 MoE: its moe_norm_min clamp of the sum
 //                   never acts for moe_norm_min <= top_k / num_experts, which the arch checks)
@@ -34,7 +38,15 @@
 
 namespace mobius {
 
-enum class RouterKind { softmax_topk, topk_softmax, topk_sigmoid, sigmoid_groups, softmax_correction, sparsemixer };
+enum class RouterKind {
+  softmax_topk,
+  topk_softmax,
+  topk_sigmoid,
+  sigmoid_groups,
+  sigmoid_logit_correction,
+  softmax_correction,
+  sparsemixer
+};
 
 struct RouterOptions {
   RouterKind kind = RouterKind::softmax_topk;
@@ -50,25 +62,28 @@ struct RouterOptions {
   int64_t topk_group = 1;
   bool bias = false;                   // router bias (GPT-OSS)
   float jitter_eps = 0.0f;             // sparsemixer: router_jitter_noise
-  // sigmoid_groups, softmax_correction: the router holds e_score_correction_bias; false: its MoE
+  // the corrected kinds (corrected()): the router holds e_score_correction_bias; false: its MoE
   // block does and sets the pointer (MoEOptions::score_bias_name)
   bool own_score_bias = true;
   // sigmoid_groups: false picks on the scores alone, no e_score_correction_bias (Lfm2Moe's
   // use_expert_bias false)
   bool score_correction = true;
-  double norm_topk_eps = 1e-20;  // sigmoid_groups, softmax_correction: added to the picked sum (Lfm2Moe 1e-6)
+  // sigmoid_groups, sigmoid_logit_correction, softmax_correction: added to the picked sum when
+  // norm_topk_prob (Lfm2Moe 1e-6; Flint, Kolibri-1 0)
+  double norm_topk_eps = 1e-20;
   // > 0: the float32 logits become c * tanh(logits / c) before scoring (Laguna
   // moe_router_logit_softcapping); 0: none
   float logit_softcapping = 0.0f;
   // Whether the kind picks on scores + e_score_correction_bias.
   bool corrected() const {
-    return (kind == RouterKind::sigmoid_groups && score_correction) || kind == RouterKind::softmax_correction;
+    return (kind == RouterKind::sigmoid_groups && score_correction) || kind == RouterKind::sigmoid_logit_correction ||
+           kind == RouterKind::softmax_correction;
   }
   DataType dtype = DataType::FLOAT;
 };
 
 // Parameters: weight [num_experts, hidden_size] (stored transposed), optional bias [num_experts],
-// e_score_correction_bias [num_experts] for sigmoid_groups and softmax_correction (the block's,
+// e_score_correction_bias [num_experts] for the corrected kinds (corrected(); the block's,
 // when not own_score_bias).
 class MoERouter : public Module {
  public:

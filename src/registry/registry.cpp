@@ -139,6 +139,7 @@ const std::vector<RegistryEntry>& registry() {
         {"laguna", "laguna", "text-generation", create_laguna},
         {"mellum", "laguna", "text-generation", create_mellum},
         {"flint", "flint", "text-generation", create_flint},
+        {"kolibri1", "kolibri1", "text-generation", create_kolibri1},
         {"falcon", "falcon", "text-generation", create_falcon},
         // Llama-like types with DecoderSpec options (archs/<family>.cpp)
         {"apertus", "apertus", "text-generation", create_apertus},

@@ -216,6 +216,11 @@ TYPE_BASE.update({
     "flint": dict(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"],
                   sliding_window=16, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                   shared_expert_intermediate_size=48, mlp_only_layers=[0]),
+    # layers sliding (window 16, RoPE), full (NoPE); every layer MoE: 4 experts of 32, 2 per token,
+    # shared experts of 48
+    "kolibri1": dict(layer_types=["sliding_attention", "full_attention"], sliding_window=16, head_dim=16,
+                     num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                     shared_expert_intermediate_size=48),
     "llama4_text": dict(num_hidden_layers=4, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
                         intermediate_size=32, intermediate_size_mlp=96, attention_chunk_size=16,
                         no_rope_layer_interval=2, floor_scale=8),
