@@ -112,6 +112,23 @@ std::vector<std::string> kimi_linear_layer_types(const HfConfig& c, const std::o
   return read_layer_list(c, "layer_types", n, {"linear_attention", "full_attention"}, fallback);
 }
 
+// A Kimi Delta Attention layer of `heads` heads of `dim` key and value channels, q/k/v convs of
+// `kernel` taps, the sigmoid-gated output norm, the checkpoint's `projections` (Kimi's or Bailing's).
+GatedDeltaNetOptions delta_attention_options(const DecoderSpec& s, int64_t heads, int64_t dim, int64_t kernel,
+                                             GatedDeltaNetProjections projections) {
+  return GatedDeltaNetOptions{.hidden_size = s.hidden_size,
+                              .num_key_heads = heads,
+                              .num_value_heads = heads,
+                              .key_head_dim = dim,
+                              .value_head_dim = dim,
+                              .conv_kernel = kernel,
+                              .hidden_act = s.mlp.hidden_act,
+                              .norm_eps = s.norm_eps,
+                              .dtype = s.dtype,
+                              .projections = projections,
+                              .output_gate = OutputGate::sigmoid};
+}
+
 // The Kimi Delta Attention sizes: linear_num_heads, linear_head_dim, linear_conv_kernel_dim, each
 // overridden by linear_attn_config's num_heads, head_dim, short_conv_kernel_size.
 GatedDeltaNetOptions kimi_delta_attention(const HfConfig& c, const std::optional<HfConfig>& linear,
@@ -126,17 +143,7 @@ GatedDeltaNetOptions kimi_delta_attention(const HfConfig& c, const std::optional
   const int64_t dim = size("linear_head_dim", 128, "head_dim");
   const int64_t kernel = size("linear_conv_kernel_dim", 4, "short_conv_kernel_size");
   if (kernel < 2) c.fail("linear_conv_kernel_dim", "must be at least 2");
-  return GatedDeltaNetOptions{.hidden_size = s.hidden_size,
-                              .num_key_heads = heads,
-                              .num_value_heads = heads,
-                              .key_head_dim = dim,
-                              .value_head_dim = dim,
-                              .conv_kernel = kernel,
-                              .hidden_act = s.mlp.hidden_act,
-                              .norm_eps = s.norm_eps,
-                              .dtype = s.dtype,
-                              .projections = GatedDeltaNetProjections::kimi,
-                              .output_gate = OutputGate::sigmoid};
+  return delta_attention_options(s, heads, dim, kernel, GatedDeltaNetProjections::kimi);
 }
 
 // Per layer whether it holds the MoE: mlp_layer_types, else all but the first first_k_dense_replace
@@ -229,17 +236,7 @@ std::unique_ptr<Architecture> create_bailing_hybrid(const HfConfig& config, Data
   const int64_t dim = size("linear_head_dim", size("head_dim", 128));
   const int64_t kernel = size("linear_conv_kernel_dim", size("short_conv_kernel_size", 4));
   if (kernel < 2) c.fail("linear_conv_kernel_dim", "must be at least 2");
-  GatedDeltaNetOptions delta{.hidden_size = s.hidden_size,
-                             .num_key_heads = heads,
-                             .num_value_heads = heads,
-                             .key_head_dim = dim,
-                             .value_head_dim = dim,
-                             .conv_kernel = kernel,
-                             .hidden_act = s.mlp.hidden_act,
-                             .norm_eps = s.norm_eps,
-                             .dtype = s.dtype,
-                             .projections = GatedDeltaNetProjections::bailing,
-                             .output_gate = OutputGate::sigmoid};
+  GatedDeltaNetOptions delta = delta_attention_options(s, heads, dim, kernel, GatedDeltaNetProjections::bailing);
   if (c.bool_or("kda_safe_gate", true)) delta.forget_lower_bound = static_cast<float>(c.float_or("kda_lower_bound", -5.0));
   s.make_mixer = [delta, types = s.layer_types](int64_t layer) {
     if (types.at(static_cast<size_t>(layer)) != "linear_attention") return LayerMixer{};
