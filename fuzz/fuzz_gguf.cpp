@@ -1,5 +1,6 @@
 // GGUF: the reader (weights/gguf.h) and the config synthesis (weights/gguf_checkpoint.h), then the
-// graph of the synthesized config, and --precision keep's copy of every matrix stored in a kept
+// graph of the synthesized config, every small tensor dequantized to float32 (weights/gguf_quants.h:
+// each block type, MXFP4 included, with the converter's transforms undone), and --precision keep's copy of every matrix stored in a kept
 // block type (produce_stored: Q4_0, Q8_0, Q6_K; whole, then a row range, scales in float32 and
 // float16). Structure-aware (fuzz_gguf_util.h): one scalar metadata value
 // of a valid file (block_count, context_length, head counts, eps, ...) overwritten with a value that
@@ -10,6 +11,7 @@
 #include "registry/config_defaults.h"
 #include "registry/registry.h"
 #include "util/error.h"
+#include "weights/convert.h"
 #include "weights/gguf.h"
 #include "weights/gguf_checkpoint.h"
 #include "weights/quantize.h"
@@ -37,12 +39,26 @@ void produce_kept(const mobius::GgufCheckpoint& g) {
   }
 }
 
+// produce() of every tensor of at most 2^20 elements, whole, in float32.
+void produce_float(const mobius::GgufCheckpoint& g) {
+  for (const std::string& name : g.names()) {
+    const mobius::TensorInfo* t = g.find(name);
+    if (!t || t->shape.empty()) continue;
+    int64_t elements = 1;
+    for (const int64_t d : t->shape) elements *= d;
+    if (elements > (int64_t{1} << 20)) continue;  // memory: 4 MB per tensor
+    std::vector<uint8_t> out(static_cast<size_t>(elements) * 4);
+    g.produce(*t, mobius::DataType::FLOAT, false, 0, mobius::output_rows(t->shape, false), out);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     mobius::GgufCheckpoint g(mobius::fuzz::as_file(data, size));
     produce_kept(g);
+    produce_float(g);
     const mobius::HfConfig& raw = g.config();
     const mobius::RegistryEntry& e = mobius::find_architecture(raw.get_string("model_type"), raw.file());
     e.create(mobius::with_class_defaults(raw, e.model_type), mobius::DataType::FLOAT)->build_graphs();

@@ -54,7 +54,7 @@ void scalar_run(const uint8_t* in, uint8_t* out, size_t n) {
 
 template <size_t Size>
 void copy_run(const uint8_t* in, uint8_t* out, size_t n) {
-  std::memcpy(out, in, n * Size);
+  if (n) std::memcpy(out, in, n * Size);  // a zero-element tensor's buffers may be null
 }
 
 template <DataType S>
