@@ -35,8 +35,8 @@
 // Config fields read as AutoencoderKLCogVideoX's __init__: in_channels, out_channels,
 // down_block_types (CogVideoXDownBlock3D) and up_block_types (CogVideoXUpBlock3D), one per
 // block_out_channels entry (each a multiple of norm_num_groups), latent_channels, layers_per_block,
-// act_fn, norm_eps, norm_num_groups, temporal_compression_ratio (log2 at most 3: diffusers' 8-frame
-// encode batches), use_quant_conv / use_post_quant_conv refused when true (diffusers sizes them by
+// act_fn, norm_eps, norm_num_groups, temporal_compression_ratio (in [1, 16): int(log2) at most 3
+// temporal compressions, as diffusers' 8-frame encode batches take), use_quant_conv / use_post_quant_conv refused when true (diffusers sizes them by
 // out_channels, not latent_channels); scaling_factor, shift_factor, latents_mean / std are the
 // pipeline's.
 // Graphs, with AutoencoderKL's names (archs/autoencoder_kl.cpp):
@@ -132,7 +132,7 @@ CogFrameBatches cog_frame_batches(Ops& op, Value* frames, int64_t length) {
   return {op.Sub(batches, b.scalar_i64(1)), length};
 }
 
-// The frame count of x [batch, c, t, h, w] as int64 [1], and as a scalar.
+// The frame count of x [batch, c, t, h, w] as int64 [1].
 Value* cog_frames(Ops& op, Value* x) { return op.Slice(op.Shape(x), {2}, {3}, {0}); }
 
 // torch.nn.GroupNorm over each frame batch of x [batch, channels, t, h, w]: a group's mean and
