@@ -10,6 +10,7 @@ namespace mobius {
 const std::vector<DiffusersEntry>& diffusers_registry() {
   static const std::vector<DiffusersEntry> entries = {
       {"AutoencoderKL", "autoencoder_kl", "diffusion-vae", create_autoencoder_kl},
+      {"AutoencoderKLCogVideoX", "autoencoder_kl_cogvideox", "diffusion-vae", create_autoencoder_kl_cogvideox},
       {"AutoencoderKLWan", "autoencoder_kl_wan", "diffusion-vae", create_autoencoder_kl_wan},
       {"AutoencoderTiny", "autoencoder_tiny", "diffusion-vae", create_autoencoder_tiny},
       {"ControlNetModel", "controlnet", "diffusion-controlnet", create_controlnet},

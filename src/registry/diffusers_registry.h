@@ -13,6 +13,8 @@ namespace mobius {
 
 // archs/autoencoder_kl.cpp
 std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
+// archs/autoencoder_kl_cogvideox.cpp
+std::unique_ptr<Architecture> create_autoencoder_kl_cogvideox(const HfConfig&, DataType);
 // archs/autoencoder_kl_wan.cpp
 std::unique_ptr<Architecture> create_autoencoder_kl_wan(const HfConfig&, DataType);
 // archs/autoencoder_tiny.cpp

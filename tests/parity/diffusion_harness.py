@@ -84,6 +84,8 @@ def references(model, row: Row, seed: int = 1) -> dict:
         [in_channels, 1 + 4 (frames - 1), *image] clips; vae_decoder, decode(latent_sample).sample of a
         batch of [z_dim, frames, *latent] latents (diffusers' chunked encode and frame-by-frame decode,
         with their causal caches)
+      AutoencoderKLCogVideoX: as AutoencoderKLWan, latent_channels for z_dim (diffusers' encode in
+        batches of 8 frames and decode in batches of 2 latent frames, tiling off)
       UNet2DConditionModel: unet, forward(sample, timestep, encoder_hidden_states[,
         added_cond_kwargs text_embeds and time_ids]).sample
       ControlNetModel: controlnet, the UNet's inputs and controlnet_cond (the latent's size times
@@ -196,9 +198,10 @@ def references(model, row: Row, seed: int = 1) -> dict:
                       conditioning_scale=float(feeds["conditioning_scale"]), **kwargs)
             want = {f"down_block_res_samples.{i}": r.numpy() for i, r in enumerate(out.down_block_res_samples)}
             return {"controlnet": (feeds, dict(want, mid_block_res_sample=out.mid_block_res_sample.numpy()))}
-        if row.class_name == "AutoencoderKLWan":  # clips of 1 + 4 k frames, as its 4-frame encode chunks take
+        if row.class_name in ("AutoencoderKLWan", "AutoencoderKLCogVideoX"):  # clips of 1 + 4 k frames
             sample = rng.standard_normal((BATCH, c.in_channels, 1 + 4 * (row.frames - 1), *row.image)).astype(np.float32)
-            latent = rng.standard_normal((BATCH, c.z_dim, row.frames, *row.latent)).astype(np.float32)
+            z_dim = c.z_dim if row.class_name == "AutoencoderKLWan" else c.latent_channels
+            latent = rng.standard_normal((BATCH, z_dim, row.frames, *row.latent)).astype(np.float32)
             return {"vae_encoder": ({"sample": sample},
                                     {"latent_parameters": m64.encode(t64(sample)).latent_dist.parameters.numpy()}),
                     "vae_decoder": ({"latent_sample": latent}, {"sample": m64.decode(t64(latent)).sample.numpy()})}

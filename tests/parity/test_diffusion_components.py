@@ -1,8 +1,8 @@
 """diffusers components built alone from their folder (`mobius build DIR OUT`), run in onnxruntime
 against diffusers' own forward (diffusion_harness): AutoencoderKL's and AutoencoderTiny's
 vae_encoder and vae_decoder graphs with Optimum's I/O names (sample -> latent_parameters, or
-latents for the tiny VAE; latent_sample -> sample; AutoencoderKLWan's over [batch, channels, frames,
-height, width] clips), UNet2DConditionModel's unet graph (sample,
+latents for the tiny VAE; latent_sample -> sample; AutoencoderKLWan's and AutoencoderKLCogVideoX's over
+[batch, channels, frames, height, width] clips), UNet2DConditionModel's unet graph (sample,
 timestep, encoder_hidden_states [, text_embeds, time_ids] -> out_sample), ControlNetModel's
 controlnet graph (the UNet's inputs, controlnet_cond, conditioning_scale -> down_block_res_samples.{i},
 mid_block_res_sample), T2IAdapter's adapter graph (sample -> adapter_state.{k}), the transformers'
@@ -53,6 +53,22 @@ ROWS += [
     D.Row("AutoencoderKLWan", "wan21", dict(WAN_VAE), image=(16, 8), latent=(3, 2), frames=4),
     D.Row("AutoencoderKLWan", "one-frame-decoder-base-dim",
           dict(WAN_VAE, decoder_base_dim=4, out_channels=2, in_channels=2), image=(8, 16), latent=(1, 2), frames=1),
+]
+# CogVideoX-VAE-like: two spatio-temporal downsamplings (decoding: two temporal upsamplings), 17 video
+# frames (diffusers' encode batches of 9 and 8 frames) / 5 latent frames (decode batches of 3 and 2:
+# the odd first batch, the causal caches and the per-batch GroupNorm statistics); one temporal
+# compression (a spatial-only downsampling and upsampling), 13 frames in one batch / 4 latent frames
+# (two even batches), gelu, two resnets a block, a shortcut convolution, other channel counts; one
+# frame (an image: the single-frame paths)
+COG_VAE = dict(down_block_types=("CogVideoXDownBlock3D",) * 3, up_block_types=("CogVideoXUpBlock3D",) * 3,
+               block_out_channels=(8, 16, 16), latent_channels=4, layers_per_block=1, norm_num_groups=4)
+ROWS += [
+    D.Row("AutoencoderKLCogVideoX", "cogvideox", dict(COG_VAE), image=(16, 8), latent=(2, 3), frames=5),
+    D.Row("AutoencoderKLCogVideoX", "one-compression-even-latent-frames",
+          dict(COG_VAE, temporal_compression_ratio=2, act_fn="gelu", layers_per_block=2, norm_eps=1e-5,
+               block_out_channels=(8, 8, 16), in_channels=2, out_channels=3),
+          image=(8, 12), latent=(3, 2), frames=4),
+    D.Row("AutoencoderKLCogVideoX", "one-frame", dict(COG_VAE), image=(8, 8), latent=(2, 2), frames=1),
 ]
 # TAESD-like: every block the same width (as diffusers requires), relu
 TINY = dict(encoder_block_out_channels=(8, 8, 8), decoder_block_out_channels=(8, 8, 8),
@@ -190,7 +206,7 @@ ROWS += [
 IDS = [f"{r.class_name}-{r.variant}" for r in ROWS]
 FIRST = 1_000_000  # the rows' order in the parity table: after the transformers types' rows
 TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-adapter",
-         "AutoencoderKLWan": "diffusion-vae",
+         "AutoencoderKLWan": "diffusion-vae", "AutoencoderKLCogVideoX": "diffusion-vae",
          "AutoencoderKL": "diffusion-vae", "AutoencoderTiny": "diffusion-vae",
          "UNet2DConditionModel": "diffusion-denoiser", "FluxTransformer2DModel": "diffusion-denoiser",
          "SD3Transformer2DModel": "diffusion-denoiser", "DiTTransformer2DModel": "diffusion-denoiser",
@@ -198,7 +214,7 @@ TASKS = {"ControlNetModel": "diffusion-controlnet", "T2IAdapter": "diffusion-ada
          "WanTransformer3DModel": "diffusion-denoiser"}
 # the f16 rows: one of each class
 F16_ROWS = [r for r in ROWS if r.variant in ("sd", "taesd", "sd15", "full", "dev-guidance", "sd3", "dit", "alpha-512",
-                                             "sana", "t2v", "wan21")]
+                                             "sana", "t2v", "wan21", "cogvideox")]
 
 
 @pytest.mark.parametrize("index,row", [(FIRST + i, r) for i, r in enumerate(ROWS)], ids=IDS)
@@ -307,12 +323,17 @@ def test_diffusers_defaults_generated():
     (dict(WAN_VAE, _class_name="AutoencoderKLWan", is_residual=True), "field 'is_residual'"),
     (dict(WAN_VAE, _class_name="AutoencoderKLWan", temperal_downsample=[True, True]), "field 'temperal_downsample'"),
     (dict(WAN_VAE, _class_name="AutoencoderKLWan", attn_scales=[1.0]), "field 'attn_scales'"),
+    (dict(COG_VAE, _class_name="AutoencoderKLCogVideoX", use_quant_conv=True), "field 'use_quant_conv'"),
+    (dict(COG_VAE, _class_name="AutoencoderKLCogVideoX", temporal_compression_ratio=16),
+     "field 'temporal_compression_ratio'"),
+    (dict(COG_VAE, _class_name="AutoencoderKLCogVideoX", norm_num_groups=3), "field 'block_out_channels'"),
 ], ids=["unknown-class", "controlnet-global-pool", "controlnet-no-embedding", "adapter-type", "adapter-xl-widths",
         "unet-class-embed", "unet-heads", "vae-groups", "vae-layers", "tiny-bilinear", "flux-rope-axes",
         "flux-heads", "sd3-caption-width", "sd3-qk-layer-norm",
         "dit-norm-type", "dit-width", "pixart-size-conditions-width", "pixart-caption-width",
         "sana-guidance", "wan-flf2v-positions", "wan-image-kv-width", "wan-patch-2d",
-        "wan-vae-residual", "wan-vae-temporal-list", "wan-vae-encoder-attention"])
+        "wan-vae-residual", "wan-vae-temporal-list", "wan-vae-encoder-attention", "cogvideox-vae-quant-conv",
+        "cogvideox-vae-time-compression", "cogvideox-vae-groups"])
 def test_refused_configs(config, message, tmp_path):
     """A component whose class is not registered, or whose config asks for a mechanism mobius does not
     build or is out of range, is refused naming config.json and the field; nothing is written."""

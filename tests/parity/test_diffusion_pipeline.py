@@ -10,7 +10,8 @@ within 1e-4 relative to its scale (the largest magnitude of the reference). The 
 model_index.json; the scheduler folder copied; mobius_manifest.json) and a component mobius does
 not build (skipped, said in the manifest and a warning) are checked too; an SDXL-like pipeline
 (text_encoder_2 a CLIPTextModelWithProjection, a text_time UNet) and a ControlNet pipeline (the
-unet graph takes the controlnet graph's residuals) the same way. About 15 s."""
+unet graph takes the controlnet graph's residuals) the same way; a Wan-like video pipeline (UMT5
+text encoder, WanTransformer3DModel, AutoencoderKLWan) with 4 flow-matching Euler steps. About 30 s."""
 
 import json
 
@@ -407,3 +408,85 @@ def test_adapter_xl_maps_in_the_down_and_mid_blocks(tmp_path):
     r = H.run_mobius("build", tmp_path / "bad", tmp_path / "bad-out")
     assert r.returncode != 0 and not (tmp_path / "bad-out").exists()
     assert "unet/config.json" in r.stderr and "block_out_channels" in r.stderr and "T2IAdapter" in r.stderr, r.stderr
+
+
+# Wan-like (WanPipeline, Wan 2.1 T2V): a UMT5EncoderModel text encoder (built as the t5 encoder
+# alone), WanTransformer3DModel and AutoencoderKLWan, with FlowMatchEulerDiscreteScheduler (the
+# scheduler class WanPipeline declares; Wan's own checkpoints ship UniPCMultistepScheduler with
+# flow prediction) at Wan's flow shift 3
+WAN_SHIFT = 3.0
+
+
+def tiny_wan_pipeline(path):
+    from transformers import UMT5Config, UMT5EncoderModel
+
+    torch.manual_seed(0)
+    text_encoder = UMT5EncoderModel(UMT5Config(vocab_size=100, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_heads=4,
+                                               relative_attention_num_buckets=8, relative_attention_max_distance=16,
+                                               feed_forward_proj="gated-gelu", pad_token_id=0, eos_token_id=1,
+                                               decoder_start_token_id=0)).eval()
+    transformer = diffusers.WanTransformer3DModel(
+        patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4,
+        text_dim=16, freq_dim=16, ffn_dim=32, num_layers=2)
+    vae = diffusers.AutoencoderKLWan(  # two temporal and spatial downsamplings: scale factors 4 and 4
+        base_dim=8, z_dim=4, dim_mult=[1, 2, 2], num_res_blocks=1, temperal_downsample=[True, True],
+        latents_mean=[0.1, -0.2, 0.3, 0.0], latents_std=[1.5, 2.0, 0.5, 1.0], scale_factor_temporal=4,
+        scale_factor_spatial=4)
+    for i, m in enumerate((transformer, vae, text_encoder)):
+        randomize(m, 20 + i)
+    pipe = diffusers.WanPipeline(tokenizer=None, text_encoder=text_encoder, vae=vae, transformer=transformer,
+                                 scheduler=diffusers.FlowMatchEulerDiscreteScheduler(shift=WAN_SHIFT))
+    pipe.save_pretrained(path)
+    return pipe
+
+
+def flow_match_euler_schedule(steps, n=1000, shift=WAN_SHIFT):
+    """FlowMatchEulerDiscreteScheduler.set_timesteps (static shift, no dynamic shifting): timesteps
+    from sigma_max to sigma_min (the shifted training sigmas' ends) in `steps`, shifted again, and
+    the sigmas with a final 0."""
+    shifted = lambda s: shift * s / (1 + (shift - 1) * s)  # noqa: E731
+    sigma_max, sigma_min = shifted(1.0), shifted(1.0 / n)
+    sigmas = shifted(np.linspace(sigma_max * n, sigma_min * n, steps) / n).astype(np.float32)
+    return sigmas * n, np.append(sigmas, np.float32(0.0))
+
+
+def test_wan_pipeline_flow_match_loop(tmp_path):
+    """The Wan-like pipeline builds with one command (text_encoder: the UMT5 encoder alone; vae: both
+    graphs); 4 flow-matching Euler steps run in onnxruntime over its text_encoder, transformer and
+    vae_decoder graphs, the scheduler in numpy: the final latent equals WanPipeline's for the same
+    prompt embeddings and initial latents, and the decoded video (latents * latents_std +
+    latents_mean) AutoencoderKLWan.decode's, within 1e-4 of their scales."""
+    pipe = tiny_wan_pipeline(tmp_path / "pipe")
+    r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    manifest = json.loads((tmp_path / "out/mobius_manifest.json").read_text())["components"]
+    assert manifest["text_encoder"]["built"] == ["text_encoder"], manifest
+    assert manifest["transformer"]["built"] == ["transformer"] and manifest["vae"]["built"] == ["vae_encoder",
+                                                                                               "vae_decoder"]
+    session = lambda c: ort.InferenceSession(str(tmp_path / "out" / c / "model.onnx"),  # noqa: E731
+                                             providers=["CPUExecutionProvider"])
+    text, transformer, vae = session("text_encoder"), session("transformer"), session("vae_decoder")
+    rng = np.random.default_rng(5)
+    input_ids = rng.integers(2, 100, size=(1, 6)).astype(np.int64)
+    latents = rng.standard_normal((1, 4, 3, 4, 8)).astype(np.float32)  # 9 frames of 16 x 32 (WanPipeline: multiples of 16)
+    with torch.no_grad():
+        embeds = pipe.text_encoder(torch.from_numpy(input_ids)).last_hidden_state
+        want = pipe(prompt_embeds=embeds, latents=torch.from_numpy(latents), height=16, width=32, num_frames=9,
+                    num_inference_steps=STEPS, guidance_scale=1.0, output_type="latent").frames.numpy()
+        c = pipe.vae.config
+        mean, std = (torch.tensor(v).view(1, c.z_dim, 1, 1, 1) for v in (c.latents_mean, c.latents_std))
+        want_video = pipe.vae.decode(torch.from_numpy(want) * std + mean).sample.numpy()
+    hidden = text.run(["last_hidden_state"], feeds(text, input_ids=input_ids))[0]
+    assert_close(hidden, embeds.numpy(), "text_encoder last_hidden_state")
+    timesteps, sigmas = flow_match_euler_schedule(STEPS)
+    np.testing.assert_allclose(timesteps, pipe.scheduler.timesteps.numpy(), rtol=1e-6)  # the schedule as diffusers'
+    x = latents
+    for i, t in enumerate(timesteps):
+        v = transformer.run(["out_hidden_states"], feeds(transformer, hidden_states=x, timestep=np.array([t]),
+                                                         encoder_hidden_states=hidden))[0]
+        x = (x + (sigmas[i + 1] - sigmas[i]) * v).astype(np.float32)
+    assert_close(x, want, "final latent")
+    z = x * np.array(c.latents_std, np.float32).reshape(1, -1, 1, 1, 1) + np.array(c.latents_mean, np.float32).reshape(
+        1, -1, 1, 1, 1)
+    video = vae.run(["sample"], feeds(vae, latent_sample=z))[0]
+    assert_close(video, want_video, "decoded video")
