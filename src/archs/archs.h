@@ -101,6 +101,8 @@ std::unique_ptr<Architecture> create_openai_gpt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_bloom(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mpt(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_falcon(const HfConfig&, DataType);
+// archs/cpmant.cpp
+std::unique_ptr<Architecture> create_cpmant(const HfConfig&, DataType);
 
 // archs/mixtral.cpp, deepseek.cpp, gpt_oss.cpp, jetmoe.cpp, dbrx.cpp: mixture-of-experts decoders
 std::unique_ptr<Architecture> create_mixtral(const HfConfig&, DataType);

@@ -132,7 +132,8 @@ MixerResult DecoderLayer::forward(Ops& op, Value* x, const AttentionContext& ctx
 
 TextDecoder::TextDecoder(const DecoderSpec& s) {
   const int64_t embed_dim = s.embedding_dim ? s.embedding_dim : s.hidden_size;
-  embed_tokens = child<Embedding>(s.names.embed_tokens, s.vocab_size, embed_dim, s.dtype);
+  embed_tokens = child<Embedding>(s.names.embed_tokens, s.embedding_rows ? s.embedding_rows : s.vocab_size,
+                                  embed_dim, s.dtype);
   for (int64_t i = 0; i < s.num_hidden_layers; ++i)
     layers.push_back(child<DecoderLayer>(s.names.layers + "." + std::to_string(i), s, i));
   if (!s.names.norm.empty()) norm = adopt(s.names.norm, make_norm(s.norm()));

@@ -159,6 +159,9 @@ struct DecoderSpec {
   // The width of embed_tokens and of the LM head's input when not hidden_size (OPT's
   // word_embed_proj_dim); the architecture projects in and out (archs/gpt2.h). 0: hidden_size.
   int64_t embedding_dim = 0;
+  // The rows of embed_tokens when not vocab_size (CPM-Ant: its prompt embeddings follow the
+  // vocabulary's rows, archs/cpmant.cpp); the LM head keeps vocab_size rows. 0: vocab_size.
+  int64_t embedding_rows = 0;
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
   const RopeConfig& rope_for(const std::string& layer_type) const;  // the RoPE of a layer type

@@ -8,10 +8,11 @@ RelativePositionBias::RelativePositionBias(const RelativePositionBiasOptions& o)
   weight = param("weight", {o.num_buckets, o.num_heads}, o.dtype);
 }
 
-Value* RelativePositionBias::bucket(Ops& op, Value* relative) const {
-  int64_t buckets = o_.num_buckets;
+Value* relative_position_bucket(Ops& op, Value* relative, int64_t num_buckets, int64_t max_distance,
+                                bool bidirectional) {
+  int64_t buckets = num_buckets;
   Value* base = nullptr;  // the bucket offset of positive distances (bidirectional)
-  if (o_.bidirectional) {
+  if (bidirectional) {
     buckets /= 2;
     base = op.Mul(op.Cast(op.Greater(relative, 0), {.to = DataType::INT64}), static_cast<double>(buckets));
     relative = op.Abs(relative);
@@ -24,7 +25,7 @@ Value* RelativePositionBias::bucket(Ops& op, Value* relative) const {
   // float32 and truncated; rel 0 (a small one) is clamped to 1 to keep the log finite
   Value* rel_f = op.Cast(op.Max(relative, 1), {.to = DataType::FLOAT});
   Value* large = op.Mul(op.Div(op.Log(op.Div(rel_f, static_cast<float>(max_exact))),
-                               static_cast<float>(std::log(static_cast<double>(o_.max_distance) / max_exact))),
+                               static_cast<float>(std::log(static_cast<double>(max_distance) / max_exact))),
                         static_cast<float>(buckets - max_exact));
   large = op.Add(op.Cast(large, {.to = DataType::INT64}), static_cast<double>(max_exact));
   large = op.Min(large, static_cast<double>(buckets - 1));
@@ -40,13 +41,13 @@ Value* RelativePositionBias::forward(Ops& op, Value* past, Value* query_length, 
   Value* start = op.Squeeze(past, {0});
   Value* q_pos = op.Unsqueeze(op.Range(start, op.Add(start, op.Squeeze(query_length, {0})), one), {1});
   Value* k_pos = op.Unsqueeze(op.Range(zero, op.Squeeze(key_length, {0}), one), {0});
-  Value* values = op.Gather(weight->value(op), bucket(op, op.Sub(k_pos, q_pos)));  // [q, k, heads]
+  Value* values = op.Gather(weight->value(op), relative_position_bucket(op, op.Sub(k_pos, q_pos), o_.num_buckets, o_.max_distance, o_.bidirectional));  // [q, k, heads]
   return op.Unsqueeze(op.Transpose(values, {.perm = {2, 0, 1}}), {0});
 }
 
 Value* RelativePositionBias::lookup(Ops& op, Value* relative) const {
   auto s = enter(op);
-  Value* values = op.Gather(weight->value(op), bucket(op, relative));  // [batch, q, k, heads]
+  Value* values = op.Gather(weight->value(op), relative_position_bucket(op, relative, o_.num_buckets, o_.max_distance, o_.bidirectional));  // [batch, q, k, heads]
   return op.Transpose(values, {.perm = {0, 3, 1, 2}});
 }
 

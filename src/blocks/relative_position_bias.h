@@ -35,9 +35,15 @@ class RelativePositionBias : public Module {
   Parameter* weight;  // [num_buckets, num_heads]
 
  private:
-  // int64 relative positions (key - query) -> int64 buckets in [0, num_buckets).
-  Value* bucket(Ops& op, Value* relative) const;
   RelativePositionBiasOptions o_;
 };
+
+// The bucket of each relative position (key - query), int64 of any shape -> int64 buckets in
+// [0, num_buckets) (T5Attention._relative_position_bucket; CpmAntSegmentPositionEmbedding.
+// _position_bucket, always bidirectional, computes the same): bidirectional, half the buckets for
+// keys after the query; distances below half the (remaining) buckets exactly, the rest
+// logarithmically up to max_distance in float32, truncated; farther ones the last bucket.
+Value* relative_position_bucket(Ops& op, Value* relative, int64_t num_buckets, int64_t max_distance,
+                                bool bidirectional);
 
 }  // namespace mobius

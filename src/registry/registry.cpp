@@ -125,6 +125,8 @@ const std::vector<RegistryEntry>& registry() {
         {"biogpt", "biogpt", "text-generation", create_biogpt},
         {"xglm", "xglm", "text-generation", create_xglm},
         {"ctrl", "ctrl", "text-generation", create_ctrl},
+        // the prompt positions ahead of attention_mask's in the cache: genai does not run it (archs/cpmant.cpp)
+        {"cpmant", "cpmant", "text-generation", create_cpmant, ""},
         {"openai-gpt", "openai_gpt", "text-generation", create_openai_gpt},
         {"bloom", "bloom", "text-generation", create_bloom},
         {"mpt", "mpt", "text-generation", create_mpt},

@@ -36,6 +36,10 @@ TYPE_BASE = {
     "gpt_neo": dict(attention_types=[[["global", "local"], 1]], window_size=16),
     "opt": dict(ffn_dim=128), "falcon": dict(ffn_hidden_size=128),
     "xglm": dict(ffn_dim=128), "ctrl": dict(dff=128),  # XGLMConfig 4096, CTRLConfig 8192
+    # CpmAntConfig: dim_head 128, dim_ff 10240, 32 prompt tokens, 512 buckets up to 2048, 32 segment
+    # types; vocab 260: the harness' random texts (seeds 1-3) hold no id 0, which CPM-Ant reads as padding
+    "cpmant": dict(vocab_size=260, dim_head=16, dim_ff=128, prompt_length=4, prompt_types=3, segment_types=3,
+                   position_bias_num_buckets=32, position_bias_max_distance=64),
     # the Gemma configs default head_dim to 256; query_pre_attn_scalar (default 256) differs from
     # head_dim so that scale = query_pre_attn_scalar**-0.5 is tested
     "gemma": dict(head_dim=16),

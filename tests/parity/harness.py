@@ -590,6 +590,19 @@ def _mamba2_states(c) -> dict:
     return _ssd_states(c.num_heads, c.head_dim, c.n_groups, c.state_size, c.conv_kernel)
 
 
+@dataclasses.dataclass(frozen=True)
+class Ahead:
+    """A state axis that grows with the sequence like None's and holds `n` positions ahead of
+    attention_mask's: CPM-Ant's prompt, which its first step puts in the cache (archs/cpmant.cpp)."""
+    n: int
+
+
+def _cpmant_states(c) -> list[dict]:
+    """CPM-Ant: multi-head key/value of dim_head, the prompt's positions ahead of the text's."""
+    kv = (c.num_attention_heads, Ahead(c.prompt_length), c.dim_head)
+    return [{"key": kv, "value": kv}] * c.num_hidden_layers
+
+
 def _kv_states(c) -> dict:
     """A self-attention layer's cache: key and value growing along axis 2."""
     _, kv_heads, key_dim, value_dim = kv_shape(c)
@@ -741,7 +754,7 @@ def _dsa_states(c) -> list[dict]:
 # Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
 # attention state)
 LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "deepseek_v32": _dsa_states,
-                   "glm_moe_dsa": _dsa_states}
+                   "glm_moe_dsa": _dsa_states, "cpmant": _cpmant_states}
 
 
 def is_recurrent(model_type: str) -> bool:
@@ -822,7 +835,8 @@ class OnnxLM:
 
     def empty_past(self, batch: int) -> dict:
         """The state before the first token: empty KV caches, zero recurrent states."""
-        return {f"past_key_values.{i}.{name}": np.zeros((batch, *(d or 0 for d in dims)), self.dtype)
+        return {f"past_key_values.{i}.{name}": np.zeros((batch, *(0 if d is None or isinstance(d, Ahead) else d for d in dims)),
+                                                           self.dtype)
                 for i, layer in enumerate(self.states) for name, dims in layer.items()}
 
     def __call__(self, ids, mask, pos, past=None):
@@ -840,7 +854,7 @@ class OnnxLM:
         for i, layer in enumerate(self.states):
             for name, dims in layer.items():
                 t = res[f"present.{i}.{name}"]
-                want = (b, *(total if d is None else d for d in dims))
+                want = (b, *(total if d is None else total + d.n if isinstance(d, Ahead) else d for d in dims))
                 assert t.shape == want, f"present.{i}.{name} has shape {t.shape}, expected {want}"
                 nxt[f"past_key_values.{i}.{name}"] = t
         assert res["logits"].shape == (b, s, self.vocab), f"logits shape {res['logits'].shape}"
@@ -893,6 +907,15 @@ def hf_forward(model, ids, mask, pos, cache=None):
         out = model(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
                     position_ids=torch.as_tensor(pos))
         return out.logits[:, -n:].double().numpy(), (ids, pos)
+    if model.config.model_type == "cpmant":
+        # CpmAntModel.forward takes the whole text with its cache and drops the cached part itself
+        # (CpmAntForCausalLM.prepare_inputs_for_generation); it reads no attention_mask but id 0 as
+        # left padding, which the package reads from attention_mask: the two say the same here
+        full = ids if cache is None else np.concatenate([cache[0], ids], axis=1)
+        assert np.array_equal(full != 0, mask.astype(bool)), "a CPM-Ant text token is id 0 (its padding)"
+        out = model(input_ids=torch.as_tensor(full), past_key_values=None if cache is None else cache[1],
+                    use_cache=True)
+        return out.logits[:, -ids.shape[1]:].double().numpy(), (full, out.past_key_values)
     if model.config.model_type == "rwkv":
         # the state is `state`, five [batch, hidden, layers] tensors updated in place; the model
         # does not read attention_mask. Its one-token step with a state broadcasts the state's
