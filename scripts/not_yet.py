@@ -34,8 +34,6 @@ REASONS = {
     "dots3_note_text": "dots3 text decoder: GLM-MoE-DSA's indexer (blocks/dsa.h) on its indexed layers, but "
                        "sliding layers with their own MLA sizes (per_layer_config), k_rope_only_layernorm, a g_proj "
                        "output gate and rescaled q / kv latents: not written yet",
-    "gemma3n_text": "per-layer embeddings, AltUp, Laurel, KV sharing across layers, activation sparsity: "
-                    "not written yet",
     "gemma4_assistant": "Gemma 4's drafting model: reads the target model's hidden states, not a standalone decoder",
     "gemma4_unified_assistant": "drafting model of gemma4_unified: reads the target's hidden states, not "
                                 "a standalone decoder",

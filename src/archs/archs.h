@@ -64,6 +64,8 @@ std::unique_ptr<Architecture> create_vaultgemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma3_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma4_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gemma4_unified_text(const HfConfig&, DataType);
+// archs/gemma3n.cpp
+std::unique_ptr<Architecture> create_gemma3n_text(const HfConfig&, DataType);
 
 // archs/llama.cpp
 std::unique_ptr<Architecture> create_llama(const HfConfig&, DataType);

@@ -73,15 +73,6 @@ std::vector<std::string> every_nth_full(int64_t num_layers, int64_t pattern) {
   return types;
 }
 
-// Gemma3TextConfig.convert_rope_params_to_dict + standardize_rope_params.
-void read_gemma3_rope(const HfConfig& c, DecoderSpec& s) {
-  const auto [full, sliding] = read_layer_type_rope_params(c);
-  const int64_t head_dim = s.attention.head_dim;
-  s.rope = RopeConfig::from_params(c, full, head_dim, {.rope_theta = c.float_or("rope_theta", 1e6)});
-  s.layer_type_rope["sliding_attention"] = RopeConfig::from_params(
-      c, sliding, head_dim, {.rope_theta = c.float_or("rope_local_base_freq", 1e4)});
-}
-
 // A causal LM: use_bidirectional_attention (EmbeddingGemma) is refused.
 std::unique_ptr<Architecture> causal_gemma(const HfConfig& c, DataType dtype, const std::string& type) {
   if (c.bool_or("use_bidirectional_attention", false))
@@ -90,6 +81,21 @@ std::unique_ptr<Architecture> causal_gemma(const HfConfig& c, DataType dtype, co
 }
 
 }  // namespace
+
+void read_gemma3_rope(const HfConfig& c, DecoderSpec& s) {
+  auto [full, sliding] = read_layer_type_rope_params(c);
+  // a legacy rope_scaling updates {"rope_type": "default"}: its own "type" key does not replace
+  // rope_type (transformers keeps the default rope, ignoring the scaling, unless it says rope_type)
+  if (full && !c.has("rope_parameters") && !full->has("rope_type")) {
+    nlohmann::json merged = {{"rope_type", "default"}};
+    merged.update(full->json());
+    full = HfConfig(merged, c.file(), c.prefix() + "rope_scaling.");
+  }
+  const int64_t head_dim = s.attention.head_dim;
+  s.rope = RopeConfig::from_params(c, full, head_dim, {.rope_theta = c.float_or("rope_theta", 1e6)});
+  s.layer_type_rope["sliding_attention"] = RopeConfig::from_params(
+      c, sliding, head_dim, {.rope_theta = c.float_or("rope_local_base_freq", 1e4)});
+}
 
 float read_softcap(const HfConfig& c, const char* key, double fallback) {
   const double v = c.json().contains(key) ? c.float_or(key, 0.0) : fallback;

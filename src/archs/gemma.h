@@ -20,6 +20,14 @@ DecoderSpec gemma_decoder_spec(const HfConfig& c, DataType dtype, const std::str
 // (task feature-extraction, archs/gemma3_encoder.cpp). Throws mobius::Error as gemma_decoder_spec.
 std::unique_ptr<Architecture> create_gemma3_text_encoder(const HfConfig& c, DataType dtype);
 
+// Gemma3TextConfig / Gemma3nTextConfig convert_rope_params_to_dict + standardize_rope_params:
+// s.rope (full_attention: rope_parameters["full_attention"], else {"rope_type": "default"} updated
+// with rope_scaling (whose legacy "type" key alone leaves the default rope), theta rope_theta,
+// default 1e6) and s.layer_type_rope["sliding_attention"] (rope_parameters["sliding_attention"],
+// theta rope_local_base_freq, default 1e4), both over s.attention.head_dim. Throws
+// mobius::FieldError naming a bad RoPE field.
+void read_gemma3_rope(const HfConfig& c, DecoderSpec& s);
+
 // The softcapping field `key` of `c`: 0 (none) when null, `fallback` when absent (the config
 // class default). Throws mobius::FieldError on a negative value.
 float read_softcap(const HfConfig& c, const char* key, double fallback);

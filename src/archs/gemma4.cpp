@@ -26,6 +26,7 @@
 // no state: past_key_values.{i}.* / present.{i}.* exist only for the layers that own a cache (the
 // indices keep the layer numbers, so the shared layers' numbers are absent). With
 // use_double_wide_mlp the shared layers' MLP is 2 * intermediate_size wide.
+// The attention, the KV sources and the per-layer inputs are archs/gemma4.h's (Gemma 3n reuses them).
 // Not supported (refused naming the field): enable_moe_block (the MoE block beside the MLP),
 // use_bidirectional_attention "all" (not a causal LM).
 // gemma4_unified_text (modular_gemma4_unified.py Gemma4UnifiedForCausalLM, Gemma4UnifiedTextConfig):
@@ -43,6 +44,7 @@
 #include "archs/archs.h"
 #include "archs/attention_config.h"
 #include "archs/gemma.h"
+#include "archs/gemma4.h"
 #include "archs/layer_types.h"
 #include "archs/llama.h"
 #include "blocks/activation.h"
@@ -53,83 +55,96 @@
 #include "util/error.h"
 
 namespace mobius {
-namespace {
 
-// What differs between layers: the attention geometry and where the keys and values come from.
-struct Gemma4LayerPlan {
-  AttentionOptions attention;   // heads, kv heads, head_dim of the layer's type; sliding window
-  bool k_eq_v = false;          // no v_proj: values from k_proj (attention_k_eq_v, full layers)
-  int64_t kv_source;            // the layer whose cache it attends to: itself, or the layer it reuses
-  int64_t intermediate_size;    // of its MLP
-};
+Gemma4SelfAttention::Gemma4SelfAttention(const Gemma4LayerPlan& p, bool owns_cache) : o_(p.attention) {
+  const AttentionOptions& o = p.attention;
+  const int64_t q_dim = o.num_attention_heads * o.head_dim, kv_dim = o.num_key_value_heads * o.head_dim;
+  const NormOptions head_norm{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype};
+  q_proj = child<Linear>("q_proj", LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
+  q_norm = child<RMSNorm>("q_norm", head_norm);
+  if (owns_cache) {
+    k_proj = child<Linear>("k_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+    if (!p.k_eq_v) v_proj = child<Linear>("v_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
+    k_norm = child<RMSNorm>("k_norm", head_norm);
+    NormOptions unscaled = head_norm;
+    unscaled.elementwise_affine = false;
+    v_norm = child<RMSNorm>("v_norm", unscaled);
+  }
+  o_proj = child<Linear>("o_proj", LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
+}
+
+LayerState Gemma4SelfAttention::state() const {
+  if (o_.sliding_window > 0)
+    return {StateKind::sliding_kv, o_.num_key_value_heads, o_.head_dim, 0, o_.sliding_window};
+  return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim};
+}
+
+AttentionResult Gemma4SelfAttention::forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
+                                             Value* past_value, const KVPair& shared) const {
+  auto s = enter(op);
+  const int64_t d = o_.head_dim;
+  // [batch, seq, heads, d] -> normalized -> [batch, heads, seq, d] (rotated when `rope`)
+  auto heads = [&](Value* y, int64_t n, const Norm* norm, bool rope) {
+    y = norm->forward(op, op.Reshape(y, {0, 0, n, d}));
+    y = op.Transpose(y, {.perm = {0, 2, 1, 3}});
+    return rope ? apply_rope(op, y, ctx.rope) : y;
+  };
+  Value* q = heads(q_proj->forward(op, x), o_.num_attention_heads, q_norm, true);
+  AttentionOutputs a;
+  if (k_proj) {
+    Value* k_raw = k_proj->forward(op, x);
+    Value* k = heads(k_raw, o_.num_key_value_heads, k_norm, true);
+    Value* v = heads(v_proj ? v_proj->forward(op, x) : k_raw, o_.num_key_value_heads, v_norm, false);
+    a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = 1.0f});
+    op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads,
+                                       .kv_num_heads = o_.num_key_value_heads, .head_size = d};
+  } else {
+    a = op.Attention(q, shared.key, shared.value, ctx.mask, nullptr, nullptr, {.scale = 1.0f});
+  }
+  Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
+  return {o_proj->forward(op, y), a.present_key, a.present_value};
+}
+
+std::vector<int64_t> gemma4_kv_sources(const HfConfig& c, const std::vector<std::string>& types,
+                                       int64_t default_shared) {
+  const auto layers = static_cast<int64_t>(types.size());
+  const int64_t shared = c.int_or("num_kv_shared_layers", default_shared);
+  if (shared < 0 || shared >= layers)
+    c.fail("num_kv_shared_layers", "expected 0 to num_hidden_layers - 1 (" + std::to_string(layers - 1) + ")");
+  const int64_t first_shared = layers - shared;
+  std::vector<int64_t> sources;
+  std::map<std::string, int64_t> last_owner;  // the last layer of each type before first_shared
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string& type = types[static_cast<size_t>(i)];
+    if (i < first_shared) {
+      last_owner[type] = i;
+      sources.push_back(i);
+      continue;
+    }
+    if (!last_owner.count(type))
+      c.fail("num_kv_shared_layers", "the KV-shared layers include " + type + ", which no earlier layer computes "
+                                     "(transformers: the set of layer types producing a cache is different)");
+    sources.push_back(last_owner.at(type));
+  }
+  return sources;
+}
+
+Value* gemma_per_layer_inputs(Ops& op, const Embedding& table, const Linear& projection, const RMSNorm& norm,
+                              Value* ids, Value* embeds, int64_t layers, int64_t dim, int64_t hidden) {
+  const auto scale = static_cast<float>(std::sqrt(static_cast<double>(dim)));
+  Value* tokens = op.Reshape(op.Mul(table.forward(op, ids), scale), {0, 0, layers, dim});
+  Value* context = op.Mul(projection.forward(op, embeds), static_cast<float>(std::pow(static_cast<double>(hidden), -0.5)));
+  context = norm.forward(op, op.Reshape(context, {0, 0, layers, dim}));
+  return op.Mul(op.Add(context, tokens), static_cast<float>(std::pow(2.0, -0.5)));
+}
+
+namespace {
 
 struct Gemma4Spec {
   DecoderSpec base;  // sizes, norms, layer types, window, RoPE per type, LM head (checked by check_spec)
   std::vector<Gemma4LayerPlan> layers;
   int64_t per_layer_dim = 0;         // hidden_size_per_layer_input P; 0: no per-layer inputs
   int64_t per_layer_vocab_size = 0;  // vocab_size_per_layer_input
-};
-
-// Gemma4TextAttention: the layer's own q/k/v (owner of a cache) or q only (a KV-shared layer).
-class Gemma4SelfAttention : public Module {
- public:
-  Gemma4SelfAttention(const Gemma4LayerPlan& p, bool owns_cache) : o_(p.attention) {
-    const AttentionOptions& o = p.attention;
-    const int64_t q_dim = o.num_attention_heads * o.head_dim, kv_dim = o.num_key_value_heads * o.head_dim;
-    const NormOptions head_norm{.dim = o.head_dim, .eps = o.norm_eps, .dtype = o.dtype};
-    q_proj = child<Linear>("q_proj", LinearOptions{o.hidden_size, q_dim, o.qkv_bias, o.dtype});
-    q_norm = child<RMSNorm>("q_norm", head_norm);
-    if (owns_cache) {
-      k_proj = child<Linear>("k_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
-      if (!p.k_eq_v) v_proj = child<Linear>("v_proj", LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype});
-      k_norm = child<RMSNorm>("k_norm", head_norm);
-      NormOptions unscaled = head_norm;
-      unscaled.elementwise_affine = false;
-      v_norm = child<RMSNorm>("v_norm", unscaled);
-    }
-    o_proj = child<Linear>("o_proj", LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype});
-  }
-
-  LayerState state() const {
-    if (o_.sliding_window > 0)
-      return {StateKind::sliding_kv, o_.num_key_value_heads, o_.head_dim, 0, o_.sliding_window};
-    return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim};
-  }
-
-  // x [batch, seq, hidden]. An owner takes its past {key, value} [batch, kv_heads, past, head_dim]
-  // and returns the present (past and new); a KV-shared layer attends to `shared`, the owner's
-  // present [batch, kv_heads, total, head_dim], and returns no present.
-  AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key, Value* past_value,
-                          const KVPair& shared) const {
-    auto s = enter(op);
-    const int64_t d = o_.head_dim;
-    // [batch, seq, heads, d] -> normalized -> [batch, heads, seq, d] (rotated when `rope`)
-    auto heads = [&](Value* y, int64_t n, const Norm* norm, bool rope) {
-      y = norm->forward(op, op.Reshape(y, {0, 0, n, d}));
-      y = op.Transpose(y, {.perm = {0, 2, 1, 3}});
-      return rope ? apply_rope(op, y, ctx.rope) : y;
-    };
-    Value* q = heads(q_proj->forward(op, x), o_.num_attention_heads, q_norm, true);
-    AttentionOutputs a;
-    if (k_proj) {
-      Value* k_raw = k_proj->forward(op, x);
-      Value* k = heads(k_raw, o_.num_key_value_heads, k_norm, true);
-      Value* v = heads(v_proj ? v_proj->forward(op, x) : k_raw, o_.num_key_value_heads, v_norm, false);
-      a = op.Attention(q, k, v, ctx.mask, past_key, past_value, {.scale = 1.0f});
-      op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads,
-                                         .kv_num_heads = o_.num_key_value_heads, .head_size = d};
-    } else {
-      a = op.Attention(q, shared.key, shared.value, ctx.mask, nullptr, nullptr, {.scale = 1.0f});
-    }
-    Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
-    return {o_proj->forward(op, y), a.present_key, a.present_value};
-  }
-
-  Linear *q_proj, *k_proj = nullptr, *v_proj = nullptr, *o_proj;
-  RMSNorm *q_norm, *k_norm = nullptr, *v_norm = nullptr;
-
- private:
-  AttentionOptions o_;
 };
 
 // Gemma4TextDecoderLayer without the MoE block.
@@ -239,15 +254,10 @@ class Gemma4CausalLM : public CausalLM {
       // Gemma4TextScaledWordEmbedding: embed_scale, a float32 scalar
       h = op.Mul(model_->embed_tokens->forward(op, in.input_ids), b.embed_scale);
       Value* per_layer = nullptr;  // [batch, seq, L, P]
-      if (const Embedding* table = model_->embed_tokens_per_layer) {
-        const int64_t layers = b.num_hidden_layers, dim = s_.per_layer_dim;
-        const auto scale = static_cast<float>(std::sqrt(static_cast<double>(dim)));
-        Value* tokens = op.Reshape(op.Mul(table->forward(op, in.input_ids), scale), {0, 0, layers, dim});
-        Value* context = op.Mul(model_->per_layer_model_projection->forward(op, h),
-                                static_cast<float>(std::pow(static_cast<double>(b.hidden_size), -0.5)));
-        context = model_->per_layer_projection_norm->forward(op, op.Reshape(context, {0, 0, layers, dim}));
-        per_layer = op.Mul(op.Add(context, tokens), static_cast<float>(std::pow(2.0, -0.5)));
-      }
+      if (const Embedding* table = model_->embed_tokens_per_layer)
+        per_layer = gemma_per_layer_inputs(op, *table, *model_->per_layer_model_projection,
+                                           *model_->per_layer_projection_norm, in.input_ids, h, b.num_hidden_layers,
+                                           s_.per_layer_dim, b.hidden_size);
       std::map<std::string, AttentionContext> contexts;  // per layer type: its mask and RoPE tables
       for (const std::string& type : std::set<std::string>(b.layer_types.begin(), b.layer_types.end())) {
         const int64_t window = type == "sliding_attention" ? b.sliding_window : 0;
@@ -316,30 +326,6 @@ void read_gemma4_geometry(const HfConfig& c, Gemma4Spec& s, bool k_eq_v) {
     }
 }
 
-// Gemma4TextConfig.kv_sharing_modes: the source layer of each layer's keys and values.
-std::vector<int64_t> gemma4_kv_sources(const HfConfig& c, const std::vector<std::string>& types) {
-  const auto layers = static_cast<int64_t>(types.size());
-  const int64_t shared = c.int_or("num_kv_shared_layers", 0);
-  if (shared < 0 || shared >= layers)
-    c.fail("num_kv_shared_layers", "expected 0 to num_hidden_layers - 1 (" + std::to_string(layers - 1) + ")");
-  const int64_t first_shared = layers - shared;
-  std::vector<int64_t> sources;
-  std::map<std::string, int64_t> last_owner;  // the last layer of each type before first_shared
-  for (int64_t i = 0; i < layers; ++i) {
-    const std::string& type = types[static_cast<size_t>(i)];
-    if (i < first_shared) {
-      last_owner[type] = i;
-      sources.push_back(i);
-      continue;
-    }
-    if (!last_owner.count(type))
-      c.fail("num_kv_shared_layers", "the KV-shared layers include " + type + ", which no earlier layer computes "
-                                     "(transformers: the set of layer types producing a cache is different)");
-    sources.push_back(last_owner.at(type));
-  }
-  return sources;
-}
-
 // What differs between the two text config classes: Gemma4UnifiedTextConfig (Gemma4TextConfig's
 // subclass) removes the per-layer-input and MoE fields (AttributeError: never read) and defaults
 // sliding_window to 1024.
@@ -376,7 +362,7 @@ Gemma4Spec gemma4_spec(const HfConfig& c, DataType dtype, const Gemma4TextClass&
 
   const bool k_eq_v = c.bool_or("attention_k_eq_v", false);
   const bool double_wide = c.bool_or("use_double_wide_mlp", false);
-  const std::vector<int64_t> sources = gemma4_kv_sources(c, b.layer_types);
+  const std::vector<int64_t> sources = gemma4_kv_sources(c, b.layer_types, 0);
   for (int64_t i = 0; i < b.num_hidden_layers; ++i) {
     const bool sliding = b.layer_types[static_cast<size_t>(i)] == "sliding_attention";
     const int64_t source = sources[static_cast<size_t>(i)];

@@ -47,6 +47,9 @@ const std::vector<RegistryEntry>& registry() {
         // not probed further), and its "decoder" cannot skip a layer without a cache; no genai model type
         {"gemma4_text", "gemma", "text-generation", create_gemma4_text, ""},
         {"gemma4_unified_text", "gemma", "text-generation", create_gemma4_unified_text, ""},
+        // Gemma 4's attention and KV sharing with AltUp streams (archs/gemma3n.cpp): genai 0.18 has no
+        // gemma3n type and its decoder cannot skip the KV-shared layers' caches; no genai model type
+        {"gemma3n_text", "gemma", "text-generation", create_gemma3n_text, ""},
         {"vaultgemma", "gemma", "text-generation", create_vaultgemma},
         {"llama", "llama", "text-generation", create_llama, "llama"},
         {"mistral", "llama", "text-generation", create_mistral, "mistral"},

@@ -52,6 +52,13 @@ TYPE_BASE = {
     # Gemma 4 unified: the same without per-layer inputs (its config class has none)
     "gemma4_unified_text": dict(num_hidden_layers=4, head_dim=16, global_head_dim=32, sliding_window=16,
                                 layer_types=["sliding_attention", "full_attention"] * 2, num_kv_shared_layers=2),
+    # Gemma 3n: layers sliding, full, sliding, full, the last 2 reusing the caches of layers 0 and 1;
+    # 4 AltUp streams; per-layer inputs of 8 from a table of 200 rows (ids 200-255 read row 0);
+    # Laurel rank 8; the gaussian top-k on the first two layers' gates
+    "gemma3n_text": dict(num_hidden_layers=4, head_dim=16, sliding_window=16,
+                         layer_types=["sliding_attention", "full_attention"] * 2, hidden_size_per_layer_input=8,
+                         vocab_size_per_layer_input=200, num_kv_shared_layers=2, laurel_rank=8,
+                         activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0]),
     "smollm3": dict(pad_token_id=None),  # SmolLM3Config: 128004, outside the vocabulary
     # Mamba2Config: num_heads * head_dim must equal hidden_size * expand (128); its default
     # time_step_limit (0, inf) is saved as [0.0, {"__float__": "Infinity"}], which transformers

@@ -742,6 +742,12 @@ def _gemma4_states(c) -> list[dict]:
     return out
 
 
+def _gemma3n_states(c) -> list[dict]:
+    """Gemma 3n: as Gemma 4 (a "reuse" layer carries no cache), every layer of one geometry."""
+    kv = (c.num_key_value_heads, None, c.head_dim)
+    return [{} if mode == "reuse" else {"key": kv, "value": kv} for mode in c.kv_sharing_modes]
+
+
 def _dsa_states(c) -> list[dict]:
     """DeepSeek sparse attention (src/blocks/dsa.h): the MLA's key/value and the indexer's keys
     [batch, seq, index_head_dim] growing along axis 1 (DynamicIndexedLayer.indexer_keys); a
@@ -753,8 +759,8 @@ def _dsa_states(c) -> list[dict]:
 
 # Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
 # attention state)
-LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "deepseek_v32": _dsa_states,
-                   "glm_moe_dsa": _dsa_states, "cpmant": _cpmant_states}
+LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "gemma3n_text": _gemma3n_states,
+                   "deepseek_v32": _dsa_states, "glm_moe_dsa": _dsa_states, "cpmant": _cpmant_states}
 
 
 def is_recurrent(model_type: str) -> bool:

@@ -1,5 +1,5 @@
 """The text-generation parity rows of the gemma family: gemma, gemma2, gemma3_text, vaultgemma, gemma4_text,
-gemma4_unified_text."""
+gemma4_unified_text, gemma3n_text."""
 
 from harness import DROP
 
@@ -86,6 +86,18 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("k-eq-v-double-wide-softcap-foreign-fields", dict(
             attention_k_eq_v=True, num_global_key_value_heads=1, use_double_wide_mlp=True, final_logit_softcapping=20.0,
             _json=dict(hidden_size_per_layer_input=16, vocab_size_per_layer_input=64, enable_moe_block=True),
+            _runtime="none")),
+    ],
+    # TYPE_BASE: AltUp's 4 streams, Laurel, per-layer inputs, the last 2 layers reusing layers 0 and 1's
+    # caches, gaussian top-k gates on layers 0 and 1, final softcap 30. onnxruntime-genai 0.18 has no
+    # gemma3n type and its decoder cannot skip the KV-shared layers' caches: --runtime none.
+    "gemma3n_text": [
+        ("default", dict(_runtime="none")),
+        # another active stream without the corrected output's scale, no KV sharing, dense MLPs of
+        # per-layer widths, untied, final softcap 20
+        ("active-2-unscaled-widths-no-sharing", dict(
+            altup_active_idx=2, altup_correct_scale=False, num_kv_shared_layers=0, intermediate_size=[128, 96, 128, 64],
+            activation_sparsity_pattern=None, tie_word_embeddings=False, final_logit_softcapping=20.0,
             _runtime="none")),
     ],
 }
