@@ -189,6 +189,8 @@ std::unique_ptr<Architecture> create_qwen3_5_moe_text(const HfConfig&, DataType)
 std::unique_ptr<Architecture> create_recurrent_gemma(const HfConfig&, DataType);
 // archs/rwkv.cpp: RWKV-4 (time mix with a wkv state, channel mix)
 std::unique_ptr<Architecture> create_rwkv(const HfConfig&, DataType);
+// archs/xlstm.cpp: xLSTM (mLSTM blocks, blocks/mlstm.h, with a gated feed-forward)
+std::unique_ptr<Architecture> create_xlstm(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);

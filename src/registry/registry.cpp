@@ -222,6 +222,8 @@ const std::vector<RegistryEntry>& registry() {
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},
         // RWKV-4 (archs/rwkv.cpp): time-shift and wkv (num/den/max) states, which genai 0.18 does not read
         {"rwkv", "rwkv", "text-generation", create_rwkv, ""},
+        // xLSTM (archs/xlstm.cpp, blocks/mlstm.h): the mLSTM states C / n / m, which genai 0.18 does not read
+        {"xlstm", "xlstm", "text-generation", create_xlstm, ""},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

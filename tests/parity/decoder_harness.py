@@ -172,6 +172,11 @@ TYPE_BASE["minimax"] = dict(num_local_experts=4, num_experts_per_tok=2)
 TYPE_BASE["recurrent_gemma"] = dict(num_hidden_layers=3, attention_window_size=16)
 # RWKV-4: 3 layers (hidden 64, channel mix 128)
 TYPE_BASE["rwkv"] = dict(num_hidden_layers=3)
+# xLSTM: 2 blocks of hidden 128 in 4 heads (num_heads; default 8): int(128 * qk_dim_factor) equals
+# xLSTMConfig.qk_dim (rounded up to a multiple of 64), which sizes xLSTMCache (a hidden of 64 would
+# give the layers 32 query channels and the cache 64); chunks of 16 (default 64, above the prefill),
+# so that transformers runs the prompts' whole chunks in closed form and the rest token by token
+TYPE_BASE["xlstm"] = dict(hidden_size=128, num_heads=4, chunk_size=16)
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

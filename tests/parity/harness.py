@@ -711,8 +711,17 @@ def _rwkv_states(c) -> dict:
             "max_state": (c.attention_hidden_size,)}
 
 
+def _xlstm_states(c) -> dict:
+    """blocks/mlstm.h: xLSTMCache.rnn_state's three tensors per layer (float32): the matrix memory C
+    per head [query/key dim, value dim], the normalizer n [query/key dim] and the max state m [1];
+    the dims are the layer's, int(hidden_size * factor) / num_heads."""
+    dk = int(c.hidden_size * c.qk_dim_factor) // c.num_heads
+    dv = int(c.hidden_size * c.v_dim_factor) // c.num_heads
+    return {"C": (c.num_heads, dk, dv), "n": (c.num_heads, dk), "m": (c.num_heads, 1)}
+
+
 RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamba2": _mamba2_states,
-                    "rwkv": _rwkv_states}
+                    "rwkv": _rwkv_states, "xlstm": _xlstm_states}
 # Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
