@@ -66,6 +66,10 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
   if (!o.output_gate.empty())
     output_gate = child<Linear>(o.output_gate, LinearOptions{o.hidden_size, o.output_gate_per_head ? o.num_attention_heads : q_dim,
                                                              false, o.dtype});
+  if (!o.output_gate_bias.empty()) {
+    MOBIUS_ASSERT(output_gate && !o.output_gate_per_head, "a per-head gate bias goes with a per-element output gate");
+    output_gate_bias = param(o.output_gate_bias, {o.num_attention_heads}, o.dtype);
+  }
   if (const auto& n = o.o_input_norm)
     o_input_norm = adopt(n->name, make_norm({.dim = q_dim, .eps = n->eps, .dtype = o.dtype}));
   if (o.dynamic_mask_keep_window) {
@@ -177,6 +181,9 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   if (output_gate) {
     Value* g = output_gate->forward(op, x);
+    if (output_gate_bias)  // [batch, seq, heads, head_dim] + [heads, 1]
+      g = op.Reshape(op.Add(op.Reshape(g, {0, 0, o_.num_attention_heads, o_.head_dim}),
+                            op.Unsqueeze(output_gate_bias->value(op), {-1})), {0, 0, -1});
     if (o_.output_gate_act == GateActivation::sigmoid) {
       g = op.Sigmoid(g);
     } else if (o_.dtype == DataType::FLOAT) {

@@ -107,6 +107,9 @@ struct AttentionOptions {
   // per head broadcast over head_dim (Laguna g_proj: softplus, per head or per element)
   GateActivation output_gate_act = GateActivation::sigmoid;
   bool output_gate_per_head = false;
+  // a [heads] parameter of this name added to the gate per head (broadcast over head_dim) before
+  // its activation (BeamAttention gate_bias); empty: none. With a per-element output_gate only
+  std::string output_gate_bias;
   // q_proj (hidden_size -> heads * 2 * head_dim) holds each head's query then its gate; the gate's
   // sigmoid gates the heads' output before o_proj (Qwen3NextAttention, Qwen3_5Attention)
   bool gate_in_q_proj = false;
@@ -166,6 +169,7 @@ class Attention : public SelfAttention {
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
   Norm *q_norm = nullptr, *k_norm = nullptr;
   Linear* output_gate = nullptr;  // AttentionOptions::output_gate
+  Parameter* output_gate_bias = nullptr;  // AttentionOptions::output_gate_bias: [num_attention_heads]
   Norm* o_input_norm = nullptr;   // AttentionOptions::o_input_norm
   Parameter* sinks = nullptr;  // [num_attention_heads]
   Linear* dt_proj = nullptr;   // AttentionOptions::dynamic_mask_keep_window
