@@ -26,8 +26,6 @@ REASONS = {
     "axk2": "DeepSeek-V3.2's sparse attention (blocks/dsa.h) plus a fused q_gate_proj over [q latent, q_a_proj "
             "output] whose sigmoid gates the heads, gated RMSNorms (a low-rank sigmoid gate MLP) and a router whose "
             "group mask fills 0.0 (groups optional): not written yet",
-    "beam": "no sparse attention (no indexer): Qwen3-MoE attention on sliding / full layers with per-type RoPE, "
-            "DeepSeek-V4's experts (float32 gate) and V3's router in V3.2's layer: not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
     "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
@@ -41,7 +39,6 @@ REASONS = {
     "hy_v4": "HunYuan V4: a DSA indexer of its own (HYV4Indexer) with hyper-connections (HYV4HyperConnection, "
              "HYV4HyperHead) as DeepSeek-V4: not written yet",
     "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
-    "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
     "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",

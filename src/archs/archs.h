@@ -307,6 +307,10 @@ std::unique_ptr<Architecture> create_laguna(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_mellum(const HfConfig&, DataType);
 // archs/flint.cpp
 std::unique_ptr<Architecture> create_flint(const HfConfig&, DataType);
+// archs/beam.cpp
+std::unique_ptr<Architecture> create_beam(const HfConfig&, DataType);
+// archs/mimo_v2_flash.cpp
+std::unique_ptr<Architecture> create_mimo_v2_flash(const HfConfig&, DataType);
 // archs/kolibri1.cpp
 std::unique_ptr<Architecture> create_kolibri1(const HfConfig&, DataType);
 // archs/bitnet.cpp

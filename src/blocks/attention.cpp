@@ -39,8 +39,12 @@ float lowest_value(DataType dtype) {
 Attention::Attention(const AttentionOptions& o) : o_(o) {
   const int64_t q_dim = o.num_attention_heads * o.head_dim;
   const int64_t kv_dim = o.num_key_value_heads * o.head_dim;
+  const int64_t v_dim = o.num_key_value_heads * o.value_dim(), y_dim = o.num_attention_heads * o.value_dim();
   const AttentionNames& n = o.names;
   MOBIUS_ASSERT(!(o.gate_in_q_proj && o.fused_qkv), "a gate in q_proj needs separate q, k, v projections");
+  MOBIUS_ASSERT(o.value_dim() == o.head_dim || (!o.fused_qkv && !o.gate_in_q_proj && o.output_gate.empty() &&
+                                                !o.o_input_norm && !o.dynamic_mask_keep_window),
+                "a value head size of its own goes with separate q, k, v projections and no output gate or norm");
   if (o.fused_qkv) {
     const FusedQKV& f = *o.fused_qkv;
     MOBIUS_ASSERT(f.groups > 0 && q_dim % f.groups == 0 && kv_dim % f.groups == 0,
@@ -51,9 +55,9 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
     q_proj = child<Linear>(n.q_proj, LinearOptions{o.hidden_size, o.gate_in_q_proj ? 2 * q_dim : q_dim, o.qkv_bias,
                                                    o.dtype, o.conv1d});
     k_proj = child<Linear>(n.k_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias && o.k_bias, o.dtype, o.conv1d});
-    v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, kv_dim, o.qkv_bias, o.dtype, o.conv1d});
+    v_proj = child<Linear>(n.v_proj, LinearOptions{o.hidden_size, v_dim, o.qkv_bias, o.dtype, o.conv1d});
   }
-  o_proj = child<Linear>(n.o_proj, LinearOptions{q_dim, o.hidden_size, o.o_bias, o.dtype, o.conv1d});
+  o_proj = child<Linear>(n.o_proj, LinearOptions{y_dim, o.hidden_size, o.o_bias, o.dtype, o.conv1d});
   if (o.qk_norm) {
     q_norm = adopt(o.qk_norm->q_name, make_qk_norm(*o.qk_norm, o.num_attention_heads, o));
     k_norm = adopt(o.qk_norm->k_name, make_qk_norm(*o.qk_norm, o.num_key_value_heads, o));
@@ -62,6 +66,10 @@ Attention::Attention(const AttentionOptions& o) : o_(o) {
   if (!o.output_gate.empty())
     output_gate = child<Linear>(o.output_gate, LinearOptions{o.hidden_size, o.output_gate_per_head ? o.num_attention_heads : q_dim,
                                                              false, o.dtype});
+  if (!o.output_gate_bias.empty()) {
+    MOBIUS_ASSERT(output_gate && !o.output_gate_per_head, "a per-head gate bias goes with a per-element output gate");
+    output_gate_bias = param(o.output_gate_bias, {o.num_attention_heads}, o.dtype);
+  }
   if (const auto& n = o.o_input_norm)
     o_input_norm = adopt(n->name, make_norm({.dim = q_dim, .eps = n->eps, .dtype = o.dtype}));
   if (o.dynamic_mask_keep_window) {
@@ -99,14 +107,14 @@ Value* Attention::dynamic_mask(Ops& op, Value* mask, Value* values) const {
 
 Attention::QKV Attention::project(Ops& op, Value* x) const {
   const int64_t hq = o_.num_attention_heads, hkv = o_.num_key_value_heads, d = o_.head_dim;
-  auto heads = [&](Value* y, int64_t n) { return op.Reshape(y, {0, 0, n, d}); };
+  auto heads = [&](Value* y, int64_t n, int64_t size) { return op.Reshape(y, {0, 0, n, size}); };
   if (!qkv_proj && o_.gate_in_q_proj) {  // per head [query | gate]
     std::vector<Value*> qg = op.Split(op.Reshape(q_proj->forward(op, x), {0, 0, hq, 2 * d}), {d, d}, {.axis = 3});
-    return {qg[0], heads(k_proj->forward(op, x), hkv), heads(v_proj->forward(op, x), hkv), qg[1]};
+    return {qg[0], heads(k_proj->forward(op, x), hkv, d), heads(v_proj->forward(op, x), hkv, d), qg[1]};
   }
   if (!qkv_proj)
-    return {heads(q_proj->forward(op, x), hq), heads(k_proj->forward(op, x), hkv),
-            heads(v_proj->forward(op, x), hkv)};
+    return {heads(q_proj->forward(op, x), hq, d), heads(k_proj->forward(op, x), hkv, d),
+            heads(v_proj->forward(op, x), hkv, o_.value_dim())};
   const FusedQKV& f = *o_.fused_qkv;
   Value* fused = qkv_proj->forward(op, x);
   if (f.clip) fused = op.Max(op.Min(fused, *f.clip), -*f.clip);
@@ -117,7 +125,7 @@ Attention::QKV Attention::project(Ops& op, Value* x) const {
   QKV r{};
   for (size_t i = 0; i < f.order.size(); ++i) {
     const char c = f.order[i];
-    (c == 'q' ? r.q : c == 'k' ? r.k : r.v) = heads(parts[i], c == 'q' ? hq : hkv);
+    (c == 'q' ? r.q : c == 'k' ? r.k : r.v) = heads(parts[i], c == 'q' ? hq : hkv, d);
   }
   return r;
 }
@@ -156,20 +164,26 @@ AttentionResult Attention::forward(Ops& op, Value* x, const AttentionContext& ct
   Value* q = to_heads(op, p.q, full_width ? nullptr : q_norm, &ctx.rope);
   if (ctx.query_scale) q = op.Mul(q, ctx.query_scale);
   Value* k = to_heads(op, p.k, full_width ? nullptr : k_norm, &ctx.rope);
+  if (o_.value_scale) p.v = op.Mul(p.v, static_cast<double>(*o_.value_scale));
   Value* v = to_heads(op, p.v, nullptr, nullptr);
   float scale = o_.scale ? *o_.scale : 1.0f / std::sqrt(static_cast<float>(o_.head_dim));
   Value* mask = dt_proj ? dynamic_mask(op, ctx.mask, past_value ? op.Concat({past_value, v}, {.axis = 2}) : v)
                         : ctx.mask;
   AttentionOutputs a =
       sinks ? attention_with_sinks(op, q, k, v, mask, past_key, past_value, sinks->value(op),
-                                   {o_.num_attention_heads, o_.num_key_value_heads, o_.head_dim, scale})
+                                   {o_.num_attention_heads, o_.num_key_value_heads, o_.head_dim, scale,
+                                    o_.value_dim()})
             : op.Attention(q, k, v, mask, past_key, past_value, {.scale = scale, .softcap = o_.softcap});
-  if (!sinks)
+  // GroupQueryAttention (the causal_lm lowering) has one head size for k and v
+  if (!sinks && o_.value_dim() == o_.head_dim)
     op.builder().producer(a.y).tags = {.num_heads = o_.num_attention_heads, .kv_num_heads = o_.num_key_value_heads,
                                        .head_size = o_.head_dim};
   Value* y = op.Reshape(op.Transpose(a.y, {.perm = {0, 2, 1, 3}}), {0, 0, -1});
   if (output_gate) {
     Value* g = output_gate->forward(op, x);
+    if (output_gate_bias)  // [batch, seq, heads, head_dim] + [heads, 1]
+      g = op.Reshape(op.Add(op.Reshape(g, {0, 0, o_.num_attention_heads, o_.head_dim}),
+                            op.Unsqueeze(output_gate_bias->value(op), {-1})), {0, 0, -1});
     if (o_.output_gate_act == GateActivation::sigmoid) {
       g = op.Sigmoid(g);
     } else if (o_.dtype == DataType::FLOAT) {

@@ -73,7 +73,14 @@ struct AttentionOptions {
   int64_t hidden_size;
   int64_t num_attention_heads;
   int64_t num_key_value_heads;
-  int64_t head_dim;
+  int64_t head_dim;  // of q and k (and v, unless v_head_dim)
+  // of v (the cache's values and the heads' output before o_proj) where it differs from head_dim
+  // (MiMoV2FlashAttention: 128 beside q/k 192); unset: head_dim. Not with fused_qkv,
+  // gate_in_q_proj, output_gate, o_input_norm or dynamic_mask_keep_window
+  std::optional<int64_t> v_head_dim;
+  // the values times this after v_proj, before the cache (MiMoV2FlashAttention v_scale,
+  // attention_value_scale); unset: none
+  std::optional<float> value_scale;
   bool qkv_bias = false;
   bool k_bias = true;  // with qkv_bias: false leaves k_proj without a bias (WhisperAttention)
   bool o_bias = false;
@@ -100,6 +107,9 @@ struct AttentionOptions {
   // per head broadcast over head_dim (Laguna g_proj: softplus, per head or per element)
   GateActivation output_gate_act = GateActivation::sigmoid;
   bool output_gate_per_head = false;
+  // a [heads] parameter of this name added to the gate per head (broadcast over head_dim) before
+  // its activation (BeamAttention gate_bias); empty: none. With a per-element output_gate only
+  std::string output_gate_bias;
   // q_proj (hidden_size -> heads * 2 * head_dim) holds each head's query then its gate; the gate's
   // sigmoid gates the heads' output before o_proj (Qwen3NextAttention, Qwen3_5Attention)
   bool gate_in_q_proj = false;
@@ -112,6 +122,8 @@ struct AttentionOptions {
   // with more than keep_window_size keys each query keeps its keep_window_size largest entries
   // (the others the dtype's lowest). Unset: none.
   std::optional<int64_t> dynamic_mask_keep_window;
+
+  int64_t value_dim() const { return v_head_dim ? *v_head_dim : head_dim; }  // v's head size
 };
 
 struct AttentionResult {
@@ -148,14 +160,16 @@ class Attention : public SelfAttention {
   AttentionResult forward(Ops& op, Value* x, const AttentionContext& ctx, Value* past_key,
                           Value* past_value) const override;
   LayerState state() const override {
+    const int64_t value = o_.value_dim() == o_.head_dim ? 0 : o_.value_dim();  // LayerState: 0 = head_dim
     if (o_.sliding_window > 0)
-      return {StateKind::sliding_kv, o_.num_key_value_heads, o_.head_dim, 0, o_.sliding_window};
-    return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim};
+      return {StateKind::sliding_kv, o_.num_key_value_heads, o_.head_dim, value, o_.sliding_window};
+    return {StateKind::self_kv, o_.num_key_value_heads, o_.head_dim, value};
   }
 
   Linear *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *qkv_proj = nullptr, *o_proj;
   Norm *q_norm = nullptr, *k_norm = nullptr;
   Linear* output_gate = nullptr;  // AttentionOptions::output_gate
+  Parameter* output_gate_bias = nullptr;  // AttentionOptions::output_gate_bias: [num_attention_heads]
   Norm* o_input_norm = nullptr;   // AttentionOptions::o_input_norm
   Parameter* sinks = nullptr;  // [num_attention_heads]
   Linear* dt_proj = nullptr;   // AttentionOptions::dynamic_mask_keep_window
@@ -166,7 +180,7 @@ class Attention : public SelfAttention {
   // and the values of every key `values` [batch, kv_heads, total, head_dim]: [batch, heads, seq, total].
   Value* dynamic_mask(Ops& op, Value* mask, Value* values) const;
   struct QKV {
-    Value *q, *k, *v;  // [batch, seq, heads, head_dim]
+    Value *q, *k, *v;  // [batch, seq, heads, head_dim] (v: value_dim())
     Value* gate = nullptr;  // AttentionOptions::gate_in_q_proj: [batch, seq, heads, head_dim]
   };
   QKV project(Ops& op, Value* x) const;

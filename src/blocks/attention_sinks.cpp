@@ -22,8 +22,9 @@ AttentionOutputs attention_with_sinks(Ops& op, Value* q, Value* k, Value* v, Val
   Value* sink = op.Expand(op.Reshape(sinks, {1, n.num_kv_heads, groups, 1, 1}), column_shape);
   Value* probs = op.Softmax(op.Concat({scores, sink}, {.axis = -1}), {.axis = -1});
   probs = op.Slice(probs, {0}, {-1}, {-1});                                  // drop the sink
-  Value* y = op.MatMul(probs, op.Unsqueeze(present_value, {2}));             // [b, kv, g, seq, d]
-  return {op.Reshape(y, {0, n.num_heads, -1, n.head_dim}), present_key, present_value};
+  Value* y = op.MatMul(probs, op.Unsqueeze(present_value, {2}));             // [b, kv, g, seq, dv]
+  const int64_t value_dim = n.value_head_dim ? n.value_head_dim : n.head_dim;
+  return {op.Reshape(y, {0, n.num_heads, -1, value_dim}), present_key, present_value};
 }
 
 }  // namespace mobius

@@ -23,9 +23,11 @@ const RopeConfig& DecoderSpec::rope_for(const std::string& layer_type) const {
 
 LayerLayout DecoderSpec::layout(int64_t layer) const {
   const auto i = static_cast<size_t>(layer);
+  LayerLayout l{topology, names};
   if (i < layer_types.size())
-    if (auto it = layer_type_layout.find(layer_types[i]); it != layer_type_layout.end()) return it->second;
-  return {topology, names};
+    if (auto it = layer_type_layout.find(layer_types[i]); it != layer_type_layout.end()) l = it->second;
+  if (i < layer_scales.size()) l.scales = layer_scales[i];
+  return l;
 }
 
 namespace {
@@ -206,6 +208,15 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       Value* scale = op.Add(op.Mul(op.Log(op.Add(n, 1.0)), spec_.nope_attn_scale), 1.0);
       if (spec_.dtype != DataType::FLOAT) scale = op.Cast(scale, {.to = spec_.dtype});
       nope_query_scale = op.Unsqueeze(scale, {0, 1, 3});
+    }
+    if (spec_.nope_position_scale_exponent != 0.0f) {
+      MOBIUS_ASSERT(!nope_query_scale && spec_.nope_position_scale_length > 0, "one query scale on the NoPE layers");
+      // exp(exponent * log(1 + (position + 1) / length)) in float32, as [batch, 1, seq, 1]
+      Value* pos = op.Cast(in.position_ids, {.to = DataType::FLOAT});
+      Value* x = op.Add(op.Div(op.Add(pos, 1.0), spec_.nope_position_scale_length), 1.0);
+      Value* scale = op.Exp(op.Mul(op.Log(x), static_cast<double>(spec_.nope_position_scale_exponent)));
+      if (spec_.dtype != DataType::FLOAT) scale = op.Cast(scale, {.to = spec_.dtype});
+      nope_query_scale = op.Unsqueeze(scale, {1, 3});
     }
     std::map<const RopeConfig*, RopeTables> ropes;  // one table per distinct RoPE config in use
     // one mask per window the layers' states report (0: none) and chunk size (0: none)

@@ -127,6 +127,11 @@ struct DecoderSpec {
   // nope_floor_scale)) after the q norm, t the query's cache index (not its position id); 0: none
   float nope_attn_scale = 0.0f;
   int64_t nope_floor_scale = 0;
+  // Beam's scalable-softmax query scale on the layers without RoPE (compute_attention_scaling,
+  // transformers/models/beam/modular_beam.py): q *= exp(exponent * log(1 + (position + 1) / length))
+  // after the q norm, position the position id, in float32; exponent 0: none. Not with nope_attn_scale
+  float nope_position_scale_exponent = 0.0f;
+  double nope_position_scale_length = 0.0;
   int64_t sliding_window = 0;           // window of "sliding_attention" layers
   int64_t attention_chunk_size = 0;     // chunk of "chunked_attention" layers (causal_mask's chunk_size)
   // per layer: "full_attention" | "sliding_attention" | "chunked_attention"
@@ -142,6 +147,9 @@ struct DecoderSpec {
   // per layer type: its topology and names when not `topology` and `names` (OLMo-Hybrid), its
   // residual weights (MiniMax)
   std::map<std::string, LayerLayout> layer_type_layout;
+  // per layer: its residual weights where they depend on the layer, not its type (Beam's
+  // depth_scaled_residual_add); empty: its layout's
+  std::vector<ResidualScales> layer_scales;
   DataType dtype = DataType::FLOAT;
   DecoderNames names;
   float embed_scale = 1.0f;              // GraniteMoE embedding_multiplier; Gemma hidden_size**0.5
@@ -165,7 +173,8 @@ struct DecoderSpec {
 
   NormOptions norm() const;  // the options of the decoder's hidden_size norms
   const RopeConfig& rope_for(const std::string& layer_type) const;  // the RoPE of a layer type
-  LayerLayout layout(int64_t layer) const;  // layer_type_layout of the layer's type, else topology and names
+  // layer_type_layout of the layer's type, else topology and names; with layer_scales the layer's scales
+  LayerLayout layout(int64_t layer) const;
 };
 
 // Every layer's attention is DeepSeek's multi-head latent attention (blocks/mla.h).

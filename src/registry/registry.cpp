@@ -144,6 +144,10 @@ const std::vector<RegistryEntry>& registry() {
         {"laguna", "laguna", "text-generation", create_laguna},
         {"mellum", "laguna", "text-generation", create_mellum},
         {"flint", "flint", "text-generation", create_flint},
+        // sliding layers with twice the full layers' KV heads, values narrower than keys: a cache
+        // layout per layer type, which genai does not read (onnxruntime-genai 0.18 has no mimo type)
+        {"mimo_v2_flash", "laguna", "text-generation", create_mimo_v2_flash, ""},
+        {"beam", "beam", "text-generation", create_beam},
         {"kolibri1", "kolibri1", "text-generation", create_kolibri1},
         {"falcon", "falcon", "text-generation", create_falcon},
         // Llama-like types with DecoderSpec options (archs/<family>.cpp)

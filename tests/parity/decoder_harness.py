@@ -227,6 +227,16 @@ TYPE_BASE.update({
     # layers sliding (window 16), full, sliding; every layer MoE (4 experts of 32, 2 per token)
     "mellum": dict(num_hidden_layers=3, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
                    sliding_window=16, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
+    # layers sliding x3 (window 16), full (BeamConfig's pattern: the last layer full); layers 0-2 dense
+    # (mlp_layer_types' default), layer 3 8 experts of 32 in 4 groups, 2 groups kept, 2 per token
+    "beam": dict(num_hidden_layers=4, sliding_window=16, head_dim=16, num_experts=8, num_experts_per_tok=2,
+                 moe_intermediate_size=32, n_group=4, topk_group=2),
+    # layers full, sliding, sliding (MiMoV2FlashConfig's pattern; window 16); q/k heads of 24, values
+    # of 16; 1 KV head on the full layer, 2 on the sliding ones; layer 0 dense (mlp_layer_types'
+    # default), 8 experts of 32 in 4 groups, 2 groups kept, 2 per token
+    "mimo_v2_flash": dict(num_hidden_layers=3, num_key_value_heads=1, sliding_window=16, head_dim=24, v_head_dim=16,
+                          n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, n_group=4,
+                          topk_group=2),
     # layers full (NoPE), sliding (window 16, RoPE), full; layer 0 dense (mlp_only_layers), 4 experts of
     # 32, 2 per token, shared expert of 48
     "flint": dict(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"],

@@ -766,10 +766,18 @@ def _dsa_states(c) -> list[dict]:
             for t in shared]
 
 
+def _mimo_v2_flash_states(c) -> list[dict]:
+    """MiMo-V2-Flash: twice num_key_value_heads on the sliding layers; keys of head_dim, values of
+    v_head_dim (MiMoV2FlashAttention)."""
+    heads = [c.num_key_value_heads * (2 if t == "sliding_attention" else 1) for t in c.layer_types]
+    return [{"key": (h, None, c.head_dim), "value": (h, None, c.v_head_dim)} for h in heads]
+
+
 # Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
 # attention state)
 LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "gemma3n_text": _gemma3n_states,
-                   "deepseek_v32": _dsa_states, "glm_moe_dsa": _dsa_states, "cpmant": _cpmant_states}
+                   "deepseek_v32": _dsa_states, "glm_moe_dsa": _dsa_states, "cpmant": _cpmant_states,
+                   "mimo_v2_flash": _mimo_v2_flash_states}
 
 
 def is_recurrent(model_type: str) -> bool:
