@@ -29,7 +29,6 @@ REASONS = {
     "beam": "no sparse attention (no indexer): Qwen3-MoE attention on sliding / full layers with per-type RoPE, "
             "DeepSeek-V4's experts (float32 gate) and V3's router in V3.2's layer: not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
-    "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
     "cpmant": "CPM-Ant: bucketed relative position bias and prompt segments: not written yet",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
     "dots3_note_text": "dots3 text decoder: GLM-MoE-DSA's indexer (blocks/dsa.h) on its indexed layers, but "

@@ -88,6 +88,7 @@ std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2_moe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_cohere_compass_text(const HfConfig&, DataType);
 // archs/gpt2.cpp, gpt_bigcode.cpp, gpt_neo.cpp, opt.cpp, biogpt.cpp, xglm.cpp, ctrl.cpp,
 // openai_gpt.cpp, bloom.cpp, mpt.cpp, falcon.cpp
 std::unique_ptr<Architecture> create_gpt2(const HfConfig&, DataType);

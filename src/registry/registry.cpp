@@ -92,6 +92,7 @@ const std::vector<RegistryEntry>& registry() {
         {"cohere", "cohere", "text-generation", create_cohere},
         {"cohere2", "cohere", "text-generation", create_cohere2},
         {"cohere2_moe", "cohere", "text-generation", create_cohere2_moe},
+        {"cohere_compass_text", "cohere", "text-generation", create_cohere_compass_text},
         {"mixtral", "mixtral", "text-generation", create_mixtral},
         {"qwen2_moe", "mixtral", "text-generation", create_qwen2_moe},
         {"qwen3_moe", "mixtral", "text-generation", create_qwen3_moe},

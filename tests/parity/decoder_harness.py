@@ -199,6 +199,9 @@ TYPE_BASE.update({
     # layer 0 dense (mlp_layer_types default), layer 1 MoE; HYV3Config's head_dim defaults to 128
     # both layers sliding (window 4096, RoPE), MoE (first_k_dense_replace 0)
     "cohere2_moe": dict(num_experts=4, num_experts_per_tok=2, head_dim=16),  # Cohere2MoeConfig: 128
+    # CohereCompassTextConfig leaves rope_parameters empty, which its model cannot run: an entry per
+    # layer type (both layers full attention by default)
+    "cohere_compass_text": dict(rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
     "hy_v3": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
     # layers chunked (RoPE, L2 q/k norm), full (NoPE, temperature tuning), chunked, full: chunks of
     # 16 below the prefill, floor_scale 8 so that the temperature changes within the prompt; every
