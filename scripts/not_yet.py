@@ -44,7 +44,6 @@ REASONS = {
              "HYV4HyperHead) as DeepSeek-V4: not written yet",
     "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
     "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
-    "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
     "zaya": "ZAYA1: compressed convolutional attention (a causal depthwise + grouped Conv1d over q / k with its "

@@ -122,6 +122,8 @@ std::unique_ptr<Architecture> create_dots1(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_solar_open(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_minimax_m2(const HfConfig&, DataType);
+// archs/minimax_m3_vl.cpp
+std::unique_ptr<Architecture> create_minimax_m3_vl_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_axk1(const HfConfig&, DataType);

@@ -738,10 +738,18 @@ def _dsa_states(c) -> list[dict]:
             for t in shared]
 
 
+def _m3_states(c) -> list[dict]:
+    """MiniMax-M3 (src/blocks/block_sparse_attention.h): the key/value, and on a
+    "minimax_m3_sparse" layer the block indexer's keys [batch, seq, index_head_dim] growing along
+    axis 1 (MiniMaxM3VLSparseCacheLayer.idx_keys)."""
+    return [{**_kv_states(c), "indexer_keys": (None, c.index_head_dim)} if t == "minimax_m3_sparse" else _kv_states(c)
+            for t in c.layer_types]
+
+
 # Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
 # attention state)
 LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "deepseek_v32": _dsa_states,
-                   "glm_moe_dsa": _dsa_states}
+                   "glm_moe_dsa": _dsa_states, "minimax_m3_vl_text": _m3_states}
 
 
 def is_recurrent(model_type: str) -> bool:
