@@ -27,7 +27,6 @@ REASONS = {
             "output] whose sigmoid gates the heads, gated RMSNorms (a low-rank sigmoid gate MLP) and a router whose "
             "group mask fills 0.0 (groups optional): not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
-    "cohere_compass_text": "Cohere Compass text decoder (Cohere2 / Gemma 3 / Qwen3 parts): not written yet",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
     "dots3_note_text": "dots3 text decoder: GLM-MoE-DSA's indexer (blocks/dsa.h) on its indexed layers, but "
                        "sliding layers with their own MLA sizes (per_layer_config), k_rope_only_layernorm, a g_proj "
@@ -39,7 +38,6 @@ REASONS = {
     "hy_v4": "HunYuan V4: a DSA indexer of its own (HYV4Indexer) with hyper-connections (HYV4HyperConnection, "
              "HYV4HyperHead) as DeepSeek-V4: not written yet",
     "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
-    "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
     "zaya": "ZAYA1: compressed convolutional attention (a causal depthwise + grouped Conv1d over q / k with its "

@@ -90,6 +90,7 @@ std::unique_ptr<Architecture> create_glm4(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_cohere2_moe(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_cohere_compass_text(const HfConfig&, DataType);
 // archs/gpt2.cpp, gpt_bigcode.cpp, gpt_neo.cpp, opt.cpp, biogpt.cpp, xglm.cpp, ctrl.cpp,
 // openai_gpt.cpp, bloom.cpp, mpt.cpp, falcon.cpp
 std::unique_ptr<Architecture> create_gpt2(const HfConfig&, DataType);
@@ -125,6 +126,8 @@ std::unique_ptr<Architecture> create_dots1(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_solar_open(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_minimax_m2(const HfConfig&, DataType);
+// archs/minimax_m3_vl.cpp
+std::unique_ptr<Architecture> create_minimax_m3_vl_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_axk1(const HfConfig&, DataType);

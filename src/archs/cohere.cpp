@@ -19,6 +19,14 @@
 //            (i + 1) % prefix_dense_sliding_window_pattern == 0, the others sparse, sliding unless
 //            (i - first_k_dense_replace + 1) % sliding_window_pattern == 0 (Cohere2MoeConfig).
 //            Norms: RMSNorm when rms_norm_eps is set, else LayerNorm without bias.
+//   cohere_compass_text  the text decoder of Cohere's Compass (North) vision-language models
+//            (transformers/models/cohere_compass/modular_cohere_compass.py, CohereCompassTextConfig,
+//            CohereForCausalLM over CohereCompassTextModel): cohere2's layer with the rotary on
+//            halves (Qwen3's apply_rotary_pos_emb), head_dim always hidden_size / heads, logit_scale
+//            1 when null (its default); layer_types default all full attention, sliding_window 4096;
+//            rope_parameters nested by layer type, an entry for each type in use, null for a NoPE
+//            type (CohereCompassRotaryEmbedding). Text positions are equal on the three M-RoPE axes,
+//            which leaves the plain rotation.
 #include <algorithm>
 
 #include "archs/archs.h"
@@ -31,19 +39,26 @@
 namespace mobius {
 namespace {
 
-DecoderSpec cohere_spec(const HfConfig& c, DataType dtype, double default_theta) {
+// The Cohere layer without its RoPE: parallel attention and MLP on one bias-free LayerNorm,
+// interleaved rotary, logits * logit_scale (default `logit_scale`); `heads` names the head fields.
+DecoderSpec cohere_layers(const HfConfig& c, DataType dtype, const HeadFields& heads, double logit_scale) {
   DecoderSpec s = layernorm_decoder_sizes(c, dtype);
   s.norm_bias = false;
   s.topology = LayerTopology::parallel_shared_norm;
   s.tie_word_embeddings = c.bool_or("tie_word_embeddings", true);
-  s.logit_scale = static_cast<float>(c.float_or("logit_scale", 0.0625));
-  AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype);
+  s.logit_scale = static_cast<float>(c.float_or("logit_scale", logit_scale));
+  AttentionOptions& a = s.attention = read_attention(c, s.hidden_size, dtype, heads);
   a.qkv_bias = a.o_bias = c.bool_or("attention_bias", false);
   a.rope_interleaved = true;
   a.norm_eps = s.norm_eps;
   s.mlp = {s.hidden_size, c.get_int("intermediate_size"), read_activation(c, "hidden_act", "silu"),
            false, dtype};
-  s.rope = RopeConfig::from_hf(c, a.head_dim, {.rope_theta = default_theta});
+  return s;
+}
+
+DecoderSpec cohere_spec(const HfConfig& c, DataType dtype, double default_theta) {
+  DecoderSpec s = cohere_layers(c, dtype, {}, 0.0625);
+  s.rope = RopeConfig::from_hf(c, s.attention.head_dim, {.rope_theta = default_theta});
   return s;
 }
 
@@ -70,6 +85,35 @@ std::unique_ptr<Architecture> create_cohere2(const HfConfig& c, DataType dtype) 
   s.sliding_window = absent ? 4096 : c.int_or("sliding_window", 0);
   for (const std::string& t : s.layer_types)
     s.layer_uses_rope.push_back(t == "sliding_attention" && s.sliding_window > 0);
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+std::unique_ptr<Architecture> create_cohere_compass_text(const HfConfig& c, DataType dtype) {
+  // CohereCompassTextConfig.__post_init__: head_dim = hidden_size // num_attention_heads (a
+  // head_dim in config.json is overwritten); logit_scale null by default (CausalLM: 1.0)
+  DecoderSpec s = cohere_layers(c, dtype, {.head_dim = nullptr}, 1.0);
+  // CohereCompassAttention rotates with Qwen3's apply_rotary_pos_emb (halves, not pairs)
+  s.attention.rope_interleaved = false;
+  s.layer_types = read_layer_types(c, s.num_hidden_layers,
+                                   std::vector<std::string>(s.num_hidden_layers, "full_attention"));
+  // the model builds the sliding-window mask whatever the layer types: a null window fails there
+  s.sliding_window = c.json().contains("sliding_window") ? c.int_or("sliding_window", 0) : 4096;
+  if (s.sliding_window < 1) c.fail("sliding_window", "expected a positive window");
+  // CohereCompassRotaryEmbedding: rope_parameters[layer_type] for each layer type, null for NoPE
+  // layers; default rope over the whole head at the entry's rope_theta. Text-only positions are
+  // the same on the three M-RoPE axes, so mrope_section leaves the plain rotation.
+  const std::optional<HfConfig> rope = c.sub("rope_parameters");
+  for (const std::string& t : s.layer_types) {
+    if (!rope || !rope->json().contains(t))
+      c.fail("rope_parameters", "expected an entry (a dict or null) for layer type \"" + t + "\"");
+    const std::optional<HfConfig> params = rope->sub(t);
+    s.layer_uses_rope.push_back(params.has_value());
+    if (!params) continue;
+    if (!params->has("rope_theta")) c.fail("rope_parameters", "the \"" + t + "\" entry has no rope_theta");
+    RopeConfig r = RopeConfig::from_params(c, params, s.attention.head_dim, {});
+    if (t == "full_attention") s.rope = r;
+    else s.layer_type_rope[t] = r;
+  }
   return std::make_unique<DecoderCausalLM>(s);
 }
 

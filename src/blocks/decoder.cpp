@@ -55,6 +55,13 @@ AttentionFactory sparse_latent_attention(const MLAOptions& m, const IndexerOptio
   };
 }
 
+AttentionFactory block_sparse_attention(const AttentionOptions& a, const BlockIndexerOptions& i, std::vector<bool> sparse) {
+  return [a, i, sparse = std::move(sparse)](int64_t layer) -> std::unique_ptr<SelfAttention> {
+    if (sparse.at(static_cast<size_t>(layer))) return std::make_unique<BlockSparseAttention>(a, i);
+    return std::make_unique<Attention>(a);
+  };
+}
+
 AttentionFactory mixture_of_attention_heads(const MoAOptions& o) {
   return [o](int64_t) { return std::make_unique<MixtureOfAttentionHeads>(o); };
 }
@@ -254,8 +261,8 @@ CausalLMOutputs DecoderCausalLM::forward(Ops& op, const CausalLMInputs& in) cons
       if (std::any_of(states.begin(), states.end(), [](const LayerState& s) { return s.kind == StateKind::recurrent; })) {
         if (!token_mask) token_mask = step_token_mask(op, in.attention_mask, tokens, spec_.dtype);
         ctx.token_mask = token_mask;
-        ctx.position_ids = in.position_ids;
       }
+      ctx.position_ids = in.position_ids;
       ctx.carry = carry;
       MixerResult r = model->layers[i]->forward(op, h, ctx, in.past.at(i));
       if (r.carry) carry = r.carry;

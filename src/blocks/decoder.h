@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "blocks/attention.h"
+#include "blocks/block_sparse_attention.h"
 #include "blocks/dsa.h"
 #include "blocks/mla.h"
 #include "blocks/mlp.h"
@@ -183,6 +184,9 @@ AttentionFactory latent_attention(const MLAOptions& o);
 // indexer `i`, or on the layers where shared[i] (empty: none) by the last earlier indexer's
 // selection (GLM-MoE-DSA's "shared" layers; layer 0 must have its own).
 AttentionFactory sparse_latent_attention(const MLAOptions& m, const IndexerOptions& i, std::vector<bool> shared = {});
+// Attention(a) on every layer, masked by a block indexer `i` on the layers where sparse[i]
+// (blocks/block_sparse_attention.h: MiniMax-M3's "minimax_m3_sparse" layers).
+AttentionFactory block_sparse_attention(const AttentionOptions& a, const BlockIndexerOptions& i, std::vector<bool> sparse);
 // Every layer's attention is JetMoE's mixture of attention heads (blocks/moa.h).
 AttentionFactory mixture_of_attention_heads(const MoAOptions& o);
 // SparseMoE(m) (blocks/moe.h) on the layers where sparse[i] (empty: every layer), make_mlp(dense)

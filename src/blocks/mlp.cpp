@@ -9,12 +9,23 @@ void FeedForward::init_activation(const std::string& hidden_act, DataType dtype)
   if (hidden_act == "xielu") act_fn_ = child<XIELU>("act_fn", dtype);
 }
 
+Value* clamped_swiglu(Ops& op, Value* gate, Value* up, const SwigluClamp& c) {
+  const double limit = c.limit;
+  gate = op.Min(gate, limit);
+  up = op.Max(op.Min(up, limit), -limit);
+  Value* glu = op.Mul(gate, op.Sigmoid(op.Mul(gate, c.alpha)));
+  return op.Mul(op.Add(up, 1.0), glu);
+}
+
 Value* FeedForward::act(Ops& op, Value* x) const {
   return act_fn_ ? act_fn_->forward(op, x) : activation(op, act_, x);
 }
 
 GatedMLP::GatedMLP(const MLPOptions& o)
-    : intermediate_size_(o.intermediate_size), gate_multiplier_(o.gate_multiplier), down_multiplier_(o.down_multiplier) {
+    : intermediate_size_(o.intermediate_size),
+      gate_multiplier_(o.gate_multiplier),
+      down_multiplier_(o.down_multiplier),
+      swiglu_clamp_(o.swiglu_clamp) {
   init_activation(o.hidden_act, o.dtype);
   const int64_t h = o.hidden_size, i = o.intermediate_size;
   if (o.fused_gate_up) {
@@ -40,7 +51,7 @@ Value* GatedMLP::forward(Ops& op, Value* x) const {
     up = up_proj->forward(op, x);
   }
   if (gate_multiplier_ != 1.0f) gate = op.Mul(gate, gate_multiplier_);
-  Value* h = op.Mul(act(op, gate), up);
+  Value* h = swiglu_clamp_ ? clamped_swiglu(op, gate, up, *swiglu_clamp_) : op.Mul(act(op, gate), up);
   Value* y = down_proj->forward(op, down_input_norm ? down_input_norm->forward(op, h) : h);
   return down_multiplier_ == 1.0f ? y : op.Mul(y, down_multiplier_);
 }

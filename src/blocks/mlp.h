@@ -5,6 +5,8 @@
 //   MLP (PhiMLP, GPTNeoXMLP, GPTJMLP, GPT2MLP, OPT, BloomMLP, MptMLP, FalconMLP, …):
 //     down(act(up(x))) under the family's names (fc1/fc2, dense_h_to_4h/dense_4h_to_h,
 //     fc_in/fc_out, c_fc/c_proj, up_proj/down_proj)
+//     swiglu_clamp (MiniMaxM3VLDenseMLP): GPT-OSS's clamped SwiGLU (clamped_swiglu below) in place of
+//     act(gate) * up
 // hidden_act "xielu" registers the activation's parameters as the child act_fn (ApertusMLP,
 // transformers/models/apertus/modeling_apertus.py; blocks/activation.h XIELU).
 #pragma once
@@ -19,6 +21,14 @@
 #include "blocks/norms.h"
 
 namespace mobius {
+
+// GPT-OSS's clamped SwiGLU (GptOssExperts._apply_gate, with gate and up given apart):
+//   gate = min(gate, limit); up = clamp(up, -limit, limit); (up + 1) * gate * sigmoid(alpha * gate)
+struct SwigluClamp {
+  float limit;
+  float alpha;
+};
+Value* clamped_swiglu(Ops& op, Value* gate, Value* up, const SwigluClamp& c);
 
 struct MLPOptions {
   int64_t hidden_size;
@@ -38,6 +48,7 @@ struct MLPOptions {
   // mlp_multipliers); 1: no node
   float gate_multiplier = 1.0f, down_multiplier = 1.0f;
   std::optional<SubNorm> down_input_norm;  // GatedMLP: a norm over act(gate) * up before the down projection (BitNet)
+  std::optional<SwigluClamp> swiglu_clamp;  // GatedMLP: clamped_swiglu(gate, up) instead of act(gate) * up
 };
 
 // A feed-forward sublayer of a decoder layer (GatedMLP, MLP; SparseMoE in blocks/moe.h).
@@ -65,6 +76,7 @@ class GatedMLP : public FeedForward {
  private:
   int64_t intermediate_size_;
   float gate_multiplier_, down_multiplier_;
+  std::optional<SwigluClamp> swiglu_clamp_;
 };
 
 class MLP : public FeedForward {

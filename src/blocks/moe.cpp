@@ -104,11 +104,7 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
   }
   Value* h;
   if (o_.swiglu_limit > 0.0f) {
-    const double limit = o_.swiglu_limit;
-    gate = op.Min(gate, limit);
-    up = op.Max(op.Min(up, limit), -limit);
-    Value* glu = op.Mul(gate, op.Sigmoid(op.Mul(gate, o_.swiglu_alpha)));
-    h = op.Mul(op.Add(up, 1.0), glu);
+    h = clamped_swiglu(op, gate, up, {o_.swiglu_limit, o_.swiglu_alpha});
   } else {
     h = op.Mul(activation(op, o_.hidden_act, gate), up);
   }

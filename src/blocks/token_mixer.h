@@ -26,7 +26,7 @@ struct AttentionContext {
   // no layer reads it
   Value* token_mask = nullptr;
   // int64 [batch, seq]: the step's position_ids, for the mixers that read them (blocks/rg_lru.h:
-  // the recurrence restarts at position 0); null where no layer reads it
+  // the recurrence restarts at position 0; blocks/block_sparse_attention.h: the indexer's blocks)
   Value* position_ids = nullptr;
   // what the last earlier layer's mixer handed on (MixerResult::carry), for a mixer that reuses it
   // (blocks/dsa.h: GLM-MoE-DSA's "shared" layers reuse the last indexer's key selection); null

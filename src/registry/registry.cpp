@@ -95,6 +95,7 @@ const std::vector<RegistryEntry>& registry() {
         {"cohere", "cohere", "text-generation", create_cohere},
         {"cohere2", "cohere", "text-generation", create_cohere2},
         {"cohere2_moe", "cohere", "text-generation", create_cohere2_moe},
+        {"cohere_compass_text", "cohere", "text-generation", create_cohere_compass_text},
         {"mixtral", "mixtral", "text-generation", create_mixtral},
         {"qwen2_moe", "mixtral", "text-generation", create_qwen2_moe},
         {"qwen3_moe", "mixtral", "text-generation", create_qwen3_moe},
@@ -118,6 +119,8 @@ const std::vector<RegistryEntry>& registry() {
         {"glm4_moe", "glm4_moe", "text-generation", create_glm4_moe},
         {"solar_open", "solar_open", "text-generation", create_solar_open},
         {"minimax_m2", "minimax_m2", "text-generation", create_minimax_m2},
+        // the block indexer's keys beside the KV cache (blocks/block_sparse_attention.h): no genai type
+        {"minimax_m3_vl_text", "minimax_m3_vl", "text-generation", create_minimax_m3_vl_text, ""},
         {"gpt_oss", "gpt_oss", "text-generation", create_gpt_oss, "gptoss"},
         {"jetmoe", "jetmoe", "text-generation", create_jetmoe},
         {"gpt2", "gpt2", "text-generation", create_gpt2},

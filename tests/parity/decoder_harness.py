@@ -205,6 +205,14 @@ TYPE_BASE.update({
     "flex_olmo": dict(num_experts=4, num_experts_per_tok=2, pad_token_id=None),  # FlexOlmoConfig: 100277
     "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, head_dim=16),
     "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, head_dim=16),
+    # layers block-sparse attention (the indexer's 2 heads of 16, one per key/value head; blocks
+    # of 8: the 7 pad slots of the padded row in one block, whose equal scores would otherwise
+    # tie at the top-k), full attention; layer 0 dense (96 wide), layer 1 4 experts of 32, 2 per
+    # token, shared experts of 48
+    "minimax_m3_vl_text": dict(head_dim=16, num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+                               dense_intermediate_size=96, shared_intermediate_size=48, index_n_heads=2,
+                               index_head_dim=16, index_block_size=8, index_topk_blocks=2, index_local_blocks=1,
+                               layer_types=["minimax_m3_sparse", "full_attention"], mlp_layer_types=["dense", "sparse"]),
     # ModernBertDecoderConfig: pad 50283 outside the vocabulary; local_attention 16 (window 8,
     # below the prefill; default 128); layers full, sliding, sliding
     "modernbert-decoder": dict(pad_token_id=0, local_attention=16, num_hidden_layers=3),
@@ -215,6 +223,9 @@ TYPE_BASE.update({
     # layer 0 dense (mlp_layer_types default), layer 1 MoE; HYV3Config's head_dim defaults to 128
     # both layers sliding (window 4096, RoPE), MoE (first_k_dense_replace 0)
     "cohere2_moe": dict(num_experts=4, num_experts_per_tok=2, head_dim=16),  # Cohere2MoeConfig: 128
+    # CohereCompassTextConfig leaves rope_parameters empty, which its model cannot run: an entry per
+    # layer type (both layers full attention by default)
+    "cohere_compass_text": dict(rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
     "hy_v3": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
     # layers chunked (RoPE, L2 q/k norm), full (NoPE, temperature tuning), chunked, full: chunks of
     # 16 below the prefill, floor_scale 8 so that the temperature changes within the prompt; every

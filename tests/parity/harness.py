@@ -773,11 +773,26 @@ def _mimo_v2_flash_states(c) -> list[dict]:
     return [{"key": (h, None, c.head_dim), "value": (h, None, c.v_head_dim)} for h in heads]
 
 
+def _m3_states(c) -> list[dict]:
+    """MiniMax-M3 (src/blocks/block_sparse_attention.h): the key/value, and on a
+    "minimax_m3_sparse" layer the block indexer's keys [batch, seq, index_head_dim] growing along
+    axis 1 (MiniMaxM3VLSparseCacheLayer.idx_keys)."""
+    return [{**_kv_states(c), "indexer_keys": (None, c.index_head_dim)} if t == "minimax_m3_sparse" else _kv_states(c)
+            for t in c.layer_types]
+
+
 # Attention-only types whose layers' caches differ (head sizes, layers without a cache, a second
 # attention state)
-LAYER_KV_STATES = {"gemma4_text": _gemma4_states, "gemma4_unified_text": _gemma4_states, "gemma3n_text": _gemma3n_states,
-                   "deepseek_v32": _dsa_states, "glm_moe_dsa": _dsa_states, "cpmant": _cpmant_states,
-                   "mimo_v2_flash": _mimo_v2_flash_states}
+LAYER_KV_STATES = {
+    "gemma4_text": _gemma4_states,
+    "gemma4_unified_text": _gemma4_states,
+    "gemma3n_text": _gemma3n_states,
+    "deepseek_v32": _dsa_states,
+    "glm_moe_dsa": _dsa_states,
+    "cpmant": _cpmant_states,
+    "mimo_v2_flash": _mimo_v2_flash_states,
+    "minimax_m3_vl_text": _m3_states,
+}
 
 
 def is_recurrent(model_type: str) -> bool:

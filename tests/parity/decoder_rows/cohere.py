@@ -1,4 +1,4 @@
-"""The text-generation parity rows of the cohere family: cohere, cohere2, cohere2_moe."""
+"""The text-generation parity rows of the cohere family: cohere, cohere2, cohere2_moe, cohere_compass_text."""
 
 VARIANTS: dict[str, list[tuple[str, dict]]] = {
     "cohere": [
@@ -24,5 +24,14 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("prefix-pattern-2-sliding-16", dict(num_hidden_layers=3, first_k_dense_replace=1,
                                              prefix_dense_sliding_window_pattern=2, sliding_window_pattern=2,
                                              sliding_window=16)),
+    ],
+    "cohere_compass_text": [
+        ("default", {}),  # both layers full attention with RoPE (rotation on halves), logit_scale null: 1
+        # layer 0 sliding (window 16) with RoPE at theta 500, layer 1 full without (its entry null)
+        ("sliding-16-nope-full-scale", dict(layer_types=["sliding_attention", "full_attention"], sliding_window=16,
+                                            rope_parameters={"sliding_attention": {"rope_type": "default",
+                                                                                   "rope_theta": 500.0},
+                                                             "full_attention": None},
+                                            logit_scale=0.25)),
     ],
 }
