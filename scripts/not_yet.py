@@ -43,7 +43,6 @@ REASONS = {
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v4": "HunYuan V4: a DSA indexer of its own (HYV4Indexer) with hyper-connections (HYV4HyperConnection, "
              "HYV4HyperHead) as DeepSeek-V4: not written yet",
-    "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
     "mimo_v2_flash": "MiMo-V2-Flash: sliding / global layers with attention sinks, MoE: not written yet",
     "minimax_m3_vl_text": "MiniMax-M3-VL text decoder: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",

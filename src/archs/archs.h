@@ -129,6 +129,8 @@ std::unique_ptr<Architecture> create_minicpm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig&, DataType);
+// archs/longcat_flash.cpp: two MLA and two MLPs per layer, a shortcut MoE with identity experts
+std::unique_ptr<Architecture> create_longcat_flash(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_jetmoe(const HfConfig&, DataType);
 

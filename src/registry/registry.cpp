@@ -109,6 +109,8 @@ const std::vector<RegistryEntry>& registry() {
         // the indexer keys beside the KV cache: a second layer state genai does not read (blocks/dsa.h)
         {"deepseek_v32", "deepseek", "text-generation", create_deepseek_v32, ""},
         {"glm_moe_dsa", "deepseek", "text-generation", create_glm_moe_dsa, ""},
+        // two MLA caches per layer (cache layers 2l, 2l + 1): genai's generic "decoder" reads them as layers
+        {"longcat_flash", "deepseek", "text-generation", create_longcat_flash},
         {"youtu", "deepseek", "text-generation", create_youtu},
         {"minicpm3", "deepseek", "text-generation", create_minicpm3},
         {"dots1", "dots1", "text-generation", create_dots1},

@@ -244,6 +244,12 @@ TYPE_BASE.update({
                                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
     "minicpm3": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
                                                       "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
+    # LongCat-Flash: 2 layers (num_layers; num_hidden_layers is 2 * num_layers, a property that BASE
+    # cannot set), each two MLA as DeepSeek's rows (rotary tables of head_dim = qk_rope_head_dim)
+    # and a shortcut MoE: 4 experts of 32 and 2 zero-computation (identity) experts, 2 per token
+    "longcat_flash": dict(num_layers=2, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=16,
+                          qk_rope_head_dim=8, head_dim=8, v_head_dim=24, n_routed_experts=4, zero_expert_num=2,
+                          moe_topk=2, expert_ffn_hidden_size=32),
     # Glm4MoeLiteConfig has no first_k_dense_replace (mlp_layer_types: layer 0 dense by default)
     "glm4_moe_lite": {**{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, "n_group": 4,
                       "topk_group": 2},
