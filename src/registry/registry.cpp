@@ -214,6 +214,8 @@ const std::vector<RegistryEntry>& registry() {
         // softmax attention + lightning attention layers (archs/minimax.cpp): a lightning layer's state
         // is linear_cache, which genai 0.18's "decoder" does not read; no genai model type
         {"minimax", "hybrid", "text-generation", create_minimax, ""},
+        // attention + four short-convolution states per layer (archs/inkling.cpp): no genai model type
+        {"inkling_text", "hybrid", "text-generation", create_inkling_text, ""},
         // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
         // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},
