@@ -37,7 +37,6 @@ REASONS = {
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v4": "HunYuan V4: a DSA indexer of its own (HYV4Indexer) with hyper-connections (HYV4HyperConnection, "
              "HYV4HyperHead) as DeepSeek-V4: not written yet",
-    "longcat_flash": "zero-computation experts and shortcut-connected MoE: in issue 27's list",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
     "zaya": "ZAYA1: compressed convolutional attention (a causal depthwise + grouped Conv1d over q / k with its "

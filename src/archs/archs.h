@@ -136,6 +136,10 @@ std::unique_ptr<Architecture> create_minicpm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v32(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig&, DataType);
+// archs/longcat_flash.cpp: two MLA and two MLPs per layer, a shortcut MoE with identity experts
+std::unique_ptr<Architecture> create_longcat_flash(const HfConfig&, DataType);
+// archs/inkling.cpp: NoPE attention with a relative bias, four short convolutions per layer, a shared-sink MoE
+std::unique_ptr<Architecture> create_inkling_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_gpt_oss(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_jetmoe(const HfConfig&, DataType);
 

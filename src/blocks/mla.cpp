@@ -55,6 +55,7 @@ AttentionResult MultiHeadLatentAttention::attend(Ops& op, Value* x, Value* q_lat
 
   Value* compressed = kv_a_proj_with_mqa->forward(op, x);                   // [b, s, lora + rope]
   Value* latent = kv_a_layernorm->forward(op, op.Slice(compressed, {0}, {o_.kv_lora_rank}, {-1}));
+  if (o_.latent_scale != 1.0f) latent = op.Mul(latent, o_.latent_scale);
   Value* k_rot = op.Unsqueeze(op.Slice(compressed, {o_.kv_lora_rank}, {o_.kv_lora_rank + rope}, {-1}), {1});
   k_rot = rotate(k_rot);                                                     // [b, 1, s, rope]
   Value* kv = heads(op, kv_b_proj->forward(op, latent), nope + o_.v_head_dim);  // [b, h, s, nope + v]

@@ -8,6 +8,8 @@
 //   y        = o_proj(softmax(q.k * scale + mask) v)
 //   (head_gate: each head's output times sigmoid(g_proj(x)) [num_heads], in float32, before o_proj:
 //   BailingHybridAttention, models/bailing_hybrid/modeling_bailing_hybrid.py)
+//   (latent_scale: the normed latent times it before kv_b_proj, so k_nope and v alike:
+//   LongcatFlashMLA's mla_scale_kv_lora, models/longcat_flash/modeling_longcat_flash.py)
 // RoPE acts on the rope channels only; rope_interleave rotates adjacent pairs (2i, 2i + 1)
 // (V2's complex multiplication, V3's rope_interleave). V3 returns those channels de-interleaved
 // ([evens | odds]); we keep them interleaved, which permutes q and k alike and leaves every
@@ -41,6 +43,7 @@ struct MLAOptions {
   float scale;                  // qk_head_dim ** -0.5, times yarn's mscale ** 2
   float lora_norm_eps = 1e-6f;  // q_a_layernorm, kv_a_layernorm
   bool head_gate = false;       // g_proj [num_heads, hidden], no bias (Ling 3.0's output gate)
+  float latent_scale = 1.0f;    // kv_a_layernorm(latent) * latent_scale (LongCat-Flash); 1: none
   std::string o_proj_name = "o_proj";  // dense (Ling 3.0's as save_pretrained writes it)
   DataType dtype = DataType::FLOAT;
 };

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "blocks/activation.h"
+#include "util/error.h"
 
 namespace mobius {
 
@@ -16,7 +17,11 @@ SparseMoE::SparseMoE(const MoEOptions& o) : o_(o) {
     const Shape shape = o.score_bias_row ? Shape{1, r.num_experts} : Shape{r.num_experts};
     router->e_score_correction_bias = param(o.score_bias_name, shape, o.dtype);
   }
-  const int64_t E = r.num_experts, I = o.intermediate_size;
+  MOBIUS_ASSERT(o.identity_experts >= 0 && o.identity_experts < r.num_experts, "MoE identity experts within the router's");
+  MOBIUS_ASSERT(o.identity_experts == 0 || (o.latent_size == 0 && o.routing_applied == RoutingApplied::outputs),
+                "MoE identity experts read the block's input and weight outputs");
+  computed_ = r.num_experts - o.identity_experts;
+  const int64_t E = computed_, I = o.intermediate_size;
   const int64_t H = o.latent_size > 0 ? o.latent_size : o.hidden_size;  // the experts' input and output
   if (o.latent_size > 0) {
     fc1_latent_proj = child<Linear>("fc1_latent_proj", LinearOptions{o.hidden_size, H, o.latent_bias, o.dtype});
@@ -85,7 +90,7 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
     up = op.MatMul(x, stack(op, up_));
   } else if (o_.layout == ExpertLayout::stacked_rows) {  // [tokens, H] @ [H, E * I] -> [E, tokens, I]
     auto all_experts = [&](const Parameter* w) {
-      Value* y = op.Reshape(op.MatMul(x, w->value(op)), {-1, o_.router.num_experts, I});
+      Value* y = op.Reshape(op.MatMul(x, w->value(op)), {-1, computed_, I});
       return op.Transpose(y, {.perm = {1, 0, 2}});
     };
     gate = all_experts(gate_w_);
@@ -109,7 +114,7 @@ Value* SparseMoE::experts(Ops& op, Value* x) const {
     h = op.Mul(activation(op, o_.hidden_act, gate), up);
   }
   Value* down = o_.layout == ExpertLayout::per_expert ? stack(op, down_) : down_w_->value(op);
-  if (o_.layout == ExpertLayout::stacked_rows) down = op.Reshape(down, {o_.router.num_experts, I, -1});
+  if (o_.layout == ExpertLayout::stacked_rows) down = op.Reshape(down, {computed_, I, -1});
   Value* y = op.MatMul(h, down);
   if (down_bias_) y = op.Add(y, op.Unsqueeze(down_bias_->value(op), {1}));
   return y;  // [E, tokens, H]
@@ -119,11 +124,18 @@ Value* SparseMoE::forward(Ops& op, Value* x) const {
   auto s = enter(op);
   Value* flat = op.Reshape(x, {-1, o_.hidden_size});                               // [tokens, H]
   Value* routing = op.Transpose(router->forward(op, flat), {.perm = {1, 0}});     // [E, tokens]
+  Value* identity_weights = nullptr;  // [tokens]: the identity experts' summed routing weights
+  if (o_.identity_experts > 0) {
+    const int64_t E = o_.router.num_experts;
+    identity_weights = op.ReduceSum(op.Slice(routing, {computed_}, {E}, {0}), {0}, {.keepdims = 0});
+    routing = op.Slice(routing, {0}, {computed_}, {0});
+  }
   Value* expert_in = fc1_latent_proj ? fc1_latent_proj->forward(op, flat) : flat;
   Value* weighted = o_.routing_applied == RoutingApplied::inputs
                        ? experts(op, op.Mul(op.Unsqueeze(routing, {-1}), expert_in))
                        : op.Mul(experts(op, expert_in), op.Unsqueeze(routing, {-1}));  // [E, tokens, H]
   Value* out = op.ReduceSum(weighted, {0}, {.keepdims = 0});
+  if (identity_weights) out = op.Add(out, op.Mul(flat, op.Unsqueeze(identity_weights, {-1})));
   if (fc2_latent_proj) out = fc2_latent_proj->forward(op, out);
   if (shared_expert) {
     Value* shared = shared_expert->forward(op, flat);

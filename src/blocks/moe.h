@@ -42,6 +42,11 @@
 // With latent_size (NemotronHMoE's moe_latent_size) the experts read fc1_latent_proj(x)
 // [tokens, latent] instead of x, and their weighted sum goes through fc2_latent_proj back to
 // hidden (both Linear, with latent_bias); "hidden" above is then the latent size.
+// With identity_experts Z > 0 the router's last Z experts are zero-computation experts that return
+// their input (LongcatFlashExperts, transformers/models/longcat_flash/modeling_longcat_flash.py):
+// out = sum_{e < E - Z} R[:, e] * y[e] + (sum_{e >= E - Z} R[:, e]) * x; only the first E - Z
+// experts have weights (per_expert: a checkpoint's gate / up keys of the identity experts, which
+// LongcatFlashExperts allocates, are left unread).
 // With RoutingApplied::inputs the routing weights scale the experts' inputs instead of their
 // outputs (Llama4TextMoe): out = sum_e y_e(R[:, e] * x), the unpicked experts reading 0 (their
 // output 0: no bias, act(0) * 0).
@@ -87,6 +92,7 @@ struct MoEOptions {
   std::string score_bias_name;
   bool score_bias_row = false;  // stored [1, E] (Ernie 4.5 MoE's moe_statics.e_score_correction_bias)
   DataType dtype = DataType::FLOAT;
+  int64_t identity_experts = 0;  // the router's last experts that return their input (see above)
   int64_t latent_size = 0;   // > 0: the experts' width through fc1_latent_proj / fc2_latent_proj
   bool latent_bias = false;  // of the two latent projections
   // stacked: the checkpoint keys of the two stacked weights (relative to the block)
@@ -110,6 +116,7 @@ class SparseMoE : public FeedForward {
   // y [E, tokens, hidden] for x [tokens, hidden] (every expert reads x) or [E, tokens, hidden].
   Value* experts(Ops& op, Value* x) const;
   MoEOptions o_;
+  int64_t computed_;  // the experts with weights: the router's less identity_experts
   std::vector<Parameter*> gate_, up_, down_;  // per_expert(_ungated): one per expert
   Parameter *gate_up_ = nullptr, *gate_up_bias_ = nullptr, *down_w_ = nullptr, *down_bias_ = nullptr;
   Parameter *gate_w_ = nullptr, *up_w_ = nullptr;  // stacked_rows: [hidden, E * I] (stored transposed)

@@ -113,6 +113,8 @@ const std::vector<RegistryEntry>& registry() {
         // the indexer keys beside the KV cache: a second layer state genai does not read (blocks/dsa.h)
         {"deepseek_v32", "deepseek", "text-generation", create_deepseek_v32, ""},
         {"glm_moe_dsa", "deepseek", "text-generation", create_glm_moe_dsa, ""},
+        // two MLA caches per layer (cache layers 2l, 2l + 1): genai's generic "decoder" reads them as layers
+        {"longcat_flash", "deepseek", "text-generation", create_longcat_flash},
         {"youtu", "deepseek", "text-generation", create_youtu},
         {"minicpm3", "deepseek", "text-generation", create_minicpm3},
         {"dots1", "dots1", "text-generation", create_dots1},
@@ -224,6 +226,8 @@ const std::vector<RegistryEntry>& registry() {
         // softmax attention + lightning attention layers (archs/minimax.cpp): a lightning layer's state
         // is linear_cache, which genai 0.18's "decoder" does not read; no genai model type
         {"minimax", "hybrid", "text-generation", create_minimax, ""},
+        // attention + four short-convolution states per layer (archs/inkling.cpp): no genai model type
+        {"inkling_text", "hybrid", "text-generation", create_inkling_text, ""},
         // RG-LRU recurrent blocks + local attention (archs/recurrent_gemma.cpp, blocks/rg_lru.h):
         // genai's generic "decoder" reads their conv/recurrent states by name (genai_config.json layer_types)
         {"recurrent_gemma", "hybrid", "text-generation", create_recurrent_gemma},

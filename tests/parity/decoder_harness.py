@@ -166,6 +166,14 @@ TYPE_BASE["bailing_hybrid"] = dict(layer_group_size=2, head_dim=8, num_key_value
 # MiniMax: layers attention, lightning attention (MiniMaxConfig's default pattern); 4 heads of 16
 # (the lightning state [16, 16] per head); 4 experts, 2 per token
 TYPE_BASE["minimax"] = dict(num_local_experts=4, num_experts_per_tok=2)
+# Inkling: layers sliding (window 16, 4 heads of 8 = swa_*), full (4 heads of 16, 2 kv heads); the
+# relative bias over 8 profiles (d_rel) reaching 32 positions back on the full layer (rel_extent, below
+# the prefill), its logit scaling from position 8 (log_scaling_n_floor); layer 0 dense, layer 1 MoE:
+# 4 experts of 32, 2 per token, one shared expert in the softmax; short convolutions of 4 taps
+TYPE_BASE["inkling_text"] = dict(head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=4, swa_head_dim=8,
+                                 sliding_window_size=16, d_rel=8, rel_extent=32, log_scaling_n_floor=8,
+                                 layer_types=["hybrid_sliding", "hybrid"], mlp_layer_types=["dense", "sparse"],
+                                 moe_intermediate_size=32, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1)
 # RecurrentGemma: layers recurrent, recurrent, attention (block_types' default); the attention sees
 # the last 16 positions (attention_window_size, default 2048: below the prefill and crossed by the
 # greedy tokens); the RG-LRU blocks of lru_width 64 (hidden_size) in 4 heads, conv1d_width 4
@@ -281,6 +289,12 @@ TYPE_BASE.update({
                                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
     "minicpm3": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",
                                                       "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")},
+    # LongCat-Flash: 2 layers (num_layers; num_hidden_layers is 2 * num_layers, a property that BASE
+    # cannot set), each two MLA as DeepSeek's rows (rotary tables of head_dim = qk_rope_head_dim)
+    # and a shortcut MoE: 4 experts of 32 and 2 zero-computation (identity) experts, 2 per token
+    "longcat_flash": dict(num_layers=2, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=16,
+                          qk_rope_head_dim=8, head_dim=8, v_head_dim=24, n_routed_experts=4, zero_expert_num=2,
+                          moe_topk=2, expert_ffn_hidden_size=32),
     # Glm4MoeLiteConfig has no first_k_dense_replace (mlp_layer_types: layer 0 dense by default)
     "glm4_moe_lite": {**{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, "n_group": 4,
                       "topk_group": 2},

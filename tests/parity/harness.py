@@ -725,13 +725,28 @@ RECURRENT_STATES = {"mamba": _mamba_states, "falcon_mamba": _mamba_states, "mamb
 # Hybrids: per layer its state tensors (key/value on attention layers, a None dim growing with the
 # sequence; recurrent states on the others); their transformers models take past_key_values, the
 # cache their own forward creates (DynamicCache(config=...), as generate does).
+def _inkling_states(c) -> list[dict]:
+    """Inkling: every layer carries key/value (the sliding layers' of swa_* heads) and its four short
+    convolutions' windows of conv_kernel_size - 1 inputs (k_sconv, v_sconv over kv heads * head_dim;
+    attn_sconv, mlp_sconv over hidden_size)."""
+    out = []
+    for t in c.layer_types:
+        sliding = t == "hybrid_sliding"
+        kv, d = (c.swa_num_key_value_heads, c.swa_head_dim) if sliding else (c.num_key_value_heads, c.head_dim)
+        w = c.conv_kernel_size - 1
+        out.append({"key": (kv, None, d), "value": (kv, None, d), "k_conv_state": (kv * d, w),
+                    "v_conv_state": (kv * d, w), "attn_conv_state": (c.hidden_size, w),
+                    "mlp_conv_state": (c.hidden_size, w)})
+    return out
+
+
 HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm2": _lfm2_states,
                  "lfm2_moe": _lfm2_states, "lfm3": _lfm2_states, "jamba": _jamba_states, "nemotron_h": _nemotron_h_states,
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
                  "kimi_linear": _kimi_linear_states, "bailing_hybrid": _kimi_linear_states,
-                 "minimax": _minimax_states,
+                 "minimax": _minimax_states, "inkling_text": _inkling_states,
                  "recurrent_gemma": _recurrent_gemma_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only

@@ -56,6 +56,9 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //     e2e_query): the graph is LukeModel's word-only path, without entity inputs (archs/luke.cpp).
 //   - layoutlmv3: the visual part (patch_embed, cls_token, pos_embed, LayerNorm, norm), read only with
 //     pixel_values, which the text side's graph has no input for (archs/layoutlmv3.cpp).
+//   - longcat_flash: the gate / up projections of the zero-computation experts (those without a
+//     down_proj): LongcatFlashExperts allocates gate_up_proj for every expert and never reads the
+//     identity experts' rows (archs/longcat_flash.cpp).
 //   - clap_text_model: ClapTextEmbeddings' persistent buffers position_ids (0..max-1, unread: the
 //     positions come from input_ids) and token_type_ids (zeros, read only when forward is given no
 //     token_type_ids, which the graph takes as an input) (archs/contrastive_text_towers.cpp).
@@ -74,6 +77,10 @@ bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const 
     for (const char* part : {".w2e_query.", ".e2w_query.", ".e2e_query."})
       if (key.find(part) != std::string::npos) return true;
   }
+  if (type == "longcat_flash" && key.find(".mlp.experts.") != std::string::npos)
+    for (const char* part : {".gate_proj.weight", ".up_proj.weight"})
+      if (key.ends_with(part) && !read.count(key.substr(0, key.size() - std::string(part).size()) + ".down_proj.weight"))
+        return true;
   if (type == "clap_text_model" && (key == "embeddings.position_ids" || key == "embeddings.token_type_ids"))
     return true;
   if (type == "layoutlmv3")

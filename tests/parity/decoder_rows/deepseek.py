@@ -1,5 +1,5 @@
 """The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, deepseek_v32,
-glm_moe_dsa, glm4_moe_lite, axk1, youtu, minicpm3."""
+glm_moe_dsa, glm4_moe_lite, axk1, youtu, minicpm3, longcat_flash."""
 
 from decoder_rows.shared import LONG, SHORT
 
@@ -49,6 +49,11 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("default", {}),  # deepseek_v3's MLA, interleaved rope, dense MLP, tied
         ("no-q-lora-not-interleaved", dict(q_lora_rank=None, rope_interleave=False, tie_word_embeddings=False)),
         ("yarn-mscale", DEEPSEEK_YARN),
+    ],
+    "longcat_flash": [
+        ("default", {}),  # two MLA + two MLPs per layer, shortcut MoE with 2 identity experts of 6
+        # no identity expert (zero_expert_num 0); yarn's mscale on the softmax scale besides the LoRA scales
+        ("no-zero-experts-yarn", dict(DEEPSEEK_YARN, zero_expert_num=0)),
     ],
     "minicpm3": [
         ("default", {}),  # MLA with q_lora, Llama RoPE, scale_emb 12, scale_depth 1.4, dim_model_base 256, tied

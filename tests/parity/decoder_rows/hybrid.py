@@ -11,7 +11,8 @@ qwen3_next, qwen3_5_text and qwen3_5_moe_text (gated DeltaNet and gated attentio
 src/blocks/gated_delta_net.h: {conv_state, recurrent_state}), olmo_hybrid (gated DeltaNet and OLMo 2
 attention layers, src/archs/olmo_hybrid.cpp), kimi_linear and bailing_hybrid (Kimi Delta Attention and
 MLA layers, src/archs/kimi_linear.cpp), minimax (softmax and lightning attention layers,
-src/blocks/lightning_attention.h: {linear_cache}; no genai type).
+src/blocks/lightning_attention.h: {linear_cache}; no genai type), inkling_text (attention with a
+relative bias and four short convolutions per layer, src/archs/inkling.cpp; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -249,6 +250,13 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
                              "original_max_position_embeddings": 256},
             _json=dict(layer_types=DROP, mlp_layer_types=DROP, linear_head_dim=DROP, linear_num_heads=DROP,
                        linear_conv_kernel_dim=DROP))),
+    ],
+    # four short-convolution states beside each layer's cache: no genai model type
+    "inkling_text": [
+        ("default", dict(_runtime="none")),  # sliding then full layer, layer 1 MoE (decoder_harness.TYPE_BASE)
+        # full then sliding layer, both MoE with two shared experts in the softmax; no logit scaling
+        ("full-first-two-shared", dict(layer_types=["hybrid", "hybrid_sliding"], mlp_layer_types=["sparse", "sparse"],
+                                       n_shared_experts=2, log_scaling_n_floor=None, _runtime="none")),
     ],
     "minimax": [
         # layers attention, lightning attention (decoder_harness.TYPE_BASE); every residual weight
