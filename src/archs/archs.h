@@ -192,6 +192,9 @@ std::unique_ptr<Architecture> create_lfm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_next(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_5_text(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_qwen3_5_moe_text(const HfConfig&, DataType);
+// archs/qwen4_exp.cpp: Qwen4-Exp text: hyper-connection streams, gated DeltaNet and QSA attention
+// layers (blocks/qsa.h), hashed n-gram per-layer embeddings, MoE
+std::unique_ptr<Architecture> create_qwen4_exp_text(const HfConfig&, DataType);
 // archs/recurrent_gemma.cpp: RG-LRU recurrent blocks (blocks/rg_lru.h) and local attention layers
 std::unique_ptr<Architecture> create_recurrent_gemma(const HfConfig&, DataType);
 // archs/rwkv.cpp: RWKV-4 (time mix with a wkv state, channel mix)

@@ -31,14 +31,32 @@
 
 namespace mobius {
 
-DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections,
-                            const std::string& intermediate_key) {
-  DecoderSpec s = llama_spec(c, dtype, {.partial_rotary_factor = 0.25}, intermediate_key);
+DecoderSpec qwen3_next_layers_spec(const HfConfig& c, DataType dtype, const std::string& intermediate_key,
+                                   double partial_rotary_factor) {
+  DecoderSpec s = llama_spec(c, dtype, {.partial_rotary_factor = partial_rotary_factor}, intermediate_key);
   s.mlp.bias = false;  // Qwen3NextMLP / Qwen3_5MLP (mlp_bias not read)
   s.norm_weight_offset_one = true;
   s.attention.qk_norm = QKNorm{.weight_offset_one = true};
   s.attention.gate_in_q_proj = true;
+  return s;
+}
 
+GatedDeltaNetOptions qwen3_next_delta(const HfConfig& c, const DecoderSpec& s, GatedDeltaNetProjections projections) {
+  return GatedDeltaNetOptions{.hidden_size = s.hidden_size,
+                              .num_key_heads = c.int_or("linear_num_key_heads", 16),
+                              .num_value_heads = c.int_or("linear_num_value_heads", 32),
+                              .key_head_dim = c.int_or("linear_key_head_dim", 128),
+                              .value_head_dim = c.int_or("linear_value_head_dim", 128),
+                              .conv_kernel = c.int_or("linear_conv_kernel_dim", 4),
+                              .hidden_act = s.mlp.hidden_act,
+                              .norm_eps = s.norm_eps,
+                              .dtype = s.dtype,
+                              .projections = projections};
+}
+
+DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections,
+                            const std::string& intermediate_key) {
+  DecoderSpec s = qwen3_next_layers_spec(c, dtype, intermediate_key, 0.25);
   const int64_t interval = c.int_or("full_attention_interval", 4);
   if (interval < 1) c.fail("full_attention_interval", "must be positive");
   std::vector<std::string> fallback;
@@ -46,16 +64,7 @@ DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProj
     fallback.push_back((i + 1) % interval != 0 ? "linear_attention" : "full_attention");
   s.layer_types = read_layer_list(c, "layer_types", s.num_hidden_layers, {"linear_attention", "full_attention"},
                                   fallback);
-  const GatedDeltaNetOptions delta{.hidden_size = s.hidden_size,
-                                   .num_key_heads = c.int_or("linear_num_key_heads", 16),
-                                   .num_value_heads = c.int_or("linear_num_value_heads", 32),
-                                   .key_head_dim = c.int_or("linear_key_head_dim", 128),
-                                   .value_head_dim = c.int_or("linear_value_head_dim", 128),
-                                   .conv_kernel = c.int_or("linear_conv_kernel_dim", 4),
-                                   .hidden_act = s.mlp.hidden_act,
-                                   .norm_eps = s.norm_eps,
-                                   .dtype = dtype,
-                                   .projections = projections};
+  const GatedDeltaNetOptions delta = qwen3_next_delta(c, s, projections);
   s.make_mixer = [delta, types = s.layer_types](int64_t layer) {
     if (types.at(static_cast<size_t>(layer)) != "linear_attention") return LayerMixer{};
     return LayerMixer{"linear_attn", std::make_unique<GatedDeltaNetMixer>(delta)};

@@ -22,6 +22,15 @@ namespace mobius {
 DecoderSpec qwen3_next_spec(const HfConfig& c, DataType dtype, GatedDeltaNetProjections projections,
                             const std::string& intermediate_key = "intermediate_size");
 
+// qwen3_next_spec's parts: the spec without layer types or mixers (the Llama fields with RoPE on
+// `partial_rotary_factor` of head_dim by default: Qwen3-Next / Qwen3.5 0.25, Qwen4-Exp 1, the (1 + weight)
+// norms, gated attention with q_norm / k_norm, MLP without bias), and the gated DeltaNet's options
+// from the linear_* fields, hidden_act and s.norm_eps (Qwen4-Exp, archs/qwen4_exp.cpp, reads its
+// own layer types).
+DecoderSpec qwen3_next_layers_spec(const HfConfig& c, DataType dtype, const std::string& intermediate_key,
+                                   double partial_rotary_factor);
+GatedDeltaNetOptions qwen3_next_delta(const HfConfig& c, const DecoderSpec& s, GatedDeltaNetProjections projections);
+
 // Qwen3NextSparseMoeBlock / Qwen3_5MoeSparseMoeBlock: num_experts experts of
 // moe_intermediate_size (qwen2_moe's keys experts.{e}.gate_proj / up_proj / down_proj: transformers
 // stacks them on load, unstacks them on save), softmax top-k of num_experts_per_tok, and the

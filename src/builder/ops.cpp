@@ -40,6 +40,8 @@ Value* Ops::GreaterOrEqual(In a, In b) { return binary("GreaterOrEqual", a, b, t
 Value* Ops::And(Value* a, Value* b) { return one("And", {a, b}, {}, DataType::BOOL); }
 Value* Ops::Or(Value* a, Value* b) { return one("Or", {a, b}, {}, DataType::BOOL); }
 Value* Ops::Not(Value* a) { return one("Not", {a}, {}, DataType::BOOL); }
+Value* Ops::BitwiseXor(Value* a, Value* b) { return one("BitwiseXor", {a, b}, {}, a->dtype); }
+Value* Ops::Mod(Value* a, Value* b) { return one("Mod", {a, b}, {}, a->dtype); }
 
 Value* Ops::Neg(Value* x) { return unary("Neg", x); }
 Value* Ops::Sqrt(Value* x) { return unary("Sqrt", x); }
@@ -55,6 +57,7 @@ Value* Ops::Relu(Value* x) { return unary("Relu", x); }
 Value* Ops::Softplus(Value* x) { return unary("Softplus", x); }
 Value* Ops::Abs(Value* x) { return unary("Abs", x); }
 Value* Ops::Floor(Value* x) { return unary("Floor", x); }
+Value* Ops::Sign(Value* x) { return unary("Sign", x); }
 Value* Ops::Identity(Value* x) { return unary("Identity", x); }
 Value* Ops::Gelu(Value* x, GeluAttrs a) {
   return one("Gelu", {x}, {{"approximate", std::string(a.approximate)}}, x->dtype);

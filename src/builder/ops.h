@@ -78,6 +78,10 @@ class Ops {
   Value* And(Value* a, Value* b);
   Value* Or(Value* a, Value* b);
   Value* Not(Value* a);
+  // Integer element-wise (numpy broadcasting): BitwiseXor (opset 18); Mod (opset 13, fmod 0: the
+  // remainder takes the divisor's sign, as torch.remainder).
+  Value* BitwiseXor(Value* a, Value* b);
+  Value* Mod(Value* a, Value* b);
 
   // Element-wise unary.
   Value* Neg(Value* x);
@@ -94,6 +98,7 @@ class Ops {
   Value* Softplus(Value* x);
   Value* Abs(Value* x);
   Value* Floor(Value* x);
+  Value* Sign(Value* x);
   Value* Identity(Value* x);
   Value* Gelu(Value* x, GeluAttrs a = {});
 

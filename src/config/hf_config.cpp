@@ -83,6 +83,10 @@ const Range* field_range(const std::string& key) {
                           "in_channels", "num_mel_bins"})
       t[k].min = 1;  // a divisor or a width
     t["expert_capacity"] = {0, double(kMaxPositions)};
+    // Qwen4-Exp's hashed n-gram tables (archs/qwen4_exp.cpp): the first head's prime vocabulary is
+    // the first prime from ngram_vocab_size_base (20000000 by default); seed any 32-bit integer
+    t["ngram_vocab_size_base"] = {2, double(int64_t{1} << 31)};
+    t["seed"] = {-double(int64_t{1} << 31), double(int64_t{1} << 31)};
     t["mlp_ratio"].min_open = true;
     t["mlp_ratio"].min = 0;  // a float in some towers (4.0)
     return t;

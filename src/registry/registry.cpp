@@ -217,6 +217,9 @@ const std::vector<RegistryEntry>& registry() {
         {"qwen3_next", "hybrid", "text-generation", create_qwen3_next},
         {"qwen3_5_text", "hybrid", "text-generation", create_qwen3_5_text},
         {"qwen3_5_moe_text", "hybrid", "text-generation", create_qwen3_5_moe_text},
+        // Qwen4-Exp text (archs/qwen4_exp.cpp): hyper-connection streams, QSA attention, n-gram PLE
+        // states (an int64 n-gram context); onnxruntime-genai 0.18 has no qwen4_exp type
+        {"qwen4_exp_text", "hybrid", "text-generation", create_qwen4_exp_text, ""},
         // OLMo 2 attention + gated DeltaNet layers (archs/olmo_hybrid.cpp): genai's generic "decoder" as qwen3_next
         {"olmo_hybrid", "hybrid", "text-generation", create_olmo_hybrid},
         // Kimi Delta Attention + NoPE MLA layers (archs/kimi_linear.cpp): genai's generic "decoder" as qwen3_next

@@ -27,7 +27,7 @@ def saved(model_type: str, path):
     return path
 
 
-@pytest.mark.parametrize("model_type", ["inkling2_text", "qwen4_exp_text"])
+@pytest.mark.parametrize("model_type", ["inkling2_text"])
 def test_state_space_types_are_named_and_planned(model_type, tmp_path):
     hf = saved(model_type, tmp_path / "hf")
     cls = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type]  # transformers' own class for the type

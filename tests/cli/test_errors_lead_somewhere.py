@@ -58,7 +58,7 @@ def test_unsupported_kind_from_transformers(candidates, mapping, kind, tmp_path)
     hf = tmp_path / "hf"
     cfg = CONFIG_MAPPING[model_type]()
     if hasattr(cfg, "text_config"):  # a text part mobius does not build either, so that the kind is the answer
-        cfg.text_config = CONFIG_MAPPING[unregistered("lfm3", "inkling2_text", "qwen4_exp_text")]()
+        cfg.text_config = CONFIG_MAPPING[unregistered("lfm3", "inkling_text", "inkling2_text")]()
     cfg.save_pretrained(hf)
     cls = getattr(auto, f"MODEL_FOR_{mapping}_MAPPING_NAMES")[model_type]
     line = expect_error("build", "--config", hf, tmp_path / "out",

@@ -137,6 +137,15 @@ TYPE_BASE["qwen3_5_moe_text"] = dict(TYPE_BASE["qwen3_next"])
 # 1.59e-5 / 2.87e-5. The same graph, a different config value.
 for _t in ("qwen3_5_text", "qwen3_5_moe_text"):
     TYPE_BASE[_t] = dict(TYPE_BASE[_t], rms_norm_eps=1e-4)
+# Qwen4-Exp text: Qwen3.5-MoE's layers, sizes and rms_norm_eps; the attention layer under the QSA indexer (8
+# heads of 16; blocks of 2 keys, a budget of 2 blocks: the 48-token prefill keeps 4 of up to 48 keys plus the tail;
+# 8 heads make a tie of two blocks all of whose head scores relu drops to 0 unlikely); 2 residual streams, mixer
+# rank 16; PLE on layer 1 (the DeltaNet): trigrams, 4 heads per order of 8 channels from primes after 1000
+# (8320 rows, 4 shards), eos 2 breaking the n-grams (the padded row's padding reads as eos)
+TYPE_BASE["qwen4_exp_text"] = dict(TYPE_BASE["qwen3_5_moe_text"], indexer_n_heads=8, indexer_kv_heads=1,
+                                   indexer_head_dim=16, indexer_budget=4, indexer_compress_ratio=2, hc_count=2,
+                                   hc_lowrank=16, ple_layer_ids=[1], ple_embed_dim=64, heads_per_ngram=4,
+                                   ngram_vocab_size_base=1000, split_ngram_parts=4)
 # OLMo-Hybrid: layers gated DeltaNet, attention (OLMo 2's post-norm layer); the DeltaNet's 2 key
 # heads of 8 and 4 value heads of 4 (a state [key dim, value dim] read transposed cannot pass).
 # As many key as value channels (16): transformers 5.23 saves the q/k/v convs (q_conv1d, k_conv1d,

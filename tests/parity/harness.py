@@ -675,6 +675,21 @@ def _qwen3_next_states(c) -> list[dict]:
     return [_kv_states(c) if t == "full_attention" else delta for t in c.layer_types]
 
 
+def _qwen4_exp_states(c) -> list[dict]:
+    """Qwen4-Exp text: the QSA attention layers ("indexed_attention") carry key/value and the indexer's raw keys
+    [batch, seq, indexer_head_dim] growing along axis 1 (src/blocks/qsa.h); the gated DeltaNet layers Qwen3-Next's
+    states, and on the PLE layers (ple_layer_ids, one-indexed) also the dilated conv's window over the streams
+    (hc_count * hidden_size channels, (ple_conv_kernel_size - 1) * ngram_size inputs) and the last
+    ngram_size - 1 ids (int64, plus one; src/archs/qwen4_exp.cpp)."""
+    conv = 2 * c.linear_num_key_heads * c.linear_key_head_dim + c.linear_num_value_heads * c.linear_value_head_dim
+    delta = {"conv_state": (conv, c.linear_conv_kernel_dim - 1),
+             "recurrent_state": (c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim)}
+    ple = {"ple_conv_state": (c.hc_count * c.hidden_size, (c.ple_conv_kernel_size - 1) * c.ngram_size),
+           "ngram_context": (c.ngram_size - 1,)}
+    return [{**_kv_states(c), "indexer_keys": (None, c.indexer_head_dim)} if t == "indexed_attention"
+            else {**delta, **ple} if i + 1 in c.ple_layer_ids else delta for i, t in enumerate(c.layer_types)]
+
+
 def _kimi_linear_states(c) -> list[dict]:
     """Kimi Linear, Ling 3.0 (bailing_hybrid): the MLA layers ("full_attention") carry the expanded key/value (kv_shape), the
     Kimi Delta Attention layers the conv window over q, k and v (3 * linear_num_heads *
@@ -745,6 +760,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "falcon_h1": _falcon_h1_states, "zamba": _zamba_states, "zamba2": _zamba2_states,
                  "qwen3_next": _qwen3_next_states, "qwen3_5_text": _qwen3_next_states,
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
+                 "qwen4_exp_text": _qwen4_exp_states,
                  "kimi_linear": _kimi_linear_states, "bailing_hybrid": _kimi_linear_states,
                  "minimax": _minimax_states, "inkling_text": _inkling_states,
                  "recurrent_gemma": _recurrent_gemma_states}
@@ -887,9 +903,11 @@ class OnnxLM:
         return io_problems(self.sess, self.expected_inputs, self.expected_outputs)
 
     def empty_past(self, batch: int) -> dict:
-        """The state before the first token: empty KV caches, zero recurrent states."""
+        """The state before the first token: empty KV caches, zero recurrent states (in the model dtype, or int64
+        where the graph takes an int64 state: Qwen4-Exp's n-gram context)."""
+        int64 = {i.name for i in self.sess.get_inputs() if i.type == "tensor(int64)"}
         return {f"past_key_values.{i}.{name}": np.zeros((batch, *(0 if d is None or isinstance(d, Ahead) else d for d in dims)),
-                                                           self.dtype)
+                                                           np.int64 if f"past_key_values.{i}.{name}" in int64 else self.dtype)
                 for i, layer in enumerate(self.states) for name, dims in layer.items()}
 
     def __call__(self, ids, mask, pos, past=None):

@@ -62,10 +62,16 @@ void read_keys(const Graph& g, std::set<std::string>& out) {
 //   - clap_text_model: ClapTextEmbeddings' persistent buffers position_ids (0..max-1, unread: the
 //     positions come from input_ids) and token_type_ids (zeros, read only when forward is given no
 //     token_type_ids, which the graph takes as an input) (archs/contrastive_text_towers.cpp).
+//   - qwen4_exp_text: Qwen4ExpTextNGramEmbedding's persistent buffers layer_multipliers,
+//     ngram_heads_vocab_sizes and ngram_heads_offsets, functions of the config that _init_weights
+//     recomputes and the graph holds as constants (archs/qwen4_exp.cpp).
 bool unread_by_contract(const RegistryEntry& e, const Architecture& arch, const std::string& key,
                         const std::set<std::string>& read) {
   if (arch.training_only(key)) return true;
   const std::string type = e.model_type;
+  if (type == "qwen4_exp_text")
+    for (const char* buffer : {".layer_multipliers", ".ngram_heads_vocab_sizes", ".ngram_heads_offsets"})
+      if (key.ends_with(std::string(".ple.ple_embedding") + buffer)) return true;
   if (type == "esm" && key.starts_with("contact_head.")) return true;  // reads attention maps (archs/esm.cpp)
   // BrosTextEmbeddings' persistent position_ids buffer: 0..max_position_embeddings - 1, never trained; the
   // graph counts the positions itself (archs/bros.cpp)

@@ -12,7 +12,9 @@ src/blocks/gated_delta_net.h: {conv_state, recurrent_state}), olmo_hybrid (gated
 attention layers, src/archs/olmo_hybrid.cpp), kimi_linear and bailing_hybrid (Kimi Delta Attention and
 MLA layers, src/archs/kimi_linear.cpp), minimax (softmax and lightning attention layers,
 src/blocks/lightning_attention.h: {linear_cache}; no genai type), inkling_text (attention with a
-relative bias and four short convolutions per layer, src/archs/inkling.cpp; no genai type).
+relative bias and four short convolutions per layer, src/archs/inkling.cpp; no genai type), qwen4_exp_text
+(gated DeltaNet and QSA attention layers over hyper-connection streams, n-gram per-layer embeddings,
+src/archs/qwen4_exp.cpp; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -196,6 +198,20 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("interval-equal-heads-top-1-tied", dict(
             layer_types=None, full_attention_interval=2, linear_num_value_heads=2, linear_conv_kernel_dim=3,
             num_experts_per_tok=1, tie_word_embeddings=True, rms_norm_eps=1e-6,
+            _json=dict(layer_types=DROP, full_attention_interval=2))),
+    ],
+    "qwen4_exp_text": [
+        # layers DeltaNet with PLE, QSA attention (decoder_harness.TYPE_BASE); layer_types as the checkpoints
+        # spell them ("full_attention": indexed); onnxruntime-genai 0.18 has no qwen4_exp type
+        ("default", dict(_runtime="none")),
+        # layer_types from full_attention_interval 2; 3 streams; the DeltaNet's sigmoid output gate; 4-grams
+        # (a conv dilated by 4 over 3 taps, a context of 3 ids; 12 heads of 4 channels), blocks of 4 keys with a
+        # budget of 3 blocks, the table's 12544 rows in 5 shards of torch.chunk's unequal sizes; eos a list; tied
+        # embeddings
+        ("interval-streams-sigmoid-4grams-blocks-of-4", dict(
+            layer_types=None, full_attention_interval=2, hc_count=3, output_gate_type="sigmoid", ngram_size=4,
+            ple_conv_kernel_size=3, ple_embed_dim=48, indexer_compress_ratio=4, indexer_budget=12, split_ngram_parts=5,
+            eos_token_id=[2, 3], tie_word_embeddings=True, _runtime="none",
             _json=dict(layer_types=DROP, full_attention_interval=2))),
     ],
     "olmo_hybrid": [
