@@ -18,7 +18,7 @@ def saved(model_type: str, path):
 def info_failure_cases(tiny, tmp_path):
     """(source, options) pairs of `mobius info` that exit 0 and that exit 1."""
     speech = saved("speech_to_text", tmp_path / "speech")  # unregistered, and no weights
-    inkling = saved("inkling_text", tmp_path / "inkling")  # state-space, unregistered
+    inkling = saved("inkling2_text", tmp_path / "inkling")  # state-space, unregistered
     return [(tiny, {}), (tiny, {"dtype": "bf16", "ep": "cpu"}), (tiny, {"dtype": "bf16", "ep": "cuda"}),
             (speech, {}), (inkling, {}), (tiny, {"precision": "int4", "ep": "cpu"})]
 
