@@ -23,9 +23,6 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 
 # Decoder-only text-generation types: what they need beyond the blocks mobius has.
 REASONS = {
-    "axk2": "DeepSeek-V3.2's sparse attention (blocks/dsa.h) plus a fused q_gate_proj over [q latent, q_a_proj "
-            "output] whose sigmoid gates the heads, gated RMSNorms (a low-rank sigmoid gate MLP) and a router whose "
-            "group mask fills 0.0 (groups optional): not written yet",
     "beam": "no sparse attention (no indexer): Qwen3-MoE attention on sliding / full layers with per-type RoPE, "
             "DeepSeek-V4's experts (float32 gate) and V3's router in V3.2's layer: not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",

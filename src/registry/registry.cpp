@@ -109,6 +109,7 @@ const std::vector<RegistryEntry>& registry() {
         // the indexer keys beside the KV cache: a second layer state genai does not read (blocks/dsa.h)
         {"deepseek_v32", "deepseek", "text-generation", create_deepseek_v32, ""},
         {"glm_moe_dsa", "deepseek", "text-generation", create_glm_moe_dsa, ""},
+        {"axk2", "deepseek", "text-generation", create_axk2, ""},
         {"youtu", "deepseek", "text-generation", create_youtu},
         {"minicpm3", "deepseek", "text-generation", create_minicpm3},
         {"dots1", "dots1", "text-generation", create_dots1},
