@@ -23,9 +23,6 @@ STATE_SPACE = "state-space / linear-attention hybrid: issue 27"
 
 # Decoder-only text-generation types: what they need beyond the blocks mobius has.
 REASONS = {
-    "axk2": "DeepSeek-V3.2's sparse attention (blocks/dsa.h) plus a fused q_gate_proj over [q latent, q_a_proj "
-            "output] whose sigmoid gates the heads, gated RMSNorms (a low-rank sigmoid gate MLP) and a router whose "
-            "group mask fills 0.0 (groups optional): not written yet",
     "blt": "Byte Latent Transformer: byte-level local encoder / decoder around a patch transformer, not one stack",
     "deepseek_v4": "DeepSeek-V4: sparse attention beyond V3.2's and hyper-connections: not written yet",
     "dots3_note_text": "dots3 text decoder: GLM-MoE-DSA's indexer (blocks/dsa.h) on its indexed layers, but "

@@ -131,6 +131,7 @@ std::unique_ptr<Architecture> create_minimax_m3_vl_text(const HfConfig&, DataTyp
 std::unique_ptr<Architecture> create_deepseek_v2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_deepseek_v3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_axk1(const HfConfig&, DataType);
+std::unique_ptr<Architecture> create_axk2(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_youtu(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_minicpm3(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig&, DataType);

@@ -16,6 +16,12 @@
 //                the norm is a layer-level checkpoint key beside mlp (NormedFeedForward adopted
 //                under ""); the dense layers' stored post_mlp_layernorm is not used; q_lora_rank
 //                (always Q-LoRA) is an int in AXK1Config: null is refused by the config defaults
+//   axk2         (axk2/modular_axk2.py) deepseek_v32's sparse attention with q_gate_proj over
+//                [q_a_layernorm(c) | c] (c = q_a_proj(x)) giving each head's query and an output
+//                gate (blocks/mla.h q_gate), gated RMSNorms (blocks/norms.h GatedNorm,
+//                gated_norm_rank) as input_layernorm and, on the sparse layers,
+//                post_attention_layernorm; AXK1's MLP plan; the V3 router without groups when
+//                n_group / topk_group are null, its masked groups' scores 0 (not -inf)
 //   youtu        (youtu/modular_youtu.py) deepseek_v3's attention in Llama's layer with a dense
 //                bias-free MLP on every layer (no MoE field is read); tied embeddings by default
 //   minicpm3     (minicpm3/modular_minicpm3.py) deepseek_v2's attention with Llama's RoPE (halves,
@@ -34,6 +40,7 @@
 #include "archs/layer_types.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
+#include "blocks/spec_check.h"
 #include "registry/config_defaults.h"
 
 namespace mobius {
@@ -157,15 +164,31 @@ std::unique_ptr<Architecture> create_glm4_moe_lite(const HfConfig& config, DataT
 
 namespace {
 
-// DeepseekV32Config's MLP plan (mlp_layer_types, default: the first first_k_dense_replace layers
-// dense) and its MoE on the sparse layers.
-void read_mlp_layer_types(const HfConfig& c, DeepseekParts& p) {
-  const int64_t n = p.spec.num_hidden_layers;
+// DeepseekV32Config.__post_init__'s MLP plan without mlp_layer_types: the first
+// first_k_dense_replace (3) of the n layers "dense", the others "sparse".
+std::vector<std::string> v32_mlp_plan(const HfConfig& c, int64_t n) {
   const int64_t dense = std::min(c.int_or("first_k_dense_replace", 3), n);
   if (dense < 0) c.fail("first_k_dense_replace", "must not be negative");
   std::vector<std::string> plan(static_cast<size_t>(n), "sparse");
   std::fill_n(plan.begin(), dense, "dense");
-  plan = read_layer_list(c, "mlp_layer_types", n, {"dense", "sparse"}, plan);
+  return plan;
+}
+
+// AXK1Config's and AXK2Config's: layer i "sparse" when i >= first_k_dense_replace and
+// i % moe_layer_freq == 0 (both legacy kwargs, 1 by default), else "dense".
+std::vector<std::string> axk_mlp_plan(const HfConfig& c, int64_t n) {
+  const int64_t first_dense = c.int_or("first_k_dense_replace", 1);
+  const int64_t freq = c.int_or("moe_layer_freq", 1);
+  if (first_dense < 0) c.fail("first_k_dense_replace", "must not be negative");
+  if (freq < 1) c.fail("moe_layer_freq", "must be positive");
+  std::vector<std::string> plan;
+  for (int64_t i = 0; i < n; ++i) plan.push_back(i >= first_dense && i % freq == 0 ? "sparse" : "dense");
+  return plan;
+}
+
+// The MLP plan (mlp_layer_types, default `plan`) and the MoE on its sparse layers.
+void read_mlp_layer_types(const HfConfig& c, DeepseekParts& p, std::vector<std::string> plan) {
+  plan = read_layer_list(c, "mlp_layer_types", p.spec.num_hidden_layers, {"dense", "sparse"}, plan);
   for (const auto& t : plan) p.sparse.push_back(t == "sparse");
   if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
     p.moe = read_deepseek_experts(c, p.spec);
@@ -193,13 +216,14 @@ HfConfig dsa_config(const HfConfig& config) {
 }
 
 // DeepseekV32ForCausalLM's parts: MLA with interleaved RoPE and the indexer on every layer, the
-// V3 router's MoE on the mlp_layer_types "sparse" layers.
-DeepseekParts dsa_parts(const HfConfig& c, DataType dtype) {
+// V3 router's MoE on the mlp_layer_types "sparse" layers (default: `mlp_plan` of the layer count).
+DeepseekParts dsa_parts(const HfConfig& c, DataType dtype,
+                        std::vector<std::string> (*mlp_plan)(const HfConfig&, int64_t) = v32_mlp_plan) {
   read_layer_list(c, "layer_types", c.get_int("num_hidden_layers"), {"indexed_attention"}, {});
   DeepseekParts p = deepseek_parts(c, dtype);
   p.mla.rope_interleave = true;  // apply_rotary_pos_emb_interleave, whatever rope_interleave says
   p.spec.mlp.bias = false;       // DeepseekV32MLP: no mlp_bias
-  read_mlp_layer_types(c, p);
+  read_mlp_layer_types(c, p, mlp_plan(c, p.spec.num_hidden_layers));
   if (p.moe) read_v3_router(c, *p.moe, true);
   p.indexer = read_indexer(c, p);
   return p;
@@ -259,19 +283,7 @@ std::unique_ptr<Architecture> create_glm_moe_dsa(const HfConfig& config, DataTyp
 std::unique_ptr<Architecture> create_axk1(const HfConfig& config, DataType dtype) {
   const HfConfig c = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}});
   DeepseekParts p = deepseek_parts(c, dtype);
-  // AXK1Config.__post_init__: without mlp_layer_types, layer i is sparse when i >=
-  // first_k_dense_replace and i % moe_layer_freq == 0 (both 1 by default)
-  const int64_t n = p.spec.num_hidden_layers;
-  const int64_t first_dense = c.int_or("first_k_dense_replace", 1);
-  const int64_t freq = c.int_or("moe_layer_freq", 1);
-  if (first_dense < 0) c.fail("first_k_dense_replace", "must not be negative");
-  if (freq < 1) c.fail("moe_layer_freq", "must be positive");
-  std::vector<std::string> plan;
-  for (int64_t i = 0; i < n; ++i) plan.push_back(i >= first_dense && i % freq == 0 ? "sparse" : "dense");
-  plan = read_layer_list(c, "mlp_layer_types", n, {"dense", "sparse"}, plan);
-  for (const auto& t : plan) p.sparse.push_back(t == "sparse");
-  if (std::find(p.sparse.begin(), p.sparse.end(), true) != p.sparse.end())
-    p.moe = read_deepseek_experts(c, p.spec);
+  read_mlp_layer_types(c, p, axk_mlp_plan(c, p.spec.num_hidden_layers));
   set_v3(c, p);
   if (!p.moe) return p.make();
   // AXK1MoE: post_mlp_layernorm over the MoE output, a layer-level key beside the mlp module
@@ -284,6 +296,25 @@ std::unique_ptr<Architecture> create_axk1(const HfConfig& config, DataType dtype
   };
   p.spec.names.mlp = "";
   return std::make_unique<DecoderCausalLM>(p.spec);
+}
+
+std::unique_ptr<Architecture> create_axk2(const HfConfig& config, DataType dtype) {
+  // AXK2Config's __post_init__ is its own (no DeepseekV32Config re-routing of num_experts)
+  const HfConfig c = with_attribute_map(config, {{"num_local_experts", "n_routed_experts"}});
+  if (c.has("n_group") != c.has("topk_group"))
+    c.fail(c.has("n_group") ? "topk_group" : "n_group", "n_group and topk_group are set together (both null: no groups)");
+  DeepseekParts p = dsa_parts(c, dtype, axk_mlp_plan);
+  p.mla.q_gate = true;  // AXK2Attention: q_gate_proj over [q_a_layernorm(c) | c], no q_b_proj
+  if (p.moe) p.moe->router.groups_fill_zero = true;  // AXK2TopkRouter.apply_group_scoring
+  // AXK2GatedRMSNorm as input_layernorm on every layer, as post_attention_layernorm on the sparse ones
+  const int64_t rank = c.int_or("gated_norm_rank", 16);
+  check_size("gated_norm_rank", rank, kMaxHiddenSize);
+  p.spec.make_layer_norm = [norm = p.spec.norm(), rank, sparse = p.sparse,
+                            post = p.spec.names.post_attention_layernorm](int64_t layer, const std::string& name) {
+    const bool gated = name != post || sparse.at(static_cast<size_t>(layer));
+    return gated ? std::make_unique<GatedNorm>(norm, rank) : std::unique_ptr<GatedNorm>{};
+  };
+  return p.make();
 }
 
 std::unique_ptr<Architecture> create_youtu(const HfConfig& c, DataType dtype) {

@@ -85,7 +85,9 @@ DecoderLayer::DecoderLayer(const DecoderSpec& s, int64_t layer_index)
   NormOptions options = s.norm();
   if (s.layer_norm_eps) options.eps = *s.layer_norm_eps;
   auto norm = [&](const std::string& name) -> Norm* {  // none for an empty name
-    return name.empty() ? nullptr : adopt(name, make_norm(options));
+    if (name.empty()) return nullptr;
+    std::unique_ptr<Norm> own = s.make_layer_norm ? s.make_layer_norm(layer_index, name) : nullptr;
+    return adopt(name, own ? std::move(own) : make_norm(options));
   };
   const auto i = static_cast<size_t>(layer_index);
   if (s.layer_input_norm.empty() || s.layer_input_norm.at(i)) input_layernorm = norm(n.input_layernorm);

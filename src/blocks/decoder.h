@@ -165,6 +165,9 @@ struct DecoderSpec {
   // mixer for a layer): self-attention. A state mixer's layer gets no mask or RoPE table (its
   // layer_types entry names its kind, e.g. "mamba"); it reads AttentionContext::token_mask.
   LayerMixerFactory make_mixer;
+  // A layer's norm under `name` (one of its names' norms) when not make_norm of the layers' options;
+  // null (or a null result): that (A.X-K2's gated RMSNorms, blocks/norms.h GatedNorm).
+  std::function<std::unique_ptr<Norm>(int64_t layer, const std::string& name)> make_layer_norm;
   // The width of embed_tokens and of the LM head's input when not hidden_size (OPT's
   // word_embed_proj_dim); the architecture projects in and out (archs/gpt2.h). 0: hidden_size.
   int64_t embedding_dim = 0;

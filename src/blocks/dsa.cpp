@@ -77,9 +77,9 @@ MixerResult SparseLatentAttention::mix(Ops& op, Value* x, const AttentionContext
   MOBIUS_ASSERT(past.empty() || past.size() == count, "a sparse latent attention takes its past {key, value[, indexer_keys]} or none");
   MOBIUS_ASSERT(indexer || ctx.carry, "a layer without an indexer reuses an earlier layer's selection");
   auto s = enter(op);
-  Value* latent = query_latent(op, x);
+  const QueryLatent latent = query_latent(op, x);
   const bool cached = !past.empty();
-  LightningIndexer::Result sparse = indexer ? indexer->forward(op, x, latent, ctx, cached ? past[2] : nullptr)
+  LightningIndexer::Result sparse = indexer ? indexer->forward(op, x, latent.latent, ctx, cached ? past[2] : nullptr)
                                             : LightningIndexer::Result{ctx.carry, nullptr};
   Value* mask = sparse_attention_mask(op, ctx.mask, sparse.kept, dtype_);
   AttentionResult a = attend(op, x, latent, mask, ctx, cached ? past[0] : nullptr, cached ? past[1] : nullptr);

@@ -12,8 +12,13 @@ MultiHeadLatentAttention::MultiHeadLatentAttention(const MLAOptions& o) : o_(o) 
     NormOptions n = lora_norm;
     n.dim = *o.q_lora_rank;
     q_a_layernorm = child<RMSNorm>("q_a_layernorm", n);
-    q_b_proj = child<Linear>("q_b_proj", LinearOptions{*o.q_lora_rank, o.num_heads * qk_head_dim, false, o.dtype});
+    if (o.q_gate)
+      q_gate_proj = child<Linear>("q_b_proj", LinearOptions{2 * *o.q_lora_rank,
+                                                               o.num_heads * (qk_head_dim + o.v_head_dim), false, o.dtype});
+    else
+      q_b_proj = child<Linear>("q_b_proj", LinearOptions{*o.q_lora_rank, o.num_heads * qk_head_dim, false, o.dtype});
   } else {
+    MOBIUS_ASSERT(!o.q_gate, "q_gate reads the query latent (q_lora_rank)");
     q_proj = child<Linear>("q_proj", LinearOptions{o.hidden_size, o.num_heads * qk_head_dim, false, o.dtype});
   }
   kv_a_proj_with_mqa = child<Linear>(
@@ -35,21 +40,30 @@ Value* MultiHeadLatentAttention::heads(Ops& op, Value* x, int64_t dim) const {
 AttentionResult MultiHeadLatentAttention::forward(Ops& op, Value* x, const AttentionContext& ctx,
                                                   Value* past_key, Value* past_value) const {
   auto s = enter(op);
-  return attend(op, x, q_proj ? nullptr : query_latent(op, x), ctx.mask, ctx, past_key, past_value);
+  return attend(op, x, q_proj ? QueryLatent{} : query_latent(op, x), ctx.mask, ctx, past_key, past_value);
 }
 
-Value* MultiHeadLatentAttention::query_latent(Ops& op, Value* x) const {
-  return q_a_layernorm->forward(op, q_a_proj->forward(op, x));
+MultiHeadLatentAttention::QueryLatent MultiHeadLatentAttention::query_latent(Ops& op, Value* x) const {
+  Value* compressed = q_a_proj->forward(op, x);
+  return {q_a_layernorm->forward(op, compressed), compressed};
 }
 
-AttentionResult MultiHeadLatentAttention::attend(Ops& op, Value* x, Value* q_latent, Value* mask,
+AttentionResult MultiHeadLatentAttention::attend(Ops& op, Value* x, const QueryLatent& q_latent, Value* mask,
                                                  const AttentionContext& ctx, Value* past_key,
                                                  Value* past_value) const {
   // a layer without RoPE (Kimi Linear's, ctx.rope empty) keeps its rope channels as they are
   auto rotate = [&](Value* t) { return ctx.rope.cos ? apply_rope(op, t, ctx.rope, o_.rope_interleave) : t; };
   const int64_t nope = o_.qk_nope_head_dim, rope = o_.qk_rope_head_dim, qk = nope + rope;
-  Value* q = q_latent ? q_b_proj->forward(op, q_latent) : q_proj->forward(op, x);
-  q = heads(op, q, qk);                                                      // [b, h, s, qk]
+  Value* gate = nullptr;  // q_gate's [b, s, h, v]
+  Value* q;
+  if (q_gate_proj) {
+    Value* qg = op.Reshape(q_gate_proj->forward(op, op.Concat({q_latent.latent, q_latent.compressed}, {.axis = -1})),
+                           {0, 0, o_.num_heads, qk + o_.v_head_dim});
+    gate = op.Slice(qg, {qk}, {qk + o_.v_head_dim}, {-1});
+    q = op.Transpose(op.Slice(qg, {0}, {qk}, {-1}), {.perm = {0, 2, 1, 3}});
+  } else {
+    q = heads(op, q_latent.latent ? q_b_proj->forward(op, q_latent.latent) : q_proj->forward(op, x), qk);
+  }                                                                          // [b, h, s, qk]
   Value* q_rot = rotate(op.Slice(q, {nope}, {qk}, {-1}));
   q = op.Concat({op.Slice(q, {0}, {nope}, {-1}), q_rot}, {.axis = -1});
 
@@ -70,6 +84,10 @@ AttentionResult MultiHeadLatentAttention::attend(Ops& op, Value* x, Value* q_lat
     Value* gate = op.Sigmoid(to_float(op, g_proj->forward(op, x)));
     if (o_.dtype != DataType::FLOAT) gate = op.Cast(gate, {.to = o_.dtype});
     y = op.Mul(y, op.Unsqueeze(gate, {3}));
+  }
+  if (gate) {  // torch.sigmoid(gate_states.float()), the product cast back
+    Value* g = op.Sigmoid(to_float(op, gate));
+    y = o_.dtype != DataType::FLOAT ? op.Cast(op.Mul(to_float(op, y), g), {.to = o_.dtype}) : op.Mul(y, g);
   }
   y = op.Reshape(y, {0, 0, -1});
   return {o_proj->forward(op, y), a.present_key, a.present_value};

@@ -10,6 +10,11 @@
 //   BailingHybridAttention, models/bailing_hybrid/modeling_bailing_hybrid.py)
 //   (latent_scale: the normed latent times it before kv_b_proj, so k_nope and v alike:
 //   LongcatFlashMLA's mla_scale_kv_lora, models/longcat_flash/modeling_longcat_flash.py)
+//   (q_gate: q_gate_proj([q_a_layernorm(c) | c]), c = q_a_proj(x), gives each head its query and a
+//   gate [v_head_dim]: per head [q (qk_nope_head_dim + qk_rope_head_dim) | gate (v_head_dim)]; each
+//   head's output times sigmoid(gate), in float32, before o_proj: AXK2Attention,
+//   models/axk2/modular_axk2.py; saved as q_b_proj [num_heads * (qk + v_head_dim), 2 * q_lora_rank],
+//   conversion_mapping.py's "axk2" renaming)
 // RoPE acts on the rope channels only; rope_interleave rotates adjacent pairs (2i, 2i + 1)
 // (V2's complex multiplication, V3's rope_interleave). V3 returns those channels de-interleaved
 // ([evens | odds]); we keep them interleaved, which permutes q and k alike and leaves every
@@ -44,6 +49,7 @@ struct MLAOptions {
   float lora_norm_eps = 1e-6f;  // q_a_layernorm, kv_a_layernorm
   bool head_gate = false;       // g_proj [num_heads, hidden], no bias (Ling 3.0's output gate)
   float latent_scale = 1.0f;    // kv_a_layernorm(latent) * latent_scale (LongCat-Flash); 1: none
+  bool q_gate = false;          // q_gate_proj (saved as q_b_proj) over both latents (A.X-K2; needs q_lora_rank)
   std::string o_proj_name = "o_proj";  // dense (Ling 3.0's as save_pretrained writes it)
   DataType dtype = DataType::FLOAT;
 };
@@ -60,19 +66,23 @@ class MultiHeadLatentAttention : public SelfAttention {
     return {StateKind::self_kv, o_.num_heads, o_.qk_nope_head_dim + o_.qk_rope_head_dim, o_.v_head_dim};
   }
 
-  Linear *q_proj = nullptr, *q_a_proj = nullptr, *q_b_proj = nullptr;
+  Linear *q_proj = nullptr, *q_a_proj = nullptr, *q_b_proj = nullptr, *q_gate_proj = nullptr;
   RMSNorm* q_a_layernorm = nullptr;
   Linear *kv_a_proj_with_mqa, *kv_b_proj, *o_proj;
   Linear* g_proj = nullptr;  // head_gate
   RMSNorm* kv_a_layernorm;
 
  protected:
-  // The query latent q_a_layernorm(q_a_proj(x)): [batch, seq, q_lora_rank] (with q_lora_rank only),
-  // in the caller's scope.
-  Value* query_latent(Ops& op, Value* x) const;
-  // forward() in the caller's scope, from the query latent (null: q_proj(x)) and the additive
+  // The query latent: compressed = q_a_proj(x) and latent = q_a_layernorm(compressed), each
+  // [batch, seq, q_lora_rank] (with q_lora_rank only; both null without), in the caller's scope.
+  struct QueryLatent {
+    Value* latent = nullptr;
+    Value* compressed = nullptr;
+  };
+  QueryLatent query_latent(Ops& op, Value* x) const;
+  // forward() in the caller's scope, from the query latent (none: q_proj(x)) and the additive
   // attention mask [batch, 1, seq, total_seq] (ctx.mask, or a mask derived from it: blocks/dsa.h).
-  AttentionResult attend(Ops& op, Value* x, Value* q_latent, Value* mask, const AttentionContext& ctx,
+  AttentionResult attend(Ops& op, Value* x, const QueryLatent& q_latent, Value* mask, const AttentionContext& ctx,
                          Value* past_key, Value* past_value) const;
 
  private:

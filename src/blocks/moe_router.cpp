@@ -109,7 +109,7 @@ Value* MoERouter::forward(Ops& op, Value* x) const {
         if (correction->dtype != DataType::FLOAT) correction = op.Cast(correction, {.to = DataType::FLOAT});
         choice = op.Add(o_.kind == RouterKind::sigmoid_logit_correction ? logits : scores, correction);
       }
-      choice = limit_groups(op, choice, /*group_top2_sum=*/true, kNegInf);
+      choice = limit_groups(op, choice, /*group_top2_sum=*/true, o_.groups_fill_zero ? 0.0f : kNegInf);
       Value* picked = mask_at(op, choice, op.TopK(choice, o_.top_k).indices);
       routing = op.Where(picked, scores, 0.0f);
       if (o_.norm_topk_prob) routing = op.Div(routing, op.Add(op.ReduceSum(routing, {-1}), o_.norm_topk_eps));

@@ -12,7 +12,8 @@
 //   topk_sigmoid    top-k of the logits, each weighted by its sigmoid; if norm_topk_prob divided
 //                   by their sum (Cohere2-MoE expert_selection_fn "sigmoid")
 //   sigmoid_groups  s = sigmoid(logits); c = s + e_score_correction_bias; group score = sum of the
-//                   two best c in the group; c outside the topk_group best groups = -inf; top-k of c
+//                   two best c in the group; c outside the topk_group best groups = -inf (or 0:
+//                   groups_fill_zero); top-k of c
 //                   picks the experts, weighted by s; if norm_topk_prob s_k /= (sum(s_k) + norm_topk_eps);
 //                   * routed_scaling_factor (DeepSeek-V3 "noaux_tc"; Lfm2Moe, one group,
 //                   norm_topk_eps 1e-6, without the correction when use_expert_bias is false)
@@ -74,6 +75,9 @@ struct RouterOptions {
   // > 0: the float32 logits become c * tanh(logits / c) before scoring (Laguna
   // moe_router_logit_softcapping); 0: none
   float logit_softcapping = 0.0f;
+  // sigmoid_groups: c outside the topk_group best groups becomes 0 instead of -inf (AXK2TopkRouter's
+  // masked_fill(~score_mask, 0.0))
+  bool groups_fill_zero = false;
   // Whether the kind picks on scores + e_score_correction_bias.
   bool corrected() const {
     return (kind == RouterKind::sigmoid_groups && score_correction) || kind == RouterKind::sigmoid_logit_correction ||

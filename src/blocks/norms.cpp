@@ -1,5 +1,9 @@
 #include "blocks/norms.h"
 
+#include "blocks/activation.h"
+#include "blocks/linear.h"
+#include "blocks/mamba.h"  // to_float
+
 namespace mobius {
 namespace {
 
@@ -46,6 +50,19 @@ Value* LayerNorm::forward(Ops& op, Value* x) const {
 std::unique_ptr<Norm> make_norm(const NormOptions& o) {
   if (o.kind == NormKind::LayerNorm) return std::make_unique<LayerNorm>(o);
   return std::make_unique<RMSNorm>(o);
+}
+
+GatedNorm::GatedNorm(const NormOptions& o, int64_t rank) : dtype_(o.dtype) {
+  norm = adopt("norm", make_norm(o));
+  down_ = child<Linear>("W_down", LinearOptions{o.dim, rank, false, o.dtype});
+  up_ = child<Linear>("W_up", LinearOptions{rank, o.dim, false, o.dtype});
+}
+
+Value* GatedNorm::forward(Ops& op, Value* x) const {
+  auto s = enter(op);
+  Value* y = norm->forward(op, x);
+  Value* gate = op.Sigmoid(to_float(op, up_->forward(op, activation(op, "silu", down_->forward(op, y)))));
+  return dtype_ != DataType::FLOAT ? op.Cast(op.Mul(to_float(op, y), gate), {.to = dtype_}) : op.Mul(y, gate);
 }
 
 }  // namespace mobius

@@ -21,6 +21,8 @@
 
 namespace mobius {
 
+class Linear;  // blocks/linear.h
+
 enum class NormKind { RMSNorm, LayerNorm };
 
 struct NormOptions {
@@ -70,5 +72,24 @@ class LayerNorm : public Norm {
 
 // The norm of kind o.kind (register it with Module::adopt).
 std::unique_ptr<Norm> make_norm(const NormOptions& o);
+
+// A norm followed by a low-rank input-dependent sigmoid gate (Megatron's GatedNormWrapper;
+// AXK2GatedRMSNorm, transformers/models/axk2/modular_axk2.py):
+//   y = norm(x);  out = y * sigmoid(W_up(silu(W_down(y)))), the sigmoid in float32, the product
+//   cast back to y's dtype
+// Parameters as save_pretrained writes them (conversion_mapping.py "axk2" renames the model's
+// mlp.fc1 / mlp.fc2 back to Megatron's W_down / W_up): norm (make_norm(o)), W_down [rank, dim] and
+// W_up [dim, rank] (Linear weights), no bias.
+// x: [..., dim] -> same shape and dtype.
+class GatedNorm : public Norm {
+ public:
+  GatedNorm(const NormOptions& o, int64_t rank);
+  Value* forward(Ops& op, Value* x) const override;
+  Norm* norm;
+
+ private:
+  Linear *down_, *up_;
+  DataType dtype_;
+};
 
 }  // namespace mobius

@@ -115,6 +115,7 @@ const std::vector<RegistryEntry>& registry() {
         {"glm_moe_dsa", "deepseek", "text-generation", create_glm_moe_dsa, ""},
         // two MLA caches per layer (cache layers 2l, 2l + 1): genai's generic "decoder" reads them as layers
         {"longcat_flash", "deepseek", "text-generation", create_longcat_flash},
+        {"axk2", "deepseek", "text-generation", create_axk2, ""},
         {"youtu", "deepseek", "text-generation", create_youtu},
         {"minicpm3", "deepseek", "text-generation", create_minicpm3},
         {"dots1", "dots1", "text-generation", create_dots1},

@@ -292,6 +292,9 @@ TYPE_BASE.update({
     "deepseek_v32": dict(MLA, n_group=4, topk_group=2, index_topk=8, index_n_heads=32, index_head_dim=16),
     # deepseek_v32's, the indexer's RoPE on adjacent pairs; GlmMoeDsaConfig's n_group 1
     "glm_moe_dsa": dict(MLA, index_topk=8, index_n_heads=32, index_head_dim=16),
+    # deepseek_v32's indexer; AXK2Config pops first_k_dense_replace (layer 0 dense); no expert groups
+    # (n_group null); gate ranks of 8 (default 16)
+    "axk2": dict(MLA, index_topk=8, index_n_heads=32, index_head_dim=16, gated_norm_rank=8),
     # AXK1Config reads first_k_dense_replace (1) as a legacy kwarg: mlp_layer_types ["dense", "sparse"]
     "axk1": dict(MLA, n_group=4, topk_group=2),  # routed_scaling_factor 2.5, norm_topk_prob
     "youtu": {k: v for k, v in MLA.items() if k in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank",

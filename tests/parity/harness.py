@@ -309,6 +309,9 @@ def rerandomize(model: torch.nn.Module) -> None:
     conv1d = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, Conv1D)}
     layer_norms = {f"{n}.{p}" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)
                    for p in ("weight", "bias")}  # also those not named *norm* (GPT-J's ln_1)
+    # the Linear layers inside a norm module are matrices (AXK2GatedRMSNorm's gate mlp.fc1 / fc2)
+    gate_linears = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)
+                    and "norm" in n.rsplit(".", 1)[0].lower() and "norm" not in n.rsplit(".", 1)[-1].lower()}
     saved = model.state_dict().keys()
     buffers = [(n, b) for n, b in model.named_buffers() if n in saved and b.is_floating_point()
                and n.rsplit(".", 1)[-1] not in CONFIG_BUFFERS]
@@ -327,7 +330,7 @@ def rerandomize(model: torch.nn.Module) -> None:
         # multiplicative scales (norm weights, Gemma 4's per-layer output scale layer_scalar) vary
         # around 1: a layer_scalar of 0.1 * r shrinks every layer's output tenfold and leaves
         # transformers' own float32 forward 1.5e-4 off its float64 one
-        if "norm" in local.lower() or name in layer_norms or local.endswith("layer_scalar"):  # BERT's LayerNorm, [heads, head_dim] norms
+        if ("norm" in local.lower() and name not in gate_linears) or name in layer_norms or local.endswith("layer_scalar"):  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             unit = "embed_tokens." in name and p is not tied
@@ -820,6 +823,7 @@ LAYER_KV_STATES = {
     "gemma3n_text": _gemma3n_states,
     "deepseek_v32": _dsa_states,
     "glm_moe_dsa": _dsa_states,
+    "axk2": _dsa_states,
     "cpmant": _cpmant_states,
     "mimo_v2_flash": _mimo_v2_flash_states,
     "minimax_m3_vl_text": _m3_states,

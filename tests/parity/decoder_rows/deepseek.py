@@ -1,5 +1,5 @@
 """The text-generation parity rows of the deepseek family: deepseek_v2, deepseek_v3, deepseek_v32,
-glm_moe_dsa, glm4_moe_lite, axk1, youtu, minicpm3, longcat_flash."""
+glm_moe_dsa, axk2, glm4_moe_lite, axk1, youtu, minicpm3, longcat_flash."""
 
 from decoder_rows.shared import LONG, SHORT
 
@@ -35,6 +35,13 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         ("default", dict(_runtime="none")),  # every layer "full" (index_topk_freq 1): its own indexer
         # layer 1 "shared": no indexer (nor its keys' state), layer 0's selection reused
         ("shared-layer", dict(indexer_types=["full", "shared"], _runtime="none")),
+    ],
+    # A.X-K2: deepseek_v32's attention with q_gate_proj and its output gate, gated RMSNorms
+    "axk2": [
+        ("default", dict(_runtime="none")),  # no expert groups; layer 1's post-attention norm gated
+        # layer 0 sparse (both its norms gated), 2 of 4 expert groups (the others' scores 0), yarn
+        ("groups-sparse-first-yarn", dict(DEEPSEEK_YARN, n_group=4, topk_group=2, mlp_layer_types=["sparse", "dense"],
+                                          _runtime="none")),
     ],
     "glm4_moe_lite": [
         ("default", {}),  # deepseek_v3's MLA and router (routed_scaling_factor 1.8), layer 0 dense
