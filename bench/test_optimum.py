@@ -9,11 +9,14 @@ from_pretrained on the package directory as it is (the default hf layout: onnx/m
 onnx/encoder_model.onnx + onnx/decoder_model_merged.onnx, Optimum's ONNX_ENCODER_NAME and
 ONNX_DECODER_MERGED_NAME), then transformers' and Optimum's outputs on the same inputs: float
 tensors max|Δ| <= 1e-4 and greedy generation (no token repeated) token for token; the text
-encoders' heads (BertFor<Task>) in ORTModelFor<Task>.
+encoders' heads (BertFor<Task>) in ORTModelFor<Task>. A diffusers pipeline folder (a tiny
+StableDiffusionPipeline) is built to one package and run by ORTStableDiffusionPipeline from a prompt
+against diffusers' own pipeline (diffusers 0.39.0), its latent and image within 1e-4 x their scale.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -193,3 +196,101 @@ def test_ctc(tmp_path):
     values = torch.randn(2, 4000, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         close(ort(input_values=values).logits, ref(input_values=values).logits, "logits")
+
+
+# A diffusers pipeline (src/driver/pipeline.h): a tiny StableDiffusionPipeline made by diffusers
+# (UNet2DConditionModel, AutoencoderKL, CLIPTextModel with a CLIPTokenizer of a byte-level vocabulary,
+# DDIMScheduler), built with one `mobius build`, run by ORTStableDiffusionPipeline from a prompt.
+DIFFUSION_STEPS = 3
+
+
+def diffusion_randomize(module, seed: int) -> None:
+    """Every parameter N(0, 0.2) (norm weights and biases too), as tests/parity/test_diffusion_pipeline.py."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+
+
+def byte_level_clip_tokenizer(path: Path, max_length: int):
+    """A CLIPTokenizer whose vocabulary is CLIP's 256 byte symbols, each also as a word end, and the
+    two special tokens (no merges): every prompt is tokenized character by character."""
+    from transformers.models.clip.tokenization_clip import bytes_to_unicode
+
+    symbols = list(bytes_to_unicode().values())
+    vocab = {s: i for i, s in enumerate(symbols + [s + "</w>" for s in symbols] + ["<|startoftext|>", "<|endoftext|>"])}
+    path.mkdir(parents=True)
+    (path / "vocab.json").write_text(json.dumps(vocab))
+    (path / "merges.txt").write_text("#version: 0.2\n")
+    return T.CLIPTokenizer(str(path / "vocab.json"), str(path / "merges.txt"), model_max_length=max_length)
+
+
+def close_scaled(got, want, what: str) -> None:
+    """max|Δ| <= 1e-4 x the reference's largest magnitude (its scale)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    scale = float(np.abs(want).max())
+    d = float(np.abs(got - want).max())
+    print(f"{what}: max|Δ| {d:.3g}, scale {scale:.3g}")
+    assert d <= 1e-4 * scale, f"{what}: max|Δ| {d:.3g} > 1e-4 x scale {scale:.3g}"
+
+
+def tiny_stable_diffusion(kind: str, path: Path):
+    """diffusers' StableDiffusionPipeline ("sd") or StableDiffusionXLPipeline ("sdxl": text_encoder_2 a
+    CLIPTextModelWithProjection, a text_time UNet), tiny, every parameter re-randomized, saved to `path`."""
+    import diffusers
+
+    tokenizer = byte_level_clip_tokenizer(path.parent / "vocab", max_length=16)
+    torch.manual_seed(0)
+    text = dict(vocab_size=len(tokenizer), intermediate_size=40, num_hidden_layers=2, num_attention_heads=4,
+                max_position_embeddings=16, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                pad_token_id=tokenizer.pad_token_id)
+    text_encoder = T.CLIPTextModel(T.CLIPTextConfig(hidden_size=24, **text))
+    if kind == "sdxl":
+        text_encoder_2 = T.CLIPTextModelWithProjection(T.CLIPTextConfig(hidden_size=16, projection_dim=12, **text))
+        unet = dict(down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+                    up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"), cross_attention_dim=24 + 16,
+                    use_linear_projection=True, addition_embed_type="text_time", addition_time_embed_dim=4,
+                    projection_class_embeddings_input_dim=6 * 4 + 12)
+    else:
+        unet = dict(down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                    up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=24)
+    unet = diffusers.UNet2DConditionModel(sample_size=8, in_channels=4, out_channels=4, layers_per_block=1,
+                                          block_out_channels=(16, 32), attention_head_dim=4, norm_num_groups=8, **unet)
+    vae = diffusers.AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32), layers_per_block=1,
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2, norm_num_groups=8)
+    models = (unet, vae, text_encoder) + ((text_encoder_2,) if kind == "sdxl" else ())
+    for i, m in enumerate(models):
+        diffusion_randomize(m, i)
+    scheduler = diffusers.DDIMScheduler(num_train_timesteps=1000, beta_schedule="scaled_linear", beta_start=0.00085,
+                                        beta_end=0.012, clip_sample=False, set_alpha_to_one=False, steps_offset=1)
+    common = dict(vae=vae, text_encoder=text_encoder, tokenizer=tokenizer, unet=unet, scheduler=scheduler)
+    if kind == "sdxl":
+        pipe = diffusers.StableDiffusionXLPipeline(text_encoder_2=text_encoder_2, tokenizer_2=tokenizer, **common)
+    else:
+        pipe = diffusers.StableDiffusionPipeline(safety_checker=None, feature_extractor=None,
+                                                 requires_safety_checker=False, **common)
+    pipe.save_pretrained(path)
+    return pipe
+
+
+@pytest.mark.parametrize("kind", ["sd", "sdxl"])
+def test_stable_diffusion_pipeline(kind, tmp_path):
+    """ORTDiffusionPipeline.from_pretrained on the package (unet/, vae_decoder/, vae_encoder/,
+    text_encoder/[, text_encoder_2/] with their config.json, the tokenizer and scheduler folders,
+    model_index.json) gives ORTStableDiffusion[XL]Pipeline, run against diffusers' own pipeline: the
+    same prompt and negative prompt (classifier-free guidance 5: the unet runs on a batch of 2 with
+    one timestep), generator seed 0, 3 DDIM steps; the final latent (output_type "latent") and the
+    decoded image (output_type "np") within 1e-4 x their scale."""
+    from optimum.onnxruntime import ORTDiffusionPipeline, ORTStableDiffusionPipeline, ORTStableDiffusionXLPipeline
+
+    ref = tiny_stable_diffusion(kind, tmp_path / "hf")
+    ort = ORTDiffusionPipeline.from_pretrained(build(tmp_path / "hf", tmp_path / "pkg"))
+    assert type(ort) is (ORTStableDiffusionXLPipeline if kind == "sdxl" else ORTStableDiffusionPipeline), type(ort)
+    call = dict(prompt=["a red cube"], negative_prompt=["blurry"], num_inference_steps=DIFFUSION_STEPS,
+                guidance_scale=5.0)
+    for output_type in ("latent", "np"):
+        with torch.no_grad():
+            want = ref(**call, output_type=output_type, generator=torch.Generator().manual_seed(0)).images
+        got = ort(**call, output_type=output_type, generator=torch.Generator().manual_seed(0)).images
+        close_scaled(got, want, "final latent" if output_type == "latent" else "decoded image")

@@ -9,6 +9,11 @@
 //                      hidden_states.{0..num_hidden_layers} (Optimum's CLIPTextWithProjectionOnnxConfig
 //                      with output_hidden_states, as its SDXL export sets it: the pipeline reads the
 //                      penultimate)
+//   clip_text_model in a diffusers pipeline (create_clip_pipeline_text_encoder): CLIPTextModel or
+//                      CLIPTextModelWithProjection as the pipelines call it, input_ids alone, with
+//                      every hidden state (CLIPTextModel: last_hidden_state, pooler_output =
+//                      last[i_eos], hidden_states.{0..num_hidden_layers}: Optimum's
+//                      CLIPTextOnnxConfig, SDXL reads the penultimate, Flux the pooler_output)
 //   the same causal text tower in other families' *TextModel (feature-extraction), clip_text_tower
 //   with the family's config class defaults and weight prefix:
 //     owlvit_text_model     OwlViTTextModel (modeling_owlvit.py): text_model.*
@@ -37,6 +42,7 @@
 #include "archs/archs.h"
 #include "archs/vision_towers.h"
 #include "registry/config_defaults.h"
+#include "registry/diffusers_registry.h"
 #include "tasks/feature_extraction.h"
 #include "tasks/zero_shot_image_classification.h"
 
@@ -134,17 +140,32 @@ class ClipModel : public ImageTextModel {
   int64_t projection_dim_;
 };
 
+// A CLIP text model's graph with every hidden state (Optimum's CLIPTextOnnxConfig /
+// CLIPTextWithProjectionOnnxConfig with output_hidden_states): one graph "model",
+//   input_ids int64 [batch_size, sequence_length]; with `Mask::input` also attention_mask int64
+//   [batch_size, sequence_length], with `Mask::ones` none (every token attended, causally: what
+//   transformers computes when called without a mask, as diffusers' pipelines call it)
+//   -> with a projection (CLIPTextModelWithProjection): text_embeds [batch_size, projection_dim] =
+//      text_projection(last[i_eos]), then last_hidden_state [batch_size, sequence_length, hidden_size];
+//      without (CLIPTextModel): last_hidden_state, then pooler_output = last[i_eos] [batch_size,
+//      hidden_size];
+//      then hidden_states.{0..num_hidden_layers} [batch_size, sequence_length, hidden_size].
 // CLIPTextModelWithProjection (config_type clip_text_model; MetaClip2TextModelWithProjection:
-// metaclip_2_text_model, legacy_eos false): one graph "model", input_ids, attention_mask int64
-// [batch_size, sequence_length] -> text_embeds [batch_size, projection_dim], last_hidden_state and
-// hidden_states.{i} [batch_size, sequence_length, hidden_size].
-class ClipTextModelWithProjection : public Architecture {
+// metaclip_2_text_model, legacy_eos false) takes the mask as an input; a diffusers pipeline's CLIP
+// text encoder (create_clip_pipeline_text_encoder) takes input_ids alone.
+class ClipTextWithStates : public Architecture {
  public:
-  ClipTextModelWithProjection(const HfConfig& c, const char* config_type, bool legacy_eos, DataType dtype)
-      : eos_(clip_eos_token_id(c)), projection_dim_(clip_projection_dim(c)), legacy_eos_(legacy_eos) {
-    text = adopt("text_model",
+  enum class Mask { input, ones };
+  ClipTextWithStates(const HfConfig& c, const char* config_type, bool legacy_eos, bool projection, Mask mask,
+                     DataType dtype)
+      : eos_(clip_eos_token_id(c)), projection_dim_(projection ? clip_projection_dim(c) : 0),
+        legacy_eos_(legacy_eos), mask_(mask) {
+    // CLIPTextModel's tower at the checkpoint's root (transformers 5's save; weights/weight_plan.h
+    // legacy_keys reads transformers 4's text_model.*), CLIPTextModelWithProjection's under text_model
+    text = adopt(projection ? "text_model" : "",
                  std::make_unique<TextTransformer>(c, config_type, TextTransformer::Mask::causal, dtype));
-    text_projection = child<Linear>("text_projection", LinearOptions{text->hidden_size(), projection_dim_, false, dtype});
+    if (projection)
+      text_projection = child<Linear>("text_projection", LinearOptions{text->hidden_size(), projection_dim_, false, dtype});
   }
   std::string task() const override { return "feature-extraction"; }
   std::vector<NamedGraph> build_graphs() const override {
@@ -153,23 +174,30 @@ class ClipTextModelWithProjection : public Architecture {
     Ops op(b);
     const Shape tokens{"batch_size", "sequence_length"};
     Value* ids = b.input("input_ids", DataType::INT64, tokens);
-    Value* mask = b.input("attention_mask", DataType::INT64, tokens);
+    Value* mask = mask_ == Mask::input ? b.input("attention_mask", DataType::INT64, tokens)
+                                       : op.Expand(b.scalar_i64(1), op.Shape(ids));
     const std::vector<Value*> states = text->hidden_states(op, ids, mask);
     Value* last = text->final_norm->forward(op, states.back());
     const Shape hidden{"batch_size", "sequence_length", text->hidden_size()};
-    b.output(text_projection->forward(op, eos_token(op, last, ids, eos_, legacy_eos_)), "text_embeds",
-             {"batch_size", projection_dim_});
-    b.output(last, "last_hidden_state", hidden);
+    if (text_projection) {
+      b.output(text_projection->forward(op, eos_token(op, last, ids, eos_, legacy_eos_)), "text_embeds",
+               {"batch_size", projection_dim_});
+      b.output(last, "last_hidden_state", hidden);
+    } else {
+      b.output(last, "last_hidden_state", hidden);
+      b.output(eos_token(op, last, ids, eos_, legacy_eos_), "pooler_output", {"batch_size", text->hidden_size()});
+    }
     for (size_t i = 0; i < states.size(); ++i) b.output(states[i], "hidden_states." + std::to_string(i), hidden);
     return single_graph(std::move(model), GraphLowering::attention);
   }
 
   TextTransformer* text;
-  Linear* text_projection;
+  Linear* text_projection = nullptr;
 
  private:
   int64_t eos_, projection_dim_;
   bool legacy_eos_;
+  Mask mask_;
 };
 
 }  // namespace
@@ -180,8 +208,14 @@ std::unique_ptr<Architecture> create_clip_vision_model(const HfConfig& c, DataTy
 
 std::unique_ptr<Architecture> create_clip_text_model(const HfConfig& c, DataType dtype) {
   if (c.names_architecture("CLIPTextModelWithProjection"))
-    return std::make_unique<ClipTextModelWithProjection>(c, "clip_text_model", true, dtype);
+    return std::make_unique<ClipTextWithStates>(c, "clip_text_model", true, true, ClipTextWithStates::Mask::input, dtype);
   return clip_text_tower(c, "clip_text_model", "", dtype);
+}
+
+std::unique_ptr<Architecture> create_clip_pipeline_text_encoder(const HfConfig& c, DataType dtype) {
+  return std::make_unique<ClipTextWithStates>(c, "clip_text_model", true,
+                                              c.names_architecture("CLIPTextModelWithProjection"),
+                                              ClipTextWithStates::Mask::ones, dtype);
 }
 
 std::unique_ptr<Architecture> create_owlvit_text_model(const HfConfig& c, DataType dtype) {
@@ -206,7 +240,8 @@ std::unique_ptr<Architecture> create_clipseg_text_model(const HfConfig& c, DataT
 
 std::unique_ptr<Architecture> create_metaclip_2_text_model(const HfConfig& c, DataType dtype) {
   if (c.names_architecture("MetaClip2TextModelWithProjection"))
-    return std::make_unique<ClipTextModelWithProjection>(c, "metaclip_2_text_model", false, dtype);
+    return std::make_unique<ClipTextWithStates>(c, "metaclip_2_text_model", false, true,
+                                                ClipTextWithStates::Mask::input, dtype);
   return clip_text_tower(c, "metaclip_2_text_model", "", dtype);
 }
 

@@ -75,6 +75,7 @@ std::unique_ptr<Architecture> create_component(Component& c, DataType dtype, con
     }
     c.config = with_class_defaults(raw, model_type);
     create = find_architecture(model_type, raw.file()).create;
+    if (const ArchFactory own = pipeline_transformers_factory(model_type)) create = own;
   }
   try {
     return create_conditioned ? create_conditioned(*c.config, dtype, conditioning) : create(*c.config, dtype);

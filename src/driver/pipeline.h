@@ -5,7 +5,9 @@
 //
 // Each component is built from its own folder, by its own registry: a diffusers model by its
 // config.json `_class_name` (registry/diffusers_registry.h), a transformers model by its
-// `model_type` (registry/registry.h, a single-graph task: CLIPTextModel's feature-extraction).
+// `model_type` (registry/registry.h, a single-graph task: an encoder alone), or by the factory
+// the pipelines' calls need (registry/diffusers_registry.h pipeline_transformers_factory: a CLIP
+// text encoder takes input_ids alone and gives every hidden state).
 // The package is laid out as Optimum's ORTDiffusionPipeline and diffusers' ONNX pipelines read it
 // (the hf layout; --layout flat is refused):
 //   model_index.json                      the pipeline's, copied

@@ -27,6 +27,10 @@ const std::vector<DiffusersEntry>& diffusers_registry() {
   return entries;
 }
 
+ArchFactory pipeline_transformers_factory(const std::string& model_type) {
+  return model_type == "clip_text_model" ? create_clip_pipeline_text_encoder : nullptr;
+}
+
 bool is_diffusers_config(const HfConfig& cfg) { return !cfg.has("model_type") && cfg.has("_class_name"); }
 
 const DiffusersEntry& find_diffusers_class(const std::string& class_name, const std::string& config_file) {

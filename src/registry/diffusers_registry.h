@@ -11,6 +11,10 @@
 
 namespace mobius {
 
+// archs/clip.cpp: a clip_text_model config (CLIPTextModel or, by its architectures,
+// CLIPTextModelWithProjection) as a diffusers pipeline's text encoder: input_ids alone, outputs with
+// every hidden state.
+std::unique_ptr<Architecture> create_clip_pipeline_text_encoder(const HfConfig&, DataType);
 // archs/autoencoder_kl.cpp
 std::unique_ptr<Architecture> create_autoencoder_kl(const HfConfig&, DataType);
 // archs/autoencoder_kl_cogvideox.cpp
@@ -73,6 +77,14 @@ struct DiffusersEntry {
   // where the class takes nothing from other components.
   ConditionedFactory create_conditioned = nullptr;
 };
+
+// The factory a diffusers pipeline builds its transformers component of config.json `model_type`
+// with, where the pipelines call that model otherwise than its registry row builds it; null: the
+// registry's (registry/registry.h). clip_text_model: create_clip_pipeline_text_encoder (input_ids
+// alone: diffusers' pipelines pass no attention_mask to a CLIP text encoder and Optimum's
+// ORTTextEncoder feeds the graph only what they pass; every hidden state: SDXL and SD3 read the
+// penultimate, Flux CLIPTextModel's pooler_output).
+ArchFactory pipeline_transformers_factory(const std::string& model_type);
 
 // All entries, sorted by class name.
 const std::vector<DiffusersEntry>& diffusers_registry();

@@ -262,6 +262,17 @@ std::vector<std::string> legacy_keys(const std::string& key) {
     const std::string prefix = key.substr(0, key.size() - inv_freq.size());
     return {prefix + "encoder.layer.*.attention.self." + inv_freq, prefix + "encoder.layer.0.attention.self." + inv_freq};
   }
+  // CLIPTextModel / CLIPVisionModel at the checkpoint's root (transformers 5's save): transformers 4's
+  // saves and the Hub's checkpoints (a Stable Diffusion text_encoder) hold the tower under
+  // text_model. / vision_model. (conversion_mapping.py's PrefixChange(prefix_to_remove=...))
+  bool clip_tower = false;
+  for (const char* root : {"embeddings.token_embedding.", "embeddings.position_embedding.", "embeddings.patch_embedding.",
+                           "embeddings.class_embedding", "final_layer_norm.", "pre_layrnorm.", "post_layernorm."})
+    clip_tower = clip_tower || key.starts_with(root);
+  if (key.starts_with("encoder.layers."))
+    for (const char* part : {".self_attn.", ".layer_norm1.", ".layer_norm2.", ".mlp.fc1.", ".mlp.fc2."})
+      clip_tower = clip_tower || key.find(part) != std::string::npos;
+  if (clip_tower) return {"text_model." + key, "vision_model." + key};
   return {};
 }
 

@@ -91,8 +91,12 @@ std::string dims_str(const std::vector<int64_t>& d);
 // conversion_mapping.py) and `encoder.layer.0.attention.self.rotary_embeddings.inv_freq` (older
 // per-layer saves, EsmModel.load_hook) for `rotary_embeddings.inv_freq`; `.mlp.gate_proj.weight` (up,
 // down) for `.block_sparse_moe.gate_proj.weight` (Kimi Linear's dense layers as the released
-// checkpoints name them; transformers 5 saves them under block_sparse_moe). WeightPlan::bind reads
-// the first present when the checkpoint lacks `key`.
+// checkpoints name them; transformers 5 saves them under block_sparse_moe); `text_model.` + key and
+// `vision_model.` + key for a CLIP tower's key at the root (embeddings.token_embedding. and the
+// other CLIP embeddings, encoder.layers.N's self_attn / layer_norm1 / layer_norm2 / mlp.fc1 / fc2,
+// final_layer_norm., pre_layrnorm., post_layernorm.: CLIPTextModel / CLIPVisionModel as
+// transformers 4 and the Hub save them; transformers 5 drops the prefix). WeightPlan::bind reads the first present when the
+// checkpoint lacks `key`.
 std::vector<std::string> legacy_keys(const std::string& key);
 
 // Up to `n` names from `candidates` closest to `name` by edit distance, nearest first, leaving out

@@ -145,15 +145,19 @@ def test_four_step_ddim_loop_equals_diffusers(built):
     latents = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
 
     with torch.no_grad():
-        embeds = pipe.text_encoder(torch.from_numpy(input_ids))[0]
+        text_out = pipe.text_encoder(torch.from_numpy(input_ids))
+        embeds = text_out[0]
         want = pipe(prompt_embeds=embeds, latents=torch.from_numpy(latents), num_inference_steps=STEPS,
                     guidance_scale=1.0, output_type="latent").images.numpy()
         want_image = pipe.vae.decode(torch.from_numpy(want) / pipe.vae.config.scaling_factor).sample.numpy()
 
     session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
     text, unet, vae = session("text_encoder"), session("unet"), session("vae_decoder")
-    hidden = text.run(["last_hidden_state"], feeds(text, input_ids=input_ids))[0]
+    # input_ids alone, as the pipelines call a CLIP text encoder (Optimum's ORTTextEncoder feeds only that)
+    assert [i.name for i in text.get_inputs()] == ["input_ids"], text.get_inputs()
+    hidden, pooled = text.run(["last_hidden_state", "pooler_output"], feeds(text, input_ids=input_ids))
     assert_close(hidden, embeds.numpy(), "text_encoder last_hidden_state")
+    assert_close(pooled, text_out.pooler_output.numpy(), "text_encoder pooler_output")
     alphas_cumprod, step_ratio, timesteps = ddim_schedule()
     x = latents
     for t in timesteps:
@@ -222,8 +226,7 @@ def test_sdxl_pipeline_four_step_ddim_loop(tmp_path):
     text_embeds, last_hidden_state and hidden_states.{i}); its text_encoder_2 gives the pooled
     embedding and the penultimate hidden state StableDiffusionXLPipeline.encode_prompt takes, and a
     4-step DDIM loop over the unet graph (text_embeds, time_ids) gives the pipeline's final latent.
-    text_encoder's penultimate state (its package outputs last_hidden_state only) comes from
-    transformers."""
+    text_encoder (CLIPTextModel in a pipeline) gives its penultimate hidden state too."""
     pipe = tiny_sdxl_pipeline(tmp_path / "pipe")
     r = H.run_mobius("build", tmp_path / "pipe", tmp_path / "out")
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
@@ -245,12 +248,16 @@ def test_sdxl_pipeline_four_step_ddim_loop(tmp_path):
                     output_type="latent").images.numpy()
 
     session = lambda c: ort.InferenceSession(str(out / c / "model.onnx"), providers=["CPUExecutionProvider"])  # noqa: E731
-    text_2, unet = session("text_encoder_2"), session("unet")
+    text, text_2, unet = session("text_encoder"), session("text_encoder_2"), session("unet")
+    assert [i.name for i in text_2.get_inputs()] == ["input_ids"], text_2.get_inputs()
+    layers = pipe.text_encoder.config.num_hidden_layers
+    first_penultimate = text.run([f"hidden_states.{layers - 1}"], feeds(text, input_ids=input_ids))[0]
+    assert_close(first_penultimate, first.numpy(), "text_encoder penultimate hidden state")
     layers = pipe.text_encoder_2.config.num_hidden_layers
     pooled, penultimate = text_2.run(["text_embeds", f"hidden_states.{layers - 1}"], feeds(text_2, input_ids=input_ids))
     assert_close(pooled, second.text_embeds.numpy(), "text_encoder_2 text_embeds")
     assert_close(penultimate, second.hidden_states[-2].numpy(), "text_encoder_2 penultimate hidden state")
-    hidden = np.concatenate([first.numpy(), penultimate], axis=-1)
+    hidden = np.concatenate([first_penultimate, penultimate], axis=-1)
     time_ids = np.array([[size, size, 0, 0, size, size]], dtype=np.float32)  # original size, crop, target size
     alphas_cumprod, step_ratio, timesteps = ddim_schedule()
     x = latents

@@ -388,6 +388,17 @@ TEST(LegacyKey, TorchWeightNormAndLayerNormNames) {
   EXPECT_EQ(legacy_keys("lm_head.layer_norm.weight"), V{});
 }
 
+TEST(LegacyKey, ClipTowerPrefix) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(legacy_keys("embeddings.token_embedding.weight"),
+            (V{"text_model.embeddings.token_embedding.weight", "vision_model.embeddings.token_embedding.weight"}));
+  EXPECT_EQ(legacy_keys("encoder.layers.1.mlp.fc2.bias"),
+            (V{"text_model.encoder.layers.1.mlp.fc2.bias", "vision_model.encoder.layers.1.mlp.fc2.bias"}));
+  EXPECT_EQ(legacy_keys("post_layernorm.weight"), (V{"text_model.post_layernorm.weight", "vision_model.post_layernorm.weight"}));
+  EXPECT_EQ(legacy_keys("encoder.layers.0.attention.k_proj.weight"), V{});  // wav2vec2's
+  EXPECT_EQ(legacy_keys("embeddings.word_embeddings.weight"), V{});
+}
+
 TEST(LegacyKey, KimiLinearDenseMlp) {
   using V = std::vector<std::string>;
   EXPECT_EQ(legacy_keys("model.layers.0.block_sparse_moe.gate_proj.weight"), V{"model.layers.0.mlp.gate_proj.weight"});
