@@ -34,6 +34,10 @@ REASONS = {
     "hrm_text": "hierarchical reasoning model: recurrent high / low modules iterated per step, not one stack",
     "hy_v4": "HunYuan V4: a DSA indexer of its own (HYV4Indexer) with hyper-connections (HYV4HyperConnection, "
              "HYV4HyperHead) as DeepSeek-V4: not written yet",
+    "inkling2_text": "Inkling 2's text decoder: dynamic short convolutions on the full layers' keys and values (per-token "
+                     "taps projected from the input, a state beside the KV cache), sink attention on the sliding layers, "
+                     "block attention residuals (each layer attends over the earlier blocks' outputs), L2-clipped q / k, "
+                     "softcapped SwiGLU experts under DeepSeek-V4's router: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
     "zaya": "ZAYA1: compressed convolutional attention (a causal depthwise + grouped Conv1d over q / k with its "
