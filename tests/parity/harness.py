@@ -700,6 +700,16 @@ def _recurrent_gemma_states(c) -> list[dict]:
     return [rec if t == "linear_attention" else _kv_states(c) for t in c.layers_block_type]
 
 
+def _zaya_states(c) -> list[dict]:
+    """ZAYA1 (src/archs/zaya.cpp): every layer's attention carries key/value and beside them its CCA
+    states: the conv window of the last (cca_time0 - 1) + (cca_time1 - 1) [q | k] inputs ((heads +
+    kv heads) * head_dim channels) and the last token's delayed value half (kv heads * head_dim / 2)."""
+    channels = (c.num_attention_heads + c.num_key_value_heads) * c.head_dim
+    cca = {"conv_state": (channels, c.cca_time0 + c.cca_time1 - 2),
+           "recurrent_state": (c.num_key_value_heads * c.head_dim // 2,)}
+    return [{**_kv_states(c), **cca}] * c.num_hidden_layers
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -732,7 +742,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "qwen3_5_moe_text": _qwen3_next_states, "olmo_hybrid": _qwen3_next_states,
                  "kimi_linear": _kimi_linear_states, "bailing_hybrid": _kimi_linear_states,
                  "minimax": _minimax_states,
-                 "recurrent_gemma": _recurrent_gemma_states}
+                 "recurrent_gemma": _recurrent_gemma_states, "zaya": _zaya_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only
 # the attention layers' in past_key_values, which its output does not return: hf_forward resets
