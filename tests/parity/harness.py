@@ -327,13 +327,25 @@ def rerandomize(model: torch.nn.Module) -> None:
         # multiplicative scales (norm weights, Gemma 4's per-layer output scale layer_scalar) vary
         # around 1: a layer_scalar of 0.1 * r shrinks every layer's output tenfold and leaves
         # transformers' own float32 forward 1.5e-4 off its float64 one
-        if "norm" in local.lower() or name in layer_norms or local.endswith("layer_scalar"):  # BERT's LayerNorm, [heads, head_dim] norms
+        # (and ZAYA's residual, input and router-state scales, each a multiplier of the whole stream:
+        # at 0.1 * r the streams shrink tenfold per layer and the routers see one token's state)
+        zaya_scale = model.config.model_type == "zaya" and local.endswith("_scale")
+        if "norm" in local.lower() or name in layer_norms or local.endswith("layer_scalar") or zaya_scale:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             unit = "embed_tokens." in name and p is not tied
             p.copy_(r if unit else r * p.shape[0 if name in conv1d else 1] ** -0.5)
         else:
             p.copy_(0.1 * r)
+    # ZayaRouter's balancing_biases, added to the router's softmax before its top-1: 0.01 * r, below
+    # the spread of the probabilities (at 0.1 * r the biases alone pick one expert for every token);
+    # the skip expert's -1, which ZayaPreTrainedModel._init_weights writes over the checkpoint's on
+    # every load: the checkpoint holds it too
+    if getattr(model.config, "model_type", None) == "zaya":
+        for name, b in buffers:
+            if name.endswith("gate.balancing_biases"):
+                b.mul_(0.1)
+                b[-1] = -1.0
 
 
 def _rewrite_old_schema(cfg_path: Path, overrides: dict) -> None:
