@@ -11,7 +11,8 @@ qwen3_next, qwen3_5_text and qwen3_5_moe_text (gated DeltaNet and gated attentio
 src/blocks/gated_delta_net.h: {conv_state, recurrent_state}), olmo_hybrid (gated DeltaNet and OLMo 2
 attention layers, src/archs/olmo_hybrid.cpp), kimi_linear and bailing_hybrid (Kimi Delta Attention and
 MLA layers, src/archs/kimi_linear.cpp), minimax (softmax and lightning attention layers,
-src/blocks/lightning_attention.h: {linear_cache}; no genai type).
+src/blocks/lightning_attention.h: {linear_cache}; no genai type), zaya (every layer an attention with
+its CCA conv window and delayed value beside the cache, src/archs/zaya.cpp; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
