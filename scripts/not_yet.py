@@ -40,9 +40,6 @@ REASONS = {
                      "softcapped SwiGLU experts under DeepSeek-V4's router: not written yet",
     "moshi": "Moshi: speech-text model with a depth decoder over audio codebooks, not a text decoder",
     "trocr": "TrOCR's decoder: cross-attention to an image encoder (inside VisionEncoderDecoder)",
-    "zaya": "ZAYA1: compressed convolutional attention (a causal depthwise + grouped Conv1d over q / k with its "
-            "conv state, values half from the previous token's delayed projection: recurrent state beside the KV "
-            "cache) and an MLP router with a skip expert whose hidden state passes from layer to layer: not written yet",
 }
 
 # Encoder-only text types (kind "text encoder"): what they need beyond the blocks mobius has.

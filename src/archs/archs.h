@@ -202,6 +202,8 @@ std::unique_ptr<Architecture> create_recurrent_gemma(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_rwkv(const HfConfig&, DataType);
 // archs/xlstm.cpp: xLSTM (mLSTM blocks, blocks/mlstm.h, with a gated feed-forward)
 std::unique_ptr<Architecture> create_xlstm(const HfConfig&, DataType);
+// archs/zaya.cpp: ZAYA1 (compressed convolutional attention, an MLP router handing its state on)
+std::unique_ptr<Architecture> create_zaya(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_nemotron(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo(const HfConfig&, DataType);
 std::unique_ptr<Architecture> create_olmo2(const HfConfig&, DataType);

@@ -239,6 +239,8 @@ const std::vector<RegistryEntry>& registry() {
         {"rwkv", "rwkv", "text-generation", create_rwkv, ""},
         // xLSTM (archs/xlstm.cpp, blocks/mlstm.h): the mLSTM states C / n / m, which genai 0.18 does not read
         {"xlstm", "xlstm", "text-generation", create_xlstm, ""},
+        // ZAYA1 (archs/zaya.cpp): a CCA conv window and delayed value beside each KV cache, which genai 0.18 does not read
+        {"zaya", "hybrid", "text-generation", create_zaya, ""},
         // vision-language models (archs/qwen2_vl.cpp, llava.cpp, vipllava.cpp, llava_next.cpp, idefics3.cpp,
         // paddleocr_vl.cpp, mistral3.cpp, gemma3.cpp, paligemma.cpp)
         {"gemma3", "gemma", "image-text-to-text", create_gemma3, "gemma3"},

@@ -194,6 +194,10 @@ TYPE_BASE["rwkv"] = dict(num_hidden_layers=3)
 # give the layers 32 query channels and the cache 64); chunks of 16 (default 64, above the prefill),
 # so that transformers runs the prompts' whole chunks in closed form and the rest token by token
 TYPE_BASE["xlstm"] = dict(hidden_size=128, num_heads=4, chunk_size=16)
+# ZAYA1: 2 layers, 4 heads of 16 (ZayaConfig's head_dim 128), 2 KV heads; 4 experts of 48 and the
+# skip expert behind a router of 32 (num_experts_per_tok 1: ZayaConfig accepts no other)
+TYPE_BASE["zaya"] = dict(head_dim=16, num_experts=4, num_experts_per_tok=1, moe_intermediate_size=48,
+                         router_hidden_size=32)
 # Config classes whose head_dim defaults to a full-size value (128) or to None without a fallback
 TYPE_BASE.update({t: dict(head_dim=16) for t in (
     "cwm", "ernie4_5", "helium", "hunyuan_v1_dense", "internlm3", "iquestcoder", "ministral",

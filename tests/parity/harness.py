@@ -330,13 +330,25 @@ def rerandomize(model: torch.nn.Module) -> None:
         # multiplicative scales (norm weights, Gemma 4's per-layer output scale layer_scalar) vary
         # around 1: a layer_scalar of 0.1 * r shrinks every layer's output tenfold and leaves
         # transformers' own float32 forward 1.5e-4 off its float64 one
-        if ("norm" in local.lower() and name not in gate_linears) or name in layer_norms or local.endswith("layer_scalar"):  # BERT's LayerNorm, [heads, head_dim] norms
+        # (and ZAYA's residual, input and router-state scales, each a multiplier of the whole stream:
+        # at 0.1 * r the streams shrink tenfold per layer and the routers see one token's state)
+        zaya_scale = model.config.model_type == "zaya" and local.endswith("_scale")
+        if ("norm" in local.lower() and name not in gate_linears) or name in layer_norms or local.endswith("layer_scalar") or zaya_scale:  # BERT's LayerNorm, [heads, head_dim] norms
             p.copy_(1.0 + 0.1 * r)
         elif p.ndim >= 2:
             unit = "embed_tokens." in name and p is not tied
             p.copy_(r if unit else r * p.shape[0 if name in conv1d else 1] ** -0.5)
         else:
             p.copy_(0.1 * r)
+    # ZayaRouter's balancing_biases, added to the router's softmax before its top-1: 0.01 * r, below
+    # the spread of the probabilities (at 0.1 * r the biases alone pick one expert for every token);
+    # the skip expert's -1, which ZayaPreTrainedModel._init_weights writes over the checkpoint's on
+    # every load: the checkpoint holds it too
+    if getattr(model.config, "model_type", None) == "zaya":
+        for name, b in buffers:
+            if name.endswith("gate.balancing_biases"):
+                b.mul_(0.1)
+                b[-1] = -1.0
 
 
 def _rewrite_old_schema(cfg_path: Path, overrides: dict) -> None:
@@ -718,6 +730,16 @@ def _recurrent_gemma_states(c) -> list[dict]:
     return [rec if t == "linear_attention" else _kv_states(c) for t in c.layers_block_type]
 
 
+def _zaya_states(c) -> list[dict]:
+    """ZAYA1 (src/archs/zaya.cpp): every layer's attention carries key/value and beside them its CCA
+    states: the conv window of the last (cca_time0 - 1) + (cca_time1 - 1) [q | k] inputs ((heads +
+    kv heads) * head_dim channels) and the last token's delayed value half (kv heads * head_dim / 2)."""
+    channels = (c.num_attention_heads + c.num_key_value_heads) * c.head_dim
+    cca = {"conv_state": (channels, c.cca_time0 + c.cca_time1 - 2),
+           "recurrent_state": (c.num_key_value_heads * c.head_dim // 2,)}
+    return [{**_kv_states(c), **cca}] * c.num_hidden_layers
+
+
 # The state tensors of a layer of the types whose layers carry a recurrent state (src/tasks/
 # layer_state.h), per name their dims after the batch (replaced every step); their transformers
 # models take and return the state as cache_params.
@@ -766,7 +788,7 @@ HYBRID_STATES = {"bamba": _bamba_states, "granitemoehybrid": _bamba_states, "lfm
                  "qwen4_exp_text": _qwen4_exp_states,
                  "kimi_linear": _kimi_linear_states, "bailing_hybrid": _kimi_linear_states,
                  "minimax": _minimax_states, "inkling_text": _inkling_states,
-                 "recurrent_gemma": _recurrent_gemma_states}
+                 "recurrent_gemma": _recurrent_gemma_states, "zaya": _zaya_states}
 # Hybrids whose transformers model keeps the recurrent layers' states in its modules
 # (RecurrentGemma's conv1d_state and rg_lru.recurrent_states, which _setup_cache resets) and only
 # the attention layers' in past_key_values, which its output does not return: hf_forward resets

@@ -14,7 +14,8 @@ MLA layers, src/archs/kimi_linear.cpp), minimax (softmax and lightning attention
 src/blocks/lightning_attention.h: {linear_cache}; no genai type), inkling_text (attention with a
 relative bias and four short convolutions per layer, src/archs/inkling.cpp; no genai type), qwen4_exp_text
 (gated DeltaNet and QSA attention layers over hyper-connection streams, n-gram per-layer embeddings,
-src/archs/qwen4_exp.cpp; no genai type).
+src/archs/qwen4_exp.cpp; no genai type), zaya (every layer an attention with its CCA conv window and
+delayed value beside the cache, src/archs/zaya.cpp; no genai type).
 Attention layers carry key/value, the others {conv_state, recurrent_state} (LFM2's {conv_state})
 (harness.HYBRID_STATES); each row also checks the state handoff (decoder_harness.check_handoff)
 and generates in onnxruntime-genai 0.18, which reads those states by the names and layer_types of
@@ -321,5 +322,21 @@ VARIANTS: dict[str, list[tuple[str, dict]]] = {
         # one expert: JambaMLP on every layer; mamba_dt_rank "auto" (ceil(64 / 16) = 4), expand 1
         ("dense-auto-rank-expand-1", dict(num_experts=1, mamba_expand=1, tie_word_embeddings=True,
                                           _json=dict(mamba_dt_rank="auto"))),
+    ],
+    "zaya": [
+        # layers hybrid, hybrid (decoder_harness.TYPE_BASE): CCA kernels 2 and 2 (a window of 2),
+        # config.json without rope_parameters: ZayaConfig.__post_init__'s (theta 5e6, half of each head
+        # rotated); tied
+        ("default", dict(_runtime="none", _json=dict(rope_parameters=DROP))),
+        # a sliding layer (window 16) before a full one, each with its own rope_parameters; one KV head
+        # (groups of 4 query heads); kernels 3 and 2 (a window of 3); q / k / v / o biases (the
+        # first delayed value is v_proj_delayed's bias); untied with an LM head bias
+        ("sliding-one-kv-head-kernel-3-bias-untied", dict(
+            layer_types=["hybrid_sliding", "hybrid"], sliding_window=16, num_key_value_heads=1, cca_time0=3,
+            attention_bias=True, tie_word_embeddings=False, lm_head_bias=True,
+            rope_parameters={"hybrid": {"rope_type": "default", "rope_theta": 20000.0, "partial_rotary_factor": 0.25},
+                             "hybrid_sliding": {"rope_type": "default", "rope_theta": 500.0,
+                                                "partial_rotary_factor": 1.0}},
+            _runtime="none")),
     ],
 }
