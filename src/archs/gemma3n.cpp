@@ -272,26 +272,9 @@ Value* gemma3n_rescale(Ops& op, Value* y, Value* reference) {
   return op.Div(op.Mul(y, target), magnitude);
 }
 
-class Gemma3nCausalLM : public CausalLM {
+class Gemma3nCausalLM final : public KvSharingCausalLM<Gemma3nSpec, Gemma3nTextModel> {
  public:
-  explicit Gemma3nCausalLM(Gemma3nSpec s) : s_(std::move(s)) {
-    check_spec(s_.base);
-    for (const Gemma4LayerPlan& p : s_.layers) check_attention(p.attention);
-    model_ = child<Gemma3nTextModel>("model", s_);
-    lm_head_ = child<LMHead>("lm_head", LMHeadOptions{s_.base.hidden_size, s_.base.vocab_size, false, s_.base.dtype},
-                             s_.base.tie_word_embeddings ? model_->embed_tokens : nullptr);
-  }
-  DataType dtype() const override { return s_.base.dtype; }
-  int64_t vocab_size() const override { return s_.base.vocab_size; }
-
-  std::vector<LayerStates> layer_states() const override {
-    std::vector<LayerStates> states;
-    for (size_t i = 0; i < s_.layers.size(); ++i)
-      states.push_back(s_.layers[i].kv_source == static_cast<int64_t>(i)
-                           ? LayerStates{model_->layers[i]->self_attn->state()}
-                           : LayerStates{});
-    return states;
-  }
+  using KvSharingCausalLM::KvSharingCausalLM;
 
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override {
     MOBIUS_ASSERT(!in.inputs_embeds, "gemma3n_text's per-layer inputs are looked up from input_ids");
@@ -349,10 +332,6 @@ class Gemma3nCausalLM : public CausalLM {
     return out;
   }
 
- private:
-  Gemma3nSpec s_;
-  Gemma3nTextModel* model_;
-  LMHead* lm_head_;
 };
 
 // Gemma3nTextConfig.intermediate_size: one width for every layer or a list of num_hidden_layers.

@@ -223,26 +223,9 @@ class Gemma4TextModel : public Module {
   RMSNorm* per_layer_projection_norm = nullptr;
 };
 
-class Gemma4CausalLM : public CausalLM {
+class Gemma4CausalLM final : public KvSharingCausalLM<Gemma4Spec, Gemma4TextModel> {
  public:
-  explicit Gemma4CausalLM(Gemma4Spec s) : s_(std::move(s)) {
-    check_spec(s_.base);
-    for (const Gemma4LayerPlan& p : s_.layers) check_attention(p.attention);
-    model_ = child<Gemma4TextModel>("model", s_);
-    lm_head_ = child<LMHead>("lm_head", LMHeadOptions{s_.base.hidden_size, s_.base.vocab_size, false, s_.base.dtype},
-                             s_.base.tie_word_embeddings ? model_->embed_tokens : nullptr);
-  }
-  DataType dtype() const override { return s_.base.dtype; }
-  int64_t vocab_size() const override { return s_.base.vocab_size; }
-
-  std::vector<LayerStates> layer_states() const override {
-    std::vector<LayerStates> states;
-    for (size_t i = 0; i < s_.layers.size(); ++i)
-      states.push_back(s_.layers[i].kv_source == static_cast<int64_t>(i)
-                           ? LayerStates{model_->layers[i]->self_attn->state()}
-                           : LayerStates{});
-    return states;
-  }
+  using KvSharingCausalLM::KvSharingCausalLM;
 
   CausalLMOutputs forward(Ops& op, const CausalLMInputs& in) const override {
     MOBIUS_ASSERT(!in.inputs_embeds, "gemma4_text's per-layer inputs are looked up from input_ids");
@@ -286,10 +269,6 @@ class Gemma4CausalLM : public CausalLM {
     return out;
   }
 
- private:
-  Gemma4Spec s_;
-  Gemma4TextModel* model_;
-  LMHead* lm_head_;
 };
 
 // The full layers' head_dim and num_key_value_heads: per_layer_config as transformers saves it,

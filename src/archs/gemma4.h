@@ -11,7 +11,9 @@
 #include "blocks/attention.h"
 #include "blocks/linear.h"
 #include "blocks/norms.h"
+#include "blocks/spec_check.h"
 #include "config/hf_config.h"
+#include "tasks/text_generation.h"
 
 namespace mobius {
 
@@ -62,5 +64,38 @@ std::vector<int64_t> gemma4_kv_sources(const HfConfig& c, const std::vector<std:
 // [vocab, L * P]; projection hidden -> L * P; norm over P.
 Value* gemma_per_layer_inputs(Ops& op, const Embedding& table, const Linear& projection, const RMSNorm& norm,
                               Value* ids, Value* embeds, int64_t layers, int64_t dim, int64_t hidden);
+
+// The causal LM around a Gemma 4-style text model (Gemma4TextModel, Gemma3nTextModel: `embed_tokens`
+// and `layers[i]->self_attn`, a Gemma4SelfAttention), built from a Spec with `base` (the DecoderSpec)
+// and `layers` (one Gemma4LayerPlan each): the sizes checked, `model` and `lm_head` (tied to
+// embed_tokens by tie_word_embeddings), and each layer's state: its attention's cache where the
+// layer owns one (its kv_source is itself), none on a KV-shared layer. The subclass writes forward.
+template <typename Spec, typename Model>
+class KvSharingCausalLM : public CausalLM {
+ public:
+  explicit KvSharingCausalLM(Spec s) : s_(std::move(s)) {
+    check_spec(s_.base);
+    for (const Gemma4LayerPlan& p : s_.layers) check_attention(p.attention);
+    model_ = this->template child<Model>("model", s_);
+    lm_head_ = this->template child<LMHead>(
+        "lm_head", LMHeadOptions{s_.base.hidden_size, s_.base.vocab_size, false, s_.base.dtype},
+        s_.base.tie_word_embeddings ? model_->embed_tokens : nullptr);
+  }
+  DataType dtype() const override { return s_.base.dtype; }
+  int64_t vocab_size() const override { return s_.base.vocab_size; }
+  std::vector<LayerStates> layer_states() const override {
+    std::vector<LayerStates> states;
+    for (size_t i = 0; i < s_.layers.size(); ++i)
+      states.push_back(s_.layers[i].kv_source == static_cast<int64_t>(i)
+                           ? LayerStates{model_->layers[i]->self_attn->state()}
+                           : LayerStates{});
+    return states;
+  }
+
+ protected:
+  Spec s_;
+  Model* model_;
+  LMHead* lm_head_;
+};
 
 }  // namespace mobius
