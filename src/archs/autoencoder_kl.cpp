@@ -31,9 +31,7 @@
 namespace mobius {
 namespace {
 
-struct VaeSpec {
-  int64_t in_channels, out_channels, latent_channels, layers_per_block, groups;
-  std::vector<int64_t> channels;  // block_out_channels
+struct VaeSpec : VaeSizes {
   std::string act;
   bool quant_conv, post_quant_conv, mid_attention;
   DataType dtype;
@@ -41,24 +39,7 @@ struct VaeSpec {
 
 VaeSpec vae_spec(const HfConfig& c, DataType dtype) {
   VaeSpec s;
-  s.in_channels = diffusers_int(c, "in_channels", 1, kMaxSmallSize);
-  s.out_channels = diffusers_int(c, "out_channels", 1, kMaxSmallSize);
-  s.latent_channels = diffusers_int(c, "latent_channels", 1, kMaxSmallSize);
-  s.layers_per_block = diffusers_int(c, "layers_per_block", 1, kMaxLayers);
-  s.groups = diffusers_int(c, "norm_num_groups", 1, kMaxSmallSize);
-  s.channels = diffusers_int_list(c, "block_out_channels", 1, kMaxHiddenSize);
-  for (int64_t ch : s.channels)
-    if (ch % s.groups != 0)
-      c.fail("block_out_channels", std::to_string(ch) + " channels do not split into norm_num_groups " +
-                                       std::to_string(s.groups) + " groups");
-  const std::vector<std::string> down = diffusers_string_list(c, "down_block_types");
-  const std::vector<std::string> up = diffusers_string_list(c, "up_block_types");
-  if (down.size() != s.channels.size()) c.fail("down_block_types", "expected one entry per block_out_channels entry");
-  if (up.size() != s.channels.size()) c.fail("up_block_types", "expected one entry per block_out_channels entry");
-  for (const std::string& t : down)
-    if (t != "DownEncoderBlock2D") c.fail("down_block_types", "unsupported block '" + t + "' (expected DownEncoderBlock2D)");
-  for (const std::string& t : up)
-    if (t != "UpDecoderBlock2D") c.fail("up_block_types", "unsupported block '" + t + "' (expected UpDecoderBlock2D)");
+  static_cast<VaeSizes&>(s) = read_vae_sizes(c, "DownEncoderBlock2D", "UpDecoderBlock2D");
   s.act = diffusers_activation(c, "act_fn");
   s.quant_conv = c.bool_or("use_quant_conv", true);
   s.post_quant_conv = c.bool_or("use_post_quant_conv", true);

@@ -60,9 +60,8 @@
 namespace mobius {
 namespace {
 
-struct CogVaeSpec {
-  int64_t in_channels, out_channels, latent_channels, layers_per_block, groups, time_levels;
-  std::vector<int64_t> channels;  // block_out_channels
+struct CogVaeSpec : VaeSizes {
+  int64_t time_levels;
   std::string act;
   float eps;  // the resnets' GroupNorm eps (norm_eps); the others' is 1e-6
   DataType dtype;
@@ -71,25 +70,7 @@ struct CogVaeSpec {
 CogVaeSpec cogvideox_vae_spec(const HfConfig& c, DataType dtype) {
   CogVaeSpec s;
   s.dtype = dtype;
-  s.in_channels = diffusers_int(c, "in_channels", 1, kMaxSmallSize);
-  s.out_channels = diffusers_int(c, "out_channels", 1, kMaxSmallSize);
-  s.latent_channels = diffusers_int(c, "latent_channels", 1, kMaxSmallSize);
-  s.layers_per_block = diffusers_int(c, "layers_per_block", 1, kMaxLayers);
-  s.groups = diffusers_int(c, "norm_num_groups", 1, kMaxSmallSize);
-  s.channels = diffusers_int_list(c, "block_out_channels", 1, kMaxHiddenSize);
-  for (int64_t ch : s.channels)
-    if (ch % s.groups != 0)
-      c.fail("block_out_channels", std::to_string(ch) + " channels do not split into norm_num_groups " +
-                                       std::to_string(s.groups) + " groups");
-  const std::vector<std::string> down = diffusers_string_list(c, "down_block_types");
-  const std::vector<std::string> up = diffusers_string_list(c, "up_block_types");
-  if (down.size() != s.channels.size()) c.fail("down_block_types", "expected one entry per block_out_channels entry");
-  if (up.size() != s.channels.size()) c.fail("up_block_types", "expected one entry per block_out_channels entry");
-  for (const std::string& t : down)
-    if (t != "CogVideoXDownBlock3D")
-      c.fail("down_block_types", "unsupported block '" + t + "' (expected CogVideoXDownBlock3D)");
-  for (const std::string& t : up)
-    if (t != "CogVideoXUpBlock3D") c.fail("up_block_types", "unsupported block '" + t + "' (expected CogVideoXUpBlock3D)");
+  static_cast<VaeSizes&>(s) = read_vae_sizes(c, "CogVideoXDownBlock3D", "CogVideoXUpBlock3D");
   s.act = diffusers_activation(c, "act_fn");
   s.eps = static_cast<float>(c.float_or("norm_eps", 1e-6));
   if (!(s.eps > 0.0f && s.eps < 1.0f)) c.fail("norm_eps", "expected a value in (0, 1)");

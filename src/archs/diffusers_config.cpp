@@ -58,6 +58,29 @@ std::vector<std::string> diffusers_string_list(const HfConfig& c, const std::str
   return out;
 }
 
+VaeSizes read_vae_sizes(const HfConfig& c, const std::string& down_block, const std::string& up_block) {
+  VaeSizes s;
+  s.in_channels = diffusers_int(c, "in_channels", 1, kMaxSmallSize);
+  s.out_channels = diffusers_int(c, "out_channels", 1, kMaxSmallSize);
+  s.latent_channels = diffusers_int(c, "latent_channels", 1, kMaxSmallSize);
+  s.layers_per_block = diffusers_int(c, "layers_per_block", 1, kMaxLayers);
+  s.groups = diffusers_int(c, "norm_num_groups", 1, kMaxSmallSize);
+  s.channels = diffusers_int_list(c, "block_out_channels", 1, kMaxHiddenSize);
+  for (int64_t ch : s.channels)
+    if (ch % s.groups != 0)
+      c.fail("block_out_channels", std::to_string(ch) + " channels do not split into norm_num_groups " +
+                                       std::to_string(s.groups) + " groups");
+  const std::vector<std::string> down = diffusers_string_list(c, "down_block_types");
+  const std::vector<std::string> up = diffusers_string_list(c, "up_block_types");
+  if (down.size() != s.channels.size()) c.fail("down_block_types", "expected one entry per block_out_channels entry");
+  if (up.size() != s.channels.size()) c.fail("up_block_types", "expected one entry per block_out_channels entry");
+  for (const std::string& t : down)
+    if (t != down_block) c.fail("down_block_types", "unsupported block '" + t + "' (expected " + down_block + ")");
+  for (const std::string& t : up)
+    if (t != up_block) c.fail("up_block_types", "unsupported block '" + t + "' (expected " + up_block + ")");
+  return s;
+}
+
 std::string diffusers_activation(const HfConfig& c, const std::string& key) {
   const std::string act = c.get_string(key);
   if (act == "silu" || act == "swish") return "silu";

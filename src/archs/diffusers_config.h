@@ -27,6 +27,17 @@ std::vector<bool> diffusers_bool_list(const HfConfig& c, const std::string& key)
 // A list of strings with at least one entry (down_block_types).
 std::vector<std::string> diffusers_string_list(const HfConfig& c, const std::string& key);
 
+// The sizes of a diffusers VAE config that AutoencoderKL and AutoencoderKLCogVideoX read alike.
+struct VaeSizes {
+  int64_t in_channels, out_channels, latent_channels, layers_per_block;
+  int64_t groups;                 // norm_num_groups
+  std::vector<int64_t> channels;  // block_out_channels, each a multiple of groups
+};
+// in_channels, out_channels, latent_channels, layers_per_block, norm_num_groups within their caps,
+// block_out_channels, and down_block_types / up_block_types with one entry per block, each the one
+// class `down_block` / `up_block` mobius builds. Throws naming the field.
+VaeSizes read_vae_sizes(const HfConfig& c, const std::string& down_block, const std::string& up_block);
+
 // The transformers activation of diffusers' get_activation name `key` (act_fn: silu, swish, gelu,
 // relu); throws naming the field for another.
 std::string diffusers_activation(const HfConfig& c, const std::string& key);
