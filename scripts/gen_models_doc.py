@@ -101,12 +101,23 @@ def main() -> int:
                  f"times the output's scale (its largest |value|): max |Δ| and scale are those of the output "
                  f"with the largest max |Δ| / scale over the class' rows, margin is max |Δ| / (tolerance x "
                  f"scale), at most {MARGIN} for every row.\n\n" + diffusers_rows)
-    row_header = ("| model type | variant | prefill max \\|Δ\\| | decode max \\|Δ\\| | scale | margin | status |\n"
-                  "|---|---|---|---|---|---|---|\n")
+    row_header = ("| model type | variant | prefill max \\|Δ\\| | decode max \\|Δ\\| | handoff max \\|Δ\\| | scale | "
+                  "margin | status |\n|---|---|---|---|---|---|---|---|\n")
     row_lines = "".join(
         f"| {r['model_type']} | {r['variant']} | {fmt(r['prefill'])} | {fmt(r['decode'])} | "
-        f"{fmt(r.get('scale'), '.3g')} | {fmt(r.get('margin'), '.2f')} | {r['status']} |\n"
+        f"{fmt(r.get('handoff'))} | {fmt(r.get('scale'), '.3g')} | {fmt(r.get('margin'), '.2f')} | {r['status']} |\n"
         for r in results["rows"])
+    stateful = sorted({r["model_type"] for r in results["rows"] if r.get("handoff") is not None})
+    state_model = (
+        f"\n## Layer states\n\nA text-generation package's graph takes each layer's state as "
+        "`past_key_values.{i}.<name>` and returns it as `present.{i}.<name>`: a key / value cache for an "
+        "attention layer, and the tensors a state-space, linear-attention or recurrent layer declares for "
+        "the others (conv windows, SSM, DeltaNet, lightning-attention, mLSTM or RWKV states, replaced every "
+        "step; an indexer's keys beside a cache, appended), named as docs/design.md \"The state model\" "
+        f"lists them. The rows of the {len(stateful)} types whose layers carry a recurrent state also check "
+        "the state handoff (the handoff column): a prompt prefilled in two chunks, the second from the "
+        "state the first returned, gives the logits of one prefill of the whole prompt. Those types: "
+        + ", ".join(stateful) + ".\n")
     transformers_version = v["transformers"]
     missing = not_yet({e["model_type"] for e in registry()})
     not_yet_lines = "".join(f"| {t} | {reason} |\n" for t, reason in missing)
@@ -126,7 +137,7 @@ def main() -> int:
         "last parity run; do not edit by hand.\n\n" + summary + "\n" + header + lines + diffusers +
         "\n## Parity rows\n\nEvery row of the last parity run (docs/design.md, testing): the float32 "
         "differences from transformers' float64 forward, the scale of what was compared, and the "
-        "margin to the tolerance.\n\n" + row_header + row_lines + not_yet_section)
+        "margin to the tolerance.\n\n" + row_header + row_lines + state_model + not_yet_section)
     readme = (REPO / "README.md").read_text()
     if BEGIN in readme:
         pre, rest = readme.split(BEGIN, 1)
