@@ -78,14 +78,6 @@ std::unique_ptr<Architecture> create(ArchFactory f, const nlohmann::json& config
   return f(HfConfig(config, "config.json"), DataType::FLOAT);
 }
 
-// name -> shape (ints, or the symbolic dim's name) of a graph's inputs or outputs.
-std::map<std::string, std::vector<std::string>> shapes(const std::vector<Value*>& values) {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const Value* v : values)
-    for (const Dim& d : *v->shape) out[v->name].push_back(d.is_symbolic() ? d.symbol : std::to_string(d.value));
-  return out;
-}
-
 TEST(Text2TextGeneration, DecoderCachesFollowTheLayerStates) {
   // BART: decoder heads 2 of 64 / 2 = 32 (the encoder's 4 must not leak into the cache shapes)
   auto bart = create(create_bart, {{"vocab_size", 50}, {"d_model", 64}, {"encoder_layers", 1}, {"decoder_layers", 3},
@@ -96,12 +88,12 @@ TEST(Text2TextGeneration, DecoderCachesFollowTheLayerStates) {
   ASSERT_EQ(graphs.size(), 2u);
   EXPECT_EQ(graphs[0].path.name, "encoder");
   EXPECT_EQ(graphs[1].path.name, "decoder");
-  const auto enc_in = shapes(graphs[0].model.graph.inputs), enc_out = shapes(graphs[0].model.graph.outputs);
+  const auto enc_in = test::io_shapes(graphs[0].model.graph.inputs), enc_out = test::io_shapes(graphs[0].model.graph.outputs);
   EXPECT_EQ(enc_in.size(), 2u);
   EXPECT_EQ(enc_in.at("attention_mask"), (std::vector<std::string>{"batch_size", "encoder_sequence_length"}));
   EXPECT_EQ(enc_out.at("last_hidden_state"),
             (std::vector<std::string>{"batch_size", "encoder_sequence_length", "64"}));
-  const auto in = shapes(graphs[1].model.graph.inputs), out = shapes(graphs[1].model.graph.outputs);
+  const auto in = test::io_shapes(graphs[1].model.graph.inputs), out = test::io_shapes(graphs[1].model.graph.outputs);
   EXPECT_EQ(in.size(), 3u + 3 * 4);
   EXPECT_EQ(out.size(), 1u + 3 * 4);
   EXPECT_EQ(in.at("encoder_hidden_states"),
@@ -169,7 +161,7 @@ TEST(Text2TextGeneration, T5ReadsItsConfigClassFields) {
   // to num_layers
   auto t5 = create(create_t5, {{"vocab_size", 50}, {"d_model", 32}, {"d_kv", 12}, {"d_ff", 16}, {"num_layers", 2},
                                {"num_heads", 3}, {"feed_forward_proj", "gated-gelu"}});
-  const auto in = shapes(t5->build_graphs()[1].model.graph.inputs);
+  const auto in = test::io_shapes(t5->build_graphs()[1].model.graph.inputs);
   EXPECT_EQ(in.size(), 3u + 2 * 4);
   EXPECT_EQ(in.at("past_key_values.1.encoder.key"),
             (std::vector<std::string>{"batch_size", "3", "past_encoder_sequence_length", "12"}));

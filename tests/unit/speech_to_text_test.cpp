@@ -15,14 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// name -> shape (ints, or the symbolic dim's name) of a graph's inputs or outputs.
-std::map<std::string, std::vector<std::string>> shapes(const std::vector<Value*>& values) {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const Value* v : values)
-    for (const Dim& d : *v->shape) out[v->name].push_back(d.is_symbolic() ? d.symbol : std::to_string(d.value));
-  return out;
-}
-
 // d_model 64, decoder heads 2 (head_dim 32; the encoder's 4 must not leak into the cache shapes),
 // 128 mel bins, 20 source positions (40 frames)
 const nlohmann::json kWhisper = {{"model_type", "whisper"}, {"vocab_size", 50}, {"d_model", 64},
@@ -40,13 +32,13 @@ TEST(SpeechToText, WhisperGraphsHaveGenaiNames) {
   ASSERT_EQ(graphs.size(), 2u);
   EXPECT_EQ(graphs[0].path.name, "encoder");
   EXPECT_EQ(graphs[1].path.name, "decoder");
-  const auto enc_in = shapes(graphs[0].model.graph.inputs), enc_out = shapes(graphs[0].model.graph.outputs);
+  const auto enc_in = test::io_shapes(graphs[0].model.graph.inputs), enc_out = test::io_shapes(graphs[0].model.graph.outputs);
   EXPECT_EQ(enc_in.size(), 1u);
   EXPECT_EQ(enc_in.at("audio_features"), (std::vector<std::string>{"batch_size", "128", "40"}));
   EXPECT_EQ(enc_out.size(), 1u + 3 * 2);
   EXPECT_EQ(enc_out.at("encoder_hidden_states"), (std::vector<std::string>{"batch_size", "20", "64"}));
   EXPECT_EQ(enc_out.at("present_value_cross_2"), (std::vector<std::string>{"batch_size", "2", "20", "32"}));
-  const auto in = shapes(graphs[1].model.graph.inputs), out = shapes(graphs[1].model.graph.outputs);
+  const auto in = test::io_shapes(graphs[1].model.graph.inputs), out = test::io_shapes(graphs[1].model.graph.outputs);
   EXPECT_EQ(in.size(), 1u + 3 * 4);
   EXPECT_EQ(out.size(), 1u + 3 * 2);
   EXPECT_EQ(in.at("input_ids"), (std::vector<std::string>{"batch_size", "sequence_length"}));

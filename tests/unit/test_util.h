@@ -38,6 +38,14 @@ struct TempDir {
   std::string str(const std::string& rel = "") const { return (path / rel).string(); }
 };
 
+// name -> shape (ints, or the symbolic dim's name) of a graph's inputs or outputs.
+inline std::map<std::string, std::vector<std::string>> io_shapes(const std::vector<Value*>& values) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Value* v : values)
+    for (const Dim& d : *v->shape) out[v->name].push_back(d.is_symbolic() ? d.symbol : std::to_string(d.value));
+  return out;
+}
+
 inline void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
