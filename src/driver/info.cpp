@@ -87,9 +87,17 @@ SourceSize source_size(const Initializer& init, const Checkpoint& ckpt) {
 // the `workers` largest per tensor: a chunk's rows of the checkpoint (mapped pages; for a GGUF
 // tensor its blocks, and the float32 rows they are dequantized into), but every page of a
 // transposed tensor (a Linear's [out, in] read as MatMul's [in, out]: a range of output rows is a
-// column range of the source, which spans all of it until the tensor is done); for a quantized
+// column range of the source, which spans all of it until the tensor is done) up to
+// kTiledSourceBytes, and above it a tile's source rows (its output a slot); for a quantized
 // output, the float rows it is quantized from (which bound its chunks). A tensor the checkpoint
 // cannot stream is held whole, as float32 and as its output.
+// tile_shape of `init`, a transposed weight of source `t`.
+TileShape weight_tiles_of(const Initializer& init, const TensorInfo& t, size_t chunk_bytes) {
+  const Shape& shape = *init.value->shape;
+  return tile_shape(shape.front().value, shape.back().value, dtype_size(t.dtype), dtype_size(init.value->dtype),
+                    chunk_bytes);
+}
+
 uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk_bytes, uint64_t baseline) {
   const uint64_t workers = std::max(1u, std::thread::hardware_concurrency());
   uint64_t out_chunk = 0, unstreamed = 0;
@@ -102,6 +110,16 @@ uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk
     const SourceSize src = source_size(init, ckpt);
     if (t && !ckpt.streams(*t)) {
       unstreamed = std::max(unstreamed, src.stored + src.elements * sizeof(float) + out);
+      continue;
+    }
+    // a large transposed float weight is written in tiles (package/writer.h kTiledSourceBytes), as
+    // WeightBinding::tiles takes it: a tile's output and its source rows
+    const Concat* concat = concat_of(init.weight->transforms);
+    if (!q && t && transposes(init.weight->transforms) && !(concat && concat->axis == -2) && ckpt.tiles(*t) &&
+        src.stored > kTiledSourceBytes) {
+      const TileShape tile = weight_tiles_of(init, *t, chunk_bytes);
+      out_chunk = std::max(out_chunk, static_cast<uint64_t>(tile.rows * tile.cols) * dtype_size(init.value->dtype));
+      reads.push_back(static_cast<uint64_t>(tile.cols * t->shape[1]) * dtype_size(t->dtype));
       continue;
     }
     // a quantized chunk's rows are bounded by their float rows (the scratch it quantizes from)

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,7 +30,7 @@ namespace {
 
 constexpr uint64_t kAlign = 64;
 constexpr size_t kWriteBytes = size_t{256} << 10;  // per pwrite call (DataWriter::write_at)
-constexpr uint64_t kWritebackBytes = uint64_t{64} << 20;  // written between writeback starts (DataWriter::write_at)
+constexpr uint64_t kWritebackBytes = uint64_t{64} << 20;  // settled between writeback starts (DataWriter::settled)
 
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -196,18 +197,39 @@ class DataWriter {
       p += w;
       n -= static_cast<size_t>(w);
       offset += static_cast<uint64_t>(w);
-      unstarted_ += static_cast<uint64_t>(w);
     }
-    if (unstarted_ >= kWritebackBytes) start_writeback();
   }
-  // Starts the disk writes of the file's dirty pages without waiting for them (sync_file_range(2),
-  // SYNC_FILE_RANGE_WRITE), every kWritebackBytes written: the disk then writes while the weights
-  // are converted, and close()'s fsync waits only for the last of them (Qwen2.5-0.5B f16, 0.99 GB:
-  // that fsync took 0.40 s after the streaming, docs/benchmarks.md "The weight path"). A hint: a
-  // file system without it, or an error, leaves the work to fsync, which is checked.
-  void start_writeback() {
-    unstarted_ = 0;
-    (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+  // Writes `parts` one after the other from `offset` (pwritev(2): a tile band's row, a few KiB a
+  // part); a short write goes on from where it stopped (advancing `parts`).
+  void write_at(uint64_t offset, std::span<iovec> parts) {
+    while (!parts.empty()) {
+      ssize_t w = ::pwritev(fd_, parts.data(), static_cast<int>(parts.size()), static_cast<off_t>(offset));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw Error(path_ + ": write failed: " + std::strerror(errno));
+      }
+      offset += static_cast<uint64_t>(w);
+      for (auto done = static_cast<size_t>(w); !parts.empty() && done > 0;) {
+        const size_t n = std::min(done, parts.front().iov_len);
+        parts.front().iov_base = static_cast<uint8_t*>(parts.front().iov_base) + n;
+        parts.front().iov_len -= n;
+        done -= n;
+        if (parts.front().iov_len == 0) parts = parts.subspan(1);
+      }
+    }
+  }
+  // Everything below `offset` is written for good: once kWritebackBytes more are, starts their disk
+  // writes without waiting for them (sync_file_range(2), SYNC_FILE_RANGE_WRITE, whole pages below
+  // `offset` only, never a page still being filled): the disk then writes while the weights are
+  // converted, and close()'s fsync waits only for the last of them (Qwen2.5-0.5B f16, 0.99 GB: that
+  // fsync took 0.40 s after the streaming, docs/benchmarks.md "The weight path"). A hint: a file
+  // system without it, or an error, leaves the work to fsync, which is checked.
+  void settled(uint64_t offset) {
+    offset &= ~uint64_t{4095};
+    if (offset < started_ + kWritebackBytes) return;
+    (void)::sync_file_range(fd_, static_cast<off_t>(started_), static_cast<off_t>(offset - started_),
+                            SYNC_FILE_RANGE_WRITE);
+    started_ = offset;
   }
   void resize(uint64_t size) {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
@@ -234,7 +256,7 @@ class DataWriter {
  private:
   std::string path_;
   int fd_ = -1;
-  uint64_t unstarted_ = 0;  // bytes written since the last start_writeback
+  uint64_t started_ = 0;  // the disk writes of the bytes below it are started (settled)
 };
 
 // One piece of the work: rows [row_begin, row_end) of a binding's outputs (WeightBinding::outputs),
@@ -249,12 +271,29 @@ struct Chunk {
   std::vector<Segment> segments;  // in the order produce() lays out the outputs
   size_t bytes;                   // of all segments
   bool last;                      // the last chunk of its binding
+  // A tile (WeightBinding::produce_tile): output columns [col_begin, col_end) of the rows, a
+  // segment per row; col_end == 0: whole rows.
+  int64_t col_begin = 0, col_end = 0;
 };
 
+// A transposed weight's tiles: [rows, cols] of its output.
+TileShape weight_tiles(const WeightBinding& b, size_t chunk_bytes) {
+  const Initializer& init = *b.init;
+  return tile_shape(b.rows(), init.value->shape->back().value, dtype_size(b.source->dtype),
+                    dtype_size(init.value->dtype), chunk_bytes);
+}
+
+// Whether `b` is the tile after `a` in a band of rows: the same rows, the columns that follow.
+bool next_tile(const Chunk& a, const Chunk& b) {
+  return a.col_end != 0 && b.binding == a.binding && b.row_begin == a.row_begin && b.row_end == a.row_end &&
+         b.col_begin == a.col_end;
+}
+
 // Splits every binding into chunks of whole rows of at most `chunk_bytes` (at least one row; a
-// tensor whose checkpoint cannot stream it is one chunk), in data-file order.
-std::vector<Chunk> plan_chunks(const WeightPlan& plan,
-                               const std::map<std::string, ExternalLocation>& layout, size_t chunk_bytes) {
+// tensor whose checkpoint cannot stream it is one chunk), or, a transposed weight of more than
+// `tiled_above` source bytes that tiles, into tiles (tile_shape), in data-file order.
+std::vector<Chunk> plan_chunks(const WeightPlan& plan, const std::map<std::string, ExternalLocation>& layout,
+                               size_t chunk_bytes, uint64_t tiled_above) {
   std::vector<Chunk> chunks;
   for (const WeightBinding& b : plan.bindings()) {
     const int64_t rows = b.rows();
@@ -267,6 +306,22 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan,
       row_bytes += outputs.back().second;
     }
     if (row_bytes == 0) continue;
+    if (b.streams() && b.tiles() && b.source_bytes() > tiled_above) {
+      // tiles by bands of output rows, each band's tiles along the columns: a tile reads its
+      // columns' source rows only (Checkpoint::produce_tile)
+      const uint64_t offset = outputs.front().first, es = dtype_size(b.init->value->dtype);
+      const int64_t cols = static_cast<int64_t>(row_bytes / es);
+      const TileShape tile = weight_tiles(b, chunk_bytes);
+      for (int64_t r = 0; r < rows; r += tile.rows)
+        for (int64_t c = 0; c < cols; c += tile.cols) {
+          const int64_t r1 = std::min(rows, r + tile.rows), c1 = std::min(cols, c + tile.cols);
+          Chunk t{&b, r, r1, {}, static_cast<size_t>((r1 - r) * (c1 - c)) * es, r1 == rows && c1 == cols, c, c1};
+          for (int64_t i = r; i < r1; ++i)
+            t.segments.push_back({offset + (static_cast<uint64_t>(i) * cols + c) * es, static_cast<size_t>(c1 - c) * es});
+          chunks.push_back(std::move(t));
+        }
+      continue;
+    }
     // a quantized row needs its float source rows too: they bound the chunk
     const size_t row_memory = std::max(row_bytes, static_cast<size_t>(b.scratch_row_bytes()));
     const int64_t step = b.streams() ? std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / row_memory)) : rows;
@@ -313,7 +368,11 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
       try {
         s.buffer.resize(std::max(s.buffer.size(), c.bytes));
         with_context("while writing " + c.binding->init->value->name + " from " + *c.binding->source->file,
-                     [&] { c.binding->produce(c.row_begin, c.row_end, {s.buffer.data(), c.bytes}); });
+                     [&] {
+                       if (c.col_end == 0) return c.binding->produce(c.row_begin, c.row_end, {s.buffer.data(), c.bytes});
+                       c.binding->produce_tile(c.row_begin, c.row_end, c.col_begin, c.col_end, {s.buffer.data(), c.bytes});
+                       c.binding->release_columns(c.col_begin, c.col_end);  // converted: its source rows are done
+                     });
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();
@@ -338,28 +397,52 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   };
   for (size_t w = 0; w < workers; ++w) threads.emplace_back(work);
   try {
-    for (size_t i = 0; i < chunks.size(); ++i) {
+    for (size_t i = 0; i < chunks.size();) {
       Slot& s = slot[i % slots];
+      size_t n = 1;  // chunks written at once: a tile and the next tiles of its band that are converted
       {
         std::unique_lock lock(mutex);
         changed.wait(lock, [&] { return stop || s.chunk == i; });
         if (stop) break;
+        while (i + n < chunks.size() && n < slots && next_tile(chunks[i + n - 1], chunks[i + n]) &&
+               slot[(i + n) % slots].chunk == i + n)
+          ++n;
       }
       const Chunk& c = chunks[i];
-      size_t at = 0;
-      for (const Chunk::Segment& seg : c.segments) {
-        data.write_at(seg.offset, s.buffer.data() + at, seg.bytes);
-        at += seg.bytes;
+      if (n == 1) {
+        size_t at = 0;
+        for (const Chunk::Segment& seg : c.segments) {
+          data.write_at(seg.offset, s.buffer.data() + at, seg.bytes);
+          at += seg.bytes;
+        }
+      } else {  // each row's segments of the n tiles lie end to end: one write a row
+        std::vector<iovec> row(n);
+        for (size_t r = 0; r < c.segments.size(); ++r) {
+          for (size_t k = 0; k < n; ++k) {
+            const size_t width = chunks[i + k].segments[r].bytes;
+            row[k] = {slot[(i + k) % slots].buffer.data() + r * width, width};
+          }
+          data.write_at(c.segments[r].offset, row);
+        }
       }
-      bar.advance(c.bytes);
-      // Written: drop the source pages from the resident set. A transposed tensor reads its whole
-      // source matrices for every chunk, so it is released after its last chunk.
-      if (!c.binding->reads_columns())
-        c.binding->release(c.row_begin, c.row_end);
-      else if (c.last)
-        c.binding->release(0, c.binding->rows());
+      for (size_t k = i; k < i + n; ++k) {
+        const Chunk& w = chunks[k];
+        // nothing below the chunk's lowest offset is written again: the chunks are in file order (a
+        // binding's further outputs, a tile band's rows, lie above its first)
+        data.settled(w.segments.front().offset);
+        bar.advance(w.bytes);
+        // Written: drop the source pages from the resident set. A transposed tensor reads its whole
+        // source matrices for every chunk, so it is released after its last chunk; a tile's source
+        // rows were released once converted.
+        if (w.col_end != 0) continue;
+        if (!w.binding->reads_columns())
+          w.binding->release(w.row_begin, w.row_end);
+        else if (w.last)
+          w.binding->release(0, w.binding->rows());
+      }
+      i += n;
       std::lock_guard lock(mutex);
-      ++written;
+      written += n;
       changed.notify_all();
     }
   } catch (...) {
@@ -399,11 +482,12 @@ std::string serialized_model(const PackageGraph& g, const GraphLayout& l, const 
   return serialized;
 }
 
-// Writes `g` into `dir` as its graph file (`serialized`) + external-data file, where
-// options.layout puts them (creating onnx/); errors name the paths under `shown` (the package
-// directory once it is in place).
+// Writes `g` into `dir` as its graph file (`serialized`, emptied once written: a graph's constants,
+// such as an --ep cpu cos/sin cache of 131072 positions, 64 MiB in float32, are not held while the
+// weights stream) + external-data file, where options.layout puts them (creating onnx/); errors
+// name the paths under `shown` (the package directory once it is in place).
 void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph& g, const GraphLayout& layout,
-                 const std::string& serialized, const WriteOptions& options) {
+                 std::string& serialized, const WriteOptions& options) {
   const fs::path graph = graph_file(g.path, options.layout);
   const fs::path data_file = graph_data_path(g.path, options.layout);
   if (!graph.parent_path().empty()) {
@@ -411,18 +495,19 @@ void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph&
     fs::create_directories(dir / graph.parent_path(), ec);
     if (ec) throw Error((shown / graph.parent_path()).string() + ": cannot create: " + ec.message());
   }
+  write_file_synced((dir / graph).string(), serialized, (shown / graph).string());
+  std::string().swap(serialized);
   DataWriter data(dir / data_file, shown / data_file);
   if (g.plan) {
     MOBIUS_ASSERT(g.plan->num_initializers() == layout.weights.size(), "plan does not cover every weight");
     data.allocate(layout.total);
     Progress bar(g.path.name == "model" ? "writing weights" : "writing " + g.path.name + " weights", layout.total,
                  options.progress);
-    stream_chunks(plan_chunks(*g.plan, layout.locations, options.chunk_bytes), data, bar);
+    stream_chunks(plan_chunks(*g.plan, layout.locations, options.chunk_bytes, options.tiled_above), data, bar);
   } else {
     data.resize(layout.total);  // --no-weights: a sparse file of zeros
   }
   data.close();
-  write_file_synced((dir / graph).string(), serialized);
   if (!graph.parent_path().empty()) sync_path(dir / graph.parent_path());
 }
 
@@ -445,6 +530,14 @@ void check_free_space(const std::string& output_dir, uint64_t need) {
     throw Error(output_dir + ": the package needs about " + mib(need) + " and the file system of " + at.string() +
                 " has " + mib(free) + " free: free some space or choose an output directory on another file system "
                 "(nothing was written)");
+}
+
+TileShape tile_shape(int64_t rows, int64_t cols, size_t source_size, size_t dst_size, size_t chunk_bytes) {
+  const int64_t page_cols = std::max<int64_t>(1, 4096 / static_cast<int64_t>(source_size));
+  const int64_t tile = static_cast<int64_t>(2 * chunk_bytes / dst_size);  // elements of a tile's output
+  const int64_t source_rows = static_cast<int64_t>(4 * chunk_bytes / (static_cast<size_t>(rows) * source_size));
+  const int64_t tc = std::clamp<int64_t>(std::min(source_rows, tile / std::min(rows, page_cols)), 1, cols);
+  return {std::clamp<int64_t>(tile / tc, std::min(rows, page_cols), rows), tc};
 }
 
 uint64_t external_data_bytes(const Graph& graph) {
@@ -485,13 +578,14 @@ void check_output_dir(const std::string& output_dir, bool force, const std::vect
                 "an empty directory, and this directory holds other files");
 }
 
-void write_file_synced(const std::string& path, std::string_view bytes) {
+void write_file_synced(const std::string& path, std::string_view bytes, const std::string& shown) {
+  const std::string& name = shown.empty() ? path : shown;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) throw Error(name + ": cannot create: " + std::strerror(errno));
   auto fail = [&](const char* what) {
     const int err = errno;
     ::close(fd);
-    throw Error(path + ": " + what + ": " + std::strerror(err));
+    throw Error(name + ": " + what + ": " + std::strerror(err));
   };
   for (size_t at = 0; at < bytes.size();) {
     const ssize_t n = ::write(fd, bytes.data() + at, std::min(bytes.size() - at, kWriteBytes));
@@ -503,7 +597,7 @@ void write_file_synced(const std::string& path, std::string_view bytes) {
     at += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) fail("sync failed");
-  if (::close(fd) != 0) throw Error(path + ": close failed: " + std::strerror(errno));
+  if (::close(fd) != 0) throw Error(name + ": close failed: " + std::strerror(errno));
 }
 
 void write_package(const std::string& output_dir, const Model& model, const WeightPlan* plan,

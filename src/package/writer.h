@@ -27,6 +27,27 @@
 
 namespace mobius {
 
+// A transposed weight (a Linear's [out, in] written as MatMul's [in, out]) whose source tensors
+// hold more than this many bytes is written in tiles (WeightBinding::produce_tile) rather than in
+// ranges of whole output rows: a range of output rows reads a column band of every source row,
+// so the whole source would stay resident until the weight is done (Llama-3.1-8B's lm_head: 1.05
+// GB), where a tile reads its own source rows only.
+inline constexpr uint64_t kTiledSourceBytes = uint64_t{64} << 20;
+
+// The tiles of such a weight, [rows, cols] of its output [rows, cols] (each clamped to the
+// weight's): `cols` (source rows) so that the source rows a tile maps, whole (the kernel maps the
+// pages of a file mapping 64 KiB around a fault), take at most 4 x chunk_bytes and, with a page of
+// source columns (4096 / source_size) as its rows, the tile at most 2 x chunk_bytes of output; then
+// as many `rows` (source columns) as make it 2 x chunk_bytes, at least that page. A tile is written
+// as `rows` segments of cols * dst_size bytes (8 KiB for Llama-3.1-8B's lm_head, gate_proj and
+// up_proj at the default 8 MiB chunks; 2.3 KiB for its down_proj, whose source rows are 28 KiB), not
+// as one sequential run: a few more write calls for a bounded resident set.
+struct TileShape {
+  int64_t rows, cols;
+  bool operator==(const TileShape&) const = default;
+};
+TileShape tile_shape(int64_t rows, int64_t cols, size_t source_size, size_t dst_size, size_t chunk_bytes);
+
 struct WriteOptions {
   PackageLayout layout = PackageLayout::flat;  // where the graphs go (package/layout.h)
   bool force = false;     // replace a previous mobius package in OUTPUT_DIR (check_output_dir)
@@ -49,6 +70,7 @@ struct WriteOptions {
   // throwing aborts the write with nothing written and no weight read.
   std::function<void(const std::string& name, const std::string& serialized)> check_graph;
   size_t chunk_bytes = size_t{8} << 20;  // output bytes per streamed chunk (whole rows, at least one)
+  uint64_t tiled_above = kTiledSourceBytes;  // source bytes above which a transposed weight is tiled
   // What extra_files will write, as far as known beforehand (the copied tokenizer and config
   // files): counted with the graphs in the free-space check (check_free_space).
   uint64_t extra_bytes = 0;
@@ -123,7 +145,8 @@ void check_output_dir(const std::string& output_dir, bool force, const std::vect
 bool is_package_file(const std::string& name);
 
 // Writes `bytes` to a new file `path` (refusing to replace one), fsyncs and closes it, checking
-// each call. Throws mobius::Error "<path>: write failed: <strerror>" (ENOSPC, EFBIG, EIO, ...).
-void write_file_synced(const std::string& path, std::string_view bytes);
+// each call. Throws mobius::Error "<shown>: write failed: <strerror>" (ENOSPC, EFBIG, EIO, ...),
+// naming `shown` (the file's path once its package is in place), or `path` when it is empty.
+void write_file_synced(const std::string& path, std::string_view bytes, const std::string& shown = "");
 
 }  // namespace mobius

@@ -45,6 +45,18 @@ class Checkpoint {
   // Whether produce() takes any row range of `t` (memory: the range's output); false when it
   // needs the whole tensor at once (memory: at most one float32 copy of the tensor besides `out`).
   virtual bool streams(const TensorInfo& t) const = 0;
+  // Whether produce_tile() takes `t` (a matrix [rows, cols]): false by default.
+  virtual bool tiles(const TensorInfo& t) const { return false; }
+  // Writes a tile of `t` transposed ([rows, cols] -> [cols, rows]) and converted to `dst`: output
+  // rows [row_begin, row_end) (source columns) x output columns [col_begin, col_end) (source rows),
+  // row-major into `out` ((row_end - row_begin) * (col_end - col_begin) elements). It reads only
+  // source rows [col_begin, col_end), which release(t, false, col_begin, col_end) then drops: so a
+  // large transposed matrix is written in tiles with no more than a tile's source rows resident
+  // (package/writer.cpp). Only for a 2-D `t` that tiles().
+  virtual void produce_tile(const TensorInfo& t, DataType dst, int64_t row_begin, int64_t row_end,
+                            int64_t col_begin, int64_t col_end, std::span<uint8_t> out) const {
+    MOBIUS_ASSERT(false, "Checkpoint::produce_tile: the checkpoint does not tile");
+  }
   // Drops from this process's resident set the source pages that produce() read for output rows
   // [row_begin, row_end) of `t` (a transposed range reads every source matrix it takes columns
   // from); they stay in the page cache. Only an optimisation: the default does nothing.

@@ -228,6 +228,19 @@ void SafetensorsCheckpoint::produce(const TensorInfo& t, DataType dst, bool tran
   convert_rows(static_cast<const TensorView&>(t), dst, transpose, row_begin, row_end, out);
 }
 
+void SafetensorsCheckpoint::produce_tile(const TensorInfo& t, DataType dst, int64_t row_begin, int64_t row_end,
+                                         int64_t col_begin, int64_t col_end, std::span<uint8_t> out) const {
+  const TensorView& view = static_cast<const TensorView&>(t);
+  MOBIUS_ASSERT(view.shape.size() == 2 && 0 <= col_begin && col_begin <= col_end && col_end <= view.shape[0],
+                "SafetensorsCheckpoint::produce_tile: column range");
+  const size_t row_bytes = static_cast<size_t>(view.shape[1]) * dtype_size(view.dtype);
+  TensorView rows = view;  // source rows [col_begin, col_end): the tile's output columns
+  rows.shape = {col_end - col_begin, view.shape[1]};
+  rows.data = view.data.subspan(static_cast<size_t>(col_begin) * row_bytes,
+                                static_cast<size_t>(col_end - col_begin) * row_bytes);
+  convert_rows(rows, dst, true, row_begin, row_end, out);
+}
+
 void SafetensorsCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin,
                                     int64_t row_end) const {
   if (row_end <= row_begin) return;

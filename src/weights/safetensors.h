@@ -66,8 +66,9 @@ DataType safetensors_dtype(const std::string& s);
 
 // All tensors of a checkpoint directory: model.safetensors, or the shards listed in
 // model.safetensors.index.json, or (without an index) every *.safetensors file in the directory.
-// produce() is convert_rows (weights/convert.h) from the mapped bytes, any row range; release()
-// is MappedFile::release of the bytes a range read.
+// produce() is convert_rows (weights/convert.h) from the mapped bytes, any row range, and
+// produce_tile() convert_rows of the source rows a tile reads, as a matrix of its own; release() is
+// MappedFile::release of the bytes a range read.
 class SafetensorsCheckpoint final : public Checkpoint {
  public:
   // Throws mobius::Error when the directory has no safetensors files, the index is malformed or
@@ -79,6 +80,9 @@ class SafetensorsCheckpoint final : public Checkpoint {
   void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                int64_t row_end, std::span<uint8_t> out) const override;
   bool streams(const TensorInfo&) const override { return true; }
+  bool tiles(const TensorInfo& t) const override { return t.shape.size() == 2; }
+  void produce_tile(const TensorInfo& t, DataType dst, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                    int64_t col_end, std::span<uint8_t> out) const override;
   void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const override;
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
 

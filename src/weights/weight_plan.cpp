@@ -105,6 +105,68 @@ bool WeightBinding::streams() const {
   return all;
 }
 
+bool WeightBinding::tiles() const {
+  const WeightTransforms& list = init->weight->transforms;
+  if (!transposes(list) || stacked(list) || !checkpoint->tiles(*source)) return false;
+  return std::all_of(concat.begin(), concat.end(), [&](const TensorInfo* t) { return checkpoint->tiles(*t); });
+}
+
+uint64_t WeightBinding::source_bytes() const {
+  auto bytes = [](const TensorInfo& t) {
+    uint64_t n = dtype_size(t.dtype);
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    return n;
+  };
+  uint64_t n = bytes(*source);
+  for (const TensorInfo* t : concat) n += bytes(*t);
+  return n;
+}
+
+namespace {
+
+// Calls fn(part, local_begin, local_end, columns_before) for each part of a tiled weight (its
+// Concat along the last axis: each part's output columns are its source rows) that columns
+// [col_begin, col_end) overlap, columns_before being those of the range that precede the part's.
+template <typename Fn>
+void for_column_parts(const TensorInfo* source, const std::vector<const TensorInfo*>& concat, int64_t col_begin,
+                      int64_t col_end, Fn fn) {
+  int64_t start = 0;
+  auto visit = [&](const TensorInfo& t) {
+    const int64_t n = t.shape[0];
+    const int64_t b = std::max(col_begin, start), e = std::min(col_end, start + n);
+    if (b < e) fn(t, b - start, e - start, b - col_begin);
+    start += n;
+  };
+  visit(*source);
+  for (const TensorInfo* t : concat) visit(*t);
+}
+
+}  // namespace
+
+void WeightBinding::produce_tile(int64_t row_begin, int64_t row_end, int64_t col_begin, int64_t col_end,
+                                 std::span<uint8_t> out) const {
+  MOBIUS_ASSERT(tiles(), "WeightBinding::produce_tile: the weight does not tile");
+  const DataType dt = init->value->dtype;
+  const size_t es = dtype_size(dt), rows = static_cast<size_t>(row_end - row_begin);
+  const size_t width = static_cast<size_t>(col_end - col_begin) * es;  // bytes of a tile row
+  MOBIUS_ASSERT(out.size() == rows * width, "WeightBinding::produce_tile: output size");
+  if (concat.empty()) return checkpoint->produce_tile(*source, dt, row_begin, row_end, col_begin, col_end, out);
+  std::vector<uint8_t> part;
+  for_column_parts(source, concat, col_begin, col_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t before) {
+    const size_t w = static_cast<size_t>(e - b) * es;
+    part.resize(rows * w);
+    checkpoint->produce_tile(t, dt, row_begin, row_end, b, e, part);
+    for (size_t r = 0; r < rows; ++r)
+      std::memcpy(out.data() + r * width + static_cast<size_t>(before) * es, part.data() + r * w, w);
+  });
+}
+
+void WeightBinding::release_columns(int64_t col_begin, int64_t col_end) const {
+  for_column_parts(source, concat, col_begin, col_end, [&](const TensorInfo& t, int64_t b, int64_t e, int64_t) {
+    checkpoint->release(t, false, b, e);
+  });
+}
+
 bool WeightBinding::reads_columns() const { return transposes(init->weight->transforms); }
 
 void WeightBinding::release(int64_t row_begin, int64_t row_end) const {

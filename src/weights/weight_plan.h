@@ -48,6 +48,20 @@ struct WeightBinding {
   // rows() bytes a row each).
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
   bool streams() const;  // every part streams
+  // Whether produce_tile() takes this weight: a float weight transposed ([out, in] -> [in, out]),
+  // not quantized, whose parts (a Concat along the last axis) are matrices the checkpoint tiles
+  // (Checkpoint::tiles).
+  bool tiles() const;
+  // The bytes of its source tensors (every part) as the checkpoint stores them.
+  uint64_t source_bytes() const;
+  // Output rows [row_begin, row_end) x columns [col_begin, col_end) of the initializer viewed as
+  // [rows, last dim], row-major into `out` ((row_end - row_begin) * (col_end - col_begin) elements
+  // of its dtype), each part's share from Checkpoint::produce_tile. Only when tiles().
+  void produce_tile(int64_t row_begin, int64_t row_end, int64_t col_begin, int64_t col_end,
+                    std::span<uint8_t> out) const;
+  // Checkpoint::release of the source rows that output columns [col_begin, col_end) read (of
+  // every part they span). Only when tiles().
+  void release_columns(int64_t col_begin, int64_t col_end) const;
   // Whether a range of rows reads columns of the source (a Transpose): the writer then releases
   // the source pages after the last range only.
   bool reads_columns() const;

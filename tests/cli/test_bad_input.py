@@ -185,16 +185,29 @@ def test_existing_output_needs_force(ckpt):
     # --force replaces only a previous package: tests/cli/test_hostile.py
 
 
-def test_no_room_for_the_data_file(ckpt):
-    # The data file's blocks are allocated before any weight is converted: a file system that
-    # cannot hold it (here a 16 KiB file-size limit, with SIGXFSZ ignored so the call fails with
-    # EFBIG like a full disk's ENOSPC) fails at once, naming the file, and leaves nothing behind.
+@pytest.mark.parametrize("limit", ["graph", "data"])
+def test_no_room_for_the_package(ckpt, limit):
+    # The graph file is written first, then the data file's blocks are allocated before any weight
+    # is converted: a file system that cannot hold either (here a file-size limit below the graph
+    # file's size, or above it and below the data file's, with SIGXFSZ ignored so the call fails
+    # with EFBIG like a full disk's ENOSPC) fails at once, naming the file where the package would
+    # be (not the temporary directory), and leaves nothing behind.
+    probe = ckpt.parent / "probe"
+    assert H.run_mobius("build", "--config", ckpt, probe, "--no-weights").returncode == 0
+    graph_bytes = H.graph_path(probe, "model").stat().st_size
+    shutil.rmtree(probe)
+    size = graph_bytes // 2 if limit == "graph" else graph_bytes + (4 << 10)
+
     def small_files():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
-    line = expect_error(ckpt, "out/onnx/model.onnx_data: cannot allocate", "File too large", preexec_fn=small_files)
-    assert int(line.split("cannot allocate ")[1].split()[0]) > 16 << 10, line
+    if limit == "graph":
+        expect_error(ckpt, "out/onnx/model.onnx: write failed", "File too large", preexec_fn=small_files)
+    else:
+        line = expect_error(ckpt, "out/onnx/model.onnx_data: cannot allocate", "File too large",
+                            preexec_fn=small_files)
+        assert int(line.split("cannot allocate ")[1].split()[0]) > size, line
 
 
 def test_no_weights_builds_without_safetensors(ckpt):

@@ -319,6 +319,45 @@ TEST_F(PackageTest, ChunkedWriteEqualsWholeTensors) {
   }
 }
 
+// Tiles (WriteOptions::tiled_above): a transposed weight and a packed one (a Concat along the last
+// axis, its tiles crossing the parts' boundary), bf16 sources of 2100 columns (two bands of output
+// rows: 2048 = a page of bf16, and 52) and tiles of 6 columns; the data file equals each tensor
+// converted whole, as the untiled write of the same plan.
+TEST_F(PackageTest, TiledWriteEqualsWholeTensors) {
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  constexpr int64_t kIn = 2100;
+  Value* x = b.input("x", DataType::FLOAT, {"batch", kIn});
+  Value* w = b.weight("w", DataType::FLOAT, {kIn, 10}, {"w", {Transpose{}, Cast{DataType::FLOAT}}});
+  Value* p = b.weight("p", DataType::FLOAT16, {kIn, 12}, {"p", {Transpose{}, Concat{{"q"}}, Cast{DataType::FLOAT16}}});
+  b.output(op.MatMul(x, w), "y", {"batch", 10});
+  b.output(op.MatMul(op.Cast(x, {.to = DataType::FLOAT16}), p), "z", {"batch", 12});
+  const std::vector<float> wd = test::iota_f32(10 * kIn, -3.0f, 0.0011f), pd = test::iota_f32(7 * kIn, 2.0f, -0.0013f),
+                           qd = test::iota_f32(5 * kIn, 0.5f, 0.0007f);
+  fs::create_directories(root.path / "ckpt");
+  test::SafetensorsWriter().bf16("w", {10, kIn}, wd).bf16("p", {7, kIn}, pd).bf16("q", {5, kIn}, qd)
+      .write(root.path / "ckpt/model.safetensors");
+  SafetensorsCheckpoint c(root.str("ckpt"));
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  for (const WeightBinding& wb : plan.bindings()) EXPECT_TRUE(wb.tiles()) << wb.init->value->name;
+  EXPECT_EQ(tile_shape(kIn, 12, 2, 2, 2048 * 2 * 3), (TileShape{2048, 6}));
+  WriteOptions o;
+  o.chunk_bytes = 2048 * 2 * 3;
+  o.tiled_above = 0;
+  write_package(out.string(), model, &plan, o);
+  const std::string tiled = test::read_file(out / "model.onnx.data");
+  o.tiled_above = UINT64_MAX;
+  o.force = true;
+  write_package(out.string(), model, &plan, o);
+  EXPECT_EQ(tiled, test::read_file(out / "model.onnx.data"));
+  auto loc = locations(read_model());
+  std::vector<uint8_t> want(kIn * 10 * 4);
+  convert_tensor(static_cast<const TensorView&>(*c.find("w")), DataType::FLOAT, true, want);
+  const auto& [offset, length] = loc["w"];
+  ASSERT_EQ(length, want.size());
+  EXPECT_EQ(tiled.substr(offset, length), std::string(want.begin(), want.end()));
+}
+
 // A DOUBLE initializer binds to a float tensor but the conversion to DOUBLE throws mid-write.
 TEST_F(PackageTest, FailingWeightLeavesNothingBehind) {
   build(DataType::FLOAT, DataType::DOUBLE);

@@ -82,6 +82,16 @@ struct SafetensorsWriter {
                          const std::vector<float>& values) {
     return add(name, "F32", std::move(shape), as_bytes(values));
   }
+  // `values` as bfloat16: their upper 16 bits (truncated)
+  SafetensorsWriter& bf16(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& values) {
+    std::vector<uint16_t> bits(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &values[i], 4);
+      bits[i] = static_cast<uint16_t>(u >> 16);
+    }
+    return add(name, "BF16", std::move(shape), as_bytes(bits));
+  }
   void write(const fs::path& path) const { write_file(path, safetensors_bytes(header.dump(), data)); }
 };
 
