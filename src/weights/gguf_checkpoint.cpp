@@ -405,6 +405,57 @@ json minimax_m2_config(const Meta& m) {
   return c;
 }
 
+// GPT-OSS's rope_parameters: rope.freq_base (else GptOssConfig's default_theta 150000) and, with
+// rope.scaling.type "yarn" (TextModel.set_gguf_parameters), factor, original_context_length and
+// yarn_beta_fast / yarn_beta_slow (else GptOssConfig's 32 / 1: files converted before the converter
+// wrote them). GGUF stores no YaRN truncate: false, as GptOssConfig and every GPT-OSS checkpoint
+// have it. The other YaRN keys (ext / attention factors, log multiplier) have llama.cpp's meaning,
+// not transformers': refused.
+json gpt_oss_rope(const Meta& m) {
+  json r = {{"rope_type", "default"}, {"rope_theta", m.opt_real(m.key("rope.freq_base")).value_or(150000.0)}};
+  const std::string tk = m.key("rope.scaling.type");
+  const std::string type = m.opt_string(tk).value_or("none");
+  if (type == "none") return r;
+  if (type != "yarn") m.fail(tk, "rope scaling '" + type + "' is not supported for GPT-OSS GGUF input (supported: none, yarn)");
+  for (const char* k : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.attn_factor",
+                        "rope.scaling.yarn_log_multiplier"})
+    if (m.file().find_key(m.key(k)))
+      m.fail(m.key(k), "not supported for GPT-OSS GGUF input (GptOssConfig's YaRN has no such field)");
+  r["rope_type"] = "yarn";
+  r["factor"] = m.real(m.key("rope.scaling.factor"));
+  r["original_max_position_embeddings"] = m.count(m.key("rope.scaling.original_context_length"));
+  r["beta_fast"] = m.opt_real(m.key("rope.scaling.yarn_beta_fast")).value_or(32.0);
+  r["beta_slow"] = m.opt_real(m.key("rope.scaling.yarn_beta_slow")).value_or(1.0);
+  r["truncate"] = false;
+  return r;
+}
+
+// GPT-OSS (GptOssModel.set_gguf_parameters): the common fields, head_dim from attention.key_length,
+// intermediate_size (each expert's width) from expert_feed_forward_length, num_local_experts /
+// num_experts_per_tok, sliding_window from attention.sliding_window with llama.cpp's layer pattern
+// (set_swa_pattern(2): layer 0 sliding, alternating, GptOssConfig's layer_types), attention_bias
+// from the file's attn_q.bias, the rope of gpt_oss_rope. transformers' loader maps no key_length,
+// no attention.sliding_window (its "sliding_window" key is not the one llama.cpp writes) and none of
+// the expert tensors. GGUF stores no swiglu_alpha / swiglu_limit: llama.cpp's graph uses 1.702 and
+// 7.0, GptOssConfig's defaults, which the model keeps (a checkpoint with others is not representable).
+json gpt_oss_config(const Meta& m) {
+  json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
+  c["model_type"] = "gpt_oss";
+  c["intermediate_size"] = m.count(m.key("expert_feed_forward_length"), kMaxFfnSize);
+  c["num_local_experts"] = m.count(m.key("expert_count"), kMaxSmallSize);
+  c["num_experts_per_tok"] = m.count(m.key("expert_used_count"), c["num_local_experts"].get<int64_t>());
+  c["sliding_window"] = m.count(m.key("attention.sliding_window"));
+  json types = json::array();
+  for (int64_t i = 0; i < c["num_hidden_layers"].get<int64_t>(); ++i)
+    types.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+  c["layer_types"] = types;
+  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  c["rope_parameters"] = gpt_oss_rope(m);
+  return c;
+}
+
 // attention.head_count, which must divide the width (embedding_length) `hidden`.
 int64_t head_count_dividing(const Meta& m, int64_t hidden) {
   const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
@@ -652,6 +703,8 @@ struct Arch {
   QkvLayout (*qkv_layout)(const HfConfig&) = nullptr;
   // The config field with the expert count of stacked experts (ffn_*_exps).
   const char* experts_key = "num_experts";
+  // GPT-OSS's experts, stacked [E, in, out] in the model (GgufCheckpoint::Entry::gate_up).
+  bool gpt_oss_experts = false;
 };
 
 // Blocks that do not depend on the config.
@@ -788,6 +841,19 @@ const std::vector<Arch>& archs() {
     minimax_m2["ffn_up_exps"] = "block_sparse_moe.experts.*.w3";
     minimax_m2["ffn_down_exps"] = "block_sparse_moe.experts.*.w2";
     minimax_m2["exp_probs_b.bias"] = "block_sparse_moe.e_score_correction_bias";
+    // GPT-OSS: attention sinks (a parameter), post_attention_norm, the router, the experts' gate /
+    // up (split, or fused by --fuse-gate-up-exps) into gate_up_proj and its bias, down_proj
+    std::map<std::string, std::string> gpt_oss = kAttention;
+    for (const char* r : {"ffn_gate", "ffn_up", "ffn_down"}) gpt_oss.erase(r);
+    gpt_oss["post_attention_norm"] = "post_attention_layernorm";
+    gpt_oss["attn_sinks.weight"] = "self_attn.sinks";
+    gpt_oss["ffn_gate_inp"] = "mlp.router";
+    for (const char* r : {"ffn_gate_exps", "ffn_up_exps", "ffn_gate_up_exps"}) {
+      gpt_oss[std::string(r) + ".weight"] = "mlp.experts.gate_up_proj";
+      gpt_oss[std::string(r) + ".bias"] = "mlp.experts.gate_up_proj_bias";
+    }
+    gpt_oss["ffn_down_exps.weight"] = "mlp.experts.down_proj";
+    gpt_oss["ffn_down_exps.bias"] = "mlp.experts.down_proj_bias";
     return std::vector<Arch>{
         {.architecture = "bloom", .config = bloom_config, .blocks = fixed(bloom, "transformer.h", "n_layer"),
          .top = &kBloomTop, .qkv_layout = bloom_qkv},
@@ -800,6 +866,7 @@ const std::vector<Arch>& archs() {
          .top = &kBackboneTop},
         {.architecture = "minimax-m2", .config = minimax_m2_config, .blocks = fixed(minimax_m2),
          .experts_key = "num_local_experts"},
+        {.architecture = "gpt-oss", .config = gpt_oss_config, .blocks = fixed(gpt_oss), .gpt_oss_experts = true},
         {.architecture = "gemma3", .config = gemma3_config, .blocks = fixed(gemma3), .norm_shift = -1.0f},
         {.architecture = "lfm2", .config = lfm2_config, .blocks = fixed(kLfm2Blocks), .top = &kLfm2Top},
         {.architecture = "llama", .config = llama_config, .blocks = fixed(llama), .unpermute_qk = true},
@@ -885,9 +952,6 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
   // The other architectures of transformers' GGUF loader (GGUF_CONFIG_MAPPING), which builds
   // another model than these files hold.
   static const std::map<std::string, std::string> kRefused = {
-      {"gpt-oss", "transformers' GGUF loader maps none of its expert tensors (ffn_{gate,up,down}_exps: "
-                  "GptOssTensorProcessor expects ffn_*_projs, which llama.cpp does not write) and keeps "
-                  "GptOssConfig's head_dim 64"},
       {"gemma4", "transformers' GGUF loader keeps Gemma4TextConfig's defaults for what the file does not "
                  "map (head_dim, layer_types, rope, the per-layer input width, KV-shared layers)"},
       {"deci", "transformers cannot load it (no deci config class)"}};
@@ -947,7 +1011,24 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     }
     // Qwen2-MoE's shared expert gate: [hidden] in the file, a Linear's [1, hidden] in the model
     if (role == "ffn_gate_inp_shexp" && e.shape.size() == 1) e.shape = {1, e.shape[0]};
-    const bool transformed = e.unpermute_heads > 0 || e.qkv_groups > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
+    // GPT-OSS's experts (GptOssModel.modify_tensors): weights stored [E, out, in], 3-D; biases [E, out]
+    if (arch->gpt_oss_experts && ends_with(role, "_exps")) {
+      const bool weight = ends_with(t.name, ".weight");
+      if (e.shape.size() != (weight ? 3u : 2u) || e.shape[0] != config_->get_int("num_local_experts"))
+        fail(std::string("expected ") + (weight ? "[experts, rows, columns]" : "[experts, width]") + " with " +
+             std::to_string(config_->get_int("num_local_experts")) + " experts");
+      e.experts_transposed = weight;
+      if (weight) std::swap(e.shape[1], e.shape[2]);
+      if (role == "ffn_gate_up_exps") {
+        e.gate_up = Entry::GateUp::halves;
+        if (e.shape.back() % 2 != 0) fail("an odd width does not split into gate and up halves");
+      } else if (role != "ffn_down_exps") {
+        e.gate_up = Entry::GateUp::pair;
+        e.shape.back() *= 2;
+      }
+    }
+    const bool transformed = e.unpermute_heads > 0 || e.qkv_groups > 0 || e.shift != 0.0f || e.log_of_negated ||
+                             e.stored_transposed || e.rearranged();
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
       fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
@@ -955,6 +1036,25 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     if (transformed && plain != DataType::UNDEFINED && !is_float(plain))
       fail("integer tensor where a float tensor is expected");
     e.dtype = transformed || plain == DataType::UNDEFINED ? DataType::FLOAT : plain;
+    if (e.gate_up == Entry::GateUp::pair) {  // ffn_gate_exps / ffn_up_exps: one entry, two sources
+      const bool up = role == "ffn_up_exps";
+      if (auto it = entries_.find(name); it != entries_.end()) {
+        Entry& other = it->second;
+        if (other.gate_up != Entry::GateUp::pair) fail("a second tensor for " + name);
+        const GgufTensor* had = up ? other.odd_source : other.source;
+        const GgufTensor& partner = *(up ? other.source : other.odd_source);
+        if (had) fail("a second tensor for " + name);
+        if (partner.ne != t.ne || partner.type != t.type)
+          fail("shape or type differs from '" + partner.name + "', its gate / up partner");
+        (up ? other.odd_source : other.source) = &t;
+        (up ? other.odd_data : other.data) = t.data;
+        continue;
+      }
+      if (up) {
+        e.odd_source = &t, e.odd_data = t.data;
+        e.source = nullptr, e.data = {};
+      }
+    }
     const size_t star = name.find(".*.");
     if (star == std::string::npos) {
       entries_.emplace(name, std::move(e));
@@ -974,6 +1074,12 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
       entries_.emplace(x.name, std::move(x));
     }
   }
+  for (const auto& [name, e] : entries_)
+    if (e.gate_up == Entry::GateUp::pair && (!e.source || !e.odd_source)) {
+      const std::string& have = (e.source ? e.source : e.odd_source)->name;
+      throw Error(path + ": tensor '" + have + "': its " + (e.source ? "ffn_up_exps" : "ffn_gate_exps") +
+                  " partner is missing (both make " + name + ")");
+    }
 }
 
 const TensorInfo* GgufCheckpoint::find(const std::string& name) const {
@@ -987,7 +1093,8 @@ std::string GgufCheckpoint::stored_type(const TensorInfo& t) const {
 }
 
 uint64_t GgufCheckpoint::stored_bytes(const TensorInfo& t) const {
-  return static_cast<const Entry&>(t).data.size();
+  const Entry& e = static_cast<const Entry&>(t);
+  return e.data.size() + e.odd_data.size();
 }
 
 std::vector<std::string> GgufCheckpoint::names() const {
@@ -1004,6 +1111,30 @@ bool stored_plainly(const GgufTensor& src, int64_t permuted_heads, float shift, 
 }
 
 }  // namespace
+
+void GgufCheckpoint::Entry::rearrange(float* out) const {
+  const int64_t m = gate_up == GateUp::none ? 1 : 2;  // values per position of the last axis
+  for (int part = 0; part < (gate_up == GateUp::pair ? 2 : 1); ++part) {
+    const GgufTensor& src = part ? *odd_source : *source;
+    const std::span<const uint8_t> bytes = part ? odd_data : data;
+    const std::vector<int64_t> s = src.shape();
+    const int64_t E = s.size() == 3 ? s[0] : 1, R = s[s.size() - 2], K = s.back();
+    // the stored axis that becomes the last (r when transposed, else k), and the other one
+    const int64_t along = experts_transposed ? R : K, across = experts_transposed ? K : R;
+    const int64_t half = gate_up == GateUp::halves ? along / 2 : along, last = m * half;
+    const size_t row_bytes = bytes.size() / static_cast<size_t>(E * R);
+    std::vector<float> row(static_cast<size_t>(K));
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t r = 0; r < R; ++r) {
+        dequantize(src.type, bytes.subspan(static_cast<size_t>(e * R + r) * row_bytes, row_bytes), row);
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t a = experts_transposed ? r : k, b = experts_transposed ? k : r;
+          const int64_t p = gate_up == GateUp::halves ? a / half : part;
+          out[(e * across + b) * last + m * (a % half) + p] = row[static_cast<size_t>(k)];
+        }
+      }
+  }
+}
 
 void GgufCheckpoint::Entry::undo_value_transform(std::span<float> v) const {
   if (shift != 0.0f)
@@ -1025,12 +1156,14 @@ int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
 
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
+  if (e.rearranged()) return false;
   return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads + e.qkv_groups, e.shift, e.log_of_negated);
 }
 
 std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_groups > 0)
+  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_groups > 0 ||
+      e.rearranged())
     return std::nullopt;
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
@@ -1120,8 +1253,9 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
 
 void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.stored_transposed || e.qkv_groups > 0) {  // rows read from all over the tensor
+  if (e.stored_transposed || e.qkv_groups > 0 || e.rearranged()) {  // rows read from all over the tensor
     file_.release(e.data);
+    if (!e.odd_data.empty()) file_.release(e.odd_data);
     return;
   }
   const std::span<const uint8_t> data = e.data;
@@ -1172,6 +1306,22 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     stored.stored_transposed = false;
     stored.shape = {e.shape[1], e.shape[0]};
     produce_block_rows(stored, dst, !transpose, row_begin, row_end, out);
+    return;
+  }
+  if (e.rearranged()) {
+    MOBIUS_ASSERT(row_begin == 0 && row_end == output_rows(e.shape, transpose),
+                  "GgufCheckpoint::produce: rearranged experts are produced whole");
+    int64_t n = 1;
+    for (int64_t d : e.shape) n *= d;
+    if (dst == DataType::FLOAT && !transpose) {
+      e.rearrange(reinterpret_cast<float*>(out.data()));
+      return;
+    }
+    std::vector<float> f(static_cast<size_t>(n));
+    e.rearrange(f.data());
+    TensorView view{{e.name, DataType::FLOAT, e.shape, e.file},
+                    {reinterpret_cast<const uint8_t*>(f.data()), f.size() * sizeof(float)}};
+    convert_tensor(view, dst, transpose, out);
     return;
   }
   const GgufTensor& src = *e.source;
