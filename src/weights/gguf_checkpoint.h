@@ -32,7 +32,17 @@
 //                          down_proj [E, I, H]; attn_sinks -> self_attn.sinks; ffn_gate_inp ->
 //                          mlp.router; post_attention_norm -> post_attention_layernorm; YaRN rope
 //                          from rope.scaling.*, every other layer sliding (llama.cpp's pattern)
-//   gemma4, deci: refused with the reason (transformers' loader builds another model)
+//   gemma4 -> gemma4_text  norms as stored (no shift); layer_types from attention.sliding_window_pattern;
+//                          the full layers' head size (key_length) and, without attn_v
+//                          (attention_k_eq_v), key/value heads (head_count_kv per layer) as
+//                          per_layer_config; the sliding layers' from key_length_swa; KV-shared
+//                          layers (attention.shared_kv_layers), use_double_wide_mlp from the per-layer
+//                          feed_forward_length; per-layer inputs (per_layer_token_embd,
+//                          per_layer_model_proj, per_layer_proj_norm, blk.N.inp_gate / proj /
+//                          post_norm); layer_output_scale -> layer_scalar; the proportional rope
+//                          fraction from rope_freqs.weight (read by the config, not a weight); the MoE
+//                          block refused
+//   deci: refused with the reason (transformers cannot load it)
 //   gpt2   -> gpt2         transformer.* names; Conv1D weights (attn_qkv, attn_output, ffn_up,
 //                          ffn_down) stored [out, in]: produced transposed back to [in, out]
 //   bloom  -> bloom        transformer.* names; attn_qkv rows (and bias) back to per-head [q, k, v]

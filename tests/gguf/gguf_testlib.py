@@ -460,6 +460,78 @@ def write_gpt_oss_gguf(model, path: Path, qtype=QT.F32, experts_qtype=None, fuse
     w.close()
 
 
+def stored_model(model, qtype=QT.F32):
+    """A copy of `model` holding the values its GGUF file reads back as, for a type whose
+    converter writes every tensor as the model holds it (Gemma 4): each through stored_values."""
+    ref = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in ref.state_dict().values():
+            p.copy_(torch.from_numpy(np.ascontiguousarray(stored_values(p.numpy(), qtype))))
+    return ref
+
+
+def write_gemma4_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers Gemma4ForCausalLM (gemma4_text) as convert_hf_to_gguf.py Gemma4Model writes it
+    (over Gemma3Model and TextModel): gemma4.* keys (key / value length the full layers' head size,
+    *_swa the sliding layers', rope.freq_base / rope.freq_base_swa, rope.dimension_count(_swa),
+    attention.sliding_window_pattern a bool per layer, shared_kv_layers, embedding_length_per_layer_input,
+    head_count_kv per layer with num_global_key_value_heads, feed_forward_length per layer with
+    use_double_wide_mlp, final_logit_softcapping when set), rope_freqs.weight (the full layers'
+    proportional rope: 1 for each rotating frequency, 1e30 for the others), the norms as they are
+    (Gemma4Model.norm_shift 0), layer_scalar as layer_output_scale.weight, a placeholder token list.
+    The original config.json's global_head_dim and num_global_key_value_heads, which the converter
+    reads, are the full layers' per_layer_config entry of the saved config."""
+    cfg = model.config
+    d = cfg.to_dict()  # the config as saved (Gemma4TextConfig's per-layer attributes are not global)
+    first_full, plc = d["layer_types"].index("full_attention"), d["per_layer_config"]
+    full = plc.get(first_full, plc.get(str(first_full)))
+    global_dim, global_kv = full["head_dim"], full.get("num_key_value_heads")
+    layers, shared, kv, head_dim = d["num_hidden_layers"], d["num_kv_shared_layers"], d["num_key_value_heads"], d["head_dim"]
+    swa = [t == "sliding_attention" for t in d["layer_types"]]
+    rope_full, rope_swa = d["rope_parameters"]["full_attention"], d["rope_parameters"]["sliding_attention"]
+    w = gguf.GGUFWriter(str(path), "gemma4")
+    w.add_name("tiny-gemma4")
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(layers)
+    ff = cfg.intermediate_size
+    w.add_feed_forward_length([ff if i < layers - shared else 2 * ff for i in range(layers)]
+                              if cfg.use_double_wide_mlp else ff)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv([kv if s else global_kv for s in swa] if global_kv is not None else kv)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_key_length(global_dim)
+    w.add_value_length(global_dim)
+    w.add_key_length_swa(head_dim)
+    w.add_value_length_swa(head_dim)
+    w.add_rope_freq_base(rope_full["rope_theta"])
+    w.add_rope_freq_base_swa(rope_swa["rope_theta"])
+    w.add_rope_dimension_count(global_dim)
+    w.add_rope_dimension_count_swa(head_dim)
+    if cfg.final_logit_softcapping:
+        w.add_final_logit_softcapping(cfg.final_logit_softcapping)
+    w.add_sliding_window(cfg.sliding_window)
+    w.add_shared_kv_layers(shared)
+    w.add_embedding_length_per_layer_input(cfg.hidden_size_per_layer_input or 0)
+    w.add_sliding_window_pattern(swa)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    _add_special_ids(w, cfg)
+    w.add_file_type(int(qtype))
+    rotating = int(global_dim * rope_full["partial_rotary_factor"] / 2)
+    w.add_tensor("rope_freqs.weight", np.array([1.0] * rotating + [1e30] * (global_dim // 2 - rotating), np.float32))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GEMMA4, layers)
+    for hf_name, t in model.state_dict().items():
+        if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        stem, _, leaf = hf_name.rpartition(".")
+        gguf_name = f"{names.get_name(stem)}.{leaf}" if leaf in ("weight", "bias") else f"{names.get_name(hf_name)}.weight"
+        _add(w, gguf_name, t.detach().to(torch.float32).numpy(), qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def write_gguf(model, path: Path, qtype=QT.F32, tokenizer=None) -> None:
     """Writes a transformers causal LM of a type in ARCHS as llama.cpp's convert_hf_to_gguf.py
     would convert it (its <arch>.* metadata and tensor transforms, gguf TensorNameMap names);
