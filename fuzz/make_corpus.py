@@ -2,7 +2,7 @@
 model type): one valid tiny config.json per parity row of every task (tests/parity: the decoder and
 encoder rows of harness.py, vision encoders, seq2seq, speech-to-text, audio encoders,
 vision-language models), tiny GGUF files (tests/gguf/gguf_testlib.py, as llama.cpp converts
-them: llama in F32 and the block types --precision keep stores, gemma3, falcon, lfm2, t5), GGUF tokenizer metadata of each kind gguf_tokenizer reads (gpt2 with merges,
+them: llama in F32 and the block types --precision keep stores, gemma3, falcon, lfm2, t5, gpt-oss, gemma4), GGUF tokenizer metadata of each kind gguf_tokenizer reads (gpt2 with merges,
 llama with merges or with scores only, gemma), a safetensors file, a
 model.safetensors.index.json and a generation_config.json.
 
@@ -31,7 +31,8 @@ import seq2seq_harness  # noqa: E402
 import speech_harness  # noqa: E402
 import vision_harness as V  # noqa: E402
 import vlm_harness  # noqa: E402
-from gguf_testlib import QT, write_falcon_gguf, write_gguf, write_lfm2_gguf, write_t5_gguf  # noqa: E402
+from gguf_testlib import (QT, write_falcon_gguf, write_gemma4_gguf, write_gguf, write_gpt_oss_gguf,  # noqa: E402
+                          write_lfm2_gguf, write_t5_gguf)
 
 CORPUS = ROOT / "fuzz" / "corpus"
 
@@ -67,7 +68,8 @@ def configs() -> None:
 
 def ggufs() -> None:
     """Tiny GGUF files as llama.cpp converts them: llama (F32, and Q4_0 / Q8_0 / Q6_K for
-    --precision keep's stored blocks), gemma3, falcon (the 7B and the 40B layouts), lfm2 and t5."""
+    --precision keep's stored blocks), gemma3, falcon (the 7B and the 40B layouts), lfm2, t5, gpt-oss
+    (split MXFP4 and fused experts) and gemma4."""
     with tempfile.TemporaryDirectory() as tmp:
         small = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
                      num_key_value_heads=1, head_dim=8, max_position_embeddings=64)
@@ -99,6 +101,19 @@ def ggufs() -> None:
             "t5", vocab_size=32, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2, feed_forward_proj="gated-gelu",
             decoder_start_token_id=0)).eval()
         emit("t5", lambda p: write_t5_gguf(t5, p))
+        # gpt-oss: the experts split (MXFP4, as llama.cpp releases them; rows of 32) and fused (F32)
+        gpt_oss = dict(vocab_size=32, hidden_size=32, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=16, max_position_embeddings=64, num_local_experts=2,
+                       num_experts_per_tok=1, sliding_window=4)
+        emit("gpt-oss-mxfp4", lambda p: write_gpt_oss_gguf(tiny("gpt_oss", **gpt_oss), p, QT.Q8_0, QT.MXFP4))
+        emit("gpt-oss-fused", lambda p: write_gpt_oss_gguf(tiny("gpt_oss", **gpt_oss), p, fuse_gate_up=True))
+        # gemma4: sliding / full layers of two head sizes, per-layer inputs, KV sharing, k_eq_v, a
+        # double-wide MLP, the proportional rope's rope_freqs
+        emit("gemma4", lambda p: write_gemma4_gguf(tiny(
+            "gemma4_text", **dict(small, num_hidden_layers=4, global_head_dim=16,
+                                  layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=4,
+                                  hidden_size_per_layer_input=4, vocab_size_per_layer_input=32, num_kv_shared_layers=2,
+                                  attention_k_eq_v=True, num_global_key_value_heads=1, use_double_wide_mlp=True)), p))
 
 
 def gguf_tokenizers() -> None:

@@ -138,9 +138,6 @@ void token_config(const Meta& m, json& c) {
     if (const GgufValue* v = m.file().find_key(k); v && v->is_integer())
       c[std::string(id) + "_token_id"] = *m.integer(k);
   }
-  if (m.file().find_tensor("rope_freqs.weight"))
-    throw Error(m.file().path() + ": tensor 'rope_freqs.weight': per-frequency rope factors (llama3 rope "
-                                  "scaling) are not supported for GGUF input");
 }
 
 // {"rope_type", "rope_theta"[, "factor"]} from rope.freq_base and rope.scaling.* (llama.cpp
@@ -405,6 +402,234 @@ json minimax_m2_config(const Meta& m) {
   return c;
 }
 
+// GPT-OSS's rope_parameters: rope.freq_base (else GptOssConfig's default_theta 150000) and, with
+// rope.scaling.type "yarn" (TextModel.set_gguf_parameters), factor, original_context_length and
+// yarn_beta_fast / yarn_beta_slow (else GptOssConfig's 32 / 1: files converted before the converter
+// wrote them). GGUF stores no YaRN truncate: false, as GptOssConfig and every GPT-OSS checkpoint
+// have it. The other YaRN keys (ext / attention factors, log multiplier) have llama.cpp's meaning,
+// not transformers': refused.
+json gpt_oss_rope(const Meta& m) {
+  json r = {{"rope_type", "default"}, {"rope_theta", m.opt_real(m.key("rope.freq_base")).value_or(150000.0)}};
+  const std::string tk = m.key("rope.scaling.type");
+  const std::string type = m.opt_string(tk).value_or("none");
+  if (type == "none") return r;
+  if (type != "yarn") m.fail(tk, "rope scaling '" + type + "' is not supported for GPT-OSS GGUF input (supported: none, yarn)");
+  for (const char* k : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.attn_factor",
+                        "rope.scaling.yarn_log_multiplier"})
+    if (m.file().find_key(m.key(k)))
+      m.fail(m.key(k), "not supported for GPT-OSS GGUF input (GptOssConfig's YaRN has no such field)");
+  r["rope_type"] = "yarn";
+  r["factor"] = m.real(m.key("rope.scaling.factor"));
+  r["original_max_position_embeddings"] = m.count(m.key("rope.scaling.original_context_length"));
+  r["beta_fast"] = m.opt_real(m.key("rope.scaling.yarn_beta_fast")).value_or(32.0);
+  r["beta_slow"] = m.opt_real(m.key("rope.scaling.yarn_beta_slow")).value_or(1.0);
+  r["truncate"] = false;
+  return r;
+}
+
+// GPT-OSS (GptOssModel.set_gguf_parameters): the common fields, head_dim from attention.key_length,
+// intermediate_size (each expert's width) from expert_feed_forward_length, num_local_experts /
+// num_experts_per_tok, sliding_window from attention.sliding_window with llama.cpp's layer pattern
+// (set_swa_pattern(2): layer 0 sliding, alternating, GptOssConfig's layer_types), attention_bias
+// from the file's attn_q.bias, the rope of gpt_oss_rope. transformers' loader maps no key_length,
+// no attention.sliding_window (its "sliding_window" key is not the one llama.cpp writes) and none of
+// the expert tensors. GGUF stores no swiglu_alpha / swiglu_limit: llama.cpp's graph uses 1.702 and
+// 7.0, GptOssConfig's defaults, which the model keeps (a checkpoint with others is not representable).
+json gpt_oss_config(const Meta& m) {
+  json c = common_config(m);
+  require_full_rotary(m, c);
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
+  c["model_type"] = "gpt_oss";
+  c["intermediate_size"] = m.count(m.key("expert_feed_forward_length"), kMaxFfnSize);
+  c["num_local_experts"] = m.count(m.key("expert_count"), kMaxSmallSize);
+  c["num_experts_per_tok"] = m.count(m.key("expert_used_count"), c["num_local_experts"].get<int64_t>());
+  c["sliding_window"] = m.count(m.key("attention.sliding_window"));
+  json types = json::array();
+  for (int64_t i = 0; i < c["num_hidden_layers"].get<int64_t>(); ++i)
+    types.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+  c["layer_types"] = types;
+  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  c["rope_parameters"] = gpt_oss_rope(m);
+  return c;
+}
+
+// An integer per layer from 1 to max: the key's array (one entry per layer) or its scalar for
+// every layer (Gemma 4's attention.head_count_kv and feed_forward_length).
+std::vector<int64_t> per_layer_counts(const Meta& m, const std::string& key, int64_t layers, int64_t max) {
+  const GgufValue* v = m.file().find_key(key);
+  if (!v || v->type() != GgufValueType::ARRAY) return std::vector<int64_t>(static_cast<size_t>(layers), m.count(key, max));
+  const std::vector<GgufValue> entries = v->elements();
+  if (entries.size() != static_cast<size_t>(layers))
+    m.fail(key, std::to_string(entries.size()) + " entries for " + std::to_string(layers) + " layers");
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const GgufValue& e = entries[i];
+    const bool in_range = e.is_integer() && (e.type() != GgufValueType::UINT64 || e.to_json().get<uint64_t>() <= INT64_MAX);
+    const int64_t n = in_range ? e.as_int() : 0;
+    if (n < 1 || n > max)
+      m.fail(key, "entry " + std::to_string(i) + ": expected an integer from 1 to " + std::to_string(max));
+    out.push_back(n);
+  }
+  return out;
+}
+
+// Gemma 4's proportional rope fraction of the full layers from rope_freqs.weight, the tensor
+// Gemma4Model.generate_extra_tensors writes for them: global_head_dim / 2 float32 factors, 1 for
+// each rotating frequency, then 1e30 (no rotation) for the rest; partial_rotary_factor = 2 * ones /
+// global_head_dim. Without the tensor llama.cpp rotates the whole head: factor 1.
+double gemma4_partial_rotary(const Meta& m, int64_t global_head_dim) {
+  const GgufTensor* t = m.file().find_tensor("rope_freqs.weight");
+  if (!t) return 1.0;
+  auto fail = [&](const std::string& msg) { throw Error(m.file().path() + ": tensor 'rope_freqs.weight': " + msg); };
+  if (t->type != GgmlType::F32 || t->ne.size() != 1 || t->ne[0] != global_head_dim / 2)
+    fail("expected F32 [" + std::to_string(global_head_dim / 2) + "] (half of attention.key_length)");
+  int64_t ones = 0;
+  for (int64_t i = 0; i < t->ne[0]; ++i) {
+    float f;
+    std::memcpy(&f, t->data.data() + i * 4, 4);
+    if (f == 1.0f && ones == i) ++ones;
+    else if (f != 1e30f)
+      fail("factor " + std::to_string(i) + " is neither 1 (rotating, before the others) nor 1e30: only Gemma 4's "
+           "proportional rope is supported");
+  }
+  return 2.0 * static_cast<double>(ones) / static_cast<double>(global_head_dim);
+}
+
+// Gemma 4 text (Gemma4Model.set_gguf_parameters over Gemma3Model's and TextModel's): layer_types
+// from attention.sliding_window_pattern (a bool per layer, or Gemma 3's period), head_dim from
+// attention.key_length_swa and the full layers' from attention.key_length (per_layer_config, as
+// transformers saves Gemma4TextConfig), num_key_value_heads from attention.head_count_kv (an array:
+// the full layers' count as their per_layer_config num_key_value_heads, which Gemma4TextConfig
+// holds only with attention_k_eq_v: the full layers without attn_v), num_kv_shared_layers from
+// attention.shared_kv_layers, intermediate_size and use_double_wide_mlp from feed_forward_length
+// (an array where the KV-shared layers' MLP is twice as wide), hidden_size_per_layer_input from
+// embedding_length_per_layer_input and vocab_size_per_layer_input from per_layer_token_embd's rows,
+// rope_parameters from rope.freq_base (full), rope.freq_base_swa (else 10000) and rope_freqs.weight
+// (gemma4_partial_rotary), final_logit_softcapping when the file has it, attention_bias from the
+// file. transformers' GGUF loader maps none of these (it keeps Gemma4TextConfig's defaults). Not
+// supported: the MoE block (26B-A4B: ffn_gate_inp), rope scaling, a sliding last layer (the config
+// forces it full), a partial rotary on the sliding layers (the converter writes none).
+json gemma4_config(const Meta& m) {
+  json c;
+  c["model_type"] = "gemma4_text";
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  c["hidden_size"] = m.count(m.key("embedding_length"), kMaxHiddenSize);
+  const int64_t layers = m.count(m.key("block_count"), kMaxLayers);
+  c["num_hidden_layers"] = layers;
+  const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
+  c["num_attention_heads"] = heads;
+  c["max_position_embeddings"] = m.count(m.key("context_length"));
+  set_eps(m, c, "rms_norm_eps", "attention.layer_norm_rms_epsilon");
+  if (m.file().find_tensor("blk.0.ffn_gate_inp.weight") || m.file().find_key(m.key("expert_count")))
+    m.fail(m.key("expert_count"), "Gemma 4's MoE block (enable_moe_block) is not supported");
+  if (auto t = m.opt_string(m.key("rope.scaling.type")); t && *t != "none")
+    m.fail(m.key("rope.scaling.type"), "rope scaling '" + *t + "' is not supported for Gemma 4 GGUF input");
+  // layer types
+  const std::string pk = m.key("attention.sliding_window_pattern");
+  const GgufValue* pattern = m.file().find_key(pk);
+  if (!pattern) m.fail(pk, "missing");
+  std::vector<bool> sliding;
+  if (pattern->type() == GgufValueType::ARRAY) {
+    const std::vector<GgufValue> e = pattern->elements();
+    if (e.size() != static_cast<size_t>(layers))
+      m.fail(pk, std::to_string(e.size()) + " entries for " + std::to_string(layers) + " layers");
+    for (const GgufValue& v : e) {
+      if (v.type() != GgufValueType::BOOL) m.fail(pk, "expected an array of booleans");
+      sliding.push_back(v.as_bool());
+    }
+  } else {  // llama.cpp set_swa_pattern(n): every n-th layer full
+    const int64_t n = m.count(pk, kMaxLayers);
+    for (int64_t i = 0; i < layers; ++i) sliding.push_back(i % n < n - 1);
+  }
+  if (sliding.back())
+    m.fail(pk, "the last layer is sliding (Gemma4TextConfig forces the last layer to full attention)");
+  json types = json::array();
+  for (bool b : sliding) types.push_back(b ? "sliding_attention" : "full_attention");
+  c["layer_types"] = types;
+  c["sliding_window"] = m.count(m.key("attention.sliding_window"));
+  // head sizes
+  auto head_size = [&](const char* key, const char* value_key) {
+    const int64_t k = m.count(m.key(key), kMaxHeadDim);
+    if (auto v = m.opt_count(m.key(value_key), kMaxHeadDim); v && *v != k)
+      m.fail(m.key(value_key), std::to_string(*v) + " differs from the key length " + std::to_string(k) +
+                                   " (not supported)");
+    return k;
+  };
+  const int64_t global_dim = head_size("attention.key_length", "attention.value_length");
+  const int64_t swa_dim = head_size("attention.key_length_swa", "attention.value_length_swa");
+  c["head_dim"] = swa_dim;
+  if (auto r = m.opt_count(m.key("rope.dimension_count"), kMaxHeadDim); r && *r != global_dim)
+    m.fail(m.key("rope.dimension_count"), std::to_string(*r) + " rotary channels for the full layers' head of " +
+                                              std::to_string(global_dim) + " (expected the whole head)");
+  if (auto r = m.opt_count(m.key("rope.dimension_count_swa"), kMaxHeadDim); r && *r != swa_dim)
+    m.fail(m.key("rope.dimension_count_swa"), "partial rotary on the sliding layers (" + std::to_string(*r) +
+                                                  " of " + std::to_string(swa_dim) + " channels) is not supported");
+  // key/value heads, KV sharing, k_eq_v
+  const std::string kvk = m.key("attention.head_count_kv");
+  const std::vector<int64_t> kv = per_layer_counts(m, kvk, layers, kMaxHeads);
+  int64_t kv_of[2] = {0, 0};  // full, sliding
+  for (int64_t i = 0; i < layers; ++i) {
+    int64_t& want = kv_of[sliding[static_cast<size_t>(i)]];
+    const int64_t n = kv[static_cast<size_t>(i)];
+    if (heads % n != 0) m.fail(kvk, "entry " + std::to_string(i) + ": " + std::to_string(n) + " key/value heads do not divide " + std::to_string(heads) + " heads");
+    if (want != 0 && want != n) m.fail(kvk, "layers of one type with different key/value head counts are not supported");
+    want = n;
+  }
+  const int64_t shared = m.opt_count(m.key("attention.shared_kv_layers"), layers).value_or(0);
+  if (shared >= layers) m.fail(m.key("attention.shared_kv_layers"), "every layer shares another's keys and values");
+  c["num_kv_shared_layers"] = shared;
+  const int64_t first_shared = layers - shared;
+  int64_t first_full = -1;
+  for (int64_t i = 0; i < first_shared && first_full < 0; ++i)
+    if (!sliding[static_cast<size_t>(i)]) first_full = i;
+  const bool k_eq_v = first_full >= 0 && !m.file().find_tensor("blk." + std::to_string(first_full) + ".attn_v.weight");
+  c["attention_k_eq_v"] = k_eq_v;
+  c["num_key_value_heads"] = kv_of[1] ? kv_of[1] : kv_of[0];
+  const bool kv_array = m.file().find_key(kvk)->type() == GgufValueType::ARRAY;
+  if (kv_of[0] && kv_of[1] && kv_of[0] != kv_of[1] && !k_eq_v)
+    m.fail(kvk, "the full layers' key/value heads differ from the sliding layers' while the full layers have "
+                "attn_v (Gemma4TextConfig takes another count only with attention_k_eq_v)");
+  json per_layer = json::object();
+  for (int64_t i = 0; i < layers; ++i) {
+    if (sliding[static_cast<size_t>(i)]) continue;
+    json o = {{"head_dim", global_dim}};
+    if (k_eq_v && kv_array) o["num_key_value_heads"] = kv_of[0];
+    per_layer[std::to_string(i)] = o;
+  }
+  c["per_layer_config"] = per_layer;
+  // MLP width: the KV-shared layers' twice the others' with use_double_wide_mlp
+  const std::string fk = m.key("feed_forward_length");
+  const std::vector<int64_t> ff = per_layer_counts(m, fk, layers, kMaxFfnSize);
+  const bool double_wide = shared > 0 && ff[static_cast<size_t>(first_shared)] == 2 * ff[0];
+  for (int64_t i = 0; i < layers; ++i)
+    if (ff[static_cast<size_t>(i)] != (i >= first_shared && double_wide ? 2 : 1) * ff[0])
+      m.fail(fk, "entry " + std::to_string(i) + ": " + std::to_string(ff[static_cast<size_t>(i)]) +
+                     " (expected the first layer's width, or twice it for every KV-shared layer)");
+  c["intermediate_size"] = ff[0];
+  c["use_double_wide_mlp"] = double_wide;
+  // per-layer inputs
+  const int64_t pl = m.integer(m.key("embedding_length_per_layer_input")).value_or(0);
+  if (pl < 0 || pl > kMaxHiddenSize)
+    m.fail(m.key("embedding_length_per_layer_input"), "expected an integer from 0 to " + std::to_string(kMaxHiddenSize));
+  c["hidden_size_per_layer_input"] = pl;
+  if (pl > 0) {
+    const GgufTensor* t = m.file().find_tensor("per_layer_token_embd.weight");
+    if (!t || t->ne.size() != 2 || t->ne[0] != layers * pl || t->ne[1] < 1 || t->ne[1] > kMaxVocabSize)
+      throw Error(m.file().path() + ": tensor 'per_layer_token_embd.weight': missing or not [rows, " +
+                  std::to_string(layers * pl) + "] (block_count * embedding_length_per_layer_input)");
+    c["vocab_size_per_layer_input"] = t->ne[1];
+  }
+  c["rope_parameters"] = {
+      {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", m.opt_real(m.key("rope.freq_base_swa")).value_or(10000.0)}}},
+      {"full_attention", {{"rope_type", "proportional"}, {"partial_rotary_factor", gemma4_partial_rotary(m, global_dim)},
+                          {"rope_theta", m.opt_real(m.key("rope.freq_base")).value_or(1000000.0)}}}};
+  const std::optional<double> softcap = m.opt_real(m.key("final_logit_softcapping"));
+  c["final_logit_softcapping"] = softcap ? json(*softcap) : json(nullptr);
+  c["attention_bias"] = m.file().find_tensor("blk.0.attn_q.bias") != nullptr;
+  token_config(m, c);
+  return c;
+}
+
 // attention.head_count, which must divide the width (embedding_length) `hidden`.
 int64_t head_count_dividing(const Meta& m, int64_t hidden) {
   const int64_t heads = m.count(m.key("attention.head_count"), kMaxHeads);
@@ -616,6 +841,13 @@ const std::map<std::string, std::string> kGpt2Top = {
 
 const std::map<std::string, std::string> kFalconTop = {
     {"token_embd", "transformer.word_embeddings"}, {"output_norm", "transformer.ln_f"}, {"output", "lm_head"}};
+const std::map<std::string, std::string> kGemma4Top = {
+    {"token_embd", "model.embed_tokens"},
+    {"per_layer_token_embd", "model.embed_tokens_per_layer"},
+    {"per_layer_model_proj", "model.per_layer_model_projection"},
+    {"per_layer_proj_norm", "model.per_layer_projection_norm"},
+    {"output_norm", "model.norm"},
+    {"output", "lm_head"}};
 const std::map<std::string, std::string> kT5Top = {
     {"token_embd", "shared"}, {"output", "lm_head"},
     {"enc.output_norm", "encoder.final_layer_norm"}, {"dec.output_norm", "decoder.final_layer_norm"}};
@@ -652,6 +884,11 @@ struct Arch {
   QkvLayout (*qkv_layout)(const HfConfig&) = nullptr;
   // The config field with the expert count of stacked experts (ffn_*_exps).
   const char* experts_key = "num_experts";
+  // GPT-OSS's experts, stacked [E, in, out] in the model (GgufCheckpoint::Entry::gate_up).
+  bool gpt_oss_experts = false;
+  // rope_freqs.weight: read by the config (Gemma 4's proportional rope), not a weight; refused for
+  // the other architectures (per-frequency factors, llama3 rope scaling).
+  bool reads_rope_freqs = false;
 };
 
 // Blocks that do not depend on the config.
@@ -788,6 +1025,26 @@ const std::vector<Arch>& archs() {
     minimax_m2["ffn_up_exps"] = "block_sparse_moe.experts.*.w3";
     minimax_m2["ffn_down_exps"] = "block_sparse_moe.experts.*.w2";
     minimax_m2["exp_probs_b.bias"] = "block_sparse_moe.e_score_correction_bias";
+    // Gemma 4: Gemma 3's sandwich layer (norms stored as they are), the per-layer input gate /
+    // projection / norm, layer_scalar (a parameter: the converter named it layer_scalar.weight)
+    std::map<std::string, std::string> gemma4 = gemma3;
+    gemma4["inp_gate"] = "per_layer_input_gate";
+    gemma4["proj"] = "per_layer_projection";
+    gemma4["post_norm"] = "post_per_layer_input_norm";
+    gemma4["layer_output_scale.weight"] = "layer_scalar";
+    // GPT-OSS: attention sinks (a parameter), post_attention_norm, the router, the experts' gate /
+    // up (split, or fused by --fuse-gate-up-exps) into gate_up_proj and its bias, down_proj
+    std::map<std::string, std::string> gpt_oss = kAttention;
+    for (const char* r : {"ffn_gate", "ffn_up", "ffn_down"}) gpt_oss.erase(r);
+    gpt_oss["post_attention_norm"] = "post_attention_layernorm";
+    gpt_oss["attn_sinks.weight"] = "self_attn.sinks";
+    gpt_oss["ffn_gate_inp"] = "mlp.router";
+    for (const char* r : {"ffn_gate_exps", "ffn_up_exps", "ffn_gate_up_exps"}) {
+      gpt_oss[std::string(r) + ".weight"] = "mlp.experts.gate_up_proj";
+      gpt_oss[std::string(r) + ".bias"] = "mlp.experts.gate_up_proj_bias";
+    }
+    gpt_oss["ffn_down_exps.weight"] = "mlp.experts.down_proj";
+    gpt_oss["ffn_down_exps.bias"] = "mlp.experts.down_proj_bias";
     return std::vector<Arch>{
         {.architecture = "bloom", .config = bloom_config, .blocks = fixed(bloom, "transformer.h", "n_layer"),
          .top = &kBloomTop, .qkv_layout = bloom_qkv},
@@ -800,6 +1057,9 @@ const std::vector<Arch>& archs() {
          .top = &kBackboneTop},
         {.architecture = "minimax-m2", .config = minimax_m2_config, .blocks = fixed(minimax_m2),
          .experts_key = "num_local_experts"},
+        {.architecture = "gpt-oss", .config = gpt_oss_config, .blocks = fixed(gpt_oss), .gpt_oss_experts = true},
+        {.architecture = "gemma4", .config = gemma4_config, .blocks = fixed(gemma4), .top = &kGemma4Top,
+         .reads_rope_freqs = true},
         {.architecture = "gemma3", .config = gemma3_config, .blocks = fixed(gemma3), .norm_shift = -1.0f},
         {.architecture = "lfm2", .config = lfm2_config, .blocks = fixed(kLfm2Blocks), .top = &kLfm2Top},
         {.architecture = "llama", .config = llama_config, .blocks = fixed(llama), .unpermute_qk = true},
@@ -882,14 +1142,8 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     if (arch_name == a.architecture) arch = &a;
     supported += (supported.empty() ? "" : ", ") + std::string(a.architecture);
   }
-  // The other architectures of transformers' GGUF loader (GGUF_CONFIG_MAPPING), which builds
-  // another model than these files hold.
+  // The other architectures of transformers' GGUF loader (GGUF_CONFIG_MAPPING), with the reason.
   static const std::map<std::string, std::string> kRefused = {
-      {"gpt-oss", "transformers' GGUF loader maps none of its expert tensors (ffn_{gate,up,down}_exps: "
-                  "GptOssTensorProcessor expects ffn_*_projs, which llama.cpp does not write) and keeps "
-                  "GptOssConfig's head_dim 64"},
-      {"gemma4", "transformers' GGUF loader keeps Gemma4TextConfig's defaults for what the file does not "
-                 "map (head_dim, layer_types, rope, the per-layer input width, KV-shared layers)"},
       {"deci", "transformers cannot load it (no deci config class)"}};
   if (auto r = kRefused.find(arch_name); !arch && r != kRefused.end())
     throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
@@ -898,12 +1152,16 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     throw Error(path + ": key 'general.architecture': architecture '" + arch_name +
                 "' is not supported for GGUF input (supported: " + supported + ")");
   config_.emplace(arch->config(Meta(file_, arch_name)), path);
+  if (!arch->reads_rope_freqs && file_.find_tensor("rope_freqs.weight"))
+    throw Error(path + ": tensor 'rope_freqs.weight': per-frequency rope factors (llama3 rope scaling) are not "
+                       "supported for GGUF input");
   const std::vector<Blocks> groups = arch->blocks(*config_);
   std::vector<int64_t> counts;
   for (const Blocks& b : groups) counts.push_back(config_->get_int(b.count));
   const QkvLayout qkv = arch->qkv_layout ? arch->qkv_layout(*config_) : QkvLayout{};
 
   for (const GgufTensor& t : file_.tensors()) {
+    if (arch->reads_rope_freqs && t.name == "rope_freqs.weight") continue;  // read by the config
     std::string role;
     std::string name = hf_name(*arch, groups, counts, t.name, &role);
     if (name.empty()) {
@@ -947,7 +1205,24 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     }
     // Qwen2-MoE's shared expert gate: [hidden] in the file, a Linear's [1, hidden] in the model
     if (role == "ffn_gate_inp_shexp" && e.shape.size() == 1) e.shape = {1, e.shape[0]};
-    const bool transformed = e.unpermute_heads > 0 || e.qkv_groups > 0 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed;
+    // GPT-OSS's experts (GptOssModel.modify_tensors): weights stored [E, out, in], 3-D; biases [E, out]
+    if (arch->gpt_oss_experts && ends_with(role, "_exps")) {
+      const bool weight = ends_with(t.name, ".weight");
+      if (e.shape.size() != (weight ? 3u : 2u) || e.shape[0] != config_->get_int("num_local_experts"))
+        fail(std::string("expected ") + (weight ? "[experts, rows, columns]" : "[experts, width]") + " with " +
+             std::to_string(config_->get_int("num_local_experts")) + " experts");
+      e.experts_transposed = weight;
+      if (weight) std::swap(e.shape[1], e.shape[2]);
+      if (role == "ffn_gate_up_exps") {
+        e.gate_up = Entry::GateUp::halves;
+        if (e.shape.back() % 2 != 0) fail("an odd width does not split into gate and up halves");
+      } else if (role != "ffn_down_exps") {
+        e.gate_up = Entry::GateUp::pair;
+        e.shape.back() *= 2;
+      }
+    }
+    const bool transformed = e.unpermute_heads > 0 || e.qkv_groups > 0 || e.shift != 0.0f || e.log_of_negated ||
+                             e.stored_transposed || e.rearranged();
     DataType plain = plain_dtype(t.type);
     if (plain == DataType::UNDEFINED && !can_dequantize(t.type))
       fail(std::string("ggml type ") + ggml_type_traits(static_cast<uint32_t>(t.type))->name +
@@ -955,6 +1230,25 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
     if (transformed && plain != DataType::UNDEFINED && !is_float(plain))
       fail("integer tensor where a float tensor is expected");
     e.dtype = transformed || plain == DataType::UNDEFINED ? DataType::FLOAT : plain;
+    if (e.gate_up == Entry::GateUp::pair) {  // ffn_gate_exps / ffn_up_exps: one entry, two sources
+      const bool up = role == "ffn_up_exps";
+      if (auto it = entries_.find(name); it != entries_.end()) {
+        Entry& other = it->second;
+        if (other.gate_up != Entry::GateUp::pair) fail("a second tensor for " + name);
+        const GgufTensor* had = up ? other.odd_source : other.source;
+        const GgufTensor& partner = *(up ? other.source : other.odd_source);
+        if (had) fail("a second tensor for " + name);
+        if (partner.ne != t.ne || partner.type != t.type)
+          fail("shape or type differs from '" + partner.name + "', its gate / up partner");
+        (up ? other.odd_source : other.source) = &t;
+        (up ? other.odd_data : other.data) = t.data;
+        continue;
+      }
+      if (up) {
+        e.odd_source = &t, e.odd_data = t.data;
+        e.source = nullptr, e.data = {};
+      }
+    }
     const size_t star = name.find(".*.");
     if (star == std::string::npos) {
       entries_.emplace(name, std::move(e));
@@ -974,6 +1268,12 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : file_(path) {
       entries_.emplace(x.name, std::move(x));
     }
   }
+  for (const auto& [name, e] : entries_)
+    if (e.gate_up == Entry::GateUp::pair && (!e.source || !e.odd_source)) {
+      const std::string& have = (e.source ? e.source : e.odd_source)->name;
+      throw Error(path + ": tensor '" + have + "': its " + (e.source ? "ffn_up_exps" : "ffn_gate_exps") +
+                  " partner is missing (both make " + name + ")");
+    }
 }
 
 const TensorInfo* GgufCheckpoint::find(const std::string& name) const {
@@ -987,7 +1287,8 @@ std::string GgufCheckpoint::stored_type(const TensorInfo& t) const {
 }
 
 uint64_t GgufCheckpoint::stored_bytes(const TensorInfo& t) const {
-  return static_cast<const Entry&>(t).data.size();
+  const Entry& e = static_cast<const Entry&>(t);
+  return e.data.size() + e.odd_data.size();
 }
 
 std::vector<std::string> GgufCheckpoint::names() const {
@@ -1004,6 +1305,30 @@ bool stored_plainly(const GgufTensor& src, int64_t permuted_heads, float shift, 
 }
 
 }  // namespace
+
+void GgufCheckpoint::Entry::rearrange(float* out) const {
+  const int64_t m = gate_up == GateUp::none ? 1 : 2;  // values per position of the last axis
+  for (int part = 0; part < (gate_up == GateUp::pair ? 2 : 1); ++part) {
+    const GgufTensor& src = part ? *odd_source : *source;
+    const std::span<const uint8_t> bytes = part ? odd_data : data;
+    const std::vector<int64_t> s = src.shape();
+    const int64_t E = s.size() == 3 ? s[0] : 1, R = s[s.size() - 2], K = s.back();
+    // the stored axis that becomes the last (r when transposed, else k), and the other one
+    const int64_t along = experts_transposed ? R : K, across = experts_transposed ? K : R;
+    const int64_t half = gate_up == GateUp::halves ? along / 2 : along, last = m * half;
+    const size_t row_bytes = bytes.size() / static_cast<size_t>(E * R);
+    std::vector<float> row(static_cast<size_t>(K));
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t r = 0; r < R; ++r) {
+        dequantize(src.type, bytes.subspan(static_cast<size_t>(e * R + r) * row_bytes, row_bytes), row);
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t a = experts_transposed ? r : k, b = experts_transposed ? k : r;
+          const int64_t p = gate_up == GateUp::halves ? a / half : part;
+          out[(e * across + b) * last + m * (a % half) + p] = row[static_cast<size_t>(k)];
+        }
+      }
+  }
+}
 
 void GgufCheckpoint::Entry::undo_value_transform(std::span<float> v) const {
   if (shift != 0.0f)
@@ -1025,12 +1350,14 @@ int64_t GgufCheckpoint::Entry::gguf_row(int64_t r) const {
 
 bool GgufCheckpoint::streams(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
+  if (e.rearranged()) return false;
   return e.shape.size() == 2 || stored_plainly(*e.source, e.unpermute_heads + e.qkv_groups, e.shift, e.log_of_negated);
 }
 
 std::optional<BlockQuantization> GgufCheckpoint::stored_quantization(const TensorInfo& t) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_groups > 0)
+  if (e.shape.size() != 2 || e.shift != 0.0f || e.log_of_negated || e.stored_transposed || e.qkv_groups > 0 ||
+      e.rearranged())
     return std::nullopt;
   switch (e.source->type) {
     case GgmlType::Q4_0: return BlockQuantization{.bits = 4, .block_size = 32, .symmetric = true, .from_checkpoint = true};
@@ -1120,8 +1447,9 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
 
 void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const {
   const Entry& e = static_cast<const Entry&>(t);
-  if (e.stored_transposed || e.qkv_groups > 0) {  // rows read from all over the tensor
+  if (e.stored_transposed || e.qkv_groups > 0 || e.rearranged()) {  // rows read from all over the tensor
     file_.release(e.data);
+    if (!e.odd_data.empty()) file_.release(e.odd_data);
     return;
   }
   const std::span<const uint8_t> data = e.data;
@@ -1172,6 +1500,22 @@ void GgufCheckpoint::produce(const TensorInfo& t, DataType dst, bool transpose, 
     stored.stored_transposed = false;
     stored.shape = {e.shape[1], e.shape[0]};
     produce_block_rows(stored, dst, !transpose, row_begin, row_end, out);
+    return;
+  }
+  if (e.rearranged()) {
+    MOBIUS_ASSERT(row_begin == 0 && row_end == output_rows(e.shape, transpose),
+                  "GgufCheckpoint::produce: rearranged experts are produced whole");
+    int64_t n = 1;
+    for (int64_t d : e.shape) n *= d;
+    if (dst == DataType::FLOAT && !transpose) {
+      e.rearrange(reinterpret_cast<float*>(out.data()));
+      return;
+    }
+    std::vector<float> f(static_cast<size_t>(n));
+    e.rearrange(f.data());
+    TensorView view{{e.name, DataType::FLOAT, e.shape, e.file},
+                    {reinterpret_cast<const uint8_t*>(f.data()), f.size() * sizeof(float)}};
+    convert_tensor(view, dst, transpose, out);
     return;
   }
   const GgufTensor& src = *e.source;

@@ -25,7 +25,24 @@
 //                          block_sparse_moe.experts.e.{w1,w3,w2}.weight, ffn_gate_inp ->
 //                          block_sparse_moe.gate, exp_probs_b.bias -> the parameter
 //                          block_sparse_moe.e_score_correction_bias; rope.dimension_count as rotary_dim
-//   gpt-oss, gemma4, deci: refused with the reason (transformers' loader builds another model)
+//   gpt-oss -> gpt_oss     the experts as GptOssExperts holds them: ffn_gate_exps / ffn_up_exps
+//                          [E, I, H] (or ffn_gate_up_exps [E, 2I, H], gate | up) -> mlp.experts.
+//                          gate_up_proj [E, H, 2I], gate the even columns, up the odd (and their
+//                          biases -> gate_up_proj_bias [E, 2I]); ffn_down_exps [E, H, I] ->
+//                          down_proj [E, I, H]; attn_sinks -> self_attn.sinks; ffn_gate_inp ->
+//                          mlp.router; post_attention_norm -> post_attention_layernorm; YaRN rope
+//                          from rope.scaling.*, every other layer sliding (llama.cpp's pattern)
+//   gemma4 -> gemma4_text  norms as stored (no shift); layer_types from attention.sliding_window_pattern;
+//                          the full layers' head size (key_length) and, without attn_v
+//                          (attention_k_eq_v), key/value heads (head_count_kv per layer) as
+//                          per_layer_config; the sliding layers' from key_length_swa; KV-shared
+//                          layers (attention.shared_kv_layers), use_double_wide_mlp from the per-layer
+//                          feed_forward_length; per-layer inputs (per_layer_token_embd,
+//                          per_layer_model_proj, per_layer_proj_norm, blk.N.inp_gate / proj /
+//                          post_norm); layer_output_scale -> layer_scalar; the proportional rope
+//                          fraction from rope_freqs.weight (read by the config, not a weight); the MoE
+//                          block refused
+//   deci: refused with the reason (transformers cannot load it)
 //   gpt2   -> gpt2         transformer.* names; Conv1D weights (attn_qkv, attn_output, ffn_up,
 //                          ffn_down) stored [out, in]: produced transposed back to [in, out]
 //   bloom  -> bloom        transformer.* names; attn_qkv rows (and bias) back to per-head [q, k, v]
@@ -126,6 +143,21 @@ class GgufCheckpoint final : public Checkpoint {
     // [qkv_queries query heads | key | value]; in the file, [all queries; all keys; all values]
     int64_t qkv_groups = 0;
     int64_t qkv_queries = 0;
+    // GPT-OSS's stacked experts (GptOssModel.modify_tensors), produced whole in float32 by
+    // rearrange(). gate_up: the Hugging Face tensor's last axis interleaves gate (even) and up (odd)
+    // values; pair: source holds the gate, odd_source the up (ffn_gate_exps, ffn_up_exps); halves:
+    // source holds [gate | up] halves along the axis that becomes the last (ffn_gate_up_exps).
+    // experts_transposed: a weight [E, in, out] stored [E, out, in] (each expert transposed).
+    enum class GateUp { none, pair, halves };
+    GateUp gate_up = GateUp::none;
+    const GgufTensor* odd_source = nullptr;
+    std::span<const uint8_t> odd_data;
+    bool experts_transposed = false;
+    bool rearranged() const { return gate_up != GateUp::none || experts_transposed; }
+    // The whole Hugging Face tensor in float32 into `out` (its element count): each stored row
+    // (e, r) of the source(s) [E, R, K] (a bias [E, K] as one "expert" of E rows) dequantized,
+    // then value k placed at HF [e, k, 2r + part] (transposed) or [e, r, 2k + part] (bias).
+    void rearrange(float* out) const;
     // Undoes the converter's value transform (shift, then log(-x)) in place, in float32.
     void undo_value_transform(std::span<float> v) const;
     // The GGUF row of Hugging Face row r (of shape[0]): with unpermute_heads, HF row

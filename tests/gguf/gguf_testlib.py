@@ -4,6 +4,7 @@ the way llama.cpp's convert_hf_to_gguf.py does (LlamaModel: Q/K rows permuted; G
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -330,6 +331,201 @@ def write_t5_gguf(model, path: Path, qtype=QT.F32, name: str = "tiny-t5", arch: 
             continue  # tied: not saved
         stem, suffix = hf_name.rsplit(".", 1)
         _add(w, f"{names.get_name(stem)}.{suffix}", t.detach().to(torch.float32).numpy(), qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def stored_values(data: np.ndarray, qtype) -> np.ndarray:
+    """What a tensor written by _add as `qtype` reads back as (float32): the values a quantized
+    file holds, to compare a build of it with the model those values make."""
+    if data.ndim == 1 or qtype == QT.F32 or data.shape[-1] % gguf.GGML_QUANT_SIZES[qtype][0]:
+        return data.astype(np.float32)
+    if qtype == QT.F16:
+        return data.astype(np.float16).astype(np.float32)
+    flat = data.astype(np.float32)
+    q = (quantize_q6_k(flat.reshape(-1, flat.shape[-1])).reshape(*flat.shape[:-1], -1) if qtype == QT.Q6_K
+         else gguf.quants.quantize(flat, qtype))
+    return gguf.quants.dequantize(q, qtype).reshape(data.shape)
+
+
+def _gpt_oss_qtype(hf_name: str, qtype, experts_qtype):
+    """The ggml type convert_hf_to_gguf.py gives a GPT-OSS tensor (ModelBase.prepare_tensors): 1-D
+    tensors, biases and the router (ffn_gate_inp) F32, the experts' matrices `experts_qtype` (MXFP4
+    in llama.cpp's releases), the other matrices `qtype`."""
+    leaf = hf_name.rpartition(".")[2]
+    if ".mlp.experts." in hf_name:
+        return experts_qtype if leaf in ("gate_up_proj", "down_proj") else QT.F32
+    return QT.F32 if leaf != "weight" or ".mlp.router." in hf_name else qtype
+
+
+def gpt_oss_tensors(model, qtype=QT.F32, experts_qtype=None, fuse_gate_up=False):
+    """(GGUF name, float32 data, ggml type) of a transformers GptOssForCausalLM as convert_hf_to_gguf.py
+    GptOssModel.modify_tensors writes a checkpoint that is not in MXFP4: gate_up_proj [E, hidden, 2I]
+    transposed to [E, 2I, hidden] and split into its even rows (ffn_gate_exps) and odd rows
+    (ffn_up_exps), or, with --fuse-gate-up-exps, the two concatenated (ffn_gate_up_exps [E, 2I,
+    hidden]); gate_up_proj_bias split (or concatenated) the same way; down_proj transposed to [E,
+    hidden, I]; self_attn.sinks as attn_sinks.weight; the types of _gpt_oss_qtype."""
+    cfg = model.config
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GPT_OSS, cfg.num_hidden_layers)
+    experts_qtype = experts_qtype or qtype
+    out = []
+    for hf_name, t in model.state_dict().items():
+        if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        data = t.detach().to(torch.float32).numpy()
+        q = _gpt_oss_qtype(hf_name, qtype, experts_qtype)
+        stem, _, leaf = hf_name.rpartition(".")
+        if ".mlp.experts." in hf_name:
+            block = names.get_name(f"{stem}.down_proj").rsplit(".", 1)[0]  # blk.N
+            weight = leaf in ("gate_up_proj", "down_proj")
+            suffix = "weight" if weight else "bias"
+            if weight:
+                data = data.swapaxes(-1, -2)
+            if leaf.startswith("down_proj"):
+                out.append((f"{block}.ffn_down_exps.{suffix}", np.ascontiguousarray(data), q))
+                continue
+            gate, up = (data[:, ::2], data[:, 1::2]) if weight else (data[..., ::2], data[..., 1::2])
+            parts = ([("ffn_gate_up_exps", np.concatenate([gate, up], axis=1))] if fuse_gate_up
+                     else [("ffn_gate_exps", gate), ("ffn_up_exps", up)])
+            out += [(f"{block}.{role}.{suffix}", np.ascontiguousarray(d), q) for role, d in parts]
+        elif leaf == "sinks":
+            out.append((f"{names.get_name(hf_name)}.weight", data, q))
+        else:
+            out.append((f"{names.get_name(stem)}.{leaf}", data, q))
+    return out
+
+
+def gpt_oss_stored_model(model, qtype=QT.F32, experts_qtype=None):
+    """A copy of the GptOssForCausalLM `model` holding the values that its GGUF file
+    (gpt_oss_tensors) reads back as: each tensor through stored_values in the layout the file holds
+    it (the experts' matrices transposed; quantization blocks run along the stored rows)."""
+    ref = copy.deepcopy(model)
+    with torch.no_grad():
+        for name, p in ref.state_dict().items():
+            q = _gpt_oss_qtype(name, qtype, experts_qtype or qtype)
+            x = p.numpy()
+            if name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+                v = stored_values(x.swapaxes(-1, -2), q).swapaxes(-1, -2)
+            else:
+                v = stored_values(x, q)
+            p.copy_(torch.from_numpy(np.ascontiguousarray(v)))
+    return ref
+
+
+def write_gpt_oss_gguf(model, path: Path, qtype=QT.F32, experts_qtype=None, fuse_gate_up=False,
+                       yarn_betas=True, skip=()) -> None:
+    """A transformers GptOssForCausalLM as convert_hf_to_gguf.py GptOssModel writes it (tensors:
+    gpt_oss_tensors): TextModel.set_gguf_parameters' gpt-oss.* keys (key / value length the head
+    size, rope.freq_base, the YaRN scaling: type, factor, original context and, as the converter
+    writes them since it reads rope_parameters, yarn_beta_fast / yarn_beta_slow: absent with
+    yarn_betas False, as in files converted before), attention.sliding_window and
+    expert_feed_forward_length (GptOssModel), a placeholder token list; the tensors named in `skip`
+    left out (a broken file)."""
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "gpt-oss")
+    w.add_name("tiny-gpt-oss")
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_key_length(cfg.head_dim)
+    w.add_value_length(cfg.head_dim)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    rp = cfg.rope_parameters
+    w.add_rope_freq_base(rp["rope_theta"])
+    if rp["rope_type"] == "yarn":
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(rp["factor"])
+        w.add_rope_scaling_orig_ctx_len(rp["original_max_position_embeddings"])
+        if yarn_betas:
+            w.add_rope_scaling_yarn_beta_fast(rp["beta_fast"])
+            w.add_rope_scaling_yarn_beta_slow(rp["beta_slow"])
+    w.add_expert_count(cfg.num_local_experts)
+    w.add_expert_used_count(cfg.num_experts_per_tok)
+    w.add_sliding_window(cfg.sliding_window)
+    w.add_expert_feed_forward_length(cfg.intermediate_size)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    _add_special_ids(w, cfg)
+    w.add_file_type(int(qtype))
+    for name, data, q in gpt_oss_tensors(model, qtype, experts_qtype, fuse_gate_up):
+        if name not in skip:
+            _add(w, name, data, q)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def stored_model(model, qtype=QT.F32):
+    """A copy of `model` holding the values its GGUF file reads back as, for a type whose
+    converter writes every tensor as the model holds it (Gemma 4): each through stored_values."""
+    ref = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in ref.state_dict().values():
+            p.copy_(torch.from_numpy(np.ascontiguousarray(stored_values(p.numpy(), qtype))))
+    return ref
+
+
+def write_gemma4_gguf(model, path: Path, qtype=QT.F32) -> None:
+    """A transformers Gemma4ForCausalLM (gemma4_text) as convert_hf_to_gguf.py Gemma4Model writes it
+    (over Gemma3Model and TextModel): gemma4.* keys (key / value length the full layers' head size,
+    *_swa the sliding layers', rope.freq_base / rope.freq_base_swa, rope.dimension_count(_swa),
+    attention.sliding_window_pattern a bool per layer, shared_kv_layers, embedding_length_per_layer_input,
+    head_count_kv per layer with num_global_key_value_heads, feed_forward_length per layer with
+    use_double_wide_mlp, final_logit_softcapping when set), rope_freqs.weight (the full layers'
+    proportional rope: 1 for each rotating frequency, 1e30 for the others), the norms as they are
+    (Gemma4Model.norm_shift 0), layer_scalar as layer_output_scale.weight, a placeholder token list.
+    The original config.json's global_head_dim and num_global_key_value_heads, which the converter
+    reads, are the full layers' per_layer_config entry of the saved config."""
+    cfg = model.config
+    d = cfg.to_dict()  # the config as saved (Gemma4TextConfig's per-layer attributes are not global)
+    first_full, plc = d["layer_types"].index("full_attention"), d["per_layer_config"]
+    full = plc.get(first_full, plc.get(str(first_full)))
+    global_dim, global_kv = full["head_dim"], full.get("num_key_value_heads")
+    layers, shared, kv, head_dim = d["num_hidden_layers"], d["num_kv_shared_layers"], d["num_key_value_heads"], d["head_dim"]
+    swa = [t == "sliding_attention" for t in d["layer_types"]]
+    rope_full, rope_swa = d["rope_parameters"]["full_attention"], d["rope_parameters"]["sliding_attention"]
+    w = gguf.GGUFWriter(str(path), "gemma4")
+    w.add_name("tiny-gemma4")
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(layers)
+    ff = cfg.intermediate_size
+    w.add_feed_forward_length([ff if i < layers - shared else 2 * ff for i in range(layers)]
+                              if cfg.use_double_wide_mlp else ff)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv([kv if s else global_kv for s in swa] if global_kv is not None else kv)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_key_length(global_dim)
+    w.add_value_length(global_dim)
+    w.add_key_length_swa(head_dim)
+    w.add_value_length_swa(head_dim)
+    w.add_rope_freq_base(rope_full["rope_theta"])
+    w.add_rope_freq_base_swa(rope_swa["rope_theta"])
+    w.add_rope_dimension_count(global_dim)
+    w.add_rope_dimension_count_swa(head_dim)
+    if cfg.final_logit_softcapping:
+        w.add_final_logit_softcapping(cfg.final_logit_softcapping)
+    w.add_sliding_window(cfg.sliding_window)
+    w.add_shared_kv_layers(shared)
+    w.add_embedding_length_per_layer_input(cfg.hidden_size_per_layer_input or 0)
+    w.add_sliding_window_pattern(swa)
+    w.add_token_list([f"<t{i}>" for i in range(cfg.vocab_size)])
+    _add_special_ids(w, cfg)
+    w.add_file_type(int(qtype))
+    rotating = int(global_dim * rope_full["partial_rotary_factor"] / 2)
+    w.add_tensor("rope_freqs.weight", np.array([1.0] * rotating + [1e30] * (global_dim // 2 - rotating), np.float32))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GEMMA4, layers)
+    for hf_name, t in model.state_dict().items():
+        if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        stem, _, leaf = hf_name.rpartition(".")
+        gguf_name = f"{names.get_name(stem)}.{leaf}" if leaf in ("weight", "bias") else f"{names.get_name(hf_name)}.weight"
+        _add(w, gguf_name, t.detach().to(torch.float32).numpy(), qtype)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
