@@ -1466,12 +1466,28 @@ void GgufCheckpoint::release(const TensorInfo& t, bool transpose, int64_t row_be
 
 void GgufCheckpoint::produce_block_rows(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                                         int64_t row_end, std::span<uint8_t> out) const {
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  if (transpose) return produce_sub(t, dst, true, 0, rows, row_begin, row_end, out);
+  produce_sub(t, dst, false, row_begin, row_end, 0, cols, out);
+}
+
+bool GgufCheckpoint::tiles(const TensorInfo& t) const {
+  const Entry& e = static_cast<const Entry&>(t);
+  return e.shape.size() == 2 && !e.stored_transposed && !e.rearranged();
+}
+
+void GgufCheckpoint::produce_tile(const TensorInfo& t, DataType dst, int64_t row_begin, int64_t row_end,
+                                  int64_t col_begin, int64_t col_end, std::span<uint8_t> out) const {
+  MOBIUS_ASSERT(tiles(t) && 0 <= col_begin && col_begin <= col_end && col_end <= t.shape[0],
+                "GgufCheckpoint::produce_tile: column range");
+  produce_sub(t, dst, true, col_begin, col_end, row_begin, row_end, out);
+}
+
+void GgufCheckpoint::produce_sub(const TensorInfo& t, DataType dst, bool transpose, int64_t r0, int64_t r1,
+                                 int64_t c0, int64_t c1, std::span<uint8_t> out) const {
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
-  const int64_t rows = e.shape[0], cols = e.shape[1];
-  // the Hugging Face sub-matrix [r0, r1) x [c0, c1) the output rows are made of
-  int64_t r0 = row_begin, r1 = row_end, c0 = 0, c1 = cols;
-  if (transpose) r0 = 0, r1 = rows, c0 = row_begin, c1 = row_end;
+  const int64_t rows = e.shape[0];
   const GgmlTypeTraits& traits = *ggml_type_traits(static_cast<uint32_t>(src.type));
   const int64_t bs = traits.block_size, b0 = c0 / bs, b1 = (c1 + bs - 1) / bs;
   const size_t row_bytes = e.data.size() / static_cast<size_t>(rows);

@@ -103,6 +103,11 @@ class GgufCheckpoint final : public Checkpoint {
   void produce(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                int64_t row_end, std::span<uint8_t> out) const override;
   bool streams(const TensorInfo& t) const override;
+  // A matrix as the file stores it (not transposed back, not rearranged experts) tiles: a tile
+  // dequantizes the blocks of its columns in its rows only.
+  bool tiles(const TensorInfo& t) const override;
+  void produce_tile(const TensorInfo& t, DataType dst, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                    int64_t col_end, std::span<uint8_t> out) const override;
   // The source rows a range read (whole heads when un-permuted); for a transposed or 1-D tensor,
   // all of its data.
   void release(const TensorInfo& t, bool transpose, int64_t row_begin, int64_t row_end) const override;
@@ -132,6 +137,11 @@ class GgufCheckpoint final : public Checkpoint {
   // columns) of it; dequantizes the blocks of those rows (columns) of each GGUF row they come from.
   void produce_block_rows(const TensorInfo& t, DataType dst, bool transpose, int64_t row_begin,
                           int64_t row_end, std::span<uint8_t> out) const;
+  // The Hugging Face sub-matrix rows [r0, r1) x columns [c0, c1) of matrix `t`, converted to `dst`
+  // (transposed when `transpose`) into `out`: the blocks of those columns of each GGUF row the rows
+  // come from, dequantized, the value transform undone.
+  void produce_sub(const TensorInfo& t, DataType dst, bool transpose, int64_t r0, int64_t r1, int64_t c0,
+                   int64_t c1, std::span<uint8_t> out) const;
   struct Entry : TensorInfo {
     const GgufTensor* source = nullptr;
     std::span<const uint8_t> data;  // this tensor's bytes in source (one expert's of stacked experts)
