@@ -71,7 +71,7 @@ void write_graph(onnx::GraphProto* graph, const Graph& g, const std::map<std::st
     t->set_name(v.name);
     t->set_data_type(static_cast<int32_t>(v.dtype));
     for (const Dim& d : init.data_shape ? *init.data_shape : *v.shape) t->add_dims(d.value);
-    if (init.weight) {
+    if (init.weight || external.count(v.name)) {
       auto it = external.find(v.name);
       MOBIUS_ASSERT(it != external.end(), "no external location for weight " + v.name);
       t->set_data_location(onnx::TensorProto::EXTERNAL);

@@ -21,7 +21,8 @@ struct ExternalLocation {
 };
 
 // Converts `model` to a ModelProto. Every weight initializer must have an entry in `external`
-// (keyed by initializer name); throws InternalError otherwise.
+// (keyed by initializer name); throws InternalError otherwise. A constant initializer with an entry
+// is external too (package/writer.h kExternalConstantBytes), the others hold their bytes inline.
 onnx::ModelProto to_model_proto(const Model& model,
                                 const std::map<std::string, ExternalLocation>& external);
 

@@ -457,17 +457,24 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
 struct GraphLayout {
   std::map<std::string, ExternalLocation> locations;
   std::vector<const Initializer*> weights;
+  std::vector<const Initializer*> constants;  // the external ones (is_external)
   uint64_t total = 0;
 };
+
+// Whether `init` is stored in the external-data file: a weight, or a constant of
+// kExternalConstantBytes or more.
+bool is_external(const Initializer& init) {
+  return init.weight || (init.data.size() >= kExternalConstantBytes && !init.data_shape);
+}
 
 GraphLayout layout_of(const PackageGraph& g, PackageLayout layout) {
   GraphLayout l;
   const std::string data_file = graph_data_file(g.path, layout);
   for (const Initializer& init : g.model->graph.initializers) {
-    if (!init.weight) continue;
+    if (!is_external(init)) continue;
     l.total = align_up(l.total);
     l.locations[init.value->name] = {data_file, l.total, init.nbytes()};
-    l.weights.push_back(&init);
+    (init.weight ? l.weights : l.constants).push_back(&init);
     l.total += init.nbytes();
   }
   return l;
@@ -498,14 +505,18 @@ void write_graph(const fs::path& dir, const fs::path& shown, const PackageGraph&
   write_file_synced((dir / graph).string(), serialized, (shown / graph).string());
   std::string().swap(serialized);
   DataWriter data(dir / data_file, shown / data_file);
+  if (g.plan) data.allocate(layout.total);
+  else data.resize(layout.total);  // --no-weights: a sparse file of zeros, but for the constants
+  uint64_t weight_bytes = layout.total;
+  for (const Initializer* c : layout.constants) {
+    data.write_at(layout.locations.at(c->value->name).offset, c->data.data(), c->data.size());
+    weight_bytes -= c->data.size();
+  }
   if (g.plan) {
     MOBIUS_ASSERT(g.plan->num_initializers() == layout.weights.size(), "plan does not cover every weight");
-    data.allocate(layout.total);
-    Progress bar(g.path.name == "model" ? "writing weights" : "writing " + g.path.name + " weights", layout.total,
+    Progress bar(g.path.name == "model" ? "writing weights" : "writing " + g.path.name + " weights", weight_bytes,
                  options.progress);
     stream_chunks(plan_chunks(*g.plan, layout.locations, options.chunk_bytes, options.tiled_above), data, bar);
-  } else {
-    data.resize(layout.total);  // --no-weights: a sparse file of zeros
   }
   data.close();
   if (!graph.parent_path().empty()) sync_path(dir / graph.parent_path());
@@ -543,7 +554,7 @@ TileShape tile_shape(int64_t rows, int64_t cols, size_t source_size, size_t dst_
 uint64_t external_data_bytes(const Graph& graph) {
   uint64_t offset = 0;
   for (const Initializer& init : graph.initializers)
-    if (init.weight) offset = align_up(offset) + init.nbytes();
+    if (is_external(init)) offset = align_up(offset) + init.nbytes();
   return offset;
 }
 

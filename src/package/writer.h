@@ -76,6 +76,14 @@ struct WriteOptions {
   uint64_t extra_bytes = 0;
 };
 
+// A constant initializer (one the graph computes, not a checkpoint weight: an --ep cpu cos/sin
+// cache, 32 MiB each for Llama-3.1's 131072 positions in float32) of this many bytes or more is
+// stored in the graph's external-data file (in graph order with the weights, written before them,
+// also with --no-weights): the graph file stays
+// small, and its bytes are not copied into the serialized graph (held, with the ModelProto, while
+// the package is written).
+inline constexpr size_t kExternalConstantBytes = size_t{1} << 20;
+
 // One graph of the package, written as graph_file(path) + graph_data_file(path) of the layout
 // (package/layout.h). `plan` null = --no-weights.
 struct PackageGraph {
@@ -122,7 +130,8 @@ uint64_t graph_disk_bytes(const GraphPath& path, const Model& model, bool weight
 // anything.
 void check_free_space(const std::string& output_dir, uint64_t need);
 
-// The size write_package gives the external-data file of `graph`: every weight initializer in graph order,
+// The size write_package gives the external-data file of `graph`: every weight initializer and
+// large constant (kExternalConstantBytes) in graph order,
 // each at a 64-byte aligned offset.
 uint64_t external_data_bytes(const Graph& graph);
 

@@ -358,6 +358,44 @@ TEST_F(PackageTest, TiledWriteEqualsWholeTensors) {
   EXPECT_EQ(tiled.substr(offset, length), std::string(want.begin(), want.end()));
 }
 
+// A constant of kExternalConstantBytes or more (a cos/sin cache of a long context) goes into the
+// data file in graph order with the weights, with and without them; a smaller one stays inline.
+TEST_F(PackageTest, LargeConstantsAreExternal) {
+  GraphBuilder b(model.graph);
+  Ops op(b);
+  constexpr int64_t kBig = kExternalConstantBytes / 4;  // float32 elements
+  Value* x = b.input("x", DataType::FLOAT, {"batch", kBig});
+  const std::vector<float> big = test::iota_f32(kBig, 0.5f, 0.25f);
+  Value* w = b.weight("w", DataType::FLOAT, {kBig}, {"w", {Cast{DataType::FLOAT}}});
+  Value* y = op.Add(op.Mul(x, b.constant_f32(big, {kBig})), w);
+  b.output(op.Add(y, b.constant_f32({1.0f}, {1})), "y", {"batch", kBig});
+  fs::create_directories(root.path / "ckpt");
+  test::SafetensorsWriter().f32("w", {kBig}, test::iota_f32(kBig, -1.0f, 0.125f)).write(root.path / "ckpt/model.safetensors");
+  SafetensorsCheckpoint c(root.str("ckpt"));
+  WeightPlan plan = WeightPlan::bind(model.graph, c);
+  for (const WeightPlan* p : std::vector<const WeightPlan*>{&plan, nullptr}) {
+    write_package(out.string(), model, p, forced());
+    const onnx::ModelProto proto = read_model();
+    const std::string data = test::read_file(out / "model.onnx.data");
+    EXPECT_EQ(data.size(), external_data_bytes(model.graph));
+    int inline_constants = 0;
+    for (const auto& t : proto.graph().initializer()) {
+      if (t.data_location() != onnx::TensorProto::EXTERNAL) {
+        EXPECT_LT(t.raw_data().size(), kExternalConstantBytes) << t.name();
+        ++inline_constants;
+        continue;
+      }
+      std::map<std::string, std::string> kv;
+      for (const auto& e : t.external_data()) kv[e.key()] = e.value();
+      const uint64_t offset = std::stoull(kv["offset"]), length = std::stoull(kv["length"]);
+      ASSERT_EQ(length, kExternalConstantBytes) << t.name();
+      if (t.name() != "w") EXPECT_EQ(data.substr(offset, length), test::as_bytes(big)) << t.name();
+      else if (p) EXPECT_EQ(data.substr(offset, length), test::as_bytes(test::iota_f32(kBig, -1.0f, 0.125f)));
+    }
+    EXPECT_EQ(inline_constants, 1);
+  }
+}
+
 // A DOUBLE initializer binds to a float tensor but the conversion to DOUBLE throws mid-write.
 TEST_F(PackageTest, FailingWeightLeavesNothingBehind) {
   build(DataType::FLOAT, DataType::DOUBLE);
