@@ -221,8 +221,7 @@ def command(tool: str, model: str, ckpt: Path, out: Path, dtype: str, cache: Pat
         out.mkdir(parents=True)
         return [str(GENAI / "bin" / "python"), "-m", "onnxruntime.quantization.matmul_nbits_quantizer",
                 "--input_model", str(f32_model(model)),
-                "--output_model", str(out / "model.onnx"), "--block_size", "32", "--bits", "4",
-                "--use_external_data_format"]
+                "--output_model", str(out / "model.onnx"), "--block_size", "32", "--bits", "4"]
     if tool == "write":
         return [sys.executable, str(BENCH / "write_floor.py"), str(out), str(nbytes)]
     if tool == "cp":

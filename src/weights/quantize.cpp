@@ -9,6 +9,12 @@
 
 #include "util/error.h"
 #include "util/float16.h"
+#include "weights/convert_kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MOBIUS_X86_QUANT 1
+#include <immintrin.h>
+#endif
 
 namespace mobius {
 
@@ -54,10 +60,72 @@ uint8_t round_code(float v, float max) {
   return static_cast<uint8_t>(t + (v - static_cast<float>(t) >= 0.5f));
 }
 
+// The smallest and largest of x[0, n), NaN skipped (as std::min / std::max in this order do).
+struct Range {
+  float lo, hi;
+};
+Range block_range(const float* x, int64_t n) {
+  float lo = std::numeric_limits<float>::max(), hi = -lo;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  return {lo, hi};
+}
+
+// codes[i] = round_code(x[i] * recip + zp, max) for i in [0, n).
+void block_codes(const float* x, int64_t n, float recip, float zp, float max, uint8_t* codes) {
+  for (int64_t i = 0; i < n; ++i) codes[i] = round_code(x[i] * recip + zp, max);
+}
+
+#ifdef MOBIUS_X86_QUANT
+#define MOBIUS_QUANT_AVX2 __attribute__((target("avx2")))
+// block_range for n a multiple of 8. vminps / vmaxps return their second operand when either is
+// NaN, so x NaN keeps the running value, as the scalar form; the lanes' order differs from it only
+// between equal values, which picks between +0 and -0 (a block of zeros: the caller's fallback).
+MOBIUS_QUANT_AVX2 Range block_range_avx2(const float* x, int64_t n) {
+  __m256 lo = _mm256_set1_ps(std::numeric_limits<float>::max()), hi = _mm256_set1_ps(-std::numeric_limits<float>::max());
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    lo = _mm256_min_ps(v, lo);
+    hi = _mm256_max_ps(v, hi);
+  }
+  alignas(32) float l[8], h[8];
+  _mm256_store_ps(l, lo);
+  _mm256_store_ps(h, hi);
+  Range r{l[0], h[0]};
+  for (int i = 1; i < 8; ++i) r = {std::min(r.lo, l[i]), std::max(r.hi, h[i])};
+  return r;
+}
+
+// block_codes for n a multiple of 32, the same arithmetic: a product and a sum each rounded
+// (-ffp-contract=off), max(v, 0) (NaN -> 0, as vmaxps returns its second operand), min(v, max),
+// truncation plus one where the fraction is >= 0.5.
+MOBIUS_QUANT_AVX2 void block_codes_avx2(const float* x, int64_t n, float recip, float zp, float max, uint8_t* codes) {
+  const __m256 r = _mm256_set1_ps(recip), z = _mm256_set1_ps(zp), m = _mm256_set1_ps(max), zero = _mm256_setzero_ps(),
+               half = _mm256_set1_ps(0.5f);
+  auto code = [&](const float* p) MOBIUS_QUANT_AVX2 {
+    __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(p), r), z);
+    v = _mm256_min_ps(_mm256_max_ps(v, zero), m);
+    const __m256i t = _mm256_cvttps_epi32(v);
+    const __m256 up = _mm256_cmp_ps(_mm256_sub_ps(v, _mm256_cvtepi32_ps(t)), half, _CMP_GE_OQ);
+    return _mm256_sub_epi32(t, _mm256_castps_si256(up));  // up is -1 where set
+  };
+  for (int64_t i = 0; i < n; i += 32) {
+    // 32 codes (0..255) to bytes in order: the packs interleave the 128-bit lanes, the permute
+    // puts their 4-byte groups back
+    const __m256i a = _mm256_packs_epi32(code(x + i), code(x + i + 8));
+    const __m256i b = _mm256_packs_epi32(code(x + i + 16), code(x + i + 24));
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + i), bytes);
+  }
+}
+#endif
+
 }  // namespace
 
 void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQuantization& q,
-                         DataType scale_dtype, uint8_t* data, uint8_t* scales, uint8_t* zero_points) {
+                         DataType scale_dtype, uint8_t* data, uint8_t* scales, uint8_t* zero_points, Isa isa) {
   MOBIUS_ASSERT(q.bits == 4 || q.bits == 8, "block quantization: bits must be 4 or 8");
   MOBIUS_ASSERT(scale_dtype == DataType::FLOAT || scale_dtype == DataType::FLOAT16,
                 "block quantization: scales must be float or float16");
@@ -66,6 +134,16 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
   const int max_q = (1 << q.bits) - 1, mid = 1 << (q.bits - 1);
   const float max_qf = static_cast<float>(max_q);
   std::vector<uint8_t> codes(static_cast<size_t>(q.block_size));
+  // the AVX2 forms (bit-identical) for blocks of a multiple of 32 values, where the CPU has AVX2
+#ifdef MOBIUS_X86_QUANT
+  const bool avx2 = isa == Isa::kAvx2F16c;
+  auto range_avx2 = block_range_avx2;
+  auto codes_avx2 = block_codes_avx2;
+#else
+  const bool avx2 = false;
+  auto range_avx2 = block_range;
+  auto codes_avx2 = block_codes;
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = src + r * k;
     if (data) std::memset(data + r * kb * blob, 0, static_cast<size_t>(kb * blob));
@@ -75,11 +153,10 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
     }
     for (int64_t b = 0; b < kb; ++b) {
       const int64_t begin = b * q.block_size, len = std::min(q.block_size, k - begin);
-      float lo = std::numeric_limits<float>::max(), hi = -lo;
-      for (int64_t i = 0; i < len; ++i) {
-        lo = std::min(lo, row[begin + i]);
-        hi = std::max(hi, row[begin + i]);
-      }
+      const bool vector = avx2 && len % 32 == 0;
+      Range range = vector ? range_avx2(row + begin, len) : block_range(row + begin, len);
+      if (vector && range.lo == 0.0f && range.hi == 0.0f) range = block_range(row + begin, len);  // zeros' signs
+      float lo = range.lo, hi = range.hi;
       float scale;
       int zp = mid;
       if (q.symmetric) {
@@ -100,9 +177,8 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
       if (!data) continue;
       const float recip = scale != 0.0f ? 1.0f / scale : 0.0f;
       const float zpf = static_cast<float>(zp);
-      for (int64_t i = 0; i < len; ++i) {
-        codes[static_cast<size_t>(i)] = round_code(row[begin + i] * recip + zpf, max_qf);
-      }
+      if (vector) codes_avx2(row + begin, len, recip, zpf, max_qf, codes.data());
+      else block_codes(row + begin, len, recip, zpf, max_qf, codes.data());
       uint8_t* out = data + (r * kb + b) * blob;
       if (q.bits == 8) {
         std::memcpy(out, codes.data(), static_cast<size_t>(len));

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "ir/ir.h"
+#include "weights/convert_kernels.h"
 
 namespace mobius {
 
@@ -43,8 +44,10 @@ Shape quant_shape(BlockQuantize::Part part, int64_t n, int64_t k, const BlockQua
 // `scales` rows * k_blocks elements of `scale_dtype` (FLOAT or FLOAT16), `zero_points`
 // rows * zero_point_bytes bytes. Any output may be null (not produced); `zero_points` must be null
 // when symmetric. Rows are independent: quantizing a range of rows gives the same bytes as the
-// corresponding rows of the whole matrix.
+// corresponding rows of the whole matrix. `isa`: kAvx2F16c runs blocks of a multiple of 32 values
+// with AVX2 (weights/convert_kernels.h best_isa), bit-identical to kScalar.
 void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQuantization& q,
-                         DataType scale_dtype, uint8_t* data, uint8_t* scales, uint8_t* zero_points);
+                         DataType scale_dtype, uint8_t* data, uint8_t* scales, uint8_t* zero_points,
+                         Isa isa = best_isa());
 
 }  // namespace mobius

@@ -102,6 +102,39 @@ TEST(BlockQuantize, Float16Scales) {
     EXPECT_EQ(nibble(data, i), std::clamp(static_cast<int>(std::roundf(w[i] * recip + 8)), 0, 15)) << i;
 }
 
+// The AVX2 blocks (best_isa) give the scalar form's bytes: blocks of 32, 64 and 128 with a short
+// tail block, values whose code lands exactly on .5, NaN, infinities, blocks of +0 / -0 mixed,
+// constant blocks, either scale dtype, 4 and 8 bits, symmetric and not.
+TEST(BlockQuantize, VectorBlocksEqualScalar) {
+  const int64_t rows = 6, k = 300;
+  std::vector<float> w(rows * k);
+  uint32_t seed = 12345;
+  auto next = [&] { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+  for (size_t i = 0; i < w.size(); ++i) w[i] = (static_cast<float>(next() % 20001) - 10000.0f) / 997.0f;
+  for (int64_t i = 0; i < 64; ++i) w[i] = static_cast<float>(i % 16) - 7.5f;  // codes on .5 after scaling
+  for (int64_t i = 64; i < 128; ++i) w[k + i] = (i % 3) ? 0.0f : -0.0f;      // zeros of both signs
+  for (int64_t i = 128; i < 192; ++i) w[2 * k + i] = 0.75f;                 // a constant block
+  w[3 * k + 5] = std::numeric_limits<float>::quiet_NaN();
+  w[3 * k + 40] = std::numeric_limits<float>::infinity();
+  w[4 * k + 70] = -std::numeric_limits<float>::infinity();
+  w[5 * k + 3] = 1e30f;
+  for (int64_t block : {32, 64, 128})
+    for (bool sym : {true, false})
+      for (int bits : {4, 8})
+        for (DataType scale_dtype : {DataType::FLOAT, DataType::FLOAT16}) {
+          const BlockQuantization q{bits, block, sym};
+          const size_t d = rows * quant_k_blocks(k, q) * quant_blob_size(q), s = rows * quant_k_blocks(k, q) * 4,
+                       z = rows * quant_zero_point_bytes(k, q);
+          std::vector<uint8_t> d0(d), s0(s), z0(z), d1(d), s1(s), z1(z);
+          block_quantize_rows(w.data(), rows, k, q, scale_dtype, d0.data(), s0.data(), sym ? nullptr : z0.data(),
+                              Isa::kScalar);
+          block_quantize_rows(w.data(), rows, k, q, scale_dtype, d1.data(), s1.data(), sym ? nullptr : z1.data());
+          EXPECT_EQ(d0, d1) << block << sym << bits;
+          EXPECT_EQ(s0, s1) << block << sym << bits;
+          EXPECT_EQ(z0, z1) << block << sym << bits;
+        }
+}
+
 TEST(BlockQuantize, RowsAreIndependent) {
   const int64_t rows = 5, k = 72;
   std::vector<float> w(rows * k);
