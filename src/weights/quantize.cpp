@@ -146,7 +146,6 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
 #endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = src + r * k;
-    if (data) std::memset(data + r * kb * blob, 0, static_cast<size_t>(kb * blob));
     if (zero_points) {  // an unused trailing half byte holds 2^(bits-1), as onnxruntime writes it
       std::memset(zero_points + r * zp_bytes, 0, static_cast<size_t>(zp_bytes));
       if (q.bits == 4 && kb % 2) zero_points[r * zp_bytes + zp_bytes - 1] = static_cast<uint8_t>(mid << 4);
@@ -180,10 +179,12 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
       if (vector) codes_avx2(row + begin, len, recip, zpf, max_qf, codes.data());
       else block_codes(row + begin, len, recip, zpf, max_qf, codes.data());
       uint8_t* out = data + (r * kb + b) * blob;
+      if (len < q.block_size) std::memset(out, 0, static_cast<size_t>(blob));  // a short last block's padding
       if (q.bits == 8) {
         std::memcpy(out, codes.data(), static_cast<size_t>(len));
-      } else {
-        for (int64_t i = 0; i < len; ++i) out[i / 2] |= static_cast<uint8_t>(i % 2 ? codes[i] << 4 : codes[i]);
+      } else {  // element 2j in the low nibble of byte j, 2j + 1 in its high nibble
+        for (int64_t j = 0; j < len / 2; ++j) out[j] = static_cast<uint8_t>(codes[2 * j] | codes[2 * j + 1] << 4);
+        if (len % 2) out[len / 2] = codes[len - 1];
       }
     }
   }
