@@ -60,7 +60,7 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
     } catch (const Error& e) {
       if (!missing.empty() || !refusal.empty()) throw;
       throw Error(std::string(e.what()) + "; its fields describe a Llama-like decoder: --try-generic builds it "
-                  "with the generic Llama decoder and a self-check");
+                  "with the " + generic_decoder_name(cfg) + " and a self-check");
     }
   }
   if (!refusal.empty()) throw Error(cfg.file() + ": field 'model_type': --try-generic: " + refusal);
@@ -68,7 +68,7 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
     throw Error(cfg.file() + ": field '" + missing.front() + "': missing, so model type '" + type +
                 "' does not describe a Llama-like decoder and --try-generic cannot build it");
   const bool moe = moe_like(cfg);
-  decoder = moe ? "generic MoE decoder" : "generic Llama decoder";
+  decoder = generic_decoder_name(cfg);
   UnsupportedField u = unsupported_llama_field(cfg);
   if (u.field.empty() && moe) u = unsupported_moe_field(cfg);
   if (!u.field.empty())

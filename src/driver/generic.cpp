@@ -33,6 +33,10 @@ UnsupportedField unsupported_llama_field(const HfConfig& c) {
 
 bool moe_like(const HfConfig& c) { return c.has("num_local_experts") || c.has("num_experts"); }
 
+std::string generic_decoder_name(const HfConfig& c) {
+  return moe_like(c) ? "generic MoE decoder" : "generic Llama decoder";
+}
+
 UnsupportedField unsupported_moe_field(const HfConfig& c) {
   for (const char* f : {"shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts",
                         "moe_num_shared_experts", "shared_intermediate_size"})

@@ -40,6 +40,10 @@ UnsupportedField unsupported_llama_field(const HfConfig& config);
 // Qwen3MoeConfig), so --try-generic builds the generic MoE decoder.
 bool moe_like(const HfConfig& config);
 
+// The decoder --try-generic builds `config` with, for messages: "generic MoE decoder" when
+// moe_like, else "generic Llama decoder".
+std::string generic_decoder_name(const HfConfig& config);
+
 // A config.json field of a MoE relative that the generic MoE decoder (softmax top-k router, routed
 // experts only) does not implement: shared experts (shared_expert_intermediate_size,
 // n_shared_experts, num_shared_experts, moe_num_shared_experts, shared_intermediate_size other

@@ -41,9 +41,9 @@ def save_stacked(model, hf: Path) -> None:
               metadata={"format": "pt"})
 
 
-def expect_error(hf: Path, *needles: str) -> str:
+def expect_error(hf: Path, *needles: str, extra=("--try-generic",)) -> str:
     out = hf.parent / "out"
-    r = H.run_mobius("build", "--config", hf, out, "--try-generic")
+    r = H.run_mobius("build", "--config", hf, out, *extra)
     lines = r.stderr.splitlines()
     assert r.returncode == 1, f"exit {r.returncode}: {r.stderr!r}"
     assert len(lines) == 1 and lines[0].startswith("mobius: error:"), lines
@@ -143,6 +143,14 @@ def test_moe_config_the_generic_decoder_cannot_express(tmp_path, model_type, fie
     shutil.copy(CONFIGS / f"{model_type}.json", hf / "config.json")
     edit_config(hf, **fields)
     expect_error(hf, "config.json", f"'{TYPE}'", *needles)
+
+
+def test_without_the_flag_the_error_names_the_moe_decoder(tmp_path):
+    hf = tmp_path / "case" / "hf"
+    hf.mkdir(parents=True)
+    shutil.copy(CONFIGS / "mixtral.json", hf / "config.json")
+    edit_config(hf)
+    expect_error(hf, "config.json", f"'{TYPE}'", "--try-generic builds it with the generic MoE decoder", extra=())
 
 
 def test_missing_top_k_is_named(stacked, tmp_path):
