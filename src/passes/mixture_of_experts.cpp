@@ -10,10 +10,14 @@
 //   activation_type swiglu, swiglu_fusion 1, activation_alpha 1, activation_beta 0), which runs
 // the picked experts only (the dense form runs E / k times their work). onnxruntime 1.31's CPU
 // MoE kernel (contrib_ops/cpu/moe/moe_cpu.cc) takes float32, no fc3 and only the interleaved SwiGLU
-// (fc1 rows 2j = gate j, 2j + 1 = up j), so fc1 = Reshape(Transpose(Concat(G, U on a new last axis),
-// [0, 2, 3, 1]), [E, 2I, H]) and fc2 = Transpose(D, [0, 2, 1]): from the stacked weights only,
-// folded by onnxruntime at session creation. Measured against the dense form in bench/bench_moe.py
+// (fc1 rows 2j = gate j, 2j + 1 = up j). The experts' checkpoint matrices are written anew for it,
+// untransposed ([out, in], as the op reads them): expert e's gate_proj and up_proj concatenated
+// along their last axis at write time ([I, 2H], whose rows are gate j | up j: [2I, H] interleaved
+// as bytes), down_proj as [H, I]; the graph stacks them (Reshape to [1, 2I, H] / Unsqueeze, then
+// Concat), which onnxruntime folds at session creation as it folds the dense form's stacking. Measured against the dense form in bench/bench_moe.py
 // (docs/benchmarks.md "moe"). Any other router, activation, bias or dtype stays canonical.
+#include <variant>
+
 #include "passes/graph_edit.h"
 #include "passes/passes.h"
 
@@ -22,9 +26,25 @@ namespace {
 
 bool is_op(const Node* n, const char* op) { return n && n->domain.empty() && n->op_type == op; }
 
+// The checkpoint matrix [out, in] behind a per-expert initializer written transposed (its
+// transforms a Transpose and at most a Cast), as a WeightRef without the Transpose; nullopt otherwise.
+std::optional<WeightRef> untransposed(const Initializer* w) {
+  if (!w || !w->weight) return std::nullopt;
+  WeightRef r{w->weight->source_key, {}};
+  bool transposed = false;
+  for (const WeightTransform& t : w->weight->transforms) {
+    if (std::holds_alternative<Transpose>(t)) transposed = true;
+    else if (std::holds_alternative<Cast>(t)) r.transforms.push_back(t);
+    else return std::nullopt;
+  }
+  if (!transposed) return std::nullopt;
+  return r;
+}
+
 // [E, rows, cols] when `v` is Concat(axis 0) of Unsqueeze(w_e, [0]) over E 2-D initializers of one
-// shape (SparseMoE::stack), else empty.
-std::vector<int64_t> stacked_dims(GraphEditor& e, Value* v) {
+// shape (SparseMoE::stack), each a transposed checkpoint matrix, whose refs (untransposed) go to
+// `refs`; else empty.
+std::vector<int64_t> stacked_dims(GraphEditor& e, Value* v, std::vector<WeightRef>& refs) {
   Node* cat = e.producer_op(v, "Concat");
   if (!cat || GraphEditor::attr_int(*cat, "axis", 0) != 0 || cat->inputs.empty()) return {};
   std::vector<int64_t> dims;
@@ -34,7 +54,10 @@ std::vector<int64_t> stacked_dims(GraphEditor& e, Value* v) {
       return {};
     const Initializer* w = e.initializer(u->inputs[0]);
     const Value* wv = u->inputs[0];
-    if (!w || !wv->shape || wv->shape->size() != 2 || (*wv->shape)[0].is_symbolic() || (*wv->shape)[1].is_symbolic())
+    std::optional<WeightRef> ref = untransposed(w);
+    if (!ref) return {};
+    refs.push_back(*ref);
+    if (!wv->shape || wv->shape->size() != 2 || (*wv->shape)[0].is_symbolic() || (*wv->shape)[1].is_symbolic())
       return {};
     const std::vector<int64_t> rc{(*wv->shape)[0].value, (*wv->shape)[1].value};
     if (!dims.empty() && (dims[1] != rc[0] || dims[2] != rc[1])) return {};
@@ -75,6 +98,7 @@ Value* silu_input(GraphEditor& e, Value* v) {
 
 struct MoEMatch {
   Value *x, *logits, *gate, *up, *down;
+  std::vector<WeightRef> gate_refs, up_refs, down_refs;  // per expert, [out, in]
   int64_t k, experts, hidden, inter;
   bool normalize;
 };
@@ -126,12 +150,15 @@ std::optional<MoEMatch> match_moe(GraphEditor& e, const Node& sum) {
   Node* flat = e.producer_op(m.x, "Reshape");  // x as [tokens, H]: the MatMuls broadcast it over the experts
   auto flat_shape = flat ? e.ints(flat->inputs[1]) : std::nullopt;
   if (!flat_shape || flat_shape->size() != 2) return std::nullopt;
-  const auto g = stacked_dims(e, m.gate), u = stacked_dims(e, m.up), d = stacked_dims(e, m.down);
+  const auto g = stacked_dims(e, m.gate, m.gate_refs), u = stacked_dims(e, m.up, m.up_refs),
+             d = stacked_dims(e, m.down, m.down_refs);
   if (g.size() != 3 || u != g || d.size() != 3 || d[0] != g[0] || d[1] != g[2] || d[2] != g[1]) return std::nullopt;
   m.experts = g[0], m.hidden = g[1], m.inter = g[2];
   for (Value* v : {m.x, m.logits, m.gate, m.up, m.down})
     if (v->dtype != DataType::FLOAT) return std::nullopt;
   if (m.k < 1 || m.k > m.experts) return std::nullopt;
+  for (size_t j = 0; j < m.gate_refs.size(); ++j)  // concatenated at write time: one dtype conversion
+    if (m.up_refs[j].transforms != m.gate_refs[j].transforms) return std::nullopt;
   return m;
 }
 
@@ -148,11 +175,19 @@ class MixtureOfExperts : public Pass {
       if (!m) continue;
       const DataType f = DataType::FLOAT;
       e.set_scope(GraphEditor::scope_of(g.nodes[i]));
-      auto last = [&](Value* w) { return e.add1("Unsqueeze", {w, e.const_i64({3}, {1})}, f); };
-      Value* pairs = e.add1("Concat", {last(m->gate), last(m->up)}, f, {{"axis", int64_t{3}}});  // [E, H, I, 2]
-      Value* rows = e.add1("Transpose", {pairs}, f, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});  // [E, I, 2, H]
-      Value* fc1 = e.add1("Reshape", {rows, e.const_i64({m->experts, 2 * m->inter, m->hidden}, {3})}, f);
-      Value* fc2 = e.add1("Transpose", {m->down}, f, {{"perm", std::vector<int64_t>{0, 2, 1}}});  // [E, H, I]
+      const std::string scope = GraphEditor::scope_of(g.nodes[i]);
+      std::vector<Value*> gate_up, down;
+      for (size_t x = 0; x < m->gate_refs.size(); ++x) {
+        WeightRef r = m->gate_refs[x];  // [I, H] | [I, H] along the last axis, before any Cast
+        r.transforms.insert(r.transforms.begin(), Concat{{m->up_refs[x].source_key}, -1});
+        const std::string base = scope + ".experts." + std::to_string(x);
+        Value* w1 = e.weight(base + ".gate_up", f, {m->inter, 2 * m->hidden}, r);
+        Value* w2 = e.weight(base + ".down", f, {m->hidden, m->inter}, m->down_refs[x]);
+        gate_up.push_back(e.add1("Reshape", {w1, e.const_i64({1, 2 * m->inter, m->hidden}, {3})}, f));
+        down.push_back(e.add1("Unsqueeze", {w2, e.const_i64({0}, {1})}, f));
+      }
+      Value* fc1 = e.add1("Concat", gate_up, f, {{"axis", int64_t{0}}});  // [E, 2I, H]
+      Value* fc2 = e.add1("Concat", down, f, {{"axis", int64_t{0}}});    // [E, H, I]
       e.add("MoE", {m->x, m->logits, fc1, nullptr, fc2}, {g.nodes[i].outputs[0]},
             {{"k", m->k},
              {"normalize_routing_weights", int64_t{m->normalize ? 1 : 0}},
