@@ -356,7 +356,8 @@ def render(res: dict) -> None:
     lines += [
         "",
         "Per round (decode ms / prefill ms), in run order; a shared machine's load moves whole rounds, "
-        "hence the per-round ratios: " + "; ".join(
+        "hence the per-round ratios (runs of every variant cluster at about 48 and 112 ms when other processes "
+        "have spent the 2 shared cores' time: a run then waits for the next scheduling period): " + "; ".join(
             f"{v} " + ", ".join(f"{d:.1f}/{p:.0f}" for d, p in zip(t[v]["decode"], t[v]["prefill"])) for v in VARIANTS) + ".",
         "",
         "Outcome: onnxruntime's CPU MoE kernel runs the picked experts only and gives the same logits, so "
