@@ -26,6 +26,7 @@
 #include <algorithm>
 
 #include "archs/archs.h"
+#include "archs/generic_moe.h"
 #include "archs/granite.h"
 #include "archs/llama.h"
 #include "archs/moe_config.h"
@@ -214,6 +215,57 @@ std::unique_ptr<Architecture> create_granitemoe_swa(const HfConfig& c, DataType 
   m.stacked_gate_up_name = "experts.gate_up_proj";
   m.stacked_down_name = "experts.down_proj";
   return make_granitemoeshared(c, s, m);
+}
+
+// --try-generic's mixture-of-experts decoder (archs/generic_moe.h) from the parts above.
+namespace {
+
+std::unique_ptr<Architecture> make_generic_moe(const HfConfig& c, DataType dtype, GenericMoEShape shape) {
+  DecoderSpec s = llama_spec(c, dtype);
+  if (shape.qk_norm) s.attention.qk_norm = QKNorm{};
+  const bool block_sparse = shape.experts == GenericExperts::block_sparse_moe;
+  MoEOptions m = read_moe_options(c, s, "num_local_experts",
+                                  c.has("moe_intermediate_size") ? "moe_intermediate_size" : "intermediate_size");
+  if (!block_sparse && !c.has("norm_topk_prob"))
+    c.fail("norm_topk_prob", "missing: the checkpoint's mlp.experts do not tell whether the top-k routing weights "
+                             "are renormalized (Mixtral: true; Qwen2-MoE, Qwen3-MoE, OLMoE: false), set it");
+  m.router.norm_topk_prob = c.bool_or("norm_topk_prob", true);
+  switch (shape.experts) {
+    case GenericExperts::block_sparse_moe:
+      s.names.mlp = "block_sparse_moe";
+      m.gate_name = "w1", m.up_name = "w3", m.down_name = "w2";
+      break;
+    case GenericExperts::per_expert:
+      break;
+    case GenericExperts::stacked:
+      m.layout = ExpertLayout::stacked;
+      m.stacked_gate_up_name = "experts.gate_up_proj";
+      m.stacked_down_name = "experts.down_proj";
+      break;
+  }
+  s.make_feed_forward = sparse_moe(m, s.mlp, read_sparse_layers(c, s.num_hidden_layers));
+  return std::make_unique<DecoderCausalLM>(s);
+}
+
+template <GenericExperts E, bool QKNorm>
+std::unique_ptr<Architecture> create_generic_moe(const HfConfig& c, DataType dtype) {
+  return make_generic_moe(c, dtype, {E, QKNorm});
+}
+
+template <GenericExperts E>
+ArchFactory generic_moe_with(bool qk_norm) {
+  return qk_norm ? create_generic_moe<E, true> : create_generic_moe<E, false>;
+}
+
+}  // namespace
+
+ArchFactory generic_moe_factory(GenericMoEShape shape) {
+  switch (shape.experts) {
+    case GenericExperts::block_sparse_moe: return generic_moe_with<GenericExperts::block_sparse_moe>(shape.qk_norm);
+    case GenericExperts::per_expert: return generic_moe_with<GenericExperts::per_expert>(shape.qk_norm);
+    case GenericExperts::stacked: return generic_moe_with<GenericExperts::stacked>(shape.qk_norm);
+  }
+  return nullptr;
 }
 
 }  // namespace mobius

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -43,10 +44,13 @@ bool is_registered(const std::string& model_type) {
                      [&](const RegistryEntry& e) { return model_type == e.model_type; });
 }
 
-// The factory for an unregistered model_type: the generic Llama decoder with --try-generic when
-// the config is Llama-like; otherwise the registry's unknown-type error (suggesting --try-generic
-// when it would apply).
-ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const BuildOptions& o) {
+// The factory for an unregistered model_type: with --try-generic, the generic Llama decoder when
+// the config is Llama-like, the generic MoE decoder (archs/generic_moe.h) when it also names
+// experts (the experts' layout from `tensor_names`, the checkpoint's); otherwise the registry's
+// unknown-type error (suggesting --try-generic when it would apply). `decoder` is set to the
+// decoder's name for the messages.
+ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const BuildOptions& o,
+                            const std::function<std::vector<std::string>()>& tensor_names, std::string& decoder) {
   const std::vector<std::string> missing = missing_llama_fields(cfg);
   const std::string refusal = generic_refusal(type);  // a state-space or multimodal type, though Llama-like
   if (!o.try_generic) {
@@ -56,15 +60,19 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
     } catch (const Error& e) {
       if (!missing.empty() || !refusal.empty()) throw;
       throw Error(std::string(e.what()) + "; its fields describe a Llama-like decoder: --try-generic builds it "
-                  "with the generic Llama decoder and a self-check");
+                  "with the " + generic_decoder_name(cfg) + " and a self-check");
     }
   }
   if (!refusal.empty()) throw Error(cfg.file() + ": field 'model_type': --try-generic: " + refusal);
   if (!missing.empty())
     throw Error(cfg.file() + ": field '" + missing.front() + "': missing, so model type '" + type +
                 "' does not describe a Llama-like decoder and --try-generic cannot build it");
-  if (const UnsupportedField u = unsupported_llama_field(cfg); !u.field.empty())
-    throw Error(cfg.file() + ": field '" + u.field + "': " + u.mechanism + " is not part of the generic Llama decoder, " +
+  const bool moe = moe_like(cfg);
+  decoder = generic_decoder_name(cfg);
+  UnsupportedField u = unsupported_llama_field(cfg);
+  if (u.field.empty() && moe) u = unsupported_moe_field(cfg);
+  if (!u.field.empty())
+    throw Error(cfg.file() + ": field '" + u.field + "': " + u.mechanism + " is not part of the " + decoder + ", " +
                 "so --try-generic cannot build model type '" + type + "'");
   if (o.dtype != DataType::FLOAT)
     throw Error("--try-generic runs its self-check on a float32 build: use --dtype f32 (the default)");
@@ -72,17 +80,19 @@ ArchFactory generic_factory(const HfConfig& cfg, const std::string& type, const 
   if (o.ep != "default")
     throw Error("--try-generic runs its self-check on the canonical graph (mobius' reference evaluator has no "
                 "com.microsoft ops): build with --ep default");
-  return create_llama;
+  return moe ? generic_moe_factory(generic_moe_shape(tensor_names(), cfg)) : create_llama;
 }
 
 // Every checkpoint tensor must feed the generic decoder: an unused one is a mechanism it lacks.
-void require_all_used(const std::vector<std::string>& unused, const Checkpoint& ckpt, const std::string& type) {
+void require_all_used(const std::vector<std::string>& unused, const Checkpoint& ckpt, const std::string& type,
+                      const std::string& decoder) {
   if (unused.empty()) return;
   const TensorInfo* t = ckpt.find(unused.front());
   const std::string file = t && t->file ? *t->file : "checkpoint";
   std::string more = unused.size() > 1 ? " (and " + std::to_string(unused.size() - 1) + " more)" : "";
-  throw Error(file + ": tensor '" + escaped(unused.front()) + "'" + more + " is not used by the generic Llama decoder: " +
-              "the checkpoint of model type '" + type + "' is not Llama-shaped");
+  throw Error(file + ": tensor '" + escaped(unused.front()) + "'" + more + " is not used by the " + decoder + ": " +
+              "the checkpoint of model type '" + type + "' is not " +
+              (decoder == "generic Llama decoder" ? "Llama-shaped" : "Mixtral- or Qwen3-MoE-shaped"));
 }
 
 // --precision keep: each weight matrix of `graphs` by the GGUF type it is stored in, kept as its
@@ -372,7 +382,8 @@ BuildReport build_package(const BuildOptions& o) {
     genai_type = genai_model_type(entry);
     cfg = with_class_defaults(*cfg, report.model_type);  // fields left out mean the class defaults
   } else {
-    create = generic_factory(*cfg, report.model_type, o);
+    auto tensor_names = [&] { return ckpt ? ckpt->names() : SafetensorsCheckpoint(config_dir).names(); };
+    create = generic_factory(*cfg, report.model_type, o, tensor_names, report.generic_decoder);
     report.task = "text-generation";
     report.generic = true;
   }
@@ -449,7 +460,7 @@ BuildReport build_package(const BuildOptions& o) {
     std::erase_if(report.unused_tensors,
                   [&](const std::string& t) { return arch->training_only(t) || declared.count(t) > 0; });
     if (report.generic)
-      require_all_used(report.unused_tensors, *ckpt, report.model_type);
+      require_all_used(report.unused_tensors, *ckpt, report.model_type, report.generic_decoder);
   }
   Model& model = graphs.front().model;  // the single-graph tasks' "model"
   WriteOptions w;
@@ -517,12 +528,13 @@ BuildReport build_package(const BuildOptions& o) {
   if (report.generic) {
     const auto* lm = dynamic_cast<const CausalLM*>(arch.get());
     MOBIUS_ASSERT(lm, "the generic decoder is a causal LM");
-    model.metadata["architecture"] = "llama (mobius build --try-generic)";
+    const bool moe = report.generic_decoder != "generic Llama decoder";
+    model.metadata["architecture"] = std::string(moe ? "llama with sparse MoE" : "llama") + " (mobius build --try-generic)";
     w.check = [&, lm](const std::string& dir) {
       eval::SelfCheckResult r =
           eval::prefill_decode_check((fs::path(dir) / files.at("model")).string(), lm->cache_layout(), lm->vocab_size());
       if (!r.passed())
-        throw Error("self-check failed for model type '" + report.model_type + "' built as the generic Llama decoder: " +
+        throw Error("self-check failed for model type '" + report.model_type + "' built as the " + report.generic_decoder + ": " +
                     "prefill and decode-step logits disagree, " + eval::describe(r) + "; nothing was written");
       report.self_check = r;
     };

@@ -100,7 +100,8 @@ struct BuildReport {
   size_t num_weights = 0;
   int tokenizer_files = 0;  // copied next to the model (ort-genai runtime)
   std::vector<std::string> unused_tensors;  // checkpoint tensors the model does not read
-  bool generic = false;                     // built with the generic Llama decoder (--try-generic)
+  bool generic = false;                     // built with a generic decoder (--try-generic)
+  std::string generic_decoder;              // which: "generic Llama decoder" or "generic MoE decoder"
   std::optional<eval::SelfCheckResult> self_check;  // the passed self-check, when generic
   std::vector<PassReport> passes;           // the --ep lowering: rewrites per pass
   std::optional<QuantizeOptions> quantize;  // the quantization applied, defaults resolved

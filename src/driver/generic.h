@@ -3,11 +3,14 @@
 // create_llama) and must pass the prefill/decode self-check (eval/self_check.h) before the
 // package is committed. Whether the checkpoint's weights are Llama-shaped is then decided by the
 // strict weight binding (weights/weight_plan.h), plus: every checkpoint tensor must be used.
+// A config that names experts (moe_like) is built with the generic mixture-of-experts decoder
+// instead (archs/generic_moe.h), its experts' layout read from the checkpoint's tensor names.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "archs/generic_moe.h"
 #include "config/hf_config.h"
 
 namespace mobius {
@@ -32,5 +35,28 @@ struct UnsupportedField {
   std::string mechanism;
 };
 UnsupportedField unsupported_llama_field(const HfConfig& config);
+
+// Whether `config` names experts: num_local_experts or num_experts (MixtralConfig,
+// Qwen3MoeConfig), so --try-generic builds the generic MoE decoder.
+bool moe_like(const HfConfig& config);
+
+// The decoder --try-generic builds `config` with, for messages: "generic MoE decoder" when
+// moe_like, else "generic Llama decoder".
+std::string generic_decoder_name(const HfConfig& config);
+
+// A config.json field of a MoE relative that the generic MoE decoder (softmax top-k router, routed
+// experts only) does not implement: shared experts (shared_expert_intermediate_size,
+// n_shared_experts, num_shared_experts, moe_num_shared_experts, shared_intermediate_size other
+// than 0), group-limited routing (n_group, topk_group other than 1), routed_scaling_factor other
+// than 1, scoring_func other than softmax, topk_method other than greedy, dense leading layers
+// (first_k_dense_replace other than 0), latent experts (moe_latent_size). Returns the field and
+// why, or an empty field.
+UnsupportedField unsupported_moe_field(const HfConfig& config);
+
+// The layout of the experts among a checkpoint's tensor names (archs/generic_moe.h
+// GenericExperts; the first found of block_sparse_moe, per_expert, stacked) and whether the
+// attention has q_norm / k_norm. Throws mobius::Error naming `config` and `experts_field` when
+// no name holds experts in any of those layouts.
+GenericMoEShape generic_moe_shape(const std::vector<std::string>& names, const HfConfig& config);
 
 }  // namespace mobius

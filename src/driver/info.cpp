@@ -158,6 +158,7 @@ CheckpointInfo inspect_checkpoint(const BuildOptions& o) {
     const std::optional<HfConfig> text = cfg.sub("text_config");
     info.not_registered = explain_unregistered(info.model_type, text ? text->string_or("model_type", "") : "");
     info.llama_like = missing_llama_fields(cfg).empty() && generic_refusal(info.model_type).empty();
+    if (info.llama_like) info.generic_decoder = generic_decoder_name(cfg);
     return info;
   }
   info.task = entry->task;
@@ -207,8 +208,8 @@ std::string build_failure(const CheckpointInfo& info, const std::string& ep) {
   if (!info.not_registered.empty()) {
     const std::string file = info.format == "GGUF" ? info.source : (std::filesystem::path(info.source) / "config.json").string();
     return file + ": field 'model_type': " + info.not_registered +
-           (info.llama_like ? "; its fields describe a Llama-like decoder: --try-generic builds it with the generic "
-                              "Llama decoder and a self-check"
+           (info.llama_like ? "; its fields describe a Llama-like decoder: --try-generic builds it with the " +
+                                  info.generic_decoder + " and a self-check"
                             : "");
   }
   if (!info.no_weights.empty()) return info.no_weights;

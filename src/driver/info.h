@@ -31,6 +31,7 @@ struct CheckpointInfo {
   // unregistered, Llama-like and a text-generation type without a recurrent state
   // (registry/registry.h generic_refusal): --try-generic can build it
   bool llama_like = false;
+  std::string generic_decoder;  // when llama_like: driver/generic.h generic_decoder_name
   std::string no_weights;      // why the tensors could not be listed (no *.safetensors, ...), or ""
   uint64_t parameters = 0;     // elements over every checkpoint tensor
   std::map<std::string, StoredDtype> stored;  // by stored type: "BF16", "F32", GGUF's "Q4_K", ...

@@ -3,7 +3,8 @@
 //
 // It exists for `mobius build --try-generic`'s self-check (eval/self_check.h): no ONNX Runtime
 // C/C++ API is a dependency. It implements exactly the default-domain ops (opset 24) that the
-// generic Llama decoder (archs/llama.cpp) emits, each as specified in onnx/docs/Operators.md and
+// generic decoders emit (archs/llama.cpp, and the Mixtral / Qwen3-MoE sparse MoE of
+// blocks/moe.h, driver/generic.h), each as specified in onnx/docs/Operators.md and
 // onnx/reference/ops (Attention, RotaryEmbedding, RMSNormalization: the opset 23/24 pages), with
 // numpy-style broadcasting. Tensors are FLOAT, INT64 or BOOL; any other element type, or an op
 // not in the table, is a mobius::Error naming it. Not built for speed: MatMul is a blocked loop

@@ -1,5 +1,6 @@
 // Linear algebra and the LLM ops: MatMul, Gemm, RMSNormalization (opset 23), RotaryEmbedding
-// (opset 23), Attention (opset 23/24). Float32 only; the semantics follow onnx/docs/Operators.md
+// (opset 23), Attention (opset 23/24), and the mixture-of-experts router's Softmax (opset 13) and
+// TopK (opset 11). Float32 only; the semantics follow onnx/docs/Operators.md
 // and its executable form onnx/reference/ops/op_{attention,rotary_embedding,rms_normalization}.py.
 #include <algorithm>
 #include <cmath>
@@ -253,11 +254,76 @@ Outputs Attention(const onnx::NodeProto& n, const Inputs& in) {
   return {std::move(y), K, V};
 }
 
+// The rows of x along `axis`: calls fn(offset of the row's first element, stride) for each.
+template <typename Fn>
+void for_each_row(const Tensor& x, int64_t axis, Fn&& fn) {
+  const int64_t dim = x.shape[axis];
+  const int64_t inner = numel(Shape(x.shape.begin() + axis + 1, x.shape.end()));
+  const int64_t outer = dim && inner ? x.numel() / (dim * inner) : 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) fn(o * dim * inner + j, inner);
+}
+
+// Softmax (opset 13): exp(x - max) / sum along `axis` (default -1), in double.
+Outputs Softmax(const onnx::NodeProto& n, const Inputs& in) {
+  const Tensor& x = float_input(in, 0);
+  const int64_t axis = normalize_axis(attr_int(n, "axis", -1), static_cast<int64_t>(x.shape.size()));
+  const int64_t dim = x.shape[axis];
+  Tensor y = Tensor::zeros(DataType::FLOAT, x.shape);
+  const float* xf = x.floats();
+  std::vector<double> e(static_cast<size_t>(dim));
+  for_each_row(x, axis, [&](int64_t first, int64_t stride) {
+    double m = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (int64_t k = 0; k < dim; ++k) m = std::max(m, static_cast<double>(xf[first + k * stride]));
+    for (int64_t k = 0; k < dim; ++k) sum += (e[k] = std::exp(xf[first + k * stride] - m));
+    for (int64_t k = 0; k < dim; ++k) y.f[first + k * stride] = static_cast<float>(e[k] / sum);
+  });
+  return {std::move(y)};
+}
+
+// TopK (opset 11): the K (input 1, one INT64) largest (largest=1) or smallest values along `axis`
+// and their INT64 indices, sorted (sorted=0 leaves the order open: sorted is one); equal values
+// in index order; NaN counts as larger than any number.
+Outputs TopK(const onnx::NodeProto& n, const Inputs& in) {
+  const Tensor& x = float_input(in, 0);
+  const std::vector<int64_t> kv = int_values(input(in, 1), "K");
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const int64_t axis = normalize_axis(attr_int(n, "axis", -1), rank);
+  const int64_t dim = x.shape[axis];
+  if (kv.size() != 1 || kv[0] < 0 || kv[0] > dim)
+    throw Error("K must be one value between 0 and the axis size " + std::to_string(dim));
+  const int64_t K = kv[0];
+  const bool largest = attr_int(n, "largest", 1) != 0;
+  Shape shape = x.shape;
+  shape[axis] = K;
+  Tensor values = Tensor::zeros(DataType::FLOAT, shape), indices = Tensor::zeros(DataType::INT64, shape);
+  const float* xf = x.floats();
+  const int64_t inner = numel(Shape(x.shape.begin() + axis + 1, x.shape.end()));
+  std::vector<int64_t> order(static_cast<size_t>(dim));
+  for_each_row(x, axis, [&](int64_t first, int64_t stride) {
+    auto at = [&](int64_t k) { return xf[first + k * stride]; };
+    auto before = [&](int64_t a, int64_t b) {  // a ranks before b
+      const float va = at(a), vb = at(b);
+      if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb) ? largest : !std::isnan(va) && !largest;
+      return largest ? va > vb : va < vb;
+    };
+    for (int64_t k = 0; k < dim; ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), before);
+    const int64_t out_first = first / (dim * inner) * K * inner + first % inner;
+    for (int64_t k = 0; k < K; ++k) {
+      values.f[out_first + k * stride] = at(order[k]);
+      indices.i[out_first + k * stride] = order[k];
+    }
+  });
+  return {std::move(values), std::move(indices)};
+}
+
 }  // namespace
 
 void add_nn_ops(std::map<std::string, OpFn>& t) {
   t["MatMul"] = MatMul, t["Gemm"] = Gemm, t["RMSNormalization"] = RMSNormalization;
   t["RotaryEmbedding"] = RotaryEmbedding, t["Attention"] = Attention;
+  t["Softmax"] = Softmax, t["TopK"] = TopK;
 }
 
 }  // namespace mobius::eval

@@ -1,5 +1,5 @@
 // Shape and data-movement ops: Shape, Reshape, Transpose, Squeeze, Unsqueeze, Concat, Gather,
-// Range, ReduceMax, Identity.
+// Range, ReduceMax, ReduceSum, Identity, Expand, Slice, ScatterElements.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -168,8 +168,10 @@ Outputs Range(const onnx::NodeProto&, const Inputs& in) {
   return {std::move(out)};
 }
 
-// ReduceMax (opset 18): axes from input 1 (none: every axis, unless noop_with_empty_axes).
-Outputs ReduceMax(const onnx::NodeProto& n, const Inputs& in) {
+// A reduction (opset 18: axes from input 1; none: every axis, unless noop_with_empty_axes):
+// out = fold(init, x...) over the reduced axes, folded in double and rounded to x's dtype.
+template <typename Fold>
+Outputs reduce_axes(const onnx::NodeProto& n, const Inputs& in, double init, Fold fold) {
   const Tensor& x = input(in, 0);
   const auto rank = static_cast<int64_t>(x.shape.size());
   const Tensor* axes_in = optional_input(in, 1);
@@ -180,15 +182,17 @@ Outputs ReduceMax(const onnx::NodeProto& n, const Inputs& in) {
   }
   Shape kept = x.shape;  // the output with keepdims
   for (int64_t a : axes) kept[normalize_axis(a, rank)] = 1;
-  Tensor out = Tensor::zeros(x.dtype, kept);
-  for (int64_t k = 0; k < out.numel(); ++k) set_element(out, k, -std::numeric_limits<double>::infinity());
-  if (x.dtype == DataType::INT64)
-    for (auto& v : out.i) v = std::numeric_limits<int64_t>::min();
+  std::vector<double> acc(static_cast<size_t>(numel(kept)), init);
   const Shape out_strides = broadcast_strides(kept, x.shape);
-  for_each_index<1>(x.shape, {out_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
-    const double v = x.at(k);
-    if (std::isnan(v) || v > out.at(o[0])) set_element(out, o[0], v);
-  });
+  for_each_index<1>(x.shape, {out_strides},
+                    [&](int64_t k, const std::array<int64_t, 1>& o) { acc[o[0]] = fold(acc[o[0]], x.at(k)); });
+  Tensor out = Tensor::zeros(x.dtype, kept);
+  for (size_t k = 0; k < acc.size(); ++k) {
+    if (x.dtype == DataType::INT64 && std::isinf(acc[k]))  // an empty ReduceMax: the lowest int64
+      out.i[k] = std::numeric_limits<int64_t>::min();
+    else
+      set_element(out, static_cast<int64_t>(k), acc[k]);
+  }
   if (!attr_int(n, "keepdims", 1)) {
     Shape shape;
     std::vector<bool> reduced(rank, false);
@@ -200,14 +204,105 @@ Outputs ReduceMax(const onnx::NodeProto& n, const Inputs& in) {
   return {std::move(out)};
 }
 
+// ReduceMax (opset 18): NaN wins.
+Outputs ReduceMax(const onnx::NodeProto& n, const Inputs& in) {
+  return reduce_axes(n, in, -std::numeric_limits<double>::infinity(),
+                     [](double acc, double v) { return std::isnan(v) || v > acc ? v : acc; });
+}
+
+// ReduceSum (opset 13: axes from input 1, as above).
+Outputs ReduceSum(const onnx::NodeProto& n, const Inputs& in) {
+  return reduce_axes(n, in, 0.0, [](double acc, double v) { return acc + v; });
+}
+
 Outputs Identity(const onnx::NodeProto&, const Inputs& in) { return {input(in, 0)}; }
+
+// Expand (opset 13): x broadcast to the numpy broadcast of its shape and `shape` (input 1).
+Outputs Expand(const onnx::NodeProto&, const Inputs& in) {
+  const Tensor& x = input(in, 0);
+  const Shape shape = broadcast_shapes(x.shape, int_values(input(in, 1), "shape"));
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  for_each_index<1>(shape, {broadcast_strides(x.shape, shape)},
+                    [&](int64_t k, const std::array<int64_t, 1>& o) { copy_elements(x, o[0], out, k, 1); });
+  return {std::move(out)};
+}
+
+// Slice (opset 13): starts, ends, optional axes (default 0..n-1) and steps (default 1); negative
+// starts / ends count from the back, then clamp to [0, dim] (step > 0) or [-1, dim - 1] (step < 0).
+Outputs Slice(const onnx::NodeProto&, const Inputs& in) {
+  const Tensor& x = input(in, 0);
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const Shape starts = int_values(input(in, 1), "starts"), ends = int_values(input(in, 2), "ends");
+  Shape axes, steps;
+  if (const Tensor* a = optional_input(in, 3)) axes = int_values(*a, "axes");
+  else for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  if (const Tensor* st = optional_input(in, 4)) steps = int_values(*st, "steps");
+  else steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw Error("starts, ends, axes and steps differ in length");
+  Shape first(rank, 0), step(rank, 1), shape = x.shape;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t d = normalize_axis(axes[k], rank), dim = x.shape[d];
+    if (steps[k] == 0) throw Error("step 0");
+    auto at = [&](int64_t v) { return v < 0 ? v + dim : v; };
+    int64_t b = at(starts[k]), e = at(ends[k]);
+    if (steps[k] > 0) {
+      b = std::clamp(b, int64_t{0}, dim), e = std::clamp(e, int64_t{0}, dim);
+      shape[d] = e > b ? (e - b + steps[k] - 1) / steps[k] : 0;
+    } else {
+      b = std::clamp(b, int64_t{0}, dim - 1), e = std::clamp(e, int64_t{-1}, dim - 1);
+      shape[d] = b > e ? (b - e - steps[k] - 1) / -steps[k] : 0;
+    }
+    first[d] = b, step[d] = steps[k];
+  }
+  const Shape st = strides_of(x.shape);
+  Shape in_strides(rank);
+  int64_t base = 0;
+  for (int64_t d = 0; d < rank; ++d) in_strides[d] = st[d] * step[d], base += st[d] * first[d];
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  for_each_index<1>(shape, {in_strides},
+                    [&](int64_t k, const std::array<int64_t, 1>& o) { copy_elements(x, base + o[0], out, k, 1); });
+  return {std::move(out)};
+}
+
+// ScatterElements (opset 18, reduction none): data with data[i with axis := indices[i]] =
+// updates[i] for every position i of indices (the shape of updates); negative indices count from
+// the back.
+Outputs ScatterElements(const onnx::NodeProto& n, const Inputs& in) {
+  const Tensor& data = input(in, 0);
+  const Tensor& idx = input(in, 1);
+  const Tensor& upd = input(in, 2);
+  if (attr_string(n, "reduction", "none") != "none") throw Error("reduction other than none is not implemented");
+  const auto rank = static_cast<int64_t>(data.shape.size());
+  const int64_t axis = normalize_axis(attr_int(n, "axis", 0), rank);
+  if (upd.dtype != data.dtype) throw Error("updates and data differ in element type");
+  if (idx.shape != upd.shape || static_cast<int64_t>(idx.shape.size()) != rank)
+    throw Error("indices " + shape_str(idx.shape) + " and updates " + shape_str(upd.shape) + " must have one shape of data's rank");
+  for (int64_t d = 0; d < rank; ++d)
+    if (idx.shape[d] > data.shape[d]) throw Error("indices " + shape_str(idx.shape) + " exceed data " + shape_str(data.shape));
+  const std::vector<int64_t> where = int_values(idx, "indices");
+  Tensor out = data;
+  if (out.view) out.f.assign(out.view, out.view + out.numel()), out.view = nullptr;
+  const Shape st = strides_of(data.shape);
+  Shape idx_in_data(rank);  // strides of data, read in the index tensor's axes
+  for (int64_t d = 0; d < rank; ++d) idx_in_data[d] = d == axis ? 0 : st[d];
+  const int64_t dim = data.shape[axis];
+  for_each_index<1>(idx.shape, {idx_in_data}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const int64_t i = where[k] < 0 ? where[k] + dim : where[k];
+    if (i < 0 || i >= dim)
+      throw Error("index " + std::to_string(where[k]) + " is out of range for axis size " + std::to_string(dim));
+    copy_elements(upd, k, out, o[0] + i * st[axis], 1);
+  });
+  return {std::move(out)};
+}
 
 }  // namespace
 
 void add_shape_ops(std::map<std::string, OpFn>& t) {
   t["Shape"] = Shape_, t["Reshape"] = Reshape, t["Transpose"] = Transpose;
   t["Unsqueeze"] = Unsqueeze, t["Squeeze"] = Squeeze, t["Concat"] = Concat, t["Gather"] = Gather;
-  t["Range"] = Range, t["ReduceMax"] = ReduceMax, t["Identity"] = Identity;
+  t["Range"] = Range, t["ReduceMax"] = ReduceMax, t["ReduceSum"] = ReduceSum, t["Identity"] = Identity;
+  t["Expand"] = Expand, t["Slice"] = Slice, t["ScatterElements"] = ScatterElements;
 }
 
 }  // namespace mobius::eval

@@ -36,6 +36,7 @@ Pipeline Pipeline::for_ep(ExecutionProvider ep, GraphLowering lowering) {
   if (lowering == GraphLowering::attention) p.passes.push_back(make_multi_head_attention());
   else p.passes.push_back(make_group_query_attention(/*rotary_inside=*/ep != ExecutionProvider::dml));
   p.passes.push_back(make_skip_simplified_layer_norm());
+  if (ep == ExecutionProvider::cpu && lowering == GraphLowering::causal_lm) p.passes.push_back(make_mixture_of_experts());
   return p;
 }
 

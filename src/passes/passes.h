@@ -6,7 +6,8 @@
 //   default        none: the canonical graph
 //   onnx-standard  pack_matmuls (default-domain ops only)
 //   cpu            pack_matmuls, group_query_attention (rotary inside, do_rotary=1, where the RoPE
-//                    table is static), skip_simplified_layer_norm (and tied_lm_head last, below)
+//                    table is static), skip_simplified_layer_norm, mixture_of_experts (and
+//                    tied_lm_head last, below)
 //   cuda, webgpu   as cpu, without tied_lm_head
 //   dml            pack_matmuls, group_query_attention without rotary (do_rotary=0),
 //                    skip_simplified_layer_norm
@@ -20,7 +21,7 @@
 //
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
-// GroupQueryAttention (float, float16), MultiHeadAttention (float, float16),
+// GroupQueryAttention (float, float16), MultiHeadAttention (float, float16), MoE (float),
 // SkipSimplifiedLayerNormalization (float, float16,
 // bfloat16), MatMulNBits and GatherBlockQuantized (uint8 data of 4 or 8 bits, float or float16
 // scales). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
@@ -139,6 +140,9 @@ std::unique_ptr<Pass> make_gather_block_quantized();
 // activations and gamma 1-D → com.microsoft SkipSimplifiedLayerNormalization(a, b, gamma), whose
 // 4th output (input_skip_bias_sum) replaces the Add where the residual stream reads it.
 std::unique_ptr<Pass> make_skip_simplified_layer_norm();
+// mixture_of_experts.cpp: the dense sparse-MoE of a softmax top-k router and SiLU-gated experts
+// (blocks/moe.h) → com.microsoft MoE, which runs the picked experts only; see the file's comment.
+std::unique_ptr<Pass> make_mixture_of_experts();
 // tied_lm_head.cpp: the tied LM head's Reshape → Gemm(transB) → Reshape → MatMul(x, Transpose(W)),
 // which writes the logits output without a copy and, with the Transpose folded by onnxruntime at
 // load, multiplies by a [hidden, vocab] constant.

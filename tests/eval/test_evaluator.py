@@ -174,6 +174,54 @@ def test_reduce_max(tmp_path, axes, keepdims):
     check(tmp_path, "ReduceMax", ins, keepdims=keepdims)
 
 
+@pytest.mark.parametrize("axes,keepdims", [([0, 2], 0), ([-1], 1), (None, 0)])
+def test_reduce_sum(tmp_path, axes, keepdims):
+    ins = {"x": f32(3, 4, 5)}
+    if axes is not None:
+        ins["axes"] = np.array(axes, np.int64)
+    check(tmp_path, "ReduceSum", ins, keepdims=keepdims)
+
+
+def test_expand(tmp_path):
+    check(tmp_path, "Expand", {"x": f32(3, 1), "shape": np.array([2, 1, 4], np.int64)})
+    check(tmp_path, "Expand", {"x": np.array(2.5, np.float32), "shape": np.array([2, 3], np.int64)})
+
+
+@pytest.mark.parametrize("starts,ends,axes,steps", [
+    ([0], [3], [-1], None), ([3], [8], [2], [1]), ([0], [100], [2], [2]), ([1], [9], [-1], [2]),
+    ([-2, 0], [10**18, 2], [0, 1], None), ([7], [-100], [2], [-2]), ([2], [2], [1], None),
+])
+def test_slice(tmp_path, starts, ends, axes, steps):
+    ins = {"x": f32(4, 3, 8), "starts": np.array(starts, np.int64), "ends": np.array(ends, np.int64),
+           "axes": np.array(axes, np.int64)}
+    if steps is not None:
+        ins["steps"] = np.array(steps, np.int64)
+    check(tmp_path, "Slice", ins)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_softmax(tmp_path, axis):
+    check(tmp_path, "Softmax", {"x": f32(3, 4, 5, scale=4.0)}, axis=axis)
+
+
+@pytest.mark.parametrize("axis,largest", [(-1, 1), (1, 1), (0, 0)])
+def test_topk(tmp_path, axis, largest):
+    x = f32(4, 6, 5)
+    x[1, 2, 3] = x[1, 4, 3] = x[1, 0, 3]  # ties: the lower index first
+    check(tmp_path, "TopK", {"x": x, "k": np.array([3], np.int64)}, outputs=("values", "indices"), axis=axis,
+          largest=largest)
+
+
+@pytest.mark.parametrize("axis", [1, 0, -1])
+def test_scatter_elements(tmp_path, axis):
+    data = f32(4, 6)
+    idx = np.array([[1, 0, 3], [2, -1, 0]], np.int64) if axis != 0 else np.array([[1, 3], [0, -2]], np.int64)
+    if axis == 0:
+        data = f32(4, 2)
+    upd = f32(*idx.shape)
+    check(tmp_path, "ScatterElements", {"data": data, "indices": idx, "updates": upd}, axis=axis)
+
+
 # --- linear algebra and the LLM ops ---------------------------------------------------------------
 @pytest.mark.parametrize("a,b", [((2, 3, 70), (70, 600)), ((2, 1, 5, 8), (3, 8, 4)), ((8,), (8, 3)), ((4, 8), (8,))])
 def test_matmul(tmp_path, a, b):

@@ -1,6 +1,6 @@
 """T3 on the execution-provider lowering: every decoder row of the parity table, built with
 `mobius build --ep cpu` (GroupQueryAttention, SkipSimplifiedLayerNormalization, packed
-projections: src/passes/passes.h), against transformers with the same checks and tolerance as
+projections, MoE: src/passes/passes.h), against transformers with the same checks and tolerance as
 test_decoder_parity.py (padded batch prefill, decode step, 24 greedy tokens through onnxruntime and
 onnxruntime-genai). The Llama-like rows must actually be lowered; what every row lowered goes to
 build/parity-results/ (variant "<name>@ep-cpu") and the printed table.
@@ -30,6 +30,9 @@ LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "iquestcoder", "mixtral", "q
 # rotary of 4 frequencies in the tiny head (onnxruntime wants a multiple of 8), smollm3's NoPE layers
 LLAMA_LIKE_ROTARY_OUTSIDE = ("phi3", "smollm3", "glm4_moe", "minimax_m2")
 DYNAMIC_ROPE = ("dynamic", "longrope")
+# Sparse MoE with a softmax top-k router and SiLU-gated per-expert weights: every MoE layer becomes
+# com.microsoft MoE (passes/mixture_of_experts.cpp); no router TopK is left.
+MOE_LOWERED = ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe")
 
 
 def lowered_ops(path) -> tuple[Counter, list]:
@@ -49,6 +52,11 @@ def test_ep_cpu_parity(index, model_type, name, overrides, tmp_path_factory):
         rotary = sum(1 for n in gqa for a in n.attribute if a.name == "do_rotary" and a.i == 1)
         ssln = ops[("com.microsoft", "SkipSimplifiedLayerNormalization")]
         row["lowered"] = f"GQA {len(gqa)}/{layers} (rotary inside {rotary}), SkipSimplifiedLayerNorm {ssln}"
+        moe = ops[("com.microsoft", "MoE")]
+        if moe:
+            row["lowered"] += f", MoE {moe}"
+        if model_type in MOE_LOWERED and (not moe or ops[("", "TopK")]):
+            failures.append(f"lowering: MoE {moe}, router TopK left {ops[('', 'TopK')]}")
         if model_type in LLAMA_LIKE + LLAMA_LIKE_ROTARY_OUTSIDE:
             want = (layers, 2 * layers)
             if (len(gqa), ssln) != want:

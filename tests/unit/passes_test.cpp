@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "blocks/decoder.h"
+#include "blocks/moe.h"
 #include "builder/ops.h"
 #include "passes/passes.h"
 #include "test_util.h"
@@ -89,13 +90,15 @@ TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
   EXPECT_EQ(c["RMSNormalization"], 1);
   EXPECT_EQ(c["MatMul"], 4 * 2 + 1);  // qkv, o, gate_up, down per layer; lm_head
   EXPECT_EQ(c["Split"], 2);  // gate/up; GroupQueryAttention reads the packed q/k/v whole
-  ASSERT_EQ(report.size(), 4u);
+  ASSERT_EQ(report.size(), 5u);
   EXPECT_EQ(report[0].pass, "pack_matmuls");
   EXPECT_EQ(report[0].rewrites, 4);
   EXPECT_EQ(report[1].rewrites, 2);
   EXPECT_EQ(report[2].rewrites, 4);
-  EXPECT_EQ(report[3].pass, "tied_lm_head");
-  EXPECT_EQ(report[3].rewrites, 0);  // an untied lm_head is a plain MatMul already
+  EXPECT_EQ(report[3].pass, "mixture_of_experts");
+  EXPECT_EQ(report[3].rewrites, 0);  // no experts
+  EXPECT_EQ(report[4].pass, "tied_lm_head");
+  EXPECT_EQ(report[4].rewrites, 0);  // an untied lm_head is a plain MatMul already
   EXPECT_EQ(input_names(g), (std::vector<std::string>{"input_ids", "attention_mask", "past_key_values.0.key",
                                                       "past_key_values.0.value", "past_key_values.1.key",
                                                       "past_key_values.1.value"}));
@@ -104,6 +107,43 @@ TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
   EXPECT_TRUE(imported);
   EXPECT_TRUE(caches_only_in_group_query_attention(g));
   EXPECT_FALSE(caches_only_in_group_query_attention(DecoderCausalLM(llama_spec()).build_model().graph));
+}
+
+// The dense sparse-MoE (blocks/moe.h) of a softmax top-k router and SiLU-gated per-expert weights
+// becomes com.microsoft MoE under --ep cpu, its fc1 the gate / up rows interleaved from the stacked
+// weights; experts with another activation stay canonical, and so does every ep but cpu.
+TEST(CpuLowering, SparseMoEBecomesTheMoEOp) {
+  auto moe_spec = [](const std::string& act) {
+    DecoderSpec s = llama_spec();
+    MoEOptions m{.hidden_size = 64, .intermediate_size = 32, .hidden_act = act};
+    m.router.num_experts = 4;
+    m.router.top_k = 2;
+    m.router.norm_topk_prob = true;
+    s.make_feed_forward = sparse_moe(m, s.mlp);
+    return s;
+  };
+  std::vector<PassReport> report;
+  const Model m = lowered(moe_spec("silu"), ExecutionProvider::cpu, &report);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["MoE"], 2);
+  EXPECT_EQ(c["TopK"], 0);
+  EXPECT_EQ(c["ScatterElements"], 0);
+  EXPECT_EQ(report[3].pass, "mixture_of_experts");
+  EXPECT_EQ(report[3].rewrites, 2);
+  const Node& moe = only(m.graph, "MoE");
+  EXPECT_EQ(moe.domain, "com.microsoft");
+  ASSERT_EQ(moe.inputs.size(), 5u);
+  EXPECT_EQ(moe.inputs[3], nullptr);  // no fc1 bias
+  auto a = attrs(moe);
+  EXPECT_EQ(std::get<int64_t>(a.at("k").value), 2);
+  EXPECT_EQ(std::get<int64_t>(a.at("normalize_routing_weights").value), 1);
+  EXPECT_EQ(std::get<std::string>(a.at("activation_type").value), "swiglu");
+  EXPECT_EQ(std::get<int64_t>(a.at("swiglu_fusion").value), 1);
+  EXPECT_EQ(std::get<float>(a.at("activation_alpha").value), 1.0f);
+  EXPECT_EQ(std::get<float>(a.at("activation_beta").value), 0.0f);
+  EXPECT_EQ(op_counts(lowered(moe_spec("gelu"), ExecutionProvider::cpu).graph)["MoE"], 0);
+  for (ExecutionProvider ep : {ExecutionProvider::cuda, ExecutionProvider::onnx_standard, ExecutionProvider::default_})
+    EXPECT_EQ(op_counts(lowered(moe_spec("silu"), ep).graph)["MoE"], 0);
 }
 
 // Passes read what blocks know (ir.h NodeTags): the LM head block tags its product, the attention

@@ -105,7 +105,7 @@ std::string describe(const std::vector<mobius::PassReport>& passes) {
 // The human summary of a build on stdout.
 void print_summary(const mobius::BuildOptions& o, const mobius::BuildReport& r) {
   namespace fs = std::filesystem;
-  std::cout << "built " << r.model_type << (r.generic ? " as the generic Llama decoder" : "") << " (" << r.task
+  std::cout << "built " << r.model_type << (r.generic ? " as the " + r.generic_decoder : "") << " (" << r.task
             << ") -> " << o.output_dir << "\n";
   std::cout << "  graph: " << r.num_nodes << " nodes, " << r.num_weights << " weights"
             << (o.weights ? "" : " (--no-weights: zeros)") << ", " << mobius::dtype_name(o.dtype) << "\n";
@@ -306,7 +306,8 @@ int main(int argc, char** argv) {
                     "encoder with modules.json, else feature-extraction");
   build->add_flag("--try-generic", opts.try_generic,
                   "An unregistered text-generation model_type whose config.json is Llama-like: build it with the "
-                  "generic Llama decoder and write the package only if its prefill/decode self-check passes "
+                  "generic Llama decoder (or, when it names experts, the generic Mixtral / Qwen3-MoE-style MoE "
+                  "decoder) and write the package only if its prefill/decode self-check passes "
                   "(float32, needs the weights)");
   build->add_option_function<std::string>("-e,--ep,--execution_provider",
                                           [&](const std::string& v) { opts.ep = cli::ep_word(v); },
