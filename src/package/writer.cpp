@@ -353,6 +353,9 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   size_t next = 0, written = 0;
   bool stop = false;
   std::exception_ptr error;
+  std::map<const WeightBinding*, size_t> columns_left;  // the ranges of a transposed binding not converted
+  for (const Chunk& c : chunks)
+    if (c.col_end == 0 && c.binding->reads_columns()) ++columns_left[c.binding];
 
   auto work = [&] {
     for (;;) {
@@ -382,6 +385,10 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
       }
       std::lock_guard lock(mutex);
       s.chunk = i;
+      // a transposed range reads a column band of every source row: the source goes once the
+      // binding's last range is converted (not written: the next binding's source is coming in)
+      if (c.col_end == 0 && c.binding->reads_columns() && --columns_left[c.binding] == 0)
+        c.binding->release(0, c.binding->rows());
       changed.notify_all();
     }
   };
@@ -431,14 +438,9 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
         // binding's further outputs, a tile band's rows, lie above its first)
         data.settled(w.segments.front().offset);
         bar.advance(w.bytes);
-        // Written: drop the source pages from the resident set. A transposed tensor reads its whole
-        // source matrices for every chunk, so it is released after its last chunk; a tile's source
-        // rows were released once converted.
-        if (w.col_end != 0) continue;
-        if (!w.binding->reads_columns())
-          w.binding->release(w.row_begin, w.row_end);
-        else if (w.last)
-          w.binding->release(0, w.binding->rows());
+        // Written: drop the source pages from the resident set (a tile's source rows and a
+        // transposed binding's source were released once converted).
+        if (w.col_end == 0 && !w.binding->reads_columns()) w.binding->release(w.row_begin, w.row_end);
       }
       i += n;
       std::lock_guard lock(mutex);
