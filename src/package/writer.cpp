@@ -289,6 +289,10 @@ bool next_tile(const Chunk& a, const Chunk& b) {
          b.col_begin == a.col_end;
 }
 
+// The source bytes from which a transposed binding written by ranges of whole rows counts as large
+// for stream_chunks (one such source resident at a time).
+constexpr uint64_t kLargeColumnSource = uint64_t{64} << 20;
+
 // Splits every binding into chunks of whole rows of at most `chunk_bytes` (at least one row; a
 // tensor whose checkpoint cannot stream it is one chunk), or, a transposed weight of more than
 // `tiled_above` source bytes that tiles, into tiles (tile_shape), in data-file order.
@@ -356,15 +360,26 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
   std::map<const WeightBinding*, size_t> columns_left;  // the ranges of a transposed binding not converted
   for (const Chunk& c : chunks)
     if (c.col_end == 0 && c.binding->reads_columns()) ++columns_left[c.binding];
+  // A transposed binding of kLargeColumnSource or more source bytes keeps all of it resident from
+  // its first range to its last: the next such binding starts once it is released, so that two are
+  // never resident together (Llama-3.1-8B's 117 MB MLP matrices, back to back).
+  const WeightBinding* large_open = nullptr;
+  auto large = [](const Chunk& c) {
+    return c.col_end == 0 && c.binding->reads_columns() && c.binding->source_bytes() >= kLargeColumnSource;
+  };
+  auto waits = [&](size_t i) { return large(chunks[i]) && large_open && large_open != chunks[i].binding; };
 
   auto work = [&] {
     for (;;) {
       size_t i;
       {
         std::unique_lock lock(mutex);
-        changed.wait(lock, [&] { return stop || next == chunks.size() || next < written + slots; });
+        changed.wait(lock, [&] {
+          return stop || next == chunks.size() || (next < written + slots && !waits(next));
+        });
         if (stop || next == chunks.size()) return;
         i = next++;
+        if (large(chunks[i])) large_open = chunks[i].binding;
       }
       const Chunk& c = chunks[i];
       Slot& s = slot[i % slots];  // free: chunk i - slots has been written
@@ -387,8 +402,10 @@ void stream_chunks(const std::vector<Chunk>& chunks, DataWriter& data, Progress&
       s.chunk = i;
       // a transposed range reads a column band of every source row: the source goes once the
       // binding's last range is converted (not written: the next binding's source is coming in)
-      if (c.col_end == 0 && c.binding->reads_columns() && --columns_left[c.binding] == 0)
+      if (c.col_end == 0 && c.binding->reads_columns() && --columns_left[c.binding] == 0) {
         c.binding->release(0, c.binding->rows());
+        if (large_open == c.binding) large_open = nullptr;
+      }
       changed.notify_all();
     }
   };
