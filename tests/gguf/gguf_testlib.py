@@ -643,3 +643,18 @@ def genai_greedy_text(package: Path, prompt: str, new_tokens: int) -> tuple[list
     while not generator.is_done():
         generator.generate_next_token()
     return ids, [int(t) for t in generator.get_sequence(0)][len(ids):]
+
+
+def assert_matches_transformers(package: Path, ref) -> None:
+    """PACKAGE's decoder graph against `ref` (a transformers model, run as given): a padded batch
+    prefill (H.prefill_batch) and one decode step on its cache, each within H.TOL."""
+    lm = H.OnnxLM(H.graph_path(package, "model"), ref.config)
+    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
+    valid = mask.astype(bool)
+    got, state = lm(ids, mask, pos)
+    want, cache = H.hf_forward(ref, ids, mask, pos)
+    assert H.max_abs(got[valid], want[valid]) <= H.TOL
+    nxt = np.array([[3], [5]], np.int64)
+    mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
+    pos2 = pos[:, -1:] + 1
+    assert H.max_abs(lm(nxt, mask2, pos2, state)[0], H.hf_forward(ref, nxt, mask2, pos2, cache)[0]) <= H.TOL

@@ -27,8 +27,9 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 import harness as H
 import seq2seq_harness as S
-from gguf_testlib import (ARCHS, QT, dump_floats, dump_json, write_bloom_gguf, write_falcon_gguf, write_gguf,
-                          write_gpt2_gguf, write_lfm2_gguf, write_mamba_gguf, write_t5_gguf)
+from gguf_testlib import (ARCHS, QT, assert_matches_transformers, dump_floats, dump_json, write_bloom_gguf,
+                          write_falcon_gguf, write_gguf, write_gpt2_gguf, write_lfm2_gguf, write_mamba_gguf,
+                          write_t5_gguf)
 
 VARIANTS = [
     ("f32", "llama", QT.F32, {}),
@@ -176,16 +177,7 @@ def test_mamba_gguf_equals_transformers(tmp_path, qtype):
             assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), f"{name} differs from transformers"
     r = H.run_mobius("build", "--gguf", path, tmp_path / "out")
     assert r.returncode == 0, r.stderr
-    lm = H.OnnxLM(H.graph_path(tmp_path / "out", "model"), ref.config)
-    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
-    valid = mask.astype(bool)
-    got, state = lm(ids, mask, pos)
-    want, cache = H.hf_forward(ref, ids, mask, pos)
-    assert H.max_abs(got[valid], want[valid]) <= H.TOL
-    nxt = np.array([[3], [5]], np.int64)
-    mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
-    pos2 = pos[:, -1:] + 1
-    assert H.max_abs(lm(nxt, mask2, pos2, state)[0], H.hf_forward(ref, nxt, mask2, pos2, cache)[0]) <= H.TOL
+    assert_matches_transformers(tmp_path / "out", ref)
 
 
 GPT2_ROWS = [("f32", QT.F32, {}), ("q8_0", QT.Q8_0, {}), ("f32-n_inner-positions", QT.F32, {"n_inner": 128})]

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import harness as H
-from gguf_testlib import QT, dump_floats, dump_json, gpt_oss_stored_model, write_gpt_oss_gguf
+from gguf_testlib import QT, assert_matches_transformers, dump_floats, dump_json, gpt_oss_stored_model, write_gpt_oss_gguf
 
 OVERRIDES = {"swiglu_limit": 7.0}
 
@@ -67,17 +67,7 @@ def test_gpt_oss_gguf_equals_the_original_model(tmp_path, name, qtype, experts_q
     if qtype == QT.F32:
         H.build(tmp_path / "hf", tmp_path / "out-original")
         assert filecmp.cmp(H.data_path(tmp_path / "out-gguf"), H.data_path(tmp_path / "out-original"), shallow=False)
-    lm = H.OnnxLM(H.graph_path(tmp_path / "out-gguf", "model"), ref.config)
-    ref64 = H.float64(ref)
-    ids, mask, pos = H.prefill_batch(ref.config.vocab_size)
-    valid = mask.astype(bool)
-    got, past = lm(ids, mask, pos)
-    want_logits, cache = H.hf_forward(ref64, ids, mask, pos)
-    assert H.max_abs(got[valid], want_logits[valid]) <= H.TOL
-    nxt = np.array([[3], [5]], np.int64)
-    mask2 = np.concatenate([mask, np.ones((2, 1), np.int64)], axis=1)
-    pos2 = pos[:, -1:] + 1
-    assert H.max_abs(lm(nxt, mask2, pos2, past)[0], H.hf_forward(ref64, nxt, mask2, pos2, cache)[0]) <= H.TOL
+    assert_matches_transformers(tmp_path / "out-gguf", H.float64(ref))
 
 
 def test_gpt_oss_gguf_without_an_up_partner_names_it(tmp_path):
