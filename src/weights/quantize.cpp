@@ -166,7 +166,8 @@ void block_quantize_rows(const float* src, int64_t rows, int64_t k, const BlockQ
         hi = std::max(hi, 0.0f);
         const float s = (hi - lo) / max_qf;
         const float zpf = s != 0.0f ? 0.0f - lo / s : lo;
-        zp = zpf < 0.0f ? 0 : zpf > max_qf ? max_q : static_cast<int>(std::roundf(zpf));
+        // NaN (a block holding -inf and +inf, or NaN bounds) -> 0: the conversion would be undefined
+        zp = !(zpf >= 0.0f) ? 0 : zpf > max_qf ? max_q : static_cast<int>(std::roundf(zpf));
         scale = store_scale(s, scale_dtype, scales, r * kb + b);
         if (zero_points) {
           uint8_t& byte = zero_points[r * zp_bytes + (q.bits == 4 ? b / 2 : b)];
