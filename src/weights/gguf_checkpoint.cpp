@@ -1411,6 +1411,7 @@ void GgufCheckpoint::produce_stored(const TensorInfo& t, int64_t row_begin, int6
   MOBIUS_ASSERT(scheme && (zero_points == nullptr || !scheme->symmetric) &&
                     (scale_dtype == DataType::FLOAT || scale_dtype == DataType::FLOAT16),
                 "GgufCheckpoint::produce_stored: '" + t.name + "' is not a Q4_0 / Q8_0 / Q6_K matrix");
+  if (row_end <= row_begin) return;  // no rows (a matrix of none: no row size either)
   const GgufTensor& src = *e.source;
   if (src.type == GgmlType::Q6_K) {
     const int64_t rows = e.shape[0], supers = e.shape[1] / 256;
@@ -1485,6 +1486,7 @@ void GgufCheckpoint::produce_tile(const TensorInfo& t, DataType dst, int64_t row
 
 void GgufCheckpoint::produce_sub(const TensorInfo& t, DataType dst, bool transpose, int64_t r0, int64_t r1,
                                  int64_t c0, int64_t c1, std::span<uint8_t> out) const {
+  if (r1 <= r0 || c1 <= c0) return;  // nothing to write (a matrix of no rows: no row size either)
   const Entry& e = static_cast<const Entry&>(t);
   const GgufTensor& src = *e.source;
   const int64_t rows = e.shape[0];
