@@ -63,14 +63,20 @@ uint64_t resident_bytes() {
 struct SourceSize {
   uint64_t stored = 0, dequantized = 0, elements = 0;
 };
-SourceSize source_size(const Initializer& init, const Checkpoint& ckpt) {
+// `init`'s checkpoint tensors: its source, then a Concat's parts; those not found left out.
+std::vector<const TensorInfo*> sources_of(const Initializer& init, const Checkpoint& ckpt) {
   std::vector<std::string> keys = {init.weight->source_key};
   if (const Concat* c = concat_of(init.weight->transforms)) keys.insert(keys.end(), c->keys.begin(), c->keys.end());
+  std::vector<const TensorInfo*> found;
+  for (const std::string& key : keys)
+    if (const TensorInfo* t = ckpt.find(key)) found.push_back(t);
+  return found;
+}
+
+SourceSize source_size(const Initializer& init, const Checkpoint& ckpt) {
   SourceSize s;
   const auto* gguf = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  for (const std::string& key : keys) {
-    const TensorInfo* t = ckpt.find(key);
-    if (!t) continue;
+  for (const TensorInfo* t : sources_of(init, ckpt)) {
     uint64_t n = 1;
     for (int64_t d : t->shape) n *= static_cast<uint64_t>(d);
     s.stored += gguf ? gguf->stored_bytes(*t) : n * dtype_size(t->dtype);
@@ -112,11 +118,9 @@ uint64_t estimated_peak(const Graph& graph, const Checkpoint& ckpt, size_t chunk
       unstreamed = std::max(unstreamed, src.stored + src.elements * sizeof(float) + out);
       continue;
     }
-    // a large transposed float weight is written in tiles (package/writer.h kTiledSourceBytes), as
-    // WeightBinding::tiles takes it: a tile's output and its source rows
-    const Concat* concat = concat_of(init.weight->transforms);
-    if (!q && t && transposes(init.weight->transforms) && !(concat && concat->axis == -2) && ckpt.tiles(*t) &&
-        src.stored > kTiledSourceBytes) {
+    // a large transposed float weight is written in tiles, as the writer decides (written_in_tiles):
+    // a tile's output and its source rows
+    if (t && written_in_tiles(init.weight->transforms, ckpt, sources_of(init, ckpt), kTiledSourceBytes)) {
       const TileShape tile = weight_tiles_of(init, *t, chunk_bytes);
       out_chunk = std::max(out_chunk, static_cast<uint64_t>(tile.rows * tile.cols) * dtype_size(init.value->dtype));
       reads.push_back(static_cast<uint64_t>(tile.cols * t->shape[1]) * dtype_size(t->dtype));

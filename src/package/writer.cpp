@@ -310,7 +310,7 @@ std::vector<Chunk> plan_chunks(const WeightPlan& plan, const std::map<std::strin
       row_bytes += outputs.back().second;
     }
     if (row_bytes == 0) continue;
-    if (b.streams() && b.tiles() && b.source_bytes() > tiled_above) {
+    if (b.streams() && b.tiles(tiled_above)) {
       // tiles by bands of output rows, each band's tiles along the columns: a tile reads its
       // columns' source rows only (Checkpoint::produce_tile)
       const uint64_t offset = outputs.front().first, es = dtype_size(b.init->value->dtype);

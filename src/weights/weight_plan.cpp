@@ -105,10 +105,23 @@ bool WeightBinding::streams() const {
   return all;
 }
 
-bool WeightBinding::tiles() const {
-  const WeightTransforms& list = init->weight->transforms;
-  if (!transposes(list) || stacked(list) || !checkpoint->tiles(*source)) return false;
-  return std::all_of(concat.begin(), concat.end(), [&](const TensorInfo* t) { return checkpoint->tiles(*t); });
+bool written_in_tiles(const WeightTransforms& list, const Checkpoint& ckpt, std::span<const TensorInfo* const> sources,
+                      uint64_t above) {
+  if (!transposes(list) || stacked(list) || sources.empty()) return false;
+  uint64_t bytes = 0;
+  for (const TensorInfo* t : sources) {
+    if (!ckpt.tiles(*t)) return false;
+    uint64_t n = dtype_size(t->dtype);
+    for (int64_t d : t->shape) n *= static_cast<uint64_t>(d);
+    bytes += n;
+  }
+  return bytes > above;
+}
+
+bool WeightBinding::tiles(uint64_t above) const {
+  std::vector<const TensorInfo*> sources = {source};
+  sources.insert(sources.end(), concat.begin(), concat.end());
+  return written_in_tiles(init->weight->transforms, *checkpoint, sources, above);
 }
 
 uint64_t WeightBinding::source_bytes() const {

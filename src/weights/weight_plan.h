@@ -14,6 +14,14 @@
 
 namespace mobius {
 
+// Whether a weight is written in tiles (WeightBinding::produce_tile, package/writer.cpp): its
+// transforms `list` transpose a float weight ([out, in] -> [in, out]; not quantized, not stacked
+// along rows), its `sources` (the source, then the parts of a Concat along the last axis) are
+// matrices `ckpt` tiles (Checkpoint::tiles), and they hold more than `above` bytes (elements times
+// their dtype's size). The writer and `mobius info`'s memory estimate both decide by it.
+bool written_in_tiles(const WeightTransforms& list, const Checkpoint& ckpt, std::span<const TensorInfo* const> sources,
+                      uint64_t above);
+
 // One initializer's bytes (weights/transform.h): its list in canonical order, [Transpose]
 // [Concat] [Cast] [BlockQuantize], streamed by rows of the output viewed as [rows, last dim]:
 // each part read through the checkpoint's produce() (which converts and transposes), a Concat
@@ -48,10 +56,10 @@ struct WeightBinding {
   // rows() bytes a row each).
   void produce(int64_t row_begin, int64_t row_end, std::span<uint8_t> out) const;
   bool streams() const;  // every part streams
-  // Whether produce_tile() takes this weight: a float weight transposed ([out, in] -> [in, out]),
-  // not quantized, whose parts (a Concat along the last axis) are matrices the checkpoint tiles
-  // (Checkpoint::tiles).
-  bool tiles() const;
+  // Whether the writer writes this weight in tiles (produce_tile) when its sources hold more than
+  // `above` bytes: written_in_tiles of its transforms and parts. tiles() is whether produce_tile()
+  // takes it at all.
+  bool tiles(uint64_t above = 0) const;
   // The bytes of its source tensors (every part) as the checkpoint stores them.
   uint64_t source_bytes() const;
   // Output rows [row_begin, row_end) x columns [col_begin, col_end) of the initializer viewed as
