@@ -275,7 +275,7 @@ class MixtureOfExperts : public Pass {
       if (const std::optional<BlockQuantization> q = qmoe_scheme(ctx, *m)) {
         const std::vector<Value*> w = quantized_experts(e, *m, scope, *q);
         // input, router_probs, fc1, fc1_scales, fc1_bias, fc2, fc2_scales[, fc2_bias, fc3 ×3,
-        // fc1_zero_points, fc2_zero_points]
+        // fc1_zero_points, fc2_zero_points[, fc3_zero_points, router_weights]]
         const size_t fc2 = w.size() / 2;
         std::vector<Value*> inputs{m->x, m->logits, w[0], w[1], nullptr, w[fc2], w[fc2 + 1]};
         if (!q->symmetric || !m->normalize)
