@@ -4,7 +4,8 @@
 // matrix [N, K] = W^T (a BlockQuantize appended to its WeightRef, weights/transform.h and quantize.h) produced by the writer row by row.
 // A tied LM head, Gemm(x, E, transB=1[, C]) with E the embedding [vocab, hidden] = [N, K], becomes
 // MatMulNBits(x, …) [+ C]. The LM head (the MatMul or Gemm its block tagged NodeTags::lm_head)
-// stays float unless QuantizeOptions::lm_head. Weights of rank ≠ 2 (stacked MoE experts) stay float.
+// stays float unless QuantizeOptions::lm_head. Weights of rank ≠ 2 (stacked MoE experts) stay float
+// (under --ep cpu mixture_of_experts, which runs first, quantizes them itself for QMoE).
 // Bias Adds stay as they are. With QuantizeOptions::stored (--precision keep) each weight takes the
 // quantization its checkpoint tensor is stored in (bits and block size per node), one stored in
 // none stays float. Operator: onnxruntime contrib op MatMulNBits (docs/ContribOperators.md;

@@ -16,10 +16,33 @@
 // as bytes), down_proj as [H, I]; the graph stacks them (Reshape to [1, 2I, H] / Unsqueeze, then
 // Concat), which onnxruntime folds at session creation as it folds the dense form's stacking. Measured against the dense form in bench/bench_moe.py
 // (docs/benchmarks.md "moe"). Any other router, activation, bias or dtype stays canonical.
+//
+// With weight quantization (PassContext::quantize) of 4 bits the node is com.microsoft QMoE
+// instead (float32 activations and scales on onnxruntime 1.31's CPU, contrib_ops/cpu/moe/
+// moe_quantization_cpu.cc, which also takes only the interleaved SwiGLU), its experts
+// block-quantized while they are written as MatMulNBits' weights are (passes/quantized_weights.h,
+// weights/quantize.h; one expert matrix at a time): fc1 uint8 [E, 2I, H / 2] (each row of the
+// interleaved [2I, H] in blocks of block_size along H, low nibble first), fc1_scales float
+// [E, 2I, H / block_size], fc2 [E, H, I / 2], fc2_scales [E, H, I / block_size], and, asymmetric,
+// fc1_zero_points [E, 2I, ceil(H / block_size / 2)] and fc2_zero_points
+// [E, H, ceil(I / block_size / 2)] (inputs 11, 12; without them the kernel's zero point is 8, the
+// symmetric one); attributes expert_weight_bits 4, block_size, and accuracy_level as MatMulNBits'.
+// The 1.31 kernel renormalizes the top-k weights even with normalize_routing_weights 0 (measured
+// against MoE): a router without renormalization gives it router_weights = Softmax(L) (input 14),
+// which it then weighs the picked experts with as they are.
+// Expert e's gate_proj and up_proj are written stacked along the rows ([2I, H], gate rows first:
+// the weight path quantizes a Concat along the rows only), each row quantized on its own; the
+// graph interleaves the rows of all experts at once (Reshape to [E, 2, I, ·], Transpose
+// [0, 2, 1, 3], Reshape to [E, 2I, ·]), which onnxruntime folds at session creation. QMoE wants
+// block_size a power of two >= 16 dividing H and I (contrib_defs.cc); a scheme outside that (or
+// 8 bits, whose CPU kernel runs int8 activations at every accuracy level; or --precision keep)
+// keeps the float MoE node, the experts in float.
 #include <variant>
 
 #include "passes/graph_edit.h"
 #include "passes/passes.h"
+#include "passes/quantized_weights.h"
+#include "weights/quantize.h"
 
 namespace mobius {
 namespace {
@@ -97,7 +120,7 @@ Value* silu_input(GraphEditor& e, Value* v) {
 }
 
 struct MoEMatch {
-  Value *x, *logits, *gate, *up, *down;
+  Value *x, *logits, *probs, *gate, *up, *down;  // probs: Softmax(logits)
   std::vector<WeightRef> gate_refs, up_refs, down_refs;  // per expert, [out, in]
   int64_t k, experts, hidden, inter;
   bool normalize;
@@ -146,7 +169,7 @@ std::optional<MoEMatch> match_moe(GraphEditor& e, const Node& sum) {
     }
   }
   if (!m.gate) return std::nullopt;
-  m.logits = softmax->inputs[0], m.down = down->inputs[1], m.k = (*k)[0], m.normalize = *normalize;
+  m.logits = softmax->inputs[0], m.probs = softmax->outputs[0], m.down = down->inputs[1], m.k = (*k)[0], m.normalize = *normalize;
   Node* flat = e.producer_op(m.x, "Reshape");  // x as [tokens, H]: the MatMuls broadcast it over the experts
   auto flat_shape = flat ? e.ints(flat->inputs[1]) : std::nullopt;
   if (!flat_shape || flat_shape->size() != 2) return std::nullopt;
@@ -162,40 +185,113 @@ std::optional<MoEMatch> match_moe(GraphEditor& e, const Node& sum) {
   return m;
 }
 
+// The block quantization QMoE takes the experts of `m` in under `ctx`, or nullopt (float MoE):
+// 4 bits, not --precision keep, block_size a power of two >= 16 dividing H and I.
+std::optional<BlockQuantization> qmoe_scheme(const PassContext& ctx, const MoEMatch& m) {
+  if (!ctx.quantize || ctx.quantize->stored) return std::nullopt;
+  const BlockQuantization& q = ctx.quantize->scheme;
+  const int64_t b = q.block_size;
+  if (q.bits != 4 || b < 16 || (b & (b - 1)) != 0 || m.hidden % b != 0 || m.inter % b != 0) return std::nullopt;
+  return q;
+}
+
+// MoE's fc1 [E, 2I, H] and fc2 [E, H, I], float: each expert's matrices written untransposed
+// (gate | up concatenated along the last axis: [I, 2H] whose rows are gate j | up j, the
+// interleaved [2I, H] as bytes) and stacked by the graph.
+std::vector<Value*> float_experts(GraphEditor& e, const MoEMatch& m, const std::string& scope) {
+  const DataType f = DataType::FLOAT;
+  std::vector<Value*> gate_up, down;
+  for (size_t x = 0; x < m.gate_refs.size(); ++x) {
+    WeightRef r = m.gate_refs[x];  // [I, H] | [I, H] along the last axis, before any Cast
+    r.transforms.insert(r.transforms.begin(), Concat{{m.up_refs[x].source_key}, -1});
+    const std::string base = scope + ".experts." + std::to_string(x);
+    Value* w1 = e.weight(base + ".gate_up", f, {m.inter, 2 * m.hidden}, r);
+    Value* w2 = e.weight(base + ".down", f, {m.hidden, m.inter}, m.down_refs[x]);
+    gate_up.push_back(e.add1("Reshape", {w1, e.const_i64({1, 2 * m.inter, m.hidden}, {3})}, f));
+    down.push_back(e.add1("Unsqueeze", {w2, e.const_i64({0}, {1})}, f));
+  }
+  return {e.add1("Concat", gate_up, f, {{"axis", int64_t{0}}}), e.add1("Concat", down, f, {{"axis", int64_t{0}}})};
+}
+
+// QMoE's fc1, fc1_scales[, fc1_zero_points], fc2, fc2_scales[, fc2_zero_points] (file comment):
+// each expert's gate / up stacked [2I, H] and down [H, I] block-quantized by `q` as they are
+// written, stacked by the graph, fc1's rows interleaved.
+std::vector<Value*> quantized_experts(GraphEditor& e, const MoEMatch& m, const std::string& scope,
+                                      const BlockQuantization& q) {
+  using Part = BlockQuantize::Part;
+  const int parts = q.symmetric ? 2 : 3;  // data, scales[, zero points]
+  const int64_t E = m.experts, H = m.hidden, I = m.inter;
+  // the width of part p's rows (bytes or blocks) for a matrix of k columns
+  auto width = [&](int p, int64_t k) {
+    const Shape s = quant_shape(static_cast<Part>(p), 1, k, q);
+    return static_cast<Part>(p) == Part::data ? s[1].value * s[2].value : s[1].value;
+  };
+  // per part p: fc1's (index p) and fc2's (index parts + p) per-expert values
+  std::vector<std::vector<Value*>> stacks(2 * static_cast<size_t>(parts));
+  for (size_t x = 0; x < m.gate_refs.size(); ++x) {
+    WeightRef r = m.gate_refs[x];  // [I, H] over [I, H], before any Cast
+    r.transforms.insert(r.transforms.begin(), Concat{{m.up_refs[x].source_key}, -2});
+    const std::string base = scope + ".experts." + std::to_string(x);
+    const std::vector<Value*> fc1 = add_quantized_weight(e, r, base + ".gate_up", DataType::FLOAT, 2 * I, H, q);
+    const std::vector<Value*> fc2 = add_quantized_weight(e, m.down_refs[x], base + ".down", DataType::FLOAT, H, I, q);
+    for (int p = 0; p < parts; ++p) {
+      const DataType dt = fc1[p]->dtype;
+      stacks[p].push_back(e.add1("Reshape", {fc1[p], e.const_i64({1, 2, I, width(p, H)}, {4})}, dt));
+      stacks[parts + p].push_back(e.add1("Reshape", {fc2[p], e.const_i64({1, H, width(p, I)}, {3})}, dt));
+    }
+  }
+  std::vector<Value*> out;
+  for (int p = 0; p < 2 * parts; ++p) {
+    const DataType dt = stacks[p][0]->dtype;
+    Value* all = e.add1("Concat", stacks[p], dt, {{"axis", int64_t{0}}});
+    if (p < parts) {  // [E, 2, I, w] (gate rows, up rows) -> [E, 2I, w] (gate j, up j)
+      Value* t = e.add1("Transpose", {all}, dt, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+      all = e.add1("Reshape", {t, e.const_i64({E, 2 * I, width(p, H)}, {3})}, dt);
+    }
+    out.push_back(all);
+  }
+  return out;
+}
+
 class MixtureOfExperts : public Pass {
  public:
   const char* name() const override { return "mixture_of_experts"; }
 
-  int run(Model& model, const PassContext&) const override {
+  int run(Model& model, const PassContext& ctx) const override {
     GraphEditor e(model);
     Graph& g = model.graph;
     int rewrites = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const std::optional<MoEMatch> m = match_moe(e, g.nodes[i]);
       if (!m) continue;
-      const DataType f = DataType::FLOAT;
       e.set_scope(GraphEditor::scope_of(g.nodes[i]));
       const std::string scope = GraphEditor::scope_of(g.nodes[i]);
-      std::vector<Value*> gate_up, down;
-      for (size_t x = 0; x < m->gate_refs.size(); ++x) {
-        WeightRef r = m->gate_refs[x];  // [I, H] | [I, H] along the last axis, before any Cast
-        r.transforms.insert(r.transforms.begin(), Concat{{m->up_refs[x].source_key}, -1});
-        const std::string base = scope + ".experts." + std::to_string(x);
-        Value* w1 = e.weight(base + ".gate_up", f, {m->inter, 2 * m->hidden}, r);
-        Value* w2 = e.weight(base + ".down", f, {m->hidden, m->inter}, m->down_refs[x]);
-        gate_up.push_back(e.add1("Reshape", {w1, e.const_i64({1, 2 * m->inter, m->hidden}, {3})}, f));
-        down.push_back(e.add1("Unsqueeze", {w2, e.const_i64({0}, {1})}, f));
+      std::vector<Attribute> attrs{{"k", m->k},
+                                   {"normalize_routing_weights", int64_t{m->normalize ? 1 : 0}},
+                                   {"activation_type", std::string("swiglu")},
+                                   {"swiglu_fusion", int64_t{1}},
+                                   {"activation_alpha", 1.0f},
+                                   {"activation_beta", 0.0f}};
+      if (const std::optional<BlockQuantization> q = qmoe_scheme(ctx, *m)) {
+        const std::vector<Value*> w = quantized_experts(e, *m, scope, *q);
+        // input, router_probs, fc1, fc1_scales, fc1_bias, fc2, fc2_scales[, fc2_bias, fc3 ×3,
+        // fc1_zero_points, fc2_zero_points[, fc3_zero_points, router_weights]]
+        const size_t fc2 = w.size() / 2;
+        std::vector<Value*> inputs{m->x, m->logits, w[0], w[1], nullptr, w[fc2], w[fc2 + 1]};
+        if (!q->symmetric || !m->normalize)
+          inputs.insert(inputs.end(), {nullptr, nullptr, nullptr, nullptr, q->symmetric ? nullptr : w[2],
+                                       q->symmetric ? nullptr : w[fc2 + 2]});
+        // the kernel renormalizes the top-k routing weights whatever normalize_routing_weights
+        // says; router_weights (input 14) weighs the experts with the softmax as it is
+        if (!m->normalize) inputs.insert(inputs.end(), {nullptr, m->probs});
+        attrs.push_back({"expert_weight_bits", int64_t{q->bits}});
+        attrs.push_back({"block_size", q->block_size});
+        if (ctx.quantize->accuracy_level) attrs.push_back({"accuracy_level", int64_t{ctx.quantize->accuracy_level}});
+        e.add("QMoE", inputs, {g.nodes[i].outputs[0]}, attrs, "com.microsoft");
+      } else {
+        const std::vector<Value*> w = float_experts(e, *m, scope);
+        e.add("MoE", {m->x, m->logits, w[0], nullptr, w[1]}, {g.nodes[i].outputs[0]}, attrs, "com.microsoft");
       }
-      Value* fc1 = e.add1("Concat", gate_up, f, {{"axis", int64_t{0}}});  // [E, 2I, H]
-      Value* fc2 = e.add1("Concat", down, f, {{"axis", int64_t{0}}});    // [E, H, I]
-      e.add("MoE", {m->x, m->logits, fc1, nullptr, fc2}, {g.nodes[i].outputs[0]},
-            {{"k", m->k},
-             {"normalize_routing_weights", int64_t{m->normalize ? 1 : 0}},
-             {"activation_type", std::string("swiglu")},
-             {"swiglu_fusion", int64_t{1}},
-             {"activation_alpha", 1.0f},
-             {"activation_beta", 0.0f}},
-            "com.microsoft");
       e.remove(i);
       ++rewrites;
     }

@@ -21,7 +21,8 @@
 //
 // The com.microsoft ops and attributes emitted are those onnxruntime 1.31 implements on its CPU
 // provider (contrib op schemas, onnxruntime/core/graph/contrib_ops/bert_defs.cc):
-// GroupQueryAttention (float, float16), MultiHeadAttention (float, float16), MoE (float),
+// GroupQueryAttention (float, float16), MultiHeadAttention (float, float16), MoE (float), QMoE
+// (float activations and scales, 4-bit block-quantized experts),
 // SkipSimplifiedLayerNormalization (float, float16,
 // bfloat16), MatMulNBits and GatherBlockQuantized (uint8 data of 4 or 8 bits, float or float16
 // scales). Every pass is conservative: a pattern it cannot prove equivalent stays canonical.
@@ -141,7 +142,9 @@ std::unique_ptr<Pass> make_gather_block_quantized();
 // 4th output (input_skip_bias_sum) replaces the Add where the residual stream reads it.
 std::unique_ptr<Pass> make_skip_simplified_layer_norm();
 // mixture_of_experts.cpp: the dense sparse-MoE of a softmax top-k router and SiLU-gated experts
-// (blocks/moe.h) → com.microsoft MoE, which runs the picked experts only; see the file's comment.
+// (blocks/moe.h) → com.microsoft MoE, which runs the picked experts only; with 4-bit
+// PassContext::quantize (a block size QMoE takes) com.microsoft QMoE, the experts block-quantized
+// at write time; see the file's comment.
 std::unique_ptr<Pass> make_mixture_of_experts();
 // tied_lm_head.cpp: the tied LM head's Reshape → Gemm(transB) → Reshape → MatMul(x, Transpose(W)),
 // which writes the logits output without a copy and, with the Transpose folded by onnxruntime at

@@ -14,9 +14,11 @@
     and asserted >= 90% for int8 only: on these tiny random models (vocab 256, near-tied logits)
     round-to-nearest int4 keeps the top-1 token on 49–100% of the positions (median 82%), and
     onnxruntime's own quantizer gives the same logits (checked on every row, below). A smaller set of
-    rows covers --ep default, int8, asym, block 64/128, the quantized LM head (tied and not),
+    rows covers --ep default, int8, asym (QMoE's zero points too), block 64/128, the quantized LM head (tied and not),
     quantized embeddings (GatherBlockQuantized), float16. Each row's logits also equal those of
-    onnxruntime's quantizer applied to mobius' float build (same weights, same kernel).
+    onnxruntime's quantizer applied to mobius' float build (same weights, same kernel); int4 --ep
+    cpu writes the MoE experts 4-bit in com.microsoft QMoE, compared with the float build's MoE on
+    the experts onnxruntime's quantizer dequantizes to.
 """
 
 import json
@@ -212,10 +214,31 @@ def option(args, name, default):
     return args[args.index(name) + 1] if name in args else default
 
 
+def dequantize_moe_experts(model, bits: int, block: int, sym: bool) -> None:
+    """In a float --ep cpu build: every com.microsoft MoE node's per-expert initializers (expert
+    x's gate | up [I, 2H], the interleaved fc1 rows [2I, H], and down [H, I], stacked by the graph:
+    passes/mixture_of_experts.cpp) replaced by their dequantization by onnxruntime's quantizer
+    (rows of blocks along the input features), what QMoE computes with."""
+    inits = {i.name: i for i in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
+    moes = [n for n in model.graph.node if (n.domain, n.op_type) == ("com.microsoft", "MoE")]
+    for moe in moes:
+        for fc in (moe.input[2], moe.input[4]):
+            for part in producer[fc].input:  # Concat of Reshape / Unsqueeze(initializer)
+                init = inits[producer[part].input[0]]
+                w = numpy_helper.to_array(init)
+                rows = w.reshape(-1, w.shape[1] // 2) if init.name.endswith(".gate_up") else w  # [N, K]
+                k = rows.shape[1]
+                deq = dequantize(*ort_quantize(np.ascontiguousarray(rows.T), bits, block, sym), k, bits, block, sym)
+                init.CopyFrom(numpy_helper.from_array(deq.reshape(w.shape).astype(w.dtype), init.name))
+
+
 def ort_quantized_reference(hf, work, args, runtime, quantized_model, dtype):
     """The float build of the same checkpoint (same --ep and --dtype), quantized by onnxruntime's
     MatMulNBitsQuantizer with the same bits / block size / scheme / accuracy level, on the nodes
-    whose weight mobius quantized (the checkpoint-weight MatMuls but those mobius left float)."""
+    whose weight mobius quantized (the checkpoint-weight MatMuls but those mobius left float), and
+    when mobius wrote com.microsoft QMoE, its MoE experts dequantized (dequantize_moe_experts).
+    Returns (path, MatMuls quantized, MoE nodes of the float build)."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     float_args = [a for a in ("--ep", "--dtype") if a in args]
@@ -229,14 +252,17 @@ def ort_quantized_reference(hf, work, args, runtime, quantized_model, dtype):
     include = [n.name for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in external
                and n.name not in left]
     bits = int(option(args, "--precision", "int4")[3:])
-    q = MatMulNBitsQuantizer(model, bits=bits, block_size=int(option(args, "--block-size", 32)),
-                             is_symmetric=option(args, "--quant-scheme", "sym") == "sym",
+    block, sym = int(option(args, "--block-size", 32)), option(args, "--quant-scheme", "sym") == "sym"
+    moes = sum(1 for n in model.graph.node if (n.domain, n.op_type) == ("com.microsoft", "MoE"))
+    if any(n.op_type == "QMoE" for n in quantized_model.graph.node):
+        dequantize_moe_experts(model, bits, block, sym)
+    q = MatMulNBitsQuantizer(model, bits=bits, block_size=block, is_symmetric=sym,
                              accuracy_level=int(option(args, "--accuracy-level", 0)) or None,
                              nodes_to_exclude=[n.name for n in model.graph.node if n.name not in include])
     q.process()
     out = work / "ort-quantized.onnx"
     onnx.save(q.model.model, str(out))
-    return out, len(include)
+    return out, len(include), moes
 
 
 def pinned(args) -> tuple:
@@ -250,8 +276,10 @@ def pinned(args) -> tuple:
 
 def top1_row(model_type, overrides, work, build_args, lm_head_quantized=False, dtype=np.float32):
     """Builds the row quantized; checks that every weight product (but the float LM head) is a
-    MatMulNBits, that the logits equal those of onnxruntime's quantizer applied to the float build
-    (max|Δ| <= H.TOL; without a quantized tied LM head, which its quantizer leaves as a Gemm), and
+    MatMulNBits, that int4 made every MoE node of the float build a QMoE with no float expert left,
+    that the logits equal those of onnxruntime's quantizer applied to the float build, its MoE
+    experts dequantized (max|Δ| <= H.TOL; without a quantized tied LM head, which its quantizer
+    leaves as a Gemm), and
     for int8 the top-1 agreement with transformers float32 (>= TOP1). Returns (agreement,
     problems)."""
     build_args = pinned(build_args)
@@ -273,10 +301,18 @@ def top1_row(model_type, overrides, work, build_args, lm_head_quantized=False, d
     ox_logits, _ = H.OnnxLM(path, ref.config, dtype=dtype, position_ids_optional=optional_pos)(ids, mask, pos)
     valid = mask.astype(bool)
     agree = float(np.mean(ox_logits[valid].argmax(-1) == hf_logits[valid].argmax(-1)))
+    # int4 --ep cpu: MoE experts 4-bit in QMoE (passes/mixture_of_experts.cpp), none left in float
+    qmoe = sum(1 for n in model.graph.node if n.op_type == "QMoE")
+    float_experts = [i.name for i in model.graph.initializer if ".experts." in i.name and not i.name.endswith("_scales")
+                     and i.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)]
+    if qmoe and float_experts:
+        problems.append(f"{qmoe} QMoE, float expert initializers left: {float_experts[:4]}")
     if not lm_head_quantized and "--quantize-embeddings" not in build_args:
-        ort_path, n = ort_quantized_reference(hf, work, build_args, runtime, model, dtype)
+        ort_path, n, moes = ort_quantized_reference(hf, work, build_args, runtime, model, dtype)
         if n != nbits:
             problems.append(f"onnxruntime's quantizer quantized {n} MatMuls, mobius {nbits}")
+        if option(build_args, "--precision", "") == "int4" and qmoe != moes:
+            problems.append(f"{qmoe} QMoE nodes, the float build has {moes} MoE")
         ort_logits, _ = H.OnnxLM(ort_path, ref.config, dtype=dtype, position_ids_optional=optional_pos)(ids, mask, pos)
         delta = H.max_abs(ox_logits[valid], ort_logits[valid])
         if not delta <= H.TOL:
@@ -306,6 +342,7 @@ VARIANTS = [
     ("llama", ("--precision", "int4"), False, np.float32),
     ("qwen2", ("--precision", "int8", "--ep", "default"), False, np.float32),
     ("mistral", ("--precision", "int4", "--quant-scheme", "asym", "--ep", "cpu"), False, np.float32),
+    ("qwen3_moe", ("--precision", "int4", "--quant-scheme", "asym", "--ep", "cpu"), False, np.float32),  # QMoE zero points
     ("phi3", ("--precision", "int4", "--block-size", "64", "--ep", "cpu"), False, np.float32),
     ("gpt2", ("--precision", "int4", "--block-size", "128", "--quant-scheme", "asym"), False, np.float32),
     ("gemma", ("--precision", "int8", "--quantize-lm-head", "--ep", "cpu"), True, np.float32),  # tied LM head

@@ -7,9 +7,11 @@
 #include "blocks/decoder.h"
 #include "blocks/moe.h"
 #include "builder/ops.h"
+#include "passes/graph_edit.h"
 #include "passes/passes.h"
 #include "test_util.h"
 #include "util/float16.h"
+#include "weights/quantize.h"
 #include "weights/safetensors.h"
 #include "weights/weight_plan.h"
 
@@ -109,19 +111,34 @@ TEST(CpuLowering, LlamaBecomesGroupQueryAttentionAndSkipNorms) {
   EXPECT_FALSE(caches_only_in_group_query_attention(DecoderCausalLM(llama_spec()).build_model().graph));
 }
 
+DecoderSpec moe_spec(const std::string& act, bool norm_topk_prob = true) {
+  DecoderSpec s = llama_spec();
+  MoEOptions m{.hidden_size = 64, .intermediate_size = 32, .hidden_act = act};
+  m.router.num_experts = 4;
+  m.router.top_k = 2;
+  m.router.norm_topk_prob = norm_topk_prob;
+  s.make_feed_forward = sparse_moe(m, s.mlp);
+  return s;
+}
+
+Model lowered_quantized(const DecoderSpec& s, const QuantizeOptions& q) {
+  Model m = DecoderCausalLM(s).build_model();
+  const PassContext ctx{.ep = ExecutionProvider::cpu, .max_sequence_length = 96, .quantize = q};
+  Pipeline::for_context(ctx).run(m, ctx);
+  return m;
+}
+
+const Initializer& initializer(const Graph& g, const std::string& name) {
+  for (const Initializer& i : g.initializers)
+    if (i.value->name == name) return i;
+  ADD_FAILURE() << name;
+  return g.initializers.front();
+}
+
 // The dense sparse-MoE (blocks/moe.h) of a softmax top-k router and SiLU-gated per-expert weights
 // becomes com.microsoft MoE under --ep cpu, its fc1 the gate / up rows interleaved from the stacked
 // weights; experts with another activation stay canonical, and so does every ep but cpu.
 TEST(CpuLowering, SparseMoEBecomesTheMoEOp) {
-  auto moe_spec = [](const std::string& act) {
-    DecoderSpec s = llama_spec();
-    MoEOptions m{.hidden_size = 64, .intermediate_size = 32, .hidden_act = act};
-    m.router.num_experts = 4;
-    m.router.top_k = 2;
-    m.router.norm_topk_prob = true;
-    s.make_feed_forward = sparse_moe(m, s.mlp);
-    return s;
-  };
   std::vector<PassReport> report;
   const Model m = lowered(moe_spec("silu"), ExecutionProvider::cpu, &report);
   auto c = op_counts(m.graph);
@@ -144,6 +161,153 @@ TEST(CpuLowering, SparseMoEBecomesTheMoEOp) {
   EXPECT_EQ(op_counts(lowered(moe_spec("gelu"), ExecutionProvider::cpu).graph)["MoE"], 0);
   for (ExecutionProvider ep : {ExecutionProvider::cuda, ExecutionProvider::onnx_standard, ExecutionProvider::default_})
     EXPECT_EQ(op_counts(lowered(moe_spec("silu"), ep).graph)["MoE"], 0);
+}
+
+std::vector<int64_t> dims(const Initializer& i) {
+  std::vector<int64_t> out;
+  for (const Dim& d : *i.value->shape) out.push_back(d.value);
+  return out;
+}
+
+// Under 4-bit quantization the sparse MoE becomes com.microsoft QMoE (passes/mixture_of_experts.cpp):
+// inputs fc1, fc1_scales, fc2, fc2_scales (asymmetric: and zero points as inputs 11, 12; without
+// renormalization the router's softmax as router_weights, input 14) stacked
+// from each expert's block-quantized matrices; attributes as the float MoE's plus the scheme and
+// MatMulNBits' accuracy level. What QMoE cannot take keeps the float MoE: a block size not dividing
+// the intermediate size, 8 bits, --precision keep.
+TEST(CpuLowering, QuantizedSparseMoEBecomesQMoE) {
+  QuantizeOptions q;
+  q.scheme = {4, 32, true};
+  q.accuracy_level = 4;
+  const Model m = lowered_quantized(moe_spec("silu"), q);
+  auto c = op_counts(m.graph);
+  EXPECT_EQ(c["QMoE"], 2);
+  EXPECT_EQ(c["MoE"], 0);
+  EXPECT_EQ(c["TopK"], 0);
+  const Node& qmoe = only(m.graph, "QMoE");
+  EXPECT_EQ(qmoe.domain, "com.microsoft");
+  ASSERT_EQ(qmoe.inputs.size(), 7u);
+  EXPECT_EQ(qmoe.inputs[4], nullptr);  // no fc1 bias
+  EXPECT_EQ(qmoe.inputs[2]->dtype, DataType::UINT8);
+  EXPECT_EQ(qmoe.inputs[3]->dtype, DataType::FLOAT);
+  auto a = attrs(qmoe);
+  EXPECT_EQ(std::get<int64_t>(a.at("expert_weight_bits").value), 4);
+  EXPECT_EQ(std::get<int64_t>(a.at("block_size").value), 32);
+  EXPECT_EQ(std::get<int64_t>(a.at("accuracy_level").value), 4);
+  EXPECT_EQ(std::get<int64_t>(a.at("k").value), 2);
+  EXPECT_EQ(std::get<std::string>(a.at("activation_type").value), "swiglu");
+  EXPECT_EQ(std::get<int64_t>(a.at("swiglu_fusion").value), 1);
+  for (const Initializer& i : m.graph.initializers)  // no float expert left
+    if (i.value->name.find(".experts.") != std::string::npos) EXPECT_EQ(quantize_of(i.weight->transforms) != nullptr, true) << i.value->name;
+  // expert 0 of the last layer: gate over up [2I, H] in blocks of 32 along H
+  const std::string e0 = GraphEditor::scope_of(qmoe) + ".experts.0";
+  EXPECT_EQ(dims(initializer(m.graph, e0 + ".gate_up_Q4")), (std::vector<int64_t>{64, 2, 16}));
+  EXPECT_EQ(dims(initializer(m.graph, e0 + ".gate_up_scales")), (std::vector<int64_t>{64, 2}));
+  EXPECT_EQ(dims(initializer(m.graph, e0 + ".down_Q4")), (std::vector<int64_t>{64, 1, 16}));
+
+  q.scheme.symmetric = false;
+  q.accuracy_level = 0;
+  const Model asym = lowered_quantized(moe_spec("silu"), q);
+  const Node& qa = only(asym.graph, "QMoE");
+  ASSERT_EQ(qa.inputs.size(), 13u);
+  for (size_t i : {4, 7, 8, 9, 10}) EXPECT_EQ(qa.inputs[i], nullptr) << i;
+  EXPECT_EQ(qa.inputs[11]->dtype, DataType::UINT8);
+  EXPECT_EQ(qa.inputs[12]->dtype, DataType::UINT8);
+  EXPECT_EQ(attrs(qa).count("accuracy_level"), 0u);
+  EXPECT_EQ(dims(initializer(asym.graph, e0 + ".gate_up_zero_points")), (std::vector<int64_t>{64, 1}));
+
+  // without renormalization: router_weights (input 14) = the router's Softmax, which the kernel
+  // weighs the experts with as they are
+  const Model plain = lowered_quantized(moe_spec("silu", false), q);
+  const Node& qp = only(plain.graph, "QMoE");
+  ASSERT_EQ(qp.inputs.size(), 15u);
+  EXPECT_EQ(qp.inputs[13], nullptr);
+  EXPECT_EQ(std::get<int64_t>(attrs(qp).at("normalize_routing_weights").value), 0);
+  const Node* softmax = nullptr;
+  for (const Node& n : plain.graph.nodes)
+    if (n.outputs[0] == qp.inputs[14]) softmax = &n;
+  ASSERT_NE(softmax, nullptr);
+  EXPECT_EQ(softmax->op_type, "Softmax");
+  EXPECT_EQ(softmax->inputs[0], qp.inputs[1]);
+
+  QuantizeOptions block64 = q, bits8 = q, keep = q;
+  block64.scheme.block_size = 64;  // does not divide I = 32
+  bits8.scheme.bits = 8;
+  keep.stored = [](const WeightRef&) { return std::optional<BlockQuantization>{BlockQuantization{4, 32, true}}; };
+  for (const QuantizeOptions& o : {block64, bits8, keep}) {
+    auto n = op_counts(lowered_quantized(moe_spec("silu"), o).graph);
+    EXPECT_EQ(n["MoE"], 2);
+    EXPECT_EQ(n["QMoE"], 0);
+  }
+}
+
+// QMoE's fc1 bytes of one expert, as the writer produces them from the checkpoint and the graph
+// interleaves them (Transpose [0, 2, 1, 3] of [E, 2, I, ·]): the block quantization
+// (weights/quantize.h) of the interleaved [2I, H] (row 2j gate_proj's row j, row 2j + 1 up_proj's),
+// row by row, for each part; fc2's that of down_proj [H, I].
+TEST(CpuLowering, QMoEExpertBytesAreTheInterleavedMatrixQuantized) {
+  QuantizeOptions q;
+  q.scheme = {4, 32, false};
+  const Model m = lowered_quantized(moe_spec("silu"), q);
+  const Node& qmoe = only(m.graph, "QMoE");
+  const std::string e0 = GraphEditor::scope_of(qmoe) + ".experts.0";
+  for (size_t input : {2, 3, 11}) {  // fc1, fc1_scales, fc1_zero_points: Reshape(Transpose(Concat))
+    const Node* reshape = nullptr;
+    const Node* transpose = nullptr;
+    for (const Node& n : m.graph.nodes)
+      if (n.outputs[0] == qmoe.inputs[input]) reshape = &n;
+    ASSERT_NE(reshape, nullptr);
+    for (const Node& n : m.graph.nodes)
+      if (n.outputs[0] == reshape->inputs[0]) transpose = &n;
+    ASSERT_NE(transpose, nullptr);
+    EXPECT_EQ(transpose->op_type, "Transpose");
+    EXPECT_EQ(std::get<std::vector<int64_t>>(attrs(*transpose).at("perm").value), (std::vector<int64_t>{0, 2, 1, 3}));
+  }
+  const WeightRef& ref = *initializer(m.graph, e0 + ".gate_up_Q4").weight;
+  ASSERT_FALSE(ref.transforms.empty());
+  const Concat* cat = std::get_if<Concat>(&ref.transforms[0]);
+  ASSERT_NE(cat, nullptr);
+  const std::string gate_key = ref.source_key, up_key = cat->keys.at(0);
+  const std::string down_key = initializer(m.graph, e0 + ".down_Q4").weight->source_key;
+  const int64_t H = 64, I = 32;
+  std::vector<float> gate(I * H), up(I * H), down(H * I);
+  for (size_t i = 0; i < gate.size(); ++i) {
+    gate[i] = std::cos(0.37f * i) * 0.5f + 0.1f;
+    up[i] = std::sin(0.11f * i) - 0.2f;
+    down[i] = std::cos(0.07f * i + 1.0f);
+  }
+  test::TempDir dir;
+  test::SafetensorsWriter().f32(gate_key, {I, H}, gate).f32(up_key, {I, H}, up).f32(down_key, {H, I}, down)
+      .write(dir.path / "model.safetensors");
+  SafetensorsCheckpoint ckpt(dir.str());
+  std::vector<float> interleaved;
+  for (int64_t j = 0; j < I; ++j) {
+    interleaved.insert(interleaved.end(), gate.begin() + j * H, gate.begin() + (j + 1) * H);
+    interleaved.insert(interleaved.end(), up.begin() + j * H, up.begin() + (j + 1) * H);
+  }
+  for (const char* part : {"_Q4", "_scales", "_zero_points"})
+    for (const auto& [name, src, rows, k] : {std::tuple{".gate_up", &interleaved, 2 * I, H}, std::tuple{".down", &down, H, I}}) {
+      const Initializer& init = initializer(m.graph, e0 + name + part);
+      Graph g;
+      GraphBuilder b(g);
+      b.weight(init.value->name, init.value->dtype, *init.value->shape, *init.weight);
+      WeightPlan plan = WeightPlan::bind(g, ckpt);
+      ASSERT_EQ(plan.bindings().size(), 1u);
+      const WeightBinding& wb = plan.bindings()[0];
+      ASSERT_EQ(wb.rows(), rows);
+      std::vector<uint8_t> written(init.nbytes()), got(init.nbytes()), want(init.nbytes());
+      wb.produce(0, wb.rows(), written);
+      const size_t row_bytes = init.nbytes() / static_cast<size_t>(rows);
+      for (int64_t r = 0; r < rows; ++r) {  // fc1: the graph's row 2j + h is the written row h * I + j
+        const int64_t from = name == std::string(".gate_up") ? (r % 2) * I + r / 2 : r;
+        std::copy_n(written.begin() + static_cast<std::ptrdiff_t>(from * row_bytes), row_bytes,
+                    got.begin() + static_cast<std::ptrdiff_t>(r * row_bytes));
+      }
+      const std::string p = part;
+      block_quantize_rows(src->data(), rows, k, q.scheme, DataType::FLOAT, p == "_Q4" ? want.data() : nullptr,
+                          p == "_scales" ? want.data() : nullptr, p == "_zero_points" ? want.data() : nullptr);
+      EXPECT_EQ(got, want) << name << part;
+    }
 }
 
 // Passes read what blocks know (ir.h NodeTags): the LM head block tags its product, the attention
