@@ -71,6 +71,10 @@ MODELS = {
 }
 DEFAULT_MODELS = ["qwen2.5-0.5b", "llama-3.2-1b"]
 PEER_TIMEOUT_S = 60 * 60  # a peer past one hour is reported as such
+# A peer is killed when the machine has less than this available: with no swap the kernel first
+# evicts every file page (the programs' own code included) and the machine thrashes for many
+# minutes before its OOM killer acts (Optimum's f32 export of the Qwen2.5-7B shape: 19 min).
+MEM_EXHAUSTED_KIB = 1024 * 1024
 MOBIUS_BIN = Path(os.environ.get("MOBIUS_BIN", REPO / "build" / "mobius"))  # as in the harness
 MOBIUS_ONNX = BENCH / ".venv-mobius-onnx"
 GENAI = BENCH / ".venv-genai"
@@ -91,6 +95,8 @@ UNSUPPORTED = {
     ("hf-exporters", "int4"): "f32 only here",
     ("ort-quantizer", "f32"): "", ("ort-quantizer", "f16"): "",
 }
+# Optimum's task for a model that is not a text decoder (the others: text-generation-with-past).
+OPTIMUM_TASK = {"whisper-large-v3": "automatic-speech-recognition-with-past"}
 # The ORT quantizer reads mobius's f32 package whole: run where that package fits memory and disk.
 QUANTIZER_MAX_F32_BYTES = 8 * 10**9
 
@@ -215,7 +221,7 @@ def command(tool: str, model: str, ckpt: Path, out: Path, dtype: str, cache: Pat
                 "-e", "cpu", "-c", str(cache)]
     if tool == "optimum":
         return [str(OPTIMUM / "bin" / "optimum-cli"), "export", "onnx", "--model", str(ckpt),
-                "--task", "text-generation-with-past", str(out)]
+                "--task", OPTIMUM_TASK.get(model, "text-generation-with-past"), str(out)]
     if tool == "hf-exporters":
         return [str(EXPORTERS / "bin" / "python"), str(BENCH / "export_transformers.py"), str(ckpt),
                 str(out)]
@@ -283,6 +289,14 @@ def tree_rss_anon_kib(pid: int) -> int:
     return total
 
 
+def mem_available_kib() -> int:
+    """MemAvailable of /proc/meminfo: what the machine can still give without swapping."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1])
+    return 1 << 40
+
+
 def run_once(tool: str, model: str, ckpt: Path, dtype: str, nbytes: int) -> dict:
     out = WORK / "out" / f"{tool}-{model}-{dtype}"
     cache = WORK / "cache" / f"{tool}-{model}-{dtype}"
@@ -293,19 +307,29 @@ def run_once(tool: str, model: str, ckpt: Path, dtype: str, nbytes: int) -> dict
     # (dirty_background_ratio + dirty_ratio) / 2 of memory, so the previous run's unwritten
     # gigabytes would slow whichever tool runs next.
     os.sync()
+    # ... and with the memory a killed run held given back (its processes take a while to exit).
+    deadline = time.monotonic() + 120
+    while mem_available_kib() < 4 * MEM_EXHAUSTED_KIB and time.monotonic() < deadline:
+        time.sleep(1)
     timefile = WORK / "time.txt"
     timeout = PEER_TIMEOUT_S
+    # A peer runs first in line for the kernel's OOM killer (choom): one that outgrows memory is
+    # killed and reported so, not whatever else the machine runs.
+    oom_first = ["choom", "-n", "1000", "--"] if tool in PEERS else []
     cmd = ["nice", "/usr/bin/time", "-v", "-o", str(timefile), "timeout", "-s", "KILL",
-           str(timeout), *command(tool, model, ckpt, out, dtype, cache, nbytes)]
+           str(timeout), *oom_first, *command(tool, model, ckpt, out, dtype, cache, nbytes)]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.monotonic()
     logs = WORK / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     with open(logs / "stdout.tmp", "w+") as so, open(logs / "stderr.tmp", "w+") as se:
-        proc = subprocess.Popen(cmd, stdout=so, stderr=se, env=env, cwd=WORK)
-        anon_kib = 0
+        proc = subprocess.Popen(cmd, stdout=so, stderr=se, env=env, cwd=WORK, start_new_session=True)
+        anon_kib, exhausted = 0, False
         while proc.poll() is None:
             anon_kib = max(anon_kib, tree_rss_anon_kib(proc.pid))
+            if tool in PEERS and mem_available_kib() < MEM_EXHAUSTED_KIB:
+                exhausted = True
+                os.killpg(proc.pid, 9)
             time.sleep(0.2)
         so.seek(0)
         se.seek(0)
@@ -318,7 +342,11 @@ def run_once(tool: str, model: str, ckpt: Path, dtype: str, nbytes: int) -> dict
     res = {"wall_s": wall if wall is not None else elapsed, "rss_kib": rss,
            "anon_kib": anon_kib, "cpu_s": cpu, "rc": p.returncode}
     if p.returncode != 0:
-        if p.returncode in (137, -9) and elapsed >= timeout - 1:
+        if exhausted:
+            res["fail"] = (f"out of memory: killed by the bench when the machine had less than "
+                           f"{MEM_EXHAUSTED_KIB // 1024} MiB available, at {anon_kib / 2**20:.1f} GiB of its own "
+                           f"(anonymous) memory, after {elapsed:.0f} s")
+        elif p.returncode in (137, -9) and elapsed >= timeout - 1:
             res["fail"] = f"timed out after {timeout // 60} min"
         elif signal or p.returncode in (137, -9):
             res["fail"] = (f"{signal or 'killed'} (out of memory?) at {rss / 2**20:.1f} GiB RSS"
