@@ -19,6 +19,8 @@ measures both on one random Mixtral checkpoint of a small-but-not-tiny shape (SH
                    (src/passes/mixture_of_experts.cpp) writes the MoE node itself
   qmoe-int4        that package with QMoE nodes: experts 4-bit, symmetric, block 32 along the
                    input features (q - 8) * scale, accuracy_level as the package's MatMulNBits
+  mobius-cpu-int4  build/mobius build --ep cpu --precision int4 as it is now: its
+                   mixture_of_experts pass writes QMoE, the experts quantized as MatMulNBits'
 
 Numerics first: the float packages' logits against transformers' MixtralForCausalLM (float64) on
 a 16-token prompt; QMoE (accuracy_level 0) against the MoE node on the experts it dequantizes to,
@@ -59,7 +61,7 @@ SHAPE = dict(hidden_size=1024, intermediate_size=2048, num_local_experts=8, num_
              max_position_embeddings=4096, rms_norm_eps=1e-5, tie_word_embeddings=False)
 PROMPT = 128
 BLOCK = 32
-VARIANTS = ["composed-f32", "moe-f32", "mobius-cpu-f32", "composed-int4", "qmoe-int4"]
+VARIANTS = ["composed-f32", "moe-f32", "mobius-cpu-f32", "composed-int4", "qmoe-int4", "mobius-cpu-int4"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,6 +272,7 @@ def main() -> None:
         "mobius-cpu-f32": build(MOBIUS_BIN, ckpt, WORK / "mobius-cpu-f32"),
         "composed-int4": int4,
         "qmoe-int4": with_moe_op(int4, WORK / "qmoe-int4", ckpt, "QMoE", accuracy_level=level),
+        "mobius-cpu-int4": build(MOBIUS_BIN, ckpt, WORK / "mobius-cpu-int4", "--precision", "int4"),
     }
 
     # numerics
@@ -282,6 +285,13 @@ def main() -> None:
     check = {v: float(np.abs(logits(paths[v], ids) - ref).max()) for v in ("composed-f32", "moe-f32", "mobius-cpu-f32")}
     check["mobius-cpu-moe-nodes"] = sum(n.op_type == "MoE" for n in onnx.load(paths["mobius-cpu-f32"],
                                                                                load_external_data=False).graph.node)
+    check["mobius-cpu-qmoe-nodes"] = sum(n.op_type == "QMoE" for n in onnx.load(paths["mobius-cpu-int4"],
+                                                                                load_external_data=False).graph.node)
+    # int4 packages: their quantization error against the float64 reference, for scale
+    for v in ("composed-int4", "qmoe-int4", "mobius-cpu-int4"):
+        check[v] = float(np.abs(logits(paths[v], ids) - ref).max())
+    check["package-bytes"] = {v: sum(f.stat().st_size for f in paths[v].parent.iterdir() if f.is_file())
+                              for v in ("composed-int4", "mobius-cpu-int4")}
     q0 = with_moe_op(f32, WORK / "qmoe-f32-acc0", ckpt, "QMoE", accuracy_level=0)
     deq = with_moe_op(f32, WORK / "moe-f32-dequantized", ckpt, "MoE", dequantized=True)
     check["qmoe-acc0-vs-moe-dequantized"] = float(np.abs(logits(q0, ids) - logits(deq, ids)).max())
@@ -327,8 +337,8 @@ def render(res: dict) -> None:
         f"{s['num_local_experts']} experts of {s['intermediate_size']}, top-{s['num_experts_per_tok']}, "
         f"{s['num_hidden_layers']} layers, {s['num_attention_heads']} heads / {s['num_key_value_heads']} KV, "
         f"vocab {s['vocab_size']}), built with `--ep cpu` (and `--precision int4`) by mobius before its "
-        "mixture_of_experts pass (composed: the dense MoE in standard ops), and by mobius now (mobius-cpu: the "
-        "pass writes com.microsoft MoE); moe-f32 / qmoe-int4 are the composed packages with each layer's MoE "
+        "mixture_of_experts pass (composed: the dense MoE in standard ops), and by mobius now (mobius-cpu-f32 / "
+        "-int4: the pass writes com.microsoft MoE / QMoE); moe-f32 / qmoe-int4 are the composed packages with each layer's MoE "
         "subgraph replaced by the bench (bench_moe.py with_moe_op) with one com.microsoft MoE "
         "(float32 experts) or QMoE (4-bit symmetric experts, block 32, accuracy level "
         f"{res['accuracy_level']} as the package's MatMulNBits) node. onnxruntime {res['onnxruntime']} CPU EP, "
@@ -342,7 +352,7 @@ def render(res: dict) -> None:
         "|---|---:|---:|---:|---:|",
     ]
     for v, base in (("composed-f32", None), ("moe-f32", "composed-f32"), ("mobius-cpu-f32", "composed-f32"),
-                    ("composed-int4", None), ("qmoe-int4", "composed-int4")):
+                    ("composed-int4", None), ("qmoe-int4", "composed-int4"), ("mobius-cpu-int4", "composed-int4")):
         rd = f"{ratio(base, v, 'decode'):.2f} × faster" if base else "–"
         rp = f"{ratio(base, v, 'prefill'):.2f} × faster" if base else "–"
         lines.append(f"| {v} | {med[v]['decode']:.1f} | {med[v]['prefill']:.0f} | {rd} | {rp} |")
@@ -351,7 +361,11 @@ def render(res: dict) -> None:
         f"Numerics (16-token prompt, logits up to {n['logit-scale']:.2f}): against transformers' "
         f"MixtralForCausalLM in float64, composed max |Δ| {n['composed-f32']:.1e}, MoE op {n['moe-f32']:.1e}, "
         f"mobius `--ep cpu` ({n['mobius-cpu-moe-nodes']} MoE nodes) {n['mobius-cpu-f32']:.1e}; "
-        f"QMoE (accuracy level 0) against the MoE op on the dequantized experts {n['qmoe-acc0-vs-moe-dequantized']:.1e}.",
+        f"QMoE (accuracy level 0) against the MoE op on the dequantized experts {n['qmoe-acc0-vs-moe-dequantized']:.1e}. "
+        f"The int4 packages' quantization error against the same reference: composed {n['composed-int4']:.2f}, "
+        f"qmoe-int4 {n['qmoe-int4']:.2f}, mobius `--ep cpu --precision int4` ({n['mobius-cpu-qmoe-nodes']} QMoE "
+        f"nodes) {n['mobius-cpu-int4']:.2f}; its package is {n['package-bytes']['mobius-cpu-int4'] / 1e6:.0f} MB "
+        f"against the composed int4 package's {n['package-bytes']['composed-int4'] / 1e6:.0f} MB (float experts).",
     ]
     lines += [
         "",
@@ -361,9 +375,11 @@ def render(res: dict) -> None:
             f"{v} " + ", ".join(f"{d:.1f}/{p:.0f}" for d, p in zip(t[v]["decode"], t[v]["prefill"])) for v in VARIANTS) + ".",
         "",
         "Outcome: onnxruntime's CPU MoE kernel runs the picked experts only and gives the same logits, so "
-        "`--ep cpu` now writes it (src/passes/mixture_of_experts.cpp; the mobius-cpu row). QMoE with 4-bit "
-        "experts is faster still, but mobius' `--precision int4` leaves the stacked experts in float: "
-        "writing them block-quantized for QMoE is not done yet.",
+        "`--ep cpu` now writes it (src/passes/mixture_of_experts.cpp; the mobius-cpu-f32 row). QMoE with 4-bit "
+        "experts is faster still, and `--ep cpu --precision int4` now writes it (the mobius-cpu-int4 row): the "
+        "experts block-quantized while they stream, symmetric or asymmetric as `--quant-scheme`, the accuracy "
+        "level of the MatMulNBits. onnxruntime 1.31's CPU QMoE renormalizes the top-k weights even with "
+        "normalize_routing_weights=0, so a router without renormalization passes its softmax as router_weights.",
     ]
     report.update_section("moe", "\n".join(lines))
     print("\n".join(lines))
