@@ -26,6 +26,10 @@ output size and peak memory first, and the table shows predicted against measure
 Run with the project's Python (transformers, torch, safetensors):
     .venv/bin/python bench/bench_build.py --runs 3                       # the 0.5B and 1B rows
     .venv/bin/python bench/bench_build.py --runs 3 --models llama-3.1-8b # one large model
+    .venv/bin/python bench/bench_build.py --section build-7b --runs 3 --models qwen2.5-7b \
+        --tools mobius write cp                                           # its own section
+    .venv/bin/python bench/bench_build.py --section build-7b --resume --runs 1 --models qwen2.5-7b \
+        --tools mobius-onnx ort-genai optimum hf-exporters                # the peers once, beside it
 after bench/setup_bench.sh and a Release build of build/mobius (or MOBIUS_BIN=path, with
 MOBIUS_COMMIT=the commit it was built from).
 """
@@ -101,6 +105,11 @@ OPTIMUM_TASK = {"whisper-large-v3": "automatic-speech-recognition-with-past"}
 SEVERAL_GRAPHS = {"whisper-large-v3"}
 # The ORT quantizer reads mobius's f32 package whole: run where that package fits memory and disk.
 QUANTIZER_MAX_F32_BYTES = 8 * 10**9
+
+# docs/benchmarks.md sections a results file renders to (--section), each with its own runs, date,
+# load and versions: the 0.5B-1B rows with every peer, and a later run of the 7B-scale shapes.
+SECTIONS = {"build": "Build: mobius vs the Python builders",
+            "build-7b": "Build at 7B scale: mobius vs the Python builders, the write floor and cp"}
 
 # Targets (issue 29): mobius wall <= 1.2 x the write floor for every dtype; peak RSS < 256 MiB at
 # every size; int4 build >= 10 x onnxruntime's quantizer (mobius wall <= 0.1 x its wall).
@@ -491,7 +500,7 @@ def table(results: dict, meta: dict, model: str, dtype: str, missed: list[str]) 
 
 
 def render(results: dict, meta: dict) -> str:
-    lines = ["## Build: mobius vs the Python builders", ""]
+    lines = [f"## {SECTIONS[meta.get('section', 'build')]}", ""]
     load = (f"**The machine was shared**: 2 cores with other work running at the same time (load "
             f"average {meta['load_start']} at the start, {meta['load_end']} at the end), so "
             f"every figure is noisy; " if report.shared(meta["load_start"]) else
@@ -552,14 +561,18 @@ def main() -> int:
                          "runs from results.json (the table says which runs are older)")
     ap.add_argument("--render", action="store_true",
                     help="only rewrite docs/benchmarks.md from the results file")
-    ap.add_argument("--results", type=Path, default=WORK / "results.json",
-                    help="where runs are kept (default bench/work/results.json)")
+    ap.add_argument("--section", default="build", choices=list(SECTIONS),
+                    help="the docs/benchmarks.md section these runs render to (default build)")
+    ap.add_argument("--results", type=Path,
+                    help="where runs are kept (default bench/work/results.json, "
+                         "results-SECTION.json for another section)")
     args = ap.parse_args()
-    results_path = args.results
+    results_path = args.results or WORK / ("results.json" if args.section == "build"
+                                           else f"results-{args.section}.json")
     if args.render:
         results = json.loads(results_path.read_text())
         meta = results.pop("_meta")
-        report.update_section("build", render(results, meta))
+        report.update_section(meta.get("section", "build"), render(results, meta))
         return 0
     if not MOBIUS_BIN.exists():
         sys.exit(f"bench_build: {MOBIUS_BIN} is missing: build mobius (Release) first")
@@ -576,8 +589,8 @@ def main() -> int:
                                "load_start": meta.get("load_start"), "load_end": meta.get("load_end")}
         results = {k: v for k, v in results.items() if k.split("/")[2] not in args.rerun}
         meta.pop("load_start", None)
-    meta.update(machine=report.machine(), runs=args.runs, versions=versions(),
-                date=time.strftime("%Y-%m-%d"))
+    meta.update(machine=report.machine(), runs=max(args.runs, meta.get("runs", 0)), versions=versions(),
+                date=time.strftime("%Y-%m-%d"), section=args.section)
     meta.setdefault("load_start", report.load_average())
     meta.setdefault("checkpoints", {})
     meta.setdefault("info", {})
@@ -586,7 +599,7 @@ def main() -> int:
         meta["load_end"] = report.load_average()
         results_path.write_text(json.dumps({**results, "_meta": meta}, indent=1) + "\n")
         if not args.no_doc:
-            report.update_section("build", render(results, meta))
+            report.update_section(args.section, render(results, meta))
 
     def output_bytes(model: str, dtype: str) -> int:
         """mobius's output size for the write floor: its latest run's, else its prediction."""
