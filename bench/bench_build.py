@@ -510,7 +510,8 @@ def render(results: dict, meta: dict) -> str:
               f"runs are interleaved round-robin so that any outside load falls on "
               f"every tool alike, and each figure is the median of {meta['runs']} runs (fewer "
               f"where noted). Every tool runs under `nice /usr/bin/time -v`; the checkpoint is read "
-              f"once before each round (in the page cache where it fits). Peak RSS is the largest process's maximum resident "
+              f"once before each run of a tool that reads it (so that it is in the page cache "
+              f"where it fits: at 7B and above the previous run's output evicts it). Peak RSS is the largest process's maximum resident "
               f"set (`/usr/bin/time -v`), which counts the pages of memory-mapped checkpoint files "
               f"as they are read (clean page-cache pages the kernel can drop); peak anon is the "
               f"largest sum of `RssAnon` (heap) over the process tree, sampled every 0.2 s; "
@@ -638,7 +639,6 @@ def main() -> int:
     # still leaves a complete (if shorter) table.
     for r in range(args.runs):
         for model, ckpt in ckpts.items():
-            subprocess.run(f"cat '{ckpt}'/*.safetensors > /dev/null", shell=True, check=True)
             for dtype in args.dtypes:
                 for tool in args.tools:
                     if (tool, dtype) in UNSUPPORTED or (tool == "cp" and dtype != args.dtypes[0]):
@@ -650,6 +650,11 @@ def main() -> int:
                         continue  # a failed or timed-out peer is not retried
                     print(f"[{time.strftime('%H:%M:%S')}] {result_key(model, dtype, tool)} run "
                           f"{r + 1}/{args.runs} ...", end=" ", flush=True)
+                    if tool != "write":
+                        # Every tool that reads the checkpoint finds it in the page cache where it
+                        # fits: at 7B-30B the previous run's output (and cp's copy) evicts it, and
+                        # a tool run after them would read it from the disk, its floors not.
+                        subprocess.run(f"cat '{ckpt}'/*.safetensors > /dev/null", shell=True, check=True)
                     res = run_once(tool, model, ckpt, dtype, output_bytes(model, dtype))
                     entry["runs"].append(res)
                     print(res.get("fail") or f"{res['wall_s']:.1f} s, "
