@@ -417,9 +417,17 @@ def attn_implementation(overrides: dict) -> str:
 
 
 def load_reference(hf_dir: Path, auto=AutoModelForCausalLM, overrides: dict | None = None):
-    """The reference is what is on disk: config.json (old or new schema) + safetensors."""
-    return auto.from_pretrained(hf_dir, dtype=torch.float32,
-                                attn_implementation=attn_implementation(overrides or {})).eval()
+    """The reference is what is on disk: config.json (old or new schema) + safetensors. Its tensors
+    are copied into fresh storage: loaded ones sit at any byte offset of the file's mapping, and a
+    vectorized kernel rounds a misaligned tensor's head differently (ulp-level and host-dependent:
+    zaya's reloaded model differed from the in-memory one by 9.5e-7 on an AMD EPYC host, by nothing
+    on an Intel one), so the same values compute as the model written in memory does."""
+    model = auto.from_pretrained(hf_dir, dtype=torch.float32,
+                                 attn_implementation=attn_implementation(overrides or {})).eval()
+    with torch.no_grad():
+        for t in [*model.parameters(), *model.buffers()]:
+            t.data = t.data.clone()
+    return model
 
 
 def _to64(x):

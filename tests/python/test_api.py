@@ -170,12 +170,16 @@ def test_ctrl_c_stops_cleanly(tiny, tmp_path):
     seen = []
 
     def interrupt(label, done, total):
-        seen.append(done)
+        # what a failure needs to say (it failed once more under CI load with no KeyboardInterrupt):
+        # the chunk, the thread, the SIGINT handler and the thread's blocked signals at the call
+        seen.append((done, total, threading.current_thread() is threading.main_thread(),
+                     signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])))
         if len(seen) == 1:
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
         mobius_cpp.build(tiny, tmp_path / "out", progress=interrupt)
+        pytest.fail(f"no KeyboardInterrupt; progress calls (done, total, main thread, handler, blocked): {seen}")
     assert len(seen) == 1
     assert list(tmp_path.iterdir()) == []
     # a callback's own exception stops the build the same way
