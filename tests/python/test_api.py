@@ -177,9 +177,15 @@ def test_ctrl_c_stops_cleanly(tiny, tmp_path):
         if len(seen) == 1:
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        mobius_cpp.build(tiny, tmp_path / "out", progress=interrupt)
-        pytest.fail(f"no KeyboardInterrupt; progress calls (done, total, main thread, handler, blocked): {seen}")
+    # Python's own SIGINT handler, as in a user's process: an earlier test in the same pytest-xdist
+    # worker can leave SIGINT ignored (CI: SIG_IGN at every progress call, no KeyboardInterrupt)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mobius_cpp.build(tiny, tmp_path / "out", progress=interrupt)
+            pytest.fail(f"no KeyboardInterrupt; progress calls (done, total, main thread, handler, blocked): {seen}")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(seen) == 1
     assert list(tmp_path.iterdir()) == []
     # a callback's own exception stops the build the same way
